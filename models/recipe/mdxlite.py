@@ -1,0 +1,179 @@
+"""Small MDX-signature mask network + the exact STFT / chunking convention
+used by the Mixdown engine.
+
+Representation (identical to UVR MDX-Net models):
+  spec = torch.stft(x, n_fft, hop=1024, window=hann(n_fft, periodic=True),
+                    center=True, normalized=False, return_complex=True)
+  net input  [B, 4, dim_f, dim_t] = [L.re, L.im, R.re, R.im] of bins 0..dim_f-1
+  net output [B, 4, dim_f, dim_t]      (single stem: primary stem spectrogram)
+          or [B, S, 4, dim_f, dim_t]   (multi stem)
+  A chunk is hop*(dim_t-1) samples; n_fft/2 samples are trimmed at each side
+  of each chunk's output, the rest is Hann-weighted overlap-added.
+"""
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+# ------------------------------------------------------------------ STFT
+class Spec:
+    def __init__(self, n_fft, hop, dim_f, dim_t):
+        self.n_fft, self.hop, self.dim_f, self.dim_t = n_fft, hop, dim_f, dim_t
+        self.window = torch.hann_window(n_fft, periodic=True)
+        self.chunk = hop * (dim_t - 1)
+        self.n_bins = n_fft // 2 + 1
+
+    def stft(self, x):
+        """x [..., 2, N] -> [..., 4, dim_f, frames] (first 3 bins zeroed)"""
+        shp = x.shape[:-2]
+        z = torch.stft(x.reshape(-1, x.shape[-1]), self.n_fft, self.hop, window=self.window,
+                       center=True, normalized=False, return_complex=True)
+        z = z[:, : self.dim_f]
+        z = torch.view_as_real(z)  # [b*2, F, T, 2]
+        z = z.reshape(*shp, 2, self.dim_f, z.shape[-2], 2)
+        z = z.permute(*range(len(shp)), len(shp), len(shp) + 3, len(shp) + 1, len(shp) + 2)
+        z = z.reshape(*shp, 4, self.dim_f, z.shape[-1]).contiguous()
+        z[..., :3, :] = 0
+        return z
+
+    def istft(self, z, length=None):
+        """[..., 4, dim_f, T] -> [..., 2, N]; bins >= dim_f and first 3 set to 0"""
+        shp = z.shape[:-3]
+        T = z.shape[-1]
+        z = z.reshape(-1, 2, 2, self.dim_f, T).permute(0, 1, 3, 4, 2)
+        full = torch.zeros(z.shape[0], 2, self.n_bins, T, 2, dtype=z.dtype)
+        full[:, :, 3: self.dim_f] = z[:, :, 3:]
+        c = torch.view_as_complex(full.contiguous()).reshape(-1, self.n_bins, T)
+        y = torch.istft(c, self.n_fft, self.hop, window=self.window, center=True,
+                        normalized=False, length=length)
+        return y.reshape(*shp, 2, y.shape[-1])
+
+
+def separate(run, spec, mix, n_out, overlap=0.5, batch=4):
+    """Chunked inference exactly like the engine.
+    run: fn([B,4,F,T] tensor) -> [B,4,F,T] or [B,S,4,F,T]
+    mix: np/tensor [2, N] float32 -> returns tensor [n_out, 2, N]."""
+    mix = torch.as_tensor(mix, dtype=torch.float32)
+    N = mix.shape[-1]
+    trim = spec.n_fft // 2
+    gen = spec.chunk - 2 * trim
+    step = max(1, int(gen * (1 - overlap)))
+    # pad so that every output sample is covered by the trimmed region
+    total = N + 2 * trim
+    nchunks = max(1, math.ceil((N - gen) / step) + 1) if N > gen else 1
+    padded_len = (nchunks - 1) * step + spec.chunk
+    mp = torch.zeros(2, padded_len)
+    mp[:, trim: trim + N] = mix
+    out = torch.zeros(n_out, 2, padded_len)
+    wsum = torch.zeros(padded_len)
+    w = torch.hann_window(gen + 2, periodic=False)[1:-1] if nchunks > 1 else torch.ones(gen)
+    starts = [i * step for i in range(nchunks)]
+    with torch.no_grad():
+        for b0 in range(0, nchunks, batch):
+            ss = starts[b0: b0 + batch]
+            x = torch.stack([mp[:, s: s + spec.chunk] for s in ss])
+            X = spec.stft(x)
+            Y = run(X)
+            if Y.dim() == 4:
+                Y = Y[:, None]
+            y = spec.istft(Y, length=spec.chunk)  # [B, S, 2, chunk]
+            for k, s in enumerate(ss):
+                out[:, :, s + trim: s + trim + gen] += y[k, :, :, trim: trim + gen] * w
+                wsum[s + trim: s + trim + gen] += w
+    out = out / wsum.clamp_min(1e-8)
+    _ = total
+    return out[:, :, trim: trim + N]
+
+
+def sdr(ref, est):
+    ref = np.asarray(ref, np.float64)
+    est = np.asarray(est, np.float64)
+    num = np.sum(ref**2)
+    den = np.sum((ref - est) ** 2)
+    return 10 * np.log10((num + 1e-12) / (den + 1e-12))
+
+
+# ------------------------------------------------------------------ network
+class ConvBN(nn.Sequential):
+    def __init__(self, cin, cout, k, s=(1, 1), p=None):
+        if p is None:
+            p = (k[0] // 2, k[1] // 2)
+        super().__init__(nn.Conv2d(cin, cout, k, s, p, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+
+
+class TBlock(nn.Module):
+    def __init__(self, c, d):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3, padding=d, dilation=d, bias=False)
+        self.bn = nn.BatchNorm1d(c)
+
+    def forward(self, x):
+        return x + F.relu(self.bn(self.conv(x)))
+
+
+class MaskNet(nn.Module):
+    """Conv encoder (strided in frequency only) -> dilated temporal conv stack
+    over flattened (channel x freq) features -> conv decoder with skips ->
+    per-channel real masks applied to the complex input inside the graph."""
+
+    def __init__(self, dim_f, n_stems=1, chans=(24, 40, 56, 80), fstrides=(4, 2, 2, 2),
+                 tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8)):
+        super().__init__()
+        self.dim_f, self.n_stems = dim_f, n_stems
+        self.enc = nn.ModuleList()
+        cin, f = 4, dim_f
+        for c, s in zip(chans, fstrides):
+            k = (2 * s if s > 1 else 3, 3)
+            p = ((k[0] - s) // 2, 1)
+            self.enc.append(ConvBN(cin, c, k, (s, 1), p))
+            cin, f = c, f // s
+        self.fb = f
+        self.cb = cin
+        self.inp = nn.Sequential(nn.Conv1d(cin * f, tch, 1, bias=False), nn.BatchNorm1d(tch), nn.ReLU())
+        self.tcn = nn.Sequential(*[TBlock(tch, d) for d in dilations])
+        self.outp = nn.Sequential(nn.Conv1d(tch, cin * f, 1, bias=False), nn.BatchNorm1d(cin * f), nn.ReLU())
+        self.up = nn.ModuleList()
+        self.dec = nn.ModuleList()
+        rc = list(chans)
+        for i in range(len(chans) - 1, 0, -1):
+            s = fstrides[i]
+            self.up.append(nn.ConvTranspose2d(rc[i], rc[i - 1], (s, 1), (s, 1)))
+            self.dec.append(ConvBN(rc[i - 1], rc[i - 1], (3, 3)))
+        self.head = nn.ConvTranspose2d(chans[0], 2 * n_stems, (fstrides[0], 1), (fstrides[0], 1))
+
+    def forward(self, x):
+        # x: [B, 4, F, T] = L.re L.im R.re R.im
+        B, _, Fq, T = x.shape
+        mag = torch.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2 + 1e-8)  # [B,2,F,T]
+        mid = torch.sqrt((x[:, 0] + x[:, 2]) ** 2 + (x[:, 1] + x[:, 3]) ** 2 + 1e-8) * 0.5
+        side = torch.sqrt((x[:, 0] - x[:, 2]) ** 2 + (x[:, 1] - x[:, 3]) ** 2 + 1e-8) * 0.5
+        h = torch.cat([mag, mid[:, None], side[:, None]], 1)
+        h = torch.pow(h, 0.3)
+        skips = []
+        for e in self.enc:
+            h = e(h)
+            skips.append(h)
+        z = h.reshape(B, self.cb * self.fb, T)
+        z = self.inp(z)
+        z = self.tcn(z)
+        z = self.outp(z).reshape(B, self.cb, self.fb, T)
+        h = z + skips[-1]
+        for i, (u, d) in enumerate(zip(self.up, self.dec)):
+            h = u(h) + skips[-2 - i]
+            h = d(h)
+        m = self.head(h)  # [B, 2*S, F, T]
+        if self.n_stems == 1:
+            m = torch.sigmoid(m)  # [B,2,F,T] : mask L, mask R
+            mm = torch.repeat_interleave(m, 2, dim=1)  # L,L,R,R
+            return x * mm
+        m = m.reshape(B, self.n_stems, 2, Fq, T)
+        m = torch.softmax(m, dim=1)
+        mm = torch.repeat_interleave(m, 2, dim=2)  # [B,S,4,F,T]
+        return x[:, None] * mm
+
+
+def count_params(m):
+    return sum(p.numel() for p in m.parameters())

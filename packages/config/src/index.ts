@@ -1,0 +1,91 @@
+import { z } from "zod";
+
+const MB = 1024 * 1024;
+
+const bool = z
+  .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"])])
+  .transform((v) => v === true || v === "true" || v === "1" || v === "yes");
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/** Every setting of every Mixdown process. `.env.example` documents each one. */
+export const EnvSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+
+    // HTTP API
+    HOST: z.string().default("0.0.0.0"),
+    PORT: int(0, 65535).default(8080),
+    /** Absolute base URL clients reach the API at; used for local-disk signed download URLs. */
+    PUBLIC_BASE_URL: z.string().url().optional(),
+    MAX_SEPARATION_UPLOAD_BYTES: int(1).default(50 * MB),
+    MAX_CONVERSION_UPLOAD_BYTES: int(1).default(100 * MB),
+    MAX_PER_PAGE: int(1).default(100),
+    RATE_LIMIT_READS_PER_MINUTE: int(0).default(1000),
+    RATE_LIMIT_WRITES_PER_MINUTE: int(0).default(60),
+    TMP_DIR: z.string().default("/tmp/mixdown"),
+
+    // Postgres and Redis
+    DATABASE_URL: z.string().min(1),
+    REDIS_URL: z.string().min(1).default("redis://127.0.0.1:6379"),
+    QUEUE_PREFIX: z.string().default("mixdown"),
+    RECONCILE_INTERVAL_SECONDS: int(0).default(30),
+    RECONCILE_GRACE_SECONDS: int(0).default(30),
+    AUTO_MIGRATE: bool.default(true),
+
+    // Object storage
+    STORAGE_DRIVER: z.enum(["local", "s3"]).default("local"),
+    STORAGE_LOCAL_DIR: z.string().default("./.mixdown/storage"),
+    S3_ENDPOINT: z.string().url().optional(),
+    S3_REGION: z.string().default("us-east-1"),
+    S3_BUCKET: z.string().default("mixdown"),
+    S3_ACCESS_KEY_ID: z.string().optional(),
+    S3_SECRET_ACCESS_KEY: z.string().optional(),
+    S3_FORCE_PATH_STYLE: bool.default(true),
+    SIGNED_URL_SECRET: z.string().min(16).optional(),
+    SIGNED_URL_TTL_SECONDS: int(1).default(900),
+
+    // Worker
+    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend"),
+    WORKER_CONCURRENCY_SEPARATION: int(1).default(1),
+    WORKER_CONCURRENCY_VOICE_CONVERSION: int(1).default(1),
+    WORKER_CONCURRENCY_VOICE_BLEND: int(1).default(2),
+    WORKER_HEALTH_PORT: int(0, 65535).default(8081),
+    JOB_ATTEMPTS: int(1).default(5),
+    MODELS_DIR: z.string().default("./models"),
+    ORT_EXECUTION_PROVIDER: z.enum(["cpu", "cuda"]).default("cpu"),
+    ORT_INTRA_OP_THREADS: int(0).default(0),
+    ORT_INTER_OP_THREADS: int(0).default(1),
+    LOSSLESS_FORMAT: z.enum(["wav", "flac"]).default("wav"),
+    LOSSY_BITRATE_KBPS: int(32, 320).default(320),
+  })
+  .superRefine((env, ctx) => {
+    if (env.STORAGE_DRIVER === "s3") {
+      for (const key of ["S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"] as const) {
+        if (!env[key]) ctx.addIssue({ code: "custom", path: [key], message: `${key} is required when STORAGE_DRIVER=s3` });
+      }
+    }
+    if (env.STORAGE_DRIVER === "local" && !env.SIGNED_URL_SECRET) {
+      ctx.addIssue({ code: "custom", path: ["SIGNED_URL_SECRET"], message: "SIGNED_URL_SECRET (16+ chars) is required when STORAGE_DRIVER=local" });
+    }
+  });
+
+export type Config = z.infer<typeof EnvSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; a bad setting stops the process with every problem named. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(env)"}: ${i.message}`).join("\n");
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+/** Base URL for links the API hands out when PUBLIC_BASE_URL is not set. */
+export function publicBaseUrl(config: Config): string {
+  return (config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, "");
+}
