@@ -1,0 +1,42 @@
+import { pino } from "pino";
+import { loadConfig } from "@mixdown/config";
+import { startHealthServer } from "./health.ts";
+import { startWorkerApp } from "./worker-app.ts";
+
+const config = loadConfig();
+const logger = pino({ level: config.LOG_LEVEL, base: { service: "worker", pid: process.pid } });
+
+let shuttingDown = false;
+const app = await startWorkerApp(config, logger).catch((err: Error) => {
+  logger.fatal({ err: err.message }, "worker could not start");
+  process.exit(1);
+});
+const health =
+  config.WORKER_HEALTH_PORT > 0
+    ? await startHealthServer(config.WORKER_HEALTH_PORT, config.HOST, {
+        queues: app.queues,
+        activeJobs: () => app.activeJobs(),
+        shuttingDown: () => shuttingDown,
+      })
+    : undefined;
+
+// SIGTERM: stop taking jobs and let the running ones finish (BullMQ hands any job that still
+// cannot finish to another worker once its lock lapses). A second signal exits at once.
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (shuttingDown) process.exit(1);
+    shuttingDown = true;
+    logger.info({ signal, activeJobs: app.activeJobs() }, "shutting down: finishing running jobs");
+    app
+      .close()
+      .then(() => {
+        health?.close();
+        logger.info("worker stopped");
+        process.exit(0);
+      })
+      .catch((err: Error) => {
+        logger.error({ err: err.message }, "shutdown failed");
+        process.exit(1);
+      });
+  });
+}

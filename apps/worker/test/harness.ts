@@ -1,0 +1,160 @@
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { buildApp, type App } from "@mixdown/api";
+import { loadConfig } from "@mixdown/config";
+import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
+import { startTestStack, stopChild, type TestStack } from "@mixdown/devstack";
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** A whole Mixdown: real services, the API listening on a port, a worker process, a caller key. */
+export interface Deployment {
+  stack: TestStack;
+  api: App;
+  baseUrl: string;
+  key: string;
+  prisma: PrismaClient;
+  env: Record<string, string>;
+  worker: ChildProcess;
+  startWorker(): ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startDeployment(extraEnv: Record<string, string> = {}): Promise<Deployment> {
+  const stack = await startTestStack({ storage: "s3", redisAppendOnly: true });
+  const env: Record<string, string> = {
+    ...stack.env,
+    LOG_LEVEL: process.env.TEST_WORKER_LOG_LEVEL ?? "warn",
+    RECONCILE_INTERVAL_SECONDS: "2",
+    RECONCILE_GRACE_SECONDS: "5",
+    WORKER_LOCK_DURATION_MS: "5000",
+    WORKER_STALLED_INTERVAL_MS: "2000",
+    JOB_ATTEMPTS: "8",
+    ...extraEnv,
+  };
+  const api = await buildApp(loadConfig(env));
+  await api.listen({ port: 0, host: "127.0.0.1" });
+  const address = api.server.address();
+  const baseUrl = typeof address === "object" && address ? `http://127.0.0.1:${address.port}` : "";
+  const prisma = createPrismaClient(env.DATABASE_URL!);
+  const { key } = await new ApiKeyRepository(prisma).createApiKey({ name: "e2e" });
+  const workers: ChildProcess[] = [];
+  const startWorker = () => {
+    // node itself, not the tsx wrapper: a signal must reach the worker, not a parent that outlives it.
+    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps/worker/src/main.ts")], {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    workers.push(child);
+    return child;
+  };
+  const deployment: Deployment = {
+    stack,
+    api,
+    baseUrl,
+    key,
+    prisma,
+    env,
+    worker: startWorker(),
+    startWorker,
+    async stop() {
+      await Promise.all(workers.filter((w) => w.exitCode === null && w.signalCode === null).map((w) => stopChild(w, "SIGTERM")));
+      await api.close();
+      await prisma.$disconnect();
+      await stack.stop();
+    },
+  };
+  return deployment;
+}
+
+export async function makeAudio(name: string, args: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-e2e-"));
+  const path = join(dir, name);
+  await run("ffmpeg", ["-v", "error", "-y", ...args, path]);
+  return path;
+}
+
+/** A short "song": a spoken phrase (espeak-ng) over a chord and a beat, stereo 44.1 kHz. */
+export async function makeSong(name: string, seconds: number, outputArgs: string[] = []): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-e2e-"));
+  const voice = join(dir, "voice.wav");
+  await run("espeak-ng", ["-v", "en+f3", "-s", "150", "-w", voice, "Mixdown separates the voice from the music behind it, every time."]);
+  const path = join(dir, name);
+  await run("ffmpeg", [
+    "-v", "error", "-y",
+    "-i", voice,
+    "-f", "lavfi", "-i", `sine=f=110:d=${seconds}`,
+    "-f", "lavfi", "-i", `sine=f=165:d=${seconds}`,
+    "-f", "lavfi", "-i", `anoisesrc=d=${seconds}:c=pink:a=0.05`,
+    "-filter_complex",
+    `[0]aresample=44100,apad,atrim=0:${seconds}[v];[1][2][3]amix=inputs=3:normalize=0,volume=0.3[b];[v][b]amix=inputs=2:normalize=0,pan=stereo|c0=c0|c1=c0[out]`,
+    "-map", "[out]", "-ar", "44100", ...outputArgs, path,
+  ]);
+  return path;
+}
+
+export async function probe(path: string): Promise<{ sampleRate: number; samples: number | null; duration: number; codec: string }> {
+  const { stdout } = await run("ffprobe", ["-v", "error", "-show_streams", "-show_format", "-of", "json", path]);
+  const info = JSON.parse(stdout);
+  const stream = info.streams.find((s: { codec_type: string }) => s.codec_type === "audio");
+  return {
+    sampleRate: Number(stream.sample_rate),
+    samples: stream.duration_ts !== undefined && stream.time_base === `1/${stream.sample_rate}` ? Number(stream.duration_ts) : null,
+    duration: Number(info.format.duration),
+    codec: stream.codec_name,
+  };
+}
+
+/** Decodes to float32 stereo at the file's own rate. */
+export async function decodeFloat(path: string): Promise<Float32Array> {
+  // A mono input is compared as the service treats it: the one channel on both sides, at full level.
+  const { stdout: channels } = await run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels", "-of", "csv=p=0", path]);
+  const layout = Number(channels.trim()) === 1 ? ["-af", "pan=stereo|c0=c0|c1=c0"] : ["-ac", "2"];
+  const { stdout } = await run("ffmpeg", ["-v", "error", "-i", path, ...layout, "-f", "f32le", "-"], {
+    encoding: "buffer",
+    maxBuffer: 1 << 30,
+  });
+  const buf = stdout as unknown as Buffer;
+  return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+}
+
+export async function upload(d: Deployment, path: string, route: string, part = "inputFile"): Promise<Response> {
+  const form = new FormData();
+  form.append(part, new Blob([await readFile(path)]), path.split("/").pop());
+  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+}
+
+export async function getJson(d: Deployment, route: string): Promise<any> {
+  const res = await fetch(`${d.baseUrl}/api/kits/v1/${route}`, { headers: { authorization: `Bearer ${d.key}` } });
+  if (!res.ok) throw new Error(`GET ${route}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+export async function waitForEnd(d: Deployment, route: string, timeoutMs = 180_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await getJson(d, route);
+    if (job.status !== "running") return job;
+    if (Date.now() > deadline) throw new Error(`${route} still running after ${timeoutMs} ms (progress ${job.progress})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function download(url: string): Promise<string> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-dl-"));
+  const name = new URL(url).pathname.split("/").pop()!;
+  const path = join(dir, name);
+  const { writeFile } = await import("node:fs/promises");
+  await writeFile(path, Buffer.from(await res.arrayBuffer()));
+  return path;
+}
+
+export { stopChild };

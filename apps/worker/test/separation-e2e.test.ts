@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { decodeFloat, download, makeAudio, makeSong, probe, startDeployment, upload, waitForEnd, type Deployment } from "./harness.ts";
+
+function snrDb(reference: Float32Array, estimate: Float32Array): number {
+  let signal = 0;
+  let noise = 0;
+  const n = Math.min(reference.length, estimate.length);
+  for (let i = 0; i < n; i++) {
+    signal += reference[i]! * reference[i]!;
+    noise += (reference[i]! - estimate[i]!) ** 2;
+  }
+  return 10 * Math.log10(signal / Math.max(noise, 1e-20));
+}
+
+describe("separation jobs through the API and the worker", () => {
+  let d: Deployment;
+  before(async () => {
+    d = await startDeployment();
+  });
+  after(async () => {
+    await d?.stop();
+  });
+
+  const inputs: Array<{ name: string; make: () => Promise<string> }> = [
+    { name: "wav (stereo 44.1 kHz)", make: () => makeSong("song.wav", 6) },
+    { name: "mp3 (48 kHz)", make: () => makeSong("song.mp3", 5, ["-ar", "48000", "-b:a", "192k"]) },
+    { name: "flac (mono 22.05 kHz)", make: () => makeSong("song.flac", 5, ["-ac", "1", "-ar", "22050"]) },
+    { name: "webm (opus)", make: () => makeSong("song.webm", 5, ["-ar", "48000", "-c:a", "libopus"]) },
+  ];
+
+  for (const input of inputs) {
+    it(`separates a ${input.name} upload into downloadable vocals and backing that add up to the input`, async () => {
+      const path = await input.make();
+      const created = await upload(d, path, "vocal-separations");
+      assert.equal(created.status, 200, await created.clone().text());
+      const job = (await created.json()) as { id: number; status: string };
+      assert.equal(job.status, "running");
+
+      const done = await waitForEnd(d, `vocal-separations/${job.id}`);
+      assert.equal(done.status, "success", done.errorMessage);
+      assert.equal(done.progress, 100);
+      assert.match(done.jobEndTime, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} \+00:00$/);
+      assert.deepEqual(done.stemFileUrls.map((s: { instrument: string }) => s.instrument), ["vocals", "backing"]);
+      assert.deepEqual(done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument), ["vocals", "backing"]);
+
+      const source = await probe(path);
+      const reference = await decodeFloat(path);
+      const vocalsPath = await download(done.vocalAudioFileUrl);
+      const backingPath = await download(done.backingAudioFileUrl);
+      for (const output of [vocalsPath, backingPath]) {
+        const info = await probe(output);
+        assert.equal(info.sampleRate, source.sampleRate, "lossless output keeps the input's rate");
+        const decoded = await decodeFloat(output);
+        assert.ok(Math.abs(decoded.length - reference.length) <= 2, `length ${decoded.length / 2} vs input ${reference.length / 2} frames`);
+      }
+      const [vocals, backing] = await Promise.all([decodeFloat(vocalsPath), decodeFloat(backingPath)]);
+      const sum = new Float32Array(Math.min(vocals.length, backing.length));
+      for (let i = 0; i < sum.length; i++) sum[i] = vocals[i]! + backing[i]!;
+      assert.ok(snrDb(reference, sum) > 40, `vocals + backing reconstructs the mixture (SNR ${snrDb(reference, sum).toFixed(1)} dB)`);
+
+      for (const url of [done.lossyVocalAudioFileUrl, ...done.lossyStemFileUrls.map((s: { url: string }) => s.url)]) {
+        const lossy = await probe(await download(url));
+        assert.equal(lossy.codec, "mp3");
+        assert.ok(Math.abs(lossy.duration - source.duration) < 0.1, `mp3 lasts ${lossy.duration} s, input ${source.duration} s`);
+      }
+    });
+  }
+
+  it("splits a song into vocals, drums, bass and other, with the vocal and backing fields filled", async () => {
+    const path = await makeSong("split.wav", 5);
+    const created = await upload(d, path, "stem-splits");
+    assert.equal(created.status, 200);
+    const job = (await created.json()) as { id: number; status: string };
+    const done = await waitForEnd(d, `stem-splits/${job.id}`);
+    assert.equal(done.status, "success", done.errorMessage);
+    const instruments = done.stemFileUrls.map((s: { instrument: string }) => s.instrument);
+    assert.deepEqual([...instruments].sort(), ["bass", "drums", "other", "vocals"]);
+    assert.equal(new Set(instruments).size, instruments.length);
+    assert.deepEqual(done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument), instruments);
+    assert.ok(done.vocalAudioFileUrl && done.backingAudioFileUrl && done.lossyVocalAudioFileUrl);
+
+    const reference = await decodeFloat(path);
+    const stems = await Promise.all(done.stemFileUrls.map(async (s: { url: string }) => decodeFloat(await download(s.url))));
+    for (const stem of stems) assert.ok(Math.abs(stem.length - reference.length) <= 2);
+  });
+
+  it("ends a job whose audio is corrupt as error with a reason, without retrying", async () => {
+    const good = await makeAudio("tone.flac", ["-f", "lavfi", "-i", "sine=f=440:d=4", "-ac", "2", "-ar", "44100"]);
+    const { readFile, writeFile } = await import("node:fs/promises");
+    const bytes = await readFile(good);
+    const { randomFillSync } = await import("node:crypto");
+    randomFillSync(bytes, 200);
+    const corrupt = good.replace("tone.flac", "corrupt.flac");
+    await writeFile(corrupt, bytes);
+
+    const created = await upload(d, corrupt, "vocal-separations");
+    assert.equal(created.status, 200, await created.clone().text());
+    const job = (await created.json()) as { id: number; status: string };
+    const done = await waitForEnd(d, `vocal-separations/${job.id}`, 60_000);
+    assert.equal(done.status, "error");
+    assert.match(done.errorMessage, /could not be decoded/);
+    assert.ok(done.jobEndTime);
+    assert.equal(done.vocalAudioFileUrl, null);
+    assert.deepEqual(done.stemFileUrls, []);
+  });
+});
