@@ -21,11 +21,12 @@ export interface Deployment {
   prisma: PrismaClient;
   env: Record<string, string>;
   worker: ChildProcess;
-  startWorker(): ChildProcess;
+  /** Starts another worker process; "pipe" exposes its JSON log lines on `stdout`. */
+  startWorker(output?: "inherit" | "pipe"): ChildProcess;
   stop(): Promise<void>;
 }
 
-export async function startDeployment(extraEnv: Record<string, string> = {}): Promise<Deployment> {
+export async function startDeployment(extraEnv: Record<string, string> = {}, options: { worker?: boolean } = {}): Promise<Deployment> {
   const stack = await startTestStack({ storage: "s3", redisAppendOnly: true });
   const env: Record<string, string> = {
     ...stack.env,
@@ -44,12 +45,12 @@ export async function startDeployment(extraEnv: Record<string, string> = {}): Pr
   const prisma = createPrismaClient(env.DATABASE_URL!);
   const { key } = await new ApiKeyRepository(prisma).createApiKey({ name: "e2e" });
   const workers: ChildProcess[] = [];
-  const startWorker = () => {
+  const startWorker = (output: "inherit" | "pipe" = "inherit") => {
     // node itself, not the tsx wrapper: a signal must reach the worker, not a parent that outlives it.
     const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps/worker/src/main.ts")], {
       cwd: repoRoot,
       env: { ...process.env, ...env },
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ["ignore", output, "inherit"],
     });
     workers.push(child);
     return child;
@@ -61,7 +62,7 @@ export async function startDeployment(extraEnv: Record<string, string> = {}): Pr
     key,
     prisma,
     env,
-    worker: startWorker(),
+    worker: options.worker === false ? (undefined as unknown as ChildProcess) : startWorker(),
     startWorker,
     async stop() {
       await Promise.all(workers.filter((w) => w.exitCode === null && w.signalCode === null).map((w) => stopChild(w, "SIGTERM")));
@@ -88,12 +89,12 @@ export async function makeSong(name: string, seconds: number, outputArgs: string
   const path = join(dir, name);
   await run("ffmpeg", [
     "-v", "error", "-y",
-    "-i", voice,
+    "-stream_loop", "-1", "-i", voice,
     "-f", "lavfi", "-i", `sine=f=110:d=${seconds}`,
     "-f", "lavfi", "-i", `sine=f=165:d=${seconds}`,
     "-f", "lavfi", "-i", `anoisesrc=d=${seconds}:c=pink:a=0.05`,
     "-filter_complex",
-    `[0]aresample=44100,apad,atrim=0:${seconds}[v];[1][2][3]amix=inputs=3:normalize=0,volume=0.3[b];[v][b]amix=inputs=2:normalize=0,pan=stereo|c0=c0|c1=c0[out]`,
+    `[0]aresample=44100,atrim=0:${seconds}[v];[1][2][3]amix=inputs=3:normalize=0,volume=0.3[b];[v][b]amix=inputs=2:normalize=0,pan=stereo|c0=c0|c1=c0[out]`,
     "-map", "[out]", "-ar", "44100", ...outputArgs, path,
   ]);
   return path;

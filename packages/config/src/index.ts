@@ -38,6 +38,8 @@ export const EnvSchema = z
     STORAGE_DRIVER: z.enum(["local", "s3"]).default("local"),
     STORAGE_LOCAL_DIR: z.string().default("./.mixdown/storage"),
     S3_ENDPOINT: z.string().url().optional(),
+    /** Endpoint put in presigned URLs when clients reach S3 by another address than this process (docker). */
+    S3_PUBLIC_ENDPOINT: z.string().url().optional(),
     S3_REGION: z.string().default("us-east-1"),
     S3_BUCKET: z.string().default("mixdown"),
     S3_ACCESS_KEY_ID: z.string().optional(),
@@ -47,12 +49,20 @@ export const EnvSchema = z
     SIGNED_URL_TTL_SECONDS: int(1).default(900),
 
     // Worker
-    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend"),
+    /** Queues this worker serves, comma-separated; a GPU node can take only the heavy ones. */
+    WORKER_QUEUES: z.string().default("separation"),
     WORKER_CONCURRENCY_SEPARATION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_CONVERSION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_BLEND: int(1).default(2),
     WORKER_HEALTH_PORT: int(0, 65535).default(8081),
     JOB_ATTEMPTS: int(1).default(5),
+    /** A job whose worker stops renewing its lock this long (killed, hung) is handed to another worker. */
+    WORKER_LOCK_DURATION_MS: int(1000).default(30_000),
+    WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),
+    /** Times a job may be found stalled (its worker died) before it fails; each is retried. */
+    WORKER_MAX_STALLED_COUNT: int(0).default(5),
+    SEPARATION_MODEL_VOCALS: z.string().default("vocals"),
+    SEPARATION_MODEL_STEMS: z.string().default("stems"),
     MODELS_DIR: z.string().default("./models"),
     ORT_EXECUTION_PROVIDER: z.enum(["cpu", "cuda"]).default("cpu"),
     ORT_INTRA_OP_THREADS: int(0).default(0),
@@ -82,6 +92,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const problems = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(env)"}: ${i.message}`).join("\n");
     throw new ConfigError(`Invalid configuration:\n${problems}`);
   }
+  return parsed.data;
+}
+
+/**
+ * Just the database setting, for one-off commands (`mixdown keys`, `mixdown migrate`) that must
+ * not demand the storage and worker settings of a server process.
+ */
+export function loadDatabaseConfig(env: Record<string, string | undefined> = process.env): Pick<Config, "DATABASE_URL"> {
+  const parsed = z.object({ DATABASE_URL: EnvSchema.shape.DATABASE_URL }).safeParse(env);
+  if (!parsed.success) throw new ConfigError("Invalid configuration:\n  DATABASE_URL: required (postgresql://user:password@host:port/database)");
   return parsed.data;
 }
 

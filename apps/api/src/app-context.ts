@@ -1,0 +1,23 @@
+import type { Config } from "@mixdown/config";
+import type { ApiKeyRepository, PrismaClient } from "@mixdown/db";
+import type { JobQueues } from "@mixdown/queue";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { SeparationService } from "./separations/separation-service.ts";
+import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
+import type { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
+import type { VoiceModelService } from "./voice-models/voice-model-service.ts";
+
+export const API_PREFIX = "/api/kits/v1";
+
+/** What route plugins get: the configuration and the domain services. */
+export interface AppContext {
+  config: Config;
+  prisma: PrismaClient;
+  queues: JobQueues;
+  storage: ObjectStorage;
+  apiKeys: ApiKeyRepository;
+  separations: SeparationService;
+  conversions: VoiceConversionService;
+  blends: VoiceBlendService;
+  models: VoiceModelService;
+}

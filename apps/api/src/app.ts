@@ -1,0 +1,144 @@
+import { mkdir } from "node:fs/promises";
+import multipart from "@fastify/multipart";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Config } from "@mixdown/config";
+import {
+  ApiKeyRepository,
+  createPrismaClient,
+  SeparationJobRepository,
+  VoiceBlendJobRepository,
+  VoiceConversionJobRepository,
+  VoiceModelRepository,
+  type PrismaClient,
+} from "@mixdown/db";
+import { createQueues, type JobQueues } from "@mixdown/queue";
+import { createStorage, LocalDiskStorage, type ObjectStorage } from "@mixdown/storage";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { API_PREFIX, type AppContext } from "./app-context.ts";
+import { registerCallerAuth } from "./auth/caller-auth.ts";
+import { fileRoutes } from "./files/routes.ts";
+import { healthRoutes } from "./health/routes.ts";
+import { installErrorHandling } from "./http/errors.ts";
+import { ErrorResponse } from "./http/schemas.ts";
+import { JobSubmitter } from "./jobs/job-submitter.ts";
+import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
+import { registerRateLimit } from "./rate-limit/rate-limit.ts";
+import { RecordPresenter } from "./records/present.ts";
+import { sharedRecordSchemas } from "./records/schemas.ts";
+import { SeparationService } from "./separations/separation-service.ts";
+import { separationRoutes } from "./separations/routes.ts";
+import { sweepStaleUploads } from "./uploads/receive-form.ts";
+import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
+import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
+import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
+import { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
+import { voiceModelRoutes } from "./voice-models/routes.ts";
+import { VoiceModelService } from "./voice-models/voice-model-service.ts";
+
+/** Connections and knobs a caller may supply; whatever is missing is created from `config` and closed with the app. */
+export interface AppDeps {
+  prisma?: PrismaClient;
+  queues?: JobQueues;
+  storage?: ObjectStorage;
+  logger?: FastifyBaseLogger;
+  /** How long a resolved API key is cached (a revoked key keeps working at most this long). */
+  authCacheTtlMs?: number;
+  ffprobePath?: string;
+  /** How long a create waits for Redis to take the queue entry before leaving it to the reconciler. */
+  enqueueTimeoutMs?: number;
+}
+
+export type App = FastifyInstance & { ctx: AppContext };
+
+/** The Kits v1 HTTP API as a Fastify instance (not yet listening). */
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.LOG_LEVEL } }),
+    ajv: { customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: false } },
+    forceCloseConnections: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const owned: Array<() => Promise<unknown>> = [];
+  const prisma = deps.prisma ?? createPrismaClient(config.DATABASE_URL);
+  if (!deps.prisma) owned.push(() => prisma.$disconnect());
+  const queues =
+    deps.queues ??
+    createQueues({
+      connection: config.REDIS_URL,
+      prefix: config.QUEUE_PREFIX,
+      attempts: config.JOB_ATTEMPTS,
+      onError: (error) => app.log.warn({ err: error }, "redis connection error"),
+    });
+  if (!deps.queues) owned.push(() => queues.close());
+  const storage = deps.storage ?? createStorage(config);
+  if (!deps.storage) owned.push(() => storage.close());
+  app.addHook("onClose", async () => {
+    for (const close of owned.reverse()) await close().catch((error: unknown) => app.log.warn({ err: error }, "close failed"));
+  });
+
+  await mkdir(config.TMP_DIR, { recursive: true });
+  await sweepStaleUploads(config.TMP_DIR);
+
+  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS);
+  const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
+  const modelsRepo = new VoiceModelRepository(prisma);
+  const serviceDeps = { storage, submitter, presenter, log: app.log, ffprobePath: deps.ffprobePath };
+  const ctx: AppContext = {
+    config,
+    prisma,
+    queues,
+    storage,
+    apiKeys: new ApiKeyRepository(prisma),
+    separations: new SeparationService({ ...serviceDeps, separations: new SeparationJobRepository(prisma) }),
+    conversions: new VoiceConversionService({
+      ...serviceDeps,
+      conversions: new VoiceConversionJobRepository(prisma),
+      models: modelsRepo,
+    }),
+    blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
+    models: new VoiceModelService({ models: modelsRepo, presenter }),
+  };
+  app.decorate("ctx", ctx);
+
+  installErrorHandling(app);
+  await app.register(multipart, { throwFileSizeLimit: true });
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Mixdown: Kits v1 API",
+        version: "1.0.0",
+        description:
+          "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`.",
+      },
+      components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key from `pnpm mixdown keys create`" } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  app.addSchema(ErrorResponse);
+  for (const schema of sharedRecordSchemas) app.addSchema(schema);
+
+  await app.register(healthRoutes, { ctx });
+  if (storage instanceof LocalDiskStorage) {
+    await app.register(fileRoutes, { storage, secret: config.SIGNED_URL_SECRET! });
+  }
+  await app.register(
+    async (api) => {
+      await registerCallerAuth(api, { apiKeys: ctx.apiKeys, cacheTtlMs: deps.authCacheTtlMs ?? 5_000 });
+      registerRateLimit(api, {
+        repository: new RateLimitRepository(queues.connection, config.QUEUE_PREFIX),
+        readsPerMinute: config.RATE_LIMIT_READS_PER_MINUTE,
+        writesPerMinute: config.RATE_LIMIT_WRITES_PER_MINUTE,
+      });
+      await api.register(separationRoutes, { ctx });
+      await api.register(voiceConversionRoutes, { ctx });
+      await api.register(voiceBlenderRoutes, { ctx });
+      await api.register(voiceModelRoutes, { ctx });
+    },
+    { prefix: API_PREFIX },
+  );
+  return app as unknown as App;
+}

@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { AppContext } from "../app-context.ts";
+import { errorBody } from "../http/errors.ts";
+import { ReadinessService } from "./readiness-service.ts";
+
+const Check = Type.Union([Type.Literal("ok"), Type.String()]);
+const Checks = Type.Object({ postgres: Check, redis: Check, storage: Check });
+
+/** `/healthz` (the process answers) and `/readyz` (Postgres, Redis and storage answer). No auth. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const readiness = new ReadinessService(ctx);
+  app.get(
+    "/healthz",
+    { schema: { tags: ["Health"], summary: "Liveness: the process is up", response: { 200: Type.Object({ status: Type.Literal("ok") }) } } },
+    async () => ({ status: "ok" as const }),
+  );
+  app.get(
+    "/readyz",
+    {
+      schema: {
+        tags: ["Health"],
+        summary: "Readiness: Postgres, Redis and object storage are reachable",
+        response: {
+          200: Type.Object({ status: Type.Literal("ok"), checks: Checks }),
+          503: Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String(), checks: Checks }),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const checks = await readiness.check();
+      const down = Object.entries(checks).filter(([, v]) => v !== "ok");
+      if (down.length === 0) return reply.send({ status: "ok" as const, checks });
+      const message = `not ready: ${down.map(([name, why]) => `${name} (${why})`).join(", ")}`;
+      return reply.code(503).send({ ...errorBody(503, message), checks });
+    },
+  );
+};

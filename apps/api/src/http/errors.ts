@@ -1,0 +1,116 @@
+import { STATUS_CODES } from "node:http";
+import type { FastifyError, FastifyInstance } from "fastify";
+
+/** A client-facing failure: its status and message are sent as they are. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+export const unauthorized = (message: string) => new ApiError(401, message, { "www-authenticate": 'Bearer realm="mixdown"' });
+export const forbidden = (message: string) => new ApiError(403, message);
+export const notFound = (message: string) => new ApiError(404, message);
+export const payloadTooLarge = (message: string) => new ApiError(413, message);
+export const unsupportedMediaType = (message: string) => new ApiError(415, message);
+export const unprocessable = (message: string) => new ApiError(422, message);
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, message, { "retry-after": String(retryAfterSeconds) });
+export const serviceUnavailable = (message: string) => new ApiError(503, message);
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+}
+
+export function errorBody(statusCode: number, message: string): ErrorBody {
+  return { statusCode, error: STATUS_CODES[statusCode] ?? "Error", message };
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** "alpha must be <= 1", "modelId2 is required", "perPage must be integer". */
+export function describeValidationError(errors: AjvError[], context: string | undefined): string {
+  const first = errors[0];
+  if (!first) return `invalid ${context ?? "request"}`;
+  const path = first.instancePath.replace(/^\//, "").replace(/\//g, ".");
+  if (first.keyword === "required") {
+    const missing = String(first.params.missingProperty ?? "");
+    return `${path ? `${path}.` : ""}${missing} is required`;
+  }
+  if (first.keyword === "additionalProperties") {
+    return `${path ? `${path}: ` : ""}unknown field ${String(first.params.additionalProperty)}`;
+  }
+  if (first.keyword === "enum") {
+    return `${path || context} must be one of ${(first.params.allowedValues as unknown[]).join(", ")}`;
+  }
+  if (first.keyword === "type" && !path) return `${context ?? "request"} must be a JSON object`;
+  return `${path || context} ${first.message ?? "is invalid"}`;
+}
+
+const MULTIPART_CLIENT_ERRORS: Record<string, number> = {
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 400,
+  FST_PROTO_VIOLATION: 400,
+  FST_PARTS_LIMIT: 413,
+  FST_FILES_LIMIT: 413,
+  FST_FIELDS_LIMIT: 413,
+  FST_REQ_FILE_TOO_LARGE: 413,
+};
+
+const OUTAGE_CODES = new Set(["P1001", "P1002", "P1017", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH"]);
+
+/** Postgres, Redis or storage could not be reached (as opposed to a bug): answered 503. */
+function isBackendOutage(err: { name?: string; code?: string; cause?: unknown }): boolean {
+  if (err.name === "PrismaClientInitializationError") return true;
+  if (err.code && OUTAGE_CODES.has(err.code)) return true;
+  const cause = err.cause as { code?: string } | undefined;
+  return Boolean(cause?.code && OUTAGE_CODES.has(cause.code));
+}
+
+/**
+ * One error shape everywhere: `{ statusCode, error, message }`. Client mistakes keep their 4xx;
+ * anything unexpected is logged and answered as a bare 500, never with a stack.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError & { validationContext?: string; headers?: Record<string, string> }, request, reply) => {
+    reply.type("application/json; charset=utf-8");
+    if (err instanceof ApiError) {
+      for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+      if (err.statusCode >= 500) request.log.warn({ err }, err.message);
+      return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message));
+    }
+    if (err.validation) {
+      const message = describeValidationError(err.validation as AjvError[], err.validationContext);
+      // A malformed id in the path names no resource: that is a 404, not a validation failure.
+      if (err.validationContext === "params") {
+        return reply.code(404).send(errorBody(404, `${request.url.split("?")[0]} not found: ${message.replace("must be integer", "must be a positive integer")}`));
+      }
+      return reply.code(422).send(errorBody(422, message));
+    }
+    const multipartStatus = err.code ? MULTIPART_CLIENT_ERRORS[err.code] : undefined;
+    if (multipartStatus) return reply.code(multipartStatus).send(errorBody(multipartStatus, err.message));
+    const status = err.statusCode;
+    if (status && status >= 400 && status < 500) {
+      return reply.code(status).send(errorBody(status, err.message));
+    }
+    request.log.error({ err }, "unhandled error");
+    const code = isBackendOutage(err) ? 503 : status && status >= 500 && status < 600 ? status : 500;
+    return reply.code(code).send(errorBody(code, code === 503 ? "a backing service is unavailable" : "internal error"));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, `route ${request.method} ${request.url.split("?")[0]} not found`));
+  });
+}

@@ -1,0 +1,62 @@
+import { Type, type TProperties, type TSchema } from "typebox";
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** `YYYY-MM-DD HH:MM:SS.ffffff +00:00` */
+export const Timestamp = Type.String({
+  description: "UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`",
+  examples: ["2026-11-22 09:41:07.123000 +00:00"],
+});
+
+export const SignedUrl = Nullable(
+  Type.String({ description: "Signed download URL (expires after SIGNED_URL_TTL_SECONDS); null until the file exists" }),
+);
+
+export const JobStatus = Type.Union(
+  [Type.Literal("running"), Type.Literal("success"), Type.Literal("error"), Type.Literal("cancelled")],
+  { description: "`running` (queued or being processed), `success`, `error`, `cancelled`" },
+);
+
+export const ErrorResponse = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    message: Type.String({ description: "What was wrong, naming the field" }),
+  },
+  { $id: "Error", description: "Every error response" },
+);
+
+export const IdParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: 2147483647, description: "Numeric id" }),
+});
+
+export const ListQuery = <T extends TProperties = {}>(maxPerPage: number, extra: T = {} as T) =>
+  Type.Object({
+    ...extra,
+    order: Type.Enum(["asc", "desc"], { type: "string", default: "asc", description: "Sort direction on id (= creation order)" }),
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "1-based page number" }),
+    perPage: Type.Integer({ minimum: 1, maximum: maxPerPage, default: 10, description: `Page size (max ${maxPerPage})` }),
+  });
+
+export const PaginationMeta = Type.Object({
+  currentPage: Type.Integer(),
+  firstPage: Type.Integer(),
+  firstPageUrl: Type.String(),
+  lastPage: Type.Integer(),
+  lastPageUrl: Type.String(),
+  nextPageUrl: Nullable(Type.String()),
+  perPage: Type.Integer(),
+  previousPageUrl: Nullable(Type.String()),
+  total: Type.Integer(),
+});
+
+const errorRef = Type.Ref("Error");
+
+/** Error responses for the OpenAPI document (every one has the `Error` shape). */
+export function errorResponses(...codes: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const code of codes) out[code] = errorRef;
+  return out;
+}
+
+export const bearerSecurity = [{ bearerAuth: [] as string[] }];

@@ -1,0 +1,43 @@
+import { loadConfig } from "@mixdown/config";
+import { applyMigrations, RunningJobRepository } from "@mixdown/db";
+import { startReconciler } from "@mixdown/queue";
+import { buildApp } from "./app.ts";
+
+/** The API process: migrate (AUTO_MIGRATE), listen on PORT, reconcile queue entries, stop cleanly on SIGTERM. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (config.AUTO_MIGRATE) await applyMigrations(config.DATABASE_URL);
+  const app = await buildApp(config);
+  const { ctx } = app;
+  const reconciler = startReconciler(
+    {
+      queues: ctx.queues,
+      source: new RunningJobRepository(ctx.prisma),
+      graceSeconds: config.RECONCILE_GRACE_SECONDS,
+      log: app.log,
+    },
+    config.RECONCILE_INTERVAL_SECONDS * 1000,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, "shutting down");
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await reconciler.stop();
+    await app.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+
+  const address = await app.listen({ host: config.HOST, port: config.PORT });
+  app.log.info({ address }, "Mixdown API listening");
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,134 @@
+import type { SeparationJob, VoiceBlendJob, VoiceConversionJobWithModel, VoiceModel } from "@mixdown/db";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { SeparationJobRecord, VoiceBlendJobRecord, VoiceConversionJobRecord, VoiceModelRecord } from "./schemas.ts";
+import { formatTimestamp } from "./timestamps.ts";
+
+interface StoredStem {
+  instrument: string;
+  key: string;
+}
+
+function storedStems(value: unknown): StoredStem[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (s): s is StoredStem => typeof s === "object" && s !== null && typeof s.instrument === "string" && typeof s.key === "string",
+  );
+}
+
+/**
+ * Turns rows into the interface's records. Rows hold storage keys, never URLs: download URLs
+ * are signed here, at read time, so they are always fresh.
+ */
+export class RecordPresenter {
+  constructor(
+    private readonly storage: ObjectStorage,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private url(key: string | null | undefined): Promise<string | null> {
+    return key ? this.storage.signedUrl(key, this.ttlSeconds) : Promise.resolve(null);
+  }
+
+  /** Catalogue fields may hold an absolute URL (kept) or a storage key (signed). */
+  private link(value: string | null): Promise<string | null> {
+    if (!value) return Promise.resolve(null);
+    return /^https?:\/\//i.test(value) ? Promise.resolve(value) : this.url(value);
+  }
+
+  private stems(value: unknown) {
+    return Promise.all(storedStems(value).map(async (s) => ({ instrument: s.instrument, url: (await this.url(s.key))! })));
+  }
+
+  async separationJob(row: SeparationJob): Promise<SeparationJobRecord> {
+    const [vocal, lossyVocal, backing, stems, lossyStems] = await Promise.all([
+      this.url(row.vocalKey),
+      this.url(row.lossyVocalKey),
+      this.url(row.backingKey),
+      this.stems(row.stems),
+      this.stems(row.lossyStems),
+    ]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "separate",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      vocalAudioFileUrl: vocal,
+      lossyVocalAudioFileUrl: lossyVocal,
+      backingAudioFileUrl: backing,
+      stemFileUrls: stems,
+      lossyStemFileUrls: lossyStems,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+    };
+  }
+
+  async voiceModel(row: VoiceModel): Promise<VoiceModelRecord> {
+    const [imageUrl, demoUrl] = await Promise.all([this.link(row.imageUrl), this.link(row.demoUrl)]);
+    return {
+      id: row.id,
+      title: row.title,
+      tags: row.tags,
+      imageUrl,
+      demoUrl,
+      twitterLink: row.twitterLink,
+      instagramLink: row.instagramLink,
+      tiktokLink: row.tiktokLink,
+      spotifyLink: row.spotifyLink,
+      youtubeLink: row.youtubeLink,
+      architecture: row.architecture,
+      sampleRate: row.sampleRate,
+      state: row.state,
+      usable: row.state === "ready",
+      public: row.ownerId === null,
+      createdAt: formatTimestamp(row.createdAt),
+    };
+  }
+
+  async voiceConversionJob(row: VoiceConversionJobWithModel): Promise<VoiceConversionJobRecord> {
+    const [output, lossy, recombined, model] = await Promise.all([
+      this.url(row.outputKey),
+      this.url(row.lossyOutputKey),
+      this.url(row.recombinedKey),
+      this.voiceModel(row.voiceModel),
+    ]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "infer",
+      voiceModelId: row.voiceModelId,
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      outputFileUrl: output,
+      lossyOutputFileUrl: lossy,
+      recombinedAudioFileUrl: recombined,
+      model,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+    };
+  }
+
+  voiceBlendJob(row: VoiceBlendJob): VoiceBlendJobRecord {
+    return {
+      id: row.id,
+      model1Id: row.model1Id,
+      model2Id: row.model2Id,
+      ...(row.model3Id !== null ? { model3Id: row.model3Id } : {}),
+      ...(row.model4Id !== null ? { model4Id: row.model4Id } : {}),
+      alpha: row.alpha,
+      alpha2: row.alpha2,
+      ...(row.alpha3 !== null ? { alpha3: row.alpha3 } : {}),
+      ...(row.alpha4 !== null ? { alpha4: row.alpha4 } : {}),
+      status: row.status,
+      outputModelId: row.outputModelId,
+      title: row.title,
+      createdAt: formatTimestamp(row.createdAt),
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+    };
+  }
+}

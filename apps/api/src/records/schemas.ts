@@ -1,0 +1,102 @@
+import { Type, type Static } from "typebox";
+import { JobStatus, Nullable, PaginationMeta, SignedUrl, Timestamp } from "../http/schemas.ts";
+
+export const StemEntry = Type.Object({
+  instrument: Type.String({ description: "e.g. vocals, backing, drums, bass, other, harmony, reverb" }),
+  url: Type.String({ description: "Signed download URL" }),
+});
+
+const jobExtras = {
+  progress: Type.Integer({ minimum: 0, maximum: 100, description: "Percent done" }),
+  errorMessage: Nullable(Type.String({ description: "Why the job failed (status `error`)" })),
+};
+
+export const SeparationJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("separate"),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    vocalAudioFileUrl: SignedUrl,
+    lossyVocalAudioFileUrl: SignedUrl,
+    backingAudioFileUrl: SignedUrl,
+    stemFileUrls: Type.Array(StemEntry),
+    lossyStemFileUrls: Type.Array(StemEntry),
+    ...jobExtras,
+  },
+  { $id: "SeparationJob", description: "A vocal separation or stem split job" },
+);
+export type SeparationJobRecord = Static<typeof SeparationJobRecord>;
+
+export const VoiceModelRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    title: Type.String(),
+    tags: Type.Array(Type.String()),
+    imageUrl: Nullable(Type.String({ description: "Image URL; null when the model has none" })),
+    demoUrl: Nullable(Type.String({ description: "Demo audio URL; null when the model has none" })),
+    twitterLink: Nullable(Type.String()),
+    instagramLink: Nullable(Type.String()),
+    tiktokLink: Nullable(Type.String()),
+    spotifyLink: Nullable(Type.String()),
+    youtubeLink: Nullable(Type.String()),
+    architecture: Type.String({ description: "`native` or `rvc`" }),
+    sampleRate: Type.Integer(),
+    state: Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed")]),
+    usable: Type.Boolean({ description: "True when the model can be used for conversions and blends (state `ready`)" }),
+    public: Type.Boolean({ description: "True for the public catalogue, false for the caller's own models" }),
+    createdAt: Timestamp,
+  },
+  { $id: "VoiceModel" },
+);
+export type VoiceModelRecord = Static<typeof VoiceModelRecord>;
+
+export const VoiceConversionJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("infer"),
+    voiceModelId: Type.Integer(),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    outputFileUrl: SignedUrl,
+    lossyOutputFileUrl: SignedUrl,
+    recombinedAudioFileUrl: SignedUrl,
+    model: Type.Ref("VoiceModel"),
+    ...jobExtras,
+  },
+  { $id: "VoiceConversionJob", description: "A voice conversion (inference) job" },
+);
+export type VoiceConversionJobRecord = Omit<Static<typeof VoiceConversionJobRecord>, "model"> & { model: VoiceModelRecord };
+
+export const VoiceBlendJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    model1Id: Type.Integer(),
+    model2Id: Type.Integer(),
+    model3Id: Type.Optional(Type.Integer({ description: "Present when a third model was given" })),
+    model4Id: Type.Optional(Type.Integer({ description: "Present when a fourth model was given" })),
+    alpha: Type.Number(),
+    alpha2: Type.Number(),
+    alpha3: Type.Optional(Type.Number({ description: "Present with three or four models" })),
+    alpha4: Type.Optional(Type.Number({ description: "Present with four models" })),
+    status: JobStatus,
+    outputModelId: Type.Integer(),
+    title: Type.String(),
+    createdAt: Timestamp,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    ...jobExtras,
+  },
+  { $id: "VoiceBlendJob", description: "A voice blender job; its output model is usable once status is `success`" },
+);
+export type VoiceBlendJobRecord = Static<typeof VoiceBlendJobRecord>;
+
+export const listOf = (ref: string) =>
+  Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
+
+/** Schemas registered once with `app.addSchema` and referenced by id. */
+export const sharedRecordSchemas = [VoiceModelRecord, SeparationJobRecord, VoiceConversionJobRecord, VoiceBlendJobRecord];

@@ -1,0 +1,81 @@
+import type { SeparationKind } from "@mixdown/db";
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { API_PREFIX, type AppContext } from "../app-context.ts";
+import { documentOnly } from "../http/multipart-route.ts";
+import { paginationMeta } from "../http/pagination.ts";
+import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { listOf } from "../records/schemas.ts";
+import { receiveForm } from "../uploads/receive-form.ts";
+
+const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = [
+  { path: "vocal-separations", kind: "vocal_separation", tag: "Vocal separations", noun: "vocal separation" },
+  { path: "stem-splits", kind: "stem_split", tag: "Stem splits", noun: "stem split" },
+];
+
+/** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch. */
+export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { config } = ctx;
+  const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
+  for (const { path, kind, tag, noun } of KINDS) {
+    app.post(
+      `/${path}`,
+      {
+        schema: {
+          tags: [tag],
+          summary: `Create a ${noun} job and queue it`,
+          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB.`,
+          security: bearerSecurity,
+          consumes: ["multipart/form-data"],
+          body: Type.Object({
+            inputFile: Type.String({ format: "binary", description: `wav, webm, mp3 or flac; max ${maxMb} MB` }),
+          }),
+          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(400, 401, 413, 415, 422, 429) },
+        },
+        validatorCompiler: documentOnly,
+      },
+      async (request, reply) => {
+        const form = await receiveForm(request, { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } } }, config.TMP_DIR);
+        let record;
+        try {
+          record = await ctx.separations.create(request.auth.caller.id, kind, form);
+        } finally {
+          await form.cleanup();
+        }
+        // Temporary files are gone before the answer leaves.
+        return reply.code(200).send(record);
+      },
+    );
+
+    app.get(
+      `/${path}`,
+      {
+        schema: {
+          tags: [tag],
+          summary: `List the caller's ${noun} jobs`,
+          security: bearerSecurity,
+          querystring: ListQuery(config.MAX_PER_PAGE),
+          response: { 200: listOf("SeparationJob"), ...errorResponses(401, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { rows, total } = await ctx.separations.list(request.auth.caller.id, kind, request.query);
+        return { data: rows, meta: paginationMeta(`${API_PREFIX}/${path}`, request.query, total) };
+      },
+    );
+
+    app.get(
+      `/${path}/:id`,
+      {
+        schema: {
+          tags: [tag],
+          summary: `Fetch one ${noun} job`,
+          security: bearerSecurity,
+          params: IdParams,
+          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(401, 404, 429) },
+        },
+      },
+      (request) => ctx.separations.get(request.auth.caller.id, kind, request.params.id),
+    );
+  }
+};

@@ -1,0 +1,60 @@
+import type { PageRequest, SeparationJobRepository, SeparationKind } from "@mixdown/db";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { FastifyBaseLogger } from "fastify";
+import { notFound, unprocessable } from "../http/errors.ts";
+import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import { StoredUploads } from "../jobs/stored-upload.ts";
+import type { RecordPresenter } from "../records/present.ts";
+import type { SeparationJobRecord } from "../records/schemas.ts";
+import { checkAudioUpload } from "../uploads/audio-check.ts";
+import type { AudioFormat } from "../uploads/audio-format.ts";
+import type { ReceivedForm } from "../uploads/receive-form.ts";
+
+export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
+
+const SLUG: Record<SeparationKind, "vocal-separation" | "stem-split"> = {
+  vocal_separation: "vocal-separation",
+  stem_split: "stem-split",
+};
+const NOUN: Record<SeparationKind, string> = { vocal_separation: "vocal separation", stem_split: "stem split" };
+
+export interface SeparationServiceDeps {
+  separations: SeparationJobRepository;
+  storage: ObjectStorage;
+  submitter: JobSubmitter;
+  presenter: RecordPresenter;
+  log: FastifyBaseLogger;
+  ffprobePath?: string;
+}
+
+/** Vocal separations and stem splits: one shape, two kinds. */
+export class SeparationService {
+  constructor(private readonly deps: SeparationServiceDeps) {}
+
+  /** Checks the upload, stores it, writes the row and queues the job. */
+  async create(callerId: number, kind: SeparationKind, form: ReceivedForm): Promise<SeparationJobRecord> {
+    const input = form.files.get("inputFile");
+    if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
+    const format = await checkAudioUpload(input, SEPARATION_FORMATS, this.deps.ffprobePath);
+    const uploads = new StoredUploads(this.deps.storage, this.deps.log);
+    const inputKey = await uploads.commit(() => uploads.store(SLUG[kind], input, format));
+    const row = await uploads.commit(() =>
+      this.deps.separations.create({ callerId, kind, inputKey, inputFormat: format, inputFileName: input.filename?.slice(0, 255) ?? null }),
+    );
+    await this.deps.submitter.submit({ queue: "separation", payload: { kind: SLUG[kind], jobId: row.id } }, () =>
+      this.deps.separations.markEnqueued(row.id),
+    );
+    return this.deps.presenter.separationJob(row);
+  }
+
+  async get(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
+    const row = await this.deps.separations.findForCaller(callerId, kind, id);
+    if (!row) throw notFound(`${NOUN[kind]} ${id} not found`);
+    return this.deps.presenter.separationJob(row);
+  }
+
+  async list(callerId: number, kind: SeparationKind, page: PageRequest): Promise<{ rows: SeparationJobRecord[]; total: number }> {
+    const { rows, total } = await this.deps.separations.listForCaller(callerId, kind, page);
+    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.separationJob(r))), total };
+  }
+}

@@ -1,0 +1,152 @@
+import { createWriteStream } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { FastifyRequest } from "fastify";
+import { ApiError, badRequest, payloadTooLarge, unprocessable } from "../http/errors.ts";
+import { reclaimBuffersWhile } from "./buffer-reclaim.ts";
+
+/** How many leading bytes of each file are kept in memory for format sniffing. */
+export const HEAD_BYTES = 4096;
+
+export interface ReceivedFile {
+  field: string;
+  /** The part's bytes, on local disk under TMP_DIR. */
+  path: string;
+  size: number;
+  /** The client's file name: informational only, never used to decide the format. */
+  filename: string | undefined;
+  /** The first HEAD_BYTES bytes. */
+  head: Buffer;
+}
+
+export interface ReceivedForm {
+  files: Map<string, ReceivedFile>;
+  fields: Map<string, string>;
+  /** Deletes the temporary files; safe to call more than once. */
+  cleanup(): Promise<void>;
+}
+
+export interface FormSpec {
+  /** Accepted file parts and each one's size limit; other file parts are read and discarded. */
+  files: Record<string, { maxBytes: number }>;
+}
+
+const MB = 1024 * 1024;
+const FIELD_MAX_BYTES = 256 * 1024;
+/** Room for text fields and multipart boundaries on top of the files' limits. */
+const FORM_OVERHEAD_BYTES = 2 * MB;
+
+export function describeSize(bytes: number): string {
+  return bytes % MB === 0 ? `${bytes / MB} MB` : `${bytes} bytes`;
+}
+
+function tooLarge(field: string, maxBytes: number): ApiError {
+  return payloadTooLarge(`${field} exceeds the maximum upload size of ${describeSize(maxBytes)}`);
+}
+
+/**
+ * Streams a multipart form's files to a private temporary directory, counting bytes as they
+ * arrive: a file past its limit stops the upload with 413 (its partial bytes are deleted), so
+ * memory stays flat whatever the upload's size. Text fields are collected as strings.
+ */
+export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDir: string): Promise<ReceivedForm> {
+  if (!request.isMultipart()) {
+    throw badRequest("request body must be multipart/form-data");
+  }
+  const limits = Object.values(spec.files).map((f) => f.maxBytes);
+  const maxFile = Math.max(...limits);
+  const declared = Number(request.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limits.reduce((a, b) => a + b, 0) + FORM_OVERHEAD_BYTES) {
+    // Refuse before reading: the declared body cannot fit (the rest of it is discarded by Node).
+    const names = Object.keys(spec.files);
+    throw names.length === 1 ? tooLarge(names[0]!, maxFile) : payloadTooLarge("request body is larger than the upload limits allow");
+  }
+
+  const dir = await mkdtemp(path.join(tmpDir, "upload-"));
+  const files = new Map<string, ReceivedFile>();
+  const fields = new Map<string, string>();
+  let cleaned: Promise<void> | undefined;
+  const cleanup = () => (cleaned ??= rm(dir, { recursive: true, force: true }));
+
+  try {
+    await reclaimBuffersWhile(() => readParts(request, spec, dir, files, fields, maxFile));
+  } catch (error) {
+    await cleanup();
+    throw toClientError(error);
+  }
+  return { files, fields, cleanup };
+}
+
+async function readParts(
+  request: FastifyRequest,
+  spec: FormSpec,
+  dir: string,
+  files: Map<string, ReceivedFile>,
+  fields: Map<string, string>,
+  maxFile: number,
+): Promise<void> {
+  const parts = request.parts({
+    limits: { fileSize: maxFile, files: Object.keys(spec.files).length + 4, fields: 32, fieldSize: FIELD_MAX_BYTES, parts: 48 },
+  });
+  for await (const part of parts) {
+    if (part.type === "field") {
+      if (part.valueTruncated) throw unprocessable(`${part.fieldname} is longer than ${FIELD_MAX_BYTES / 1024} KB`);
+      if (!fields.has(part.fieldname)) fields.set(part.fieldname, String(part.value));
+      continue;
+    }
+    const fileSpec = Object.hasOwn(spec.files, part.fieldname) ? spec.files[part.fieldname] : undefined;
+    if (!fileSpec) {
+      part.file.resume();
+      await new Promise((resolve) => part.file.once("end", resolve).once("close", resolve));
+      continue;
+    }
+    if (files.has(part.fieldname)) throw unprocessable(`${part.fieldname} must be sent once`);
+    const target = path.join(dir, `${files.size}-${part.fieldname.replace(/[^A-Za-z0-9_-]/g, "_")}`);
+    let size = 0;
+    const headChunks: Buffer[] = [];
+    let headLength = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        if (size > fileSpec.maxBytes) return callback(tooLarge(part.fieldname, fileSpec.maxBytes));
+        if (headLength < HEAD_BYTES) {
+          headChunks.push(Buffer.from(chunk.subarray(0, HEAD_BYTES - headLength)));
+          headLength += Math.min(chunk.length, HEAD_BYTES - headLength);
+        }
+        callback(null, chunk);
+      },
+    });
+    await pipeline(part.file, counter, createWriteStream(target));
+    if (part.file.truncated) throw tooLarge(part.fieldname, fileSpec.maxBytes);
+    files.set(part.fieldname, { field: part.fieldname, path: target, size, filename: part.filename, head: Buffer.concat(headChunks) });
+  }
+}
+
+function toClientError(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  const e = error as { code?: string; statusCode?: number; message?: string; part?: { fieldname?: string } };
+  if (e?.code === "FST_REQ_FILE_TOO_LARGE") {
+    return payloadTooLarge(`${e.part?.fieldname ?? "file"} exceeds the maximum upload size`);
+  }
+  if (e?.statusCode && e.statusCode < 500) return error;
+  // busboy's parse errors ("Unexpected end of form", "Malformed part header") and aborted uploads.
+  return badRequest(`malformed or interrupted multipart body: ${e?.message ?? "unknown error"}`);
+}
+
+/** Removes upload leftovers of crashed processes (older than `maxAgeMs`) from TMP_DIR. */
+export async function sweepStaleUploads(tmpDir: string, maxAgeMs = 3600_000): Promise<number> {
+  await mkdir(tmpDir, { recursive: true });
+  let removed = 0;
+  for (const entry of await readdir(tmpDir)) {
+    if (!entry.startsWith("upload-")) continue;
+    const full = path.join(tmpDir, entry);
+    const info = await stat(full).catch(() => null);
+    if (info && Date.now() - info.mtimeMs > maxAgeMs) {
+      await rm(full, { recursive: true, force: true });
+      removed++;
+    }
+  }
+  return removed;
+}

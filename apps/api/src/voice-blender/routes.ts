@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { AppContext } from "../app-context.ts";
+import { badRequest } from "../http/errors.ts";
+import { bearerSecurity, errorResponses, IdParams } from "../http/schemas.ts";
+
+const ModelId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
+const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
+
+export const BlendBody = Type.Object({
+  modelId1: ModelId("First voice model"),
+  modelId2: ModelId("Second voice model"),
+  modelId3: Type.Optional(ModelId("Third voice model")),
+  modelId4: Type.Optional(ModelId("Fourth voice model (requires modelId3)")),
+  alpha: Share("Share of the first model"),
+  alpha2: Type.Optional(Share("Share of the second model; required with 3 or 4 models, not given with 2")),
+  alpha3: Type.Optional(Share("Share of the third model; required with 4 models, not given with 2 or 3")),
+  title: Type.Optional(Type.String({ maxLength: 200, description: 'Title of the new model; default "Blend of <title1> and <title2>"' })),
+});
+
+/** `/voice-blender`: create (JSON) and fetch. */
+export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const tags = ["Voice blender"];
+  app.post(
+    "/voice-blender",
+    {
+      schema: {
+        tags,
+        summary: "Blend two to four voice models into a new one",
+        description:
+          "One alpha fewer than models: the last share is computed as 1 minus the sum of the given ones (alpha2 with two models, alpha3 with three, alpha4 with four) and must not be negative. Models must be visible to the caller, usable, and share architecture and sample rate. The output model (outputModelId) is created at once in state `pending` and is usable once the job's status is `success`.",
+        security: bearerSecurity,
+        body: BlendBody,
+        response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 422, 429) },
+      },
+      preValidation: async (request) => {
+        if (request.isMultipart() || typeof request.body !== "object" || request.body === null || Array.isArray(request.body)) {
+          throw badRequest("request body must be a JSON object (Content-Type: application/json)");
+        }
+      },
+    },
+    async (request, reply) => {
+      const record = await ctx.blends.create(request.auth.caller.id, request.body);
+      return reply.code(201).send(record);
+    },
+  );
+
+  app.get(
+    "/voice-blender/:id",
+    {
+      schema: {
+        tags,
+        summary: "Fetch one voice blender job",
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: Type.Ref("VoiceBlendJob"), ...errorResponses(401, 404, 429) },
+      },
+    },
+    (request) => ctx.blends.get(request.auth.caller.id, request.params.id),
+  );
+};

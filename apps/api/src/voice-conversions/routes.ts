@@ -1,0 +1,95 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { API_PREFIX, type AppContext } from "../app-context.ts";
+import { documentOnly } from "../http/multipart-route.ts";
+import { paginationMeta } from "../http/pagination.ts";
+import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { listOf } from "../records/schemas.ts";
+import { receiveForm } from "../uploads/receive-form.ts";
+import { POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
+
+const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
+  Object.entries(effects)
+    .map(([name, params]) => `\`${name}\` {${Object.entries(params).map(([p, r]) => `${p} ${r.min}..${r.max}`).join(", ")}}`)
+    .join("; ");
+
+/** `/voice-conversions`: create (multipart), list, fetch. */
+export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { config } = ctx;
+  const maxBytes = config.MAX_CONVERSION_UPLOAD_BYTES;
+  const maxMb = Math.round(maxBytes / 1024 / 1024);
+  const tags = ["Voice conversions"];
+
+  app.post(
+    "/voice-conversions",
+    {
+      schema: {
+        tags,
+        summary: "Create a voice conversion (inference) job and queue it",
+        description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\`. Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults.`,
+        security: bearerSecurity,
+        consumes: ["multipart/form-data"],
+        body: Type.Object({
+          voiceModelId: Type.Integer({ description: "Id of a ready voice model: public or the caller's own" }),
+          soundFile: Type.String({ format: "binary", description: `wav, mp3 or flac; max ${maxMb} MB` }),
+          conversionStrength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
+          modelVolumeMix: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
+          pitchShift: Type.Optional(Type.Number({ minimum: -24, maximum: 24, default: 0, description: "Semitones" })),
+          pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),
+          post: Type.Optional(Type.String({ description: "JSON object of postprocessing effects" })),
+          backingSoundFile: Type.Optional(
+            Type.String({ format: "binary", description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)" }),
+          ),
+        }),
+        response: { 201: Type.Ref("VoiceConversionJob"), ...errorResponses(400, 401, 413, 415, 422, 429) },
+      },
+      validatorCompiler: documentOnly,
+    },
+    async (request, reply) => {
+      const form = await receiveForm(
+        request,
+        { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } } },
+        config.TMP_DIR,
+      );
+      let record;
+      try {
+        record = await ctx.conversions.create(request.auth.caller.id, form);
+      } finally {
+        await form.cleanup();
+      }
+      // Temporary files are gone before the answer leaves.
+      return reply.code(201).send(record);
+    },
+  );
+
+  app.get(
+    "/voice-conversions",
+    {
+      schema: {
+        tags,
+        summary: "List the caller's voice conversion jobs",
+        security: bearerSecurity,
+        querystring: ListQuery(config.MAX_PER_PAGE),
+        response: { 200: listOf("VoiceConversionJob"), ...errorResponses(401, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { rows, total } = await ctx.conversions.list(request.auth.caller.id, request.query);
+      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-conversions`, request.query, total) };
+    },
+  );
+
+  app.get(
+    "/voice-conversions/:id",
+    {
+      schema: {
+        tags,
+        summary: "Fetch one voice conversion job",
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: Type.Ref("VoiceConversionJob"), ...errorResponses(401, 404, 429) },
+      },
+    },
+    (request) => ctx.conversions.get(request.auth.caller.id, request.params.id),
+  );
+};

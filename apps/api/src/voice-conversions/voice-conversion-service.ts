@@ -1,0 +1,113 @@
+import type { PageRequest, VoiceConversionJobRepository, VoiceModelRepository } from "@mixdown/db";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { FastifyBaseLogger } from "fastify";
+import { notFound, unprocessable } from "../http/errors.ts";
+import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import { StoredUploads } from "../jobs/stored-upload.ts";
+import type { RecordPresenter } from "../records/present.ts";
+import type { VoiceConversionJobRecord } from "../records/schemas.ts";
+import { checkAudioUpload } from "../uploads/audio-check.ts";
+import type { AudioFormat } from "../uploads/audio-format.ts";
+import type { ReceivedForm } from "../uploads/receive-form.ts";
+import { parseEffectChain, type EffectChain } from "./effects.ts";
+
+/** Voice conversion takes no webm (the interface's rule). */
+export const CONVERSION_FORMATS: readonly AudioFormat[] = ["wav", "mp3", "flac"];
+
+/** What the worker reads from the row's `params`, complete with defaults. */
+export interface ConversionParams {
+  conversionStrength: number;
+  modelVolumeMix: number;
+  pitchShift: number;
+  pre: EffectChain;
+  post: EffectChain;
+}
+
+export const CONVERSION_DEFAULTS = { conversionStrength: 0.5, modelVolumeMix: 0.5, pitchShift: 0 } as const;
+
+function numberField(form: ReceivedForm, name: string, min: number, max: number, fallback: number): number {
+  const raw = form.fields.get(name);
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw.trim());
+  if (!Number.isFinite(value)) throw unprocessable(`${name} must be a number between ${min} and ${max} (got ${JSON.stringify(raw)})`);
+  if (value < min || value > max) throw unprocessable(`${name} must be between ${min} and ${max} (got ${value})`);
+  return value;
+}
+
+/** Parses the form's text parts; throws a 422 naming the first bad one. */
+export function parseConversionFields(form: ReceivedForm): { voiceModelId: number; params: ConversionParams } {
+  const rawId = form.fields.get("voiceModelId")?.trim();
+  if (!rawId) throw unprocessable("voiceModelId is required");
+  if (!/^\d{1,10}$/.test(rawId) || Number(rawId) < 1 || Number(rawId) > 2147483647) {
+    throw unprocessable(`voiceModelId must be a positive integer (got ${JSON.stringify(rawId)})`);
+  }
+  return {
+    voiceModelId: Number(rawId),
+    params: {
+      conversionStrength: numberField(form, "conversionStrength", 0, 1, CONVERSION_DEFAULTS.conversionStrength),
+      modelVolumeMix: numberField(form, "modelVolumeMix", 0, 1, CONVERSION_DEFAULTS.modelVolumeMix),
+      pitchShift: numberField(form, "pitchShift", -24, 24, CONVERSION_DEFAULTS.pitchShift),
+      pre: parseEffectChain("pre", form.fields.get("pre")),
+      post: parseEffectChain("post", form.fields.get("post")),
+    },
+  };
+}
+
+export interface VoiceConversionServiceDeps {
+  conversions: VoiceConversionJobRepository;
+  models: VoiceModelRepository;
+  storage: ObjectStorage;
+  submitter: JobSubmitter;
+  presenter: RecordPresenter;
+  log: FastifyBaseLogger;
+  ffprobePath?: string;
+}
+
+export class VoiceConversionService {
+  constructor(private readonly deps: VoiceConversionServiceDeps) {}
+
+  async create(callerId: number, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
+    const { voiceModelId, params } = parseConversionFields(form);
+    const sound = form.files.get("soundFile");
+    if (!sound) throw unprocessable("soundFile is required (a wav, mp3 or flac file part)");
+    const backing = form.files.get("backingSoundFile");
+
+    const model = await this.deps.models.findVisible(callerId, voiceModelId);
+    if (!model) throw unprocessable(`voiceModelId: voice model ${voiceModelId} does not exist or is not available to this API key`);
+    if (model.state !== "ready") {
+      throw unprocessable(`voiceModelId: voice model ${voiceModelId} is not usable yet (state ${model.state})`);
+    }
+
+    const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS, this.deps.ffprobePath);
+    const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS, this.deps.ffprobePath) : null;
+
+    const uploads = new StoredUploads(this.deps.storage, this.deps.log);
+    const row = await uploads.commit(async () => {
+      const inputKey = await uploads.store("voice-conversion", sound, soundFormat);
+      const backingKey = backing && backingFormat ? await uploads.store("voice-conversion", backing, backingFormat) : null;
+      return this.deps.conversions.create({
+        callerId,
+        voiceModelId,
+        inputKey,
+        inputFormat: soundFormat,
+        backingKey,
+        params: params as unknown as Record<string, never>,
+      });
+    });
+    await this.deps.submitter.submit({ queue: "voice-conversion", payload: { jobId: row.id } }, () =>
+      this.deps.conversions.markEnqueued(row.id),
+    );
+    return this.deps.presenter.voiceConversionJob(row);
+  }
+
+  async get(callerId: number, id: number): Promise<VoiceConversionJobRecord> {
+    const row = await this.deps.conversions.findForCaller(callerId, id);
+    if (!row) throw notFound(`voice conversion ${id} not found`);
+    return this.deps.presenter.voiceConversionJob(row);
+  }
+
+  async list(callerId: number, page: PageRequest): Promise<{ rows: VoiceConversionJobRecord[]; total: number }> {
+    const { rows, total } = await this.deps.conversions.listForCaller(callerId, page);
+    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.voiceConversionJob(r))), total };
+  }
+}

@@ -1,0 +1,311 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { bullJobId } from "@mixdown/queue";
+import { assertUnchanged, audio, footprint, multipart, sortedKeys, startHarness, TIMESTAMP, type Harness } from "./helpers.ts";
+
+let h: Harness;
+let me: Awaited<ReturnType<Harness["newCaller"]>>;
+let stranger: Awaited<ReturnType<Harness["newCaller"]>>;
+let publicModel: number;
+let myModel: number;
+let strangersModel: number;
+let pendingModel: number;
+let rvc48k: number;
+let native48k: number;
+
+before(async () => {
+  h = await startHarness("s3");
+  me = await h.newCaller("me");
+  stranger = await h.newCaller("stranger");
+  publicModel = (await h.createModel({ title: "Public Alto", tags: ["female", "pop"], imageUrl: "https://img.example/alto.png", twitterLink: "https://x.com/alto" })).id;
+  myModel = (await h.createModel({ title: "My Tenor", ownerId: me.callerId })).id;
+  strangersModel = (await h.createModel({ title: "Their Bass", ownerId: stranger.callerId })).id;
+  pendingModel = (await h.createModel({ title: "Unfinished", ownerId: me.callerId, state: "pending" })).id;
+  rvc48k = (await h.createModel({ title: "RVC", architecture: "rvc", sampleRate: 40000 })).id;
+  native48k = (await h.createModel({ title: "Native 48k", sampleRate: 48000 })).id;
+});
+after(async () => {
+  await h?.stop();
+});
+
+const MODEL_KEYS = [
+  "architecture", "createdAt", "demoUrl", "id", "imageUrl", "instagramLink", "public", "sampleRate", "spotifyLink",
+  "state", "tags", "tiktokLink", "title", "twitterLink", "usable", "youtubeLink",
+];
+
+function expectError(res: { statusCode: number; json(): any; body: string }, status: number, message: RegExp): void {
+  assert.equal(res.statusCode, status, res.body);
+  const body = res.json();
+  assert.deepEqual(sortedKeys(body), ["error", "message", "statusCode"]);
+  assert.equal(body.statusCode, status);
+  assert.match(body.message, message);
+}
+
+describe("voice conversions", () => {
+  async function convert(fields: Record<string, string | number>, files?: Array<{ name: string; content: Buffer; filename?: string }>) {
+    const parts = (files ?? [{ name: "soundFile", content: await audio("wav") }]).map((f) => ({ filename: "voice.wav", ...f }));
+    const form = multipart(fields, parts);
+    return h.app.inject({ method: "POST", url: "/api/kits/v1/voice-conversions", headers: { ...form.headers, ...me.auth }, payload: form.payload });
+  }
+
+  test("creates a job: 201, the interface's fields plus outputs, model, progress; row, objects and queue entry", async () => {
+    const res = await convert(
+      { voiceModelId: myModel, conversionStrength: 0, modelVolumeMix: 1, pitchShift: -24, pre: JSON.stringify({ noiseGate: { threshold_db: -40 }, highPassFilter: {} }), post: JSON.stringify({ reverb: { width: 1 } }) },
+      [
+        { name: "soundFile", content: await audio("mp3"), filename: "take.wav" },
+        { name: "backingSoundFile", content: await audio("flac"), filename: "backing.mp3" },
+      ],
+    );
+    assert.equal(res.statusCode, 201, res.body);
+    const record = res.json();
+    assert.deepEqual(sortedKeys(record), [
+      "createdAt", "errorMessage", "id", "jobEndTime", "jobStartTime", "lossyOutputFileUrl", "model", "outputFileUrl",
+      "progress", "recombinedAudioFileUrl", "status", "type", "voiceModelId",
+    ]);
+    assert.equal(record.type, "infer");
+    assert.equal(record.status, "running");
+    assert.equal(record.voiceModelId, myModel);
+    assert.match(record.createdAt, TIMESTAMP);
+    assert.match(record.jobStartTime, TIMESTAMP);
+    assert.equal(record.jobEndTime, null);
+    assert.equal(record.outputFileUrl, null);
+    assert.equal(record.lossyOutputFileUrl, null);
+    assert.equal(record.recombinedAudioFileUrl, null);
+    assert.deepEqual(sortedKeys(record.model), MODEL_KEYS);
+    assert.equal(record.model.id, myModel);
+
+    const row = await h.prisma.voiceConversionJob.findUnique({ where: { id: record.id } });
+    assert.equal(row?.inputFormat, "mp3");
+    assert.match(row!.backingKey!, /^uploads\/voice-conversion\/.+\.flac$/);
+    assert.equal(await h.app.ctx.storage.exists(row!.inputKey), true);
+    assert.equal(await h.app.ctx.storage.exists(row!.backingKey!), true);
+    assert.deepEqual(row?.params, {
+      conversionStrength: 0,
+      modelVolumeMix: 1,
+      pitchShift: -24,
+      pre: {
+        noiseGate: { threshold_db: -40, ratio: 10, attack_ms: 1, release_ms: 100 },
+        highPassFilter: { cutoff_frequency_hz: 80 },
+      },
+      post: { reverb: { room_size: 0.5, damping: 0.5, wet_level: 0.33, dry_level: 0.4, width: 1, freeze_mode: 0 } },
+    });
+    assert.notEqual(row?.enqueuedAt, null);
+    const job = await h.app.ctx.queues.voiceConversion.getJob(bullJobId("voice-conversion", record.id));
+    assert.deepEqual(job?.data, { jobId: record.id });
+
+    const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-conversions/${record.id}`, headers: me.auth });
+    assert.deepEqual(fetched.json(), record);
+    const list = (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-conversions", headers: me.auth })).json();
+    assert.deepEqual(list.data, [record]);
+    assert.equal(list.meta.total, 1);
+    const theirs = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-conversions/${record.id}`, headers: stranger.auth });
+    expectError(theirs, 404, /voice conversion \d+ not found/);
+    assert.equal((await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-conversions", headers: stranger.auth })).json().meta.total, 0);
+  });
+
+  test("defaults fill omitted parameters; a public model is usable; the upper bounds are accepted", async () => {
+    const res = await convert({ voiceModelId: publicModel, pitchShift: 24, conversionStrength: 1, modelVolumeMix: 0 });
+    assert.equal(res.statusCode, 201, res.body);
+    const row = await h.prisma.voiceConversionJob.findUnique({ where: { id: res.json().id } });
+    assert.deepEqual(row?.params, { conversionStrength: 1, modelVolumeMix: 0, pitchShift: 24, pre: {}, post: {} });
+  });
+
+  const invalid: Array<[string, Record<string, string | number>, RegExp]> = [
+    ["conversionStrength below 0", { conversionStrength: -0.1 }, /conversionStrength must be between 0 and 1/],
+    ["conversionStrength above 1", { conversionStrength: 1.01 }, /conversionStrength must be between 0 and 1/],
+    ["conversionStrength not a number", { conversionStrength: "strong" }, /conversionStrength must be a number/],
+    ["modelVolumeMix above 1", { modelVolumeMix: 2 }, /modelVolumeMix must be between 0 and 1/],
+    ["modelVolumeMix below 0", { modelVolumeMix: -1 }, /modelVolumeMix must be between 0 and 1/],
+    ["pitchShift below -24", { pitchShift: -25 }, /pitchShift must be between -24 and 24/],
+    ["pitchShift above 24", { pitchShift: 24.5 }, /pitchShift must be between -24 and 24/],
+    ["pre with an unknown effect", { pre: JSON.stringify({ distortion: {} }) }, /pre\.distortion is not a known pre effect/],
+    ["post effect used as pre", { pre: JSON.stringify({ reverb: {} }) }, /pre\.reverb is not a known pre effect/],
+    ["pre parameter out of range", { pre: JSON.stringify({ noiseGate: { threshold_db: 10 } }) }, /pre\.noiseGate\.threshold_db must be between -100 and 0/],
+    ["pre unknown parameter", { pre: JSON.stringify({ compressor: { knee: 3 } }) }, /pre\.compressor\.knee is not a parameter of compressor/],
+    ["post parameter out of range", { post: JSON.stringify({ reverb: { width: 2 } }) }, /post\.reverb\.width must be between 0 and 1/],
+    ["post parameter not a number", { post: JSON.stringify({ delay: { mix: "half" } }) }, /post\.delay\.mix must be a number/],
+    ["pre not JSON", { pre: "{noiseGate" }, /pre must be a JSON object/],
+    ["post an array", { post: "[]" }, /post must be a JSON object/],
+  ];
+  for (const [name, fields, message] of invalid) {
+    test(`${name} → 422 naming it, nothing stored`, async () => {
+      const before = await footprint(h);
+      expectError(await convert({ voiceModelId: publicModel, ...fields }), 422, message);
+      await assertUnchanged(h, before);
+    });
+  }
+
+  test("voice model checks: missing, malformed, unknown, someone else's, not ready → 422 naming voiceModelId", async () => {
+    const before = await footprint(h);
+    expectError(await convert({}), 422, /voiceModelId is required/);
+    expectError(await convert({ voiceModelId: "abc" }), 422, /voiceModelId must be a positive integer/);
+    expectError(await convert({ voiceModelId: 999999 }), 422, /voiceModelId: voice model 999999 does not exist or is not available/);
+    expectError(await convert({ voiceModelId: strangersModel }), 422, new RegExp(`voiceModelId: voice model ${strangersModel} does not exist`));
+    expectError(await convert({ voiceModelId: pendingModel }), 422, /is not usable yet \(state pending\)/);
+    await assertUnchanged(h, before);
+  });
+
+  test("formats: webm is rejected for conversions (415), text named .wav too; a missing soundFile is 422", async () => {
+    const before = await footprint(h);
+    expectError(await convert({ voiceModelId: publicModel }, [{ name: "soundFile", content: await audio("webm"), filename: "a.wav" }]), 415, /soundFile must be wav, mp3 or flac audio.*got webm/);
+    expectError(await convert({ voiceModelId: publicModel }, [{ name: "soundFile", content: Buffer.from("not audio".repeat(50)) }]), 415, /soundFile must be wav, mp3 or flac/);
+    expectError(
+      await convert({ voiceModelId: publicModel }, [
+        { name: "soundFile", content: await audio("wav") },
+        { name: "backingSoundFile", content: await audio("webm") },
+      ]),
+      415,
+      /backingSoundFile must be wav, mp3 or flac/,
+    );
+    expectError(await convert({ voiceModelId: publicModel }, []), 422, /soundFile is required/);
+    await assertUnchanged(h, before);
+  });
+});
+
+describe("voice blender", () => {
+  const blend = (body: unknown, auth = me.auth) =>
+    h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: auth, payload: body as object });
+
+  test("two models: 201, alpha2 = 1 - alpha, no keys for models not given, output model pending and owned", async () => {
+    const res = await blend({ modelId1: publicModel, modelId2: myModel, alpha: 0.7 });
+    assert.equal(res.statusCode, 201, res.body);
+    const record = res.json();
+    assert.deepEqual(sortedKeys(record), [
+      "alpha", "alpha2", "createdAt", "errorMessage", "id", "jobEndTime", "jobStartTime", "model1Id", "model2Id",
+      "outputModelId", "progress", "status", "title",
+    ]);
+    assert.equal(record.status, "running");
+    assert.equal(record.alpha, 0.7);
+    assert.equal(record.alpha2, 0.3);
+    assert.equal(record.model1Id, publicModel);
+    assert.equal(record.model2Id, myModel);
+    assert.equal(record.title, "Blend of Public Alto and My Tenor");
+    assert.equal(typeof record.outputModelId, "number");
+    const output = await h.prisma.voiceModel.findUnique({ where: { id: record.outputModelId } });
+    assert.equal(output?.state, "pending");
+    assert.equal(output?.ownerId, me.callerId);
+    assert.equal(output?.architecture, "native");
+    assert.equal(output?.sampleRate, 40000);
+    assert.equal(output?.title, record.title);
+    const job = await h.app.ctx.queues.voiceBlend.getJob(bullJobId("voice-blend", record.id));
+    assert.deepEqual(job?.data, { jobId: record.id });
+
+    const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-blender/${record.id}`, headers: me.auth });
+    assert.deepEqual(fetched.json(), record);
+    expectError(await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-blender/${record.id}`, headers: stranger.auth }), 404, /not found/);
+    const model = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${record.outputModelId}`, headers: me.auth });
+    assert.equal(model.json().usable, false, "the output model is not usable before the job succeeds");
+  });
+
+  test("three models: alpha3 computed; four models: alpha4 computed; a custom title is kept", async () => {
+    const three = await blend({ modelId1: publicModel, modelId2: myModel, modelId3: publicModel, alpha: 0.5, alpha2: 0.25, title: "Trio" });
+    assert.equal(three.statusCode, 201, three.body);
+    const r3 = three.json();
+    assert.equal(r3.alpha3, 0.25);
+    assert.equal(r3.model3Id, publicModel);
+    assert.equal(r3.title, "Trio");
+    assert.ok(!("alpha4" in r3) && !("model4Id" in r3));
+    const four = await blend({ modelId1: myModel, modelId2: publicModel, modelId3: myModel, modelId4: publicModel, alpha: 0.1, alpha2: 0.2, alpha3: 0.3 });
+    assert.equal(four.statusCode, 201, four.body);
+    const r4 = four.json();
+    assert.equal(r4.alpha4, 0.4);
+    assert.equal(r4.model4Id, publicModel);
+    assert.equal(r4.title, "Blend of My Tenor, Public Alto, My Tenor and Public Alto");
+    const edge = await blend({ modelId1: myModel, modelId2: publicModel, modelId3: myModel, alpha: 0.7, alpha2: 0.3 });
+    assert.equal(edge.statusCode, 201);
+    assert.equal(edge.json().alpha3, 0);
+  });
+
+  const rules: Array<[string, Record<string, unknown>, RegExp]> = [
+    ["rule 1: one model", { modelId1: 1, alpha: 0.5 }, /modelId2 is required/],
+    ["rule 1: modelId4 without modelId3", { modelId1: 1, modelId2: 2, modelId4: 3, alpha: 0.5, alpha2: 0.2 }, /modelId4 requires modelId3/],
+    ["rule 2: three models without alpha2", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.5 }, /alpha2 is required with 3 models/],
+    ["rule 2: four models without alpha3", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1 }, /alpha3 is required with 4 models/],
+    ["rule 2/3: alpha2 given with two models", { modelId1: 1, modelId2: 2, alpha: 0.5, alpha2: 0.5 }, /alpha2 must not be given with 2 models/],
+    ["rule 2/3: alpha3 given with three models", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.2, alpha2: 0.2, alpha3: 0.2 }, /alpha3 must not be given with 3 models/],
+    ["rule 3: shares summing past 1", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.6, alpha2: 0.5 }, /alpha \+ alpha2 = 1\.1 exceeds 1.*alpha3/],
+    ["alpha is required", { modelId1: 1, modelId2: 2 }, /alpha is required/],
+    ["alpha above 1", { modelId1: 1, modelId2: 2, alpha: 1.5 }, /alpha must be <= 1/],
+    ["alpha below 0", { modelId1: 1, modelId2: 2, alpha: -0.1 }, /alpha must be >= 0/],
+    ["alpha2 above 1", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.1, alpha2: 1.2 }, /alpha2 must be <= 1/],
+    ["alpha3 below 0", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: -1 }, /alpha3 must be >= 0/],
+    ["a non-numeric model id", { modelId1: "first", modelId2: 2, alpha: 0.5 }, /modelId1 must be integer/],
+  ];
+  for (const [name, body, message] of rules) {
+    test(`${name} → 422`, async () => {
+      const before = await footprint(h);
+      expectError(await blend(body), 422, message);
+      await assertUnchanged(h, before);
+    });
+  }
+
+  test("models must exist, be visible, be ready and share architecture and sample rate → 422 naming them", async () => {
+    const before = await footprint(h);
+    expectError(await blend({ modelId1: publicModel, modelId2: 987654, alpha: 0.5 }), 422, /modelId2: voice model 987654 does not exist/);
+    expectError(await blend({ modelId1: strangersModel, modelId2: publicModel, alpha: 0.5 }), 422, new RegExp(`modelId1: voice model ${strangersModel} does not exist`));
+    expectError(await blend({ modelId1: publicModel, modelId2: pendingModel, alpha: 0.5 }), 422, /modelId2: .*not usable yet/);
+    expectError(await blend({ modelId1: publicModel, modelId2: myModel, modelId3: rvc48k, alpha: 0.3, alpha2: 0.3 }), 422, /modelId3: .*rvc model but modelId1 .* is native/);
+    expectError(await blend({ modelId1: publicModel, modelId2: native48k, alpha: 0.3 }), 422, /modelId2: .*48000 Hz but modelId1 .* 40000 Hz/);
+    await assertUnchanged(h, before);
+  });
+
+  test("malformed JSON or a non-JSON body → 400", async () => {
+    const bad = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: { ...me.auth, "content-type": "application/json" }, payload: "{modelId1:" });
+    expectError(bad, 400, /JSON/);
+    const form = multipart({ modelId1: 1, modelId2: 2, alpha: 0.5 }, []);
+    const multi = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: { ...me.auth, ...form.headers }, payload: form.payload });
+    expectError(multi, 400, /must be a JSON object/);
+  });
+});
+
+describe("voice models", () => {
+  test("fetch: the record's fields, links null when unset; another caller's private model is 404", async () => {
+    const res = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${publicModel}`, headers: me.auth });
+    assert.equal(res.statusCode, 200);
+    const model = res.json();
+    assert.deepEqual(sortedKeys(model), MODEL_KEYS);
+    assert.deepEqual(
+      { ...model, createdAt: undefined },
+      {
+        id: publicModel,
+        title: "Public Alto",
+        tags: ["female", "pop"],
+        imageUrl: "https://img.example/alto.png",
+        demoUrl: null,
+        twitterLink: "https://x.com/alto",
+        instagramLink: null,
+        tiktokLink: null,
+        spotifyLink: null,
+        youtubeLink: null,
+        architecture: "native",
+        sampleRate: 40000,
+        state: "ready",
+        usable: true,
+        public: true,
+        createdAt: undefined,
+      },
+    );
+    assert.match(model.createdAt, TIMESTAMP);
+    assert.equal((await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${myModel}`, headers: me.auth })).json().public, false);
+    expectError(await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${strangersModel}`, headers: me.auth }), 404, /voice model \d+ not found/);
+  });
+
+  test("list: the public catalogue plus own models; myModels=true only own (kept in page URLs)", async () => {
+    const all = (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?perPage=100", headers: stranger.auth })).json();
+    const ids = all.data.map((m: { id: number }) => m.id);
+    assert.ok(ids.includes(publicModel) && ids.includes(strangersModel) && !ids.includes(myModel));
+    const mine = (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?myModels=true&perPage=1&order=desc", headers: stranger.auth })).json();
+    assert.deepEqual(mine.data.map((m: { id: number }) => m.id), [strangersModel]);
+    assert.deepEqual(mine.meta, {
+      currentPage: 1,
+      firstPage: 1,
+      firstPageUrl: "/api/kits/v1/voice-models?page=1&perPage=1&order=desc&myModels=true",
+      lastPage: 1,
+      lastPageUrl: "/api/kits/v1/voice-models?page=1&perPage=1&order=desc&myModels=true",
+      nextPageUrl: null,
+      perPage: 1,
+      previousPageUrl: null,
+      total: 1,
+    });
+  });
+});

@@ -1,0 +1,49 @@
+import { ConfigError } from "@mixdown/config";
+import { UsageError } from "./database.ts";
+import { keysCommand, keysUsage } from "./commands/keys.ts";
+import { migrateCommand } from "./commands/migrate.ts";
+
+const usage = `Mixdown command line. Run from the repository root as: pnpm mixdown <command>
+
+pnpm mixdown up [--no-worker]   run the whole service locally (embedded PostgreSQL, redis-server,
+                                local-disk storage, API, worker); prints the URL and a fresh key
+pnpm mixdown migrate            apply the committed database migrations
+${keysUsage}
+pnpm mixdown separate …         separate a local audio file (see: pnpm mixdown separate --help)
+
+Commands that need the database use DATABASE_URL, else the local stack of \`mixdown up\`.`;
+
+async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "up":
+      return (await import("./commands/up.ts")).upCommand(rest, env);
+    case "migrate":
+      return migrateCommand(env);
+    case "keys":
+      return keysCommand(rest, env);
+    case "separate":
+      return (await import("./commands/separate.ts")).separateCommand(rest);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(usage);
+      return command === undefined ? 2 : 0;
+    default:
+      console.error(`Unknown command "${command}".\n\n${usage}`);
+      return 2;
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2), process.env);
+} catch (error) {
+  if (error instanceof UsageError || error instanceof ConfigError || (error as Error).name === "RedisNotInstalledError") {
+    console.error((error as Error).message);
+    process.exitCode = 2;
+  } else {
+    console.error(error);
+    process.exitCode = 1;
+  }
+}

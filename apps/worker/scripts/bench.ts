@@ -1,0 +1,64 @@
+// End-to-end job benchmark: create -> success through the real API, worker and services, for
+// 30 s, 3 min and 10 min songs. Prints job time, the part spent in inference, and peak worker RSS.
+// Run: pnpm bench:worker   (a fresh worker process per case, so its peak RSS is that case's)
+import { readFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { makeSong, startDeployment, stopChild, upload, waitForEnd } from "../test/harness.ts";
+
+const cases = (process.env.BENCH_SECONDS ?? "30,180,600").split(",").map(Number);
+const d = await startDeployment({ LOG_LEVEL: "info" }, { worker: false });
+const rows: string[][] = [];
+try {
+  for (const seconds of cases) {
+    for (const route of ["vocal-separations", "stem-splits"] as const) {
+      const song = await makeSong(`bench-${seconds}.wav`, seconds);
+      const worker = d.startWorker("pipe");
+      const timings: Array<{ inferenceMs: number; decodeMs: number; postMs: number; encodeMs: number; totalMs: number }> = [];
+      let ready!: () => void;
+      const started = new Promise<void>((r) => (ready = r));
+      createInterface({ input: worker.stdout! }).on("line", (line) => {
+        try {
+          const entry = JSON.parse(line);
+          if (entry.msg === "worker started") ready();
+          if (entry.msg === "separated") timings.push(entry.timings);
+        } catch {
+          // not a log line
+        }
+      });
+      await started;
+      let peakKb = 0;
+      const sampler = setInterval(async () => {
+        const status = await readFile(`/proc/${worker.pid}/status`, "utf8").catch(() => "");
+        const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        peakKb = Math.max(peakKb, hwm);
+      }, 100);
+
+      const t0 = performance.now();
+      const res = await upload(d, song, route);
+      const job = (await res.json()) as { id: number };
+      const createdMs = performance.now() - t0;
+      const done = await waitForEnd(d, `${route}/${job.id}`, 3_600_000);
+      const jobMs = performance.now() - t0;
+      clearInterval(sampler);
+      await stopChild(worker, "SIGTERM");
+      if (done.status !== "success") throw new Error(`${route} ${seconds}s ended ${done.status}: ${done.errorMessage}`);
+      const t = timings[0]!;
+      rows.push([
+        route,
+        `${seconds}`,
+        (createdMs / 1000).toFixed(2),
+        (jobMs / 1000).toFixed(2),
+        (t.inferenceMs / 1000).toFixed(2),
+        (t.totalMs / 1000).toFixed(2),
+        (seconds / (jobMs / 1000)).toFixed(1),
+        (peakKb / 1024).toFixed(0),
+      ]);
+      console.error(`done: ${route} ${seconds}s`);
+    }
+  }
+} finally {
+  await d.stop();
+}
+const header = ["job", "input s", "upload+create s", "create->success s", "inference s", "separation s", "x realtime", "peak worker RSS MB"];
+console.log(`| ${header.join(" | ")} |\n|${header.map(() => " --- ").join("|")}|`);
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ConfigError, loadConfig, loadDatabaseConfig, publicBaseUrl } from "../src/index.ts";
+
+const minimal = { DATABASE_URL: "postgresql://u:p@127.0.0.1:5432/db", SIGNED_URL_SECRET: "0123456789abcdef" };
+
+test("fills every default from a minimal environment", () => {
+  const config = loadConfig(minimal);
+  assert.equal(config.PORT, 8080);
+  assert.equal(config.STORAGE_DRIVER, "local");
+  assert.equal(config.AUTO_MIGRATE, true);
+  assert.equal(publicBaseUrl(config), "http://127.0.0.1:8080");
+});
+
+test("names every bad setting at once", () => {
+  assert.throws(
+    () => loadConfig({ PORT: "http", LOSSY_BITRATE_KBPS: "8" }),
+    (error: Error) => {
+      assert.ok(error instanceof ConfigError);
+      for (const key of ["DATABASE_URL", "PORT", "LOSSY_BITRATE_KBPS"]) assert.match(error.message, new RegExp(key));
+      return true;
+    },
+  );
+});
+
+test("requires both S3 credentials when STORAGE_DRIVER=s3", () => {
+  assert.throws(() => loadConfig({ ...minimal, STORAGE_DRIVER: "s3" }), (error: Error) => {
+    assert.match(error.message, /S3_ACCESS_KEY_ID/);
+    assert.match(error.message, /S3_SECRET_ACCESS_KEY/);
+    return true;
+  });
+});
+
+test("requires SIGNED_URL_SECRET for local storage only", () => {
+  assert.throws(() => loadConfig({ DATABASE_URL: minimal.DATABASE_URL }), /SIGNED_URL_SECRET/);
+  const s3 = loadConfig({ DATABASE_URL: minimal.DATABASE_URL, STORAGE_DRIVER: "s3", S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "b" });
+  assert.equal(s3.SIGNED_URL_SECRET, undefined);
+});
+
+test("loadDatabaseConfig needs only DATABASE_URL", () => {
+  assert.deepEqual(loadDatabaseConfig({ DATABASE_URL: minimal.DATABASE_URL, PORT: "not a port" }), {
+    DATABASE_URL: minimal.DATABASE_URL,
+  });
+  assert.throws(() => loadDatabaseConfig({}), ConfigError);
+});

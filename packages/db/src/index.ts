@@ -1,0 +1,20 @@
+export * from "./generated/prisma/client.ts";
+export { createPrismaClient } from "./client.ts";
+export {
+  applyMigrations,
+  readMigrations,
+  defaultMigrationsDir,
+  MigrationError,
+  type MigrationFile,
+  type MigrationResult,
+} from "./migrations.ts";
+export {
+  ApiKeyRepository,
+  API_KEY_PREFIX,
+  hashApiKey,
+  type ApiKeySummary,
+  type AuthenticatedCaller,
+  type CreatedApiKey,
+} from "./api-keys.ts";
+export * from "./repositories/index.ts";
+export * from "./repositories/index.ts";

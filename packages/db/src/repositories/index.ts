@@ -1,0 +1,12 @@
+export type { Page, PageRequest } from "./paging.ts";
+export { SeparationJobRepository, type NewSeparationJob } from "./separation-jobs.ts";
+export {
+  VoiceConversionJobRepository,
+  type NewVoiceConversionJob,
+  type VoiceConversionJobWithModel,
+} from "./voice-conversion-jobs.ts";
+export { VoiceBlendJobRepository, type NewVoiceBlendJob } from "./voice-blend-jobs.ts";
+export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
+export { RunningJobRepository, type RunningJobRef } from "./running-jobs.ts";
+export { SeparationJobRunRepository, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
+export { HealthRepository } from "./health.ts";

@@ -1,0 +1,51 @@
+import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../generated/prisma/client.ts";
+import { pageArgs, type Page, type PageRequest } from "./paging.ts";
+
+export interface NewVoiceConversionJob {
+  callerId: number;
+  voiceModelId: number;
+  inputKey: string;
+  inputFormat: string;
+  backingKey?: string | null;
+  params: Prisma.InputJsonValue;
+}
+
+export type VoiceConversionJobWithModel = VoiceConversionJob & { voiceModel: VoiceModel };
+
+/** Voice conversion (inference) rows; reads include the voice model used. */
+export class VoiceConversionJobRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  create(input: NewVoiceConversionJob): Promise<VoiceConversionJobWithModel> {
+    return this.prisma.voiceConversionJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
+  }
+
+  findForCaller(callerId: number, id: number): Promise<VoiceConversionJobWithModel | null> {
+    return this.prisma.voiceConversionJob.findFirst({ where: { id, callerId }, include: { voiceModel: true } });
+  }
+
+  findById(id: number): Promise<VoiceConversionJobWithModel | null> {
+    return this.prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } });
+  }
+
+  async listForCaller(callerId: number, page: PageRequest): Promise<Page<VoiceConversionJobWithModel>> {
+    const where = { callerId };
+    const [rows, total] = await Promise.all([
+      this.prisma.voiceConversionJob.findMany({ where, include: { voiceModel: true }, ...pageArgs(page) }),
+      this.prisma.voiceConversionJob.count({ where }),
+    ]);
+    return { rows, total };
+  }
+
+  async markEnqueued(id: number): Promise<void> {
+    await this.prisma.voiceConversionJob.updateMany({ where: { id, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
+  }
+
+  async delete(id: number): Promise<void> {
+    await this.prisma.voiceConversionJob.deleteMany({ where: { id } });
+  }
+
+  count(where: { callerId?: number } = {}): Promise<number> {
+    return this.prisma.voiceConversionJob.count({ where });
+  }
+}

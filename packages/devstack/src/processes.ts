@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { chmod, mkdtemp } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; free at the moment of asking). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const running = new Map<ChildProcess, NodeJS.Signals>();
+let exitHookInstalled = false;
+
+/**
+ * Makes sure a service process does not outlive this one. A normal exit signals it from the
+ * `exit` hook; when this process dies without running hooks (SIGKILL, an unhandled fatal signal),
+ * a tiny detached shell that polls our pid sends the signal instead.
+ */
+export function superviseChild(child: ChildProcess, stopSignal: NodeJS.Signals): () => void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => {
+      for (const [proc, signal] of running) proc.kill(signal);
+    });
+  }
+  running.set(child, stopSignal);
+  const watchdog = spawn(
+    "sh",
+    ["-c", 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -s "$2" "$1" 2>/dev/null', String(process.pid), String(child.pid), stopSignal.replace(/^SIG/, "")],
+    { detached: true, stdio: "ignore" },
+  );
+  watchdog.unref();
+  const release = () => {
+    running.delete(child);
+    if (watchdog.exitCode === null) watchdog.kill("SIGKILL");
+  };
+  child.once("exit", release);
+  return release;
+}
+
+/** Sends `signal`, waits for the exit, escalates to SIGKILL after `timeoutMs`. */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Starts `command` and resolves once a line of its output matches `ready`. Rejects with the
+ * output so far when it exits first or takes longer than `timeoutMs`.
+ */
+export function spawnUntilReady(
+  command: string,
+  args: string[],
+  options: { ready: RegExp; timeoutMs?: number; uid?: number; gid?: number; env?: NodeJS.ProcessEnv; name: string },
+): Promise<{ child: ChildProcess; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      // Its own process group: a Ctrl-C meant for us reaches it through our shutdown, in order.
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      uid: options.uid,
+      gid: options.gid,
+      env: options.env ?? process.env,
+    });
+    let output = "";
+    let settled = false;
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString("utf8")).slice(-20_000);
+      if (!settled && options.ready.test(output)) {
+        settled = true;
+        clearTimeout(timer);
+        resolve({ child, output: () => output });
+      }
+    };
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(new Error(`${options.name} ${why}.\n--- output ---\n${output.trim()}`));
+    };
+    const timer = setTimeout(() => fail(`was not ready after ${options.timeoutMs ?? 60_000} ms`), options.timeoutMs ?? 60_000);
+    child.once("error", (error) => fail(`could not be started (${error.message})`));
+    child.once("exit", (code, signal) => fail(`exited before it was ready (code ${code}, signal ${signal})`));
+  });
+}
+
+const scratchRoot = path.join(os.tmpdir(), "mixdown-devstack");
+
+/**
+ * A fresh directory for one service of this process: `<tmp>/mixdown-devstack/<pid>-<random>`.
+ * Directories left by processes that died without cleaning up are removed on the way.
+ */
+export async function scratchDir(): Promise<string> {
+  mkdirSync(scratchRoot, { recursive: true, mode: 0o755 });
+  sweepAbandonedScratchDirs();
+  const dir = await mkdtemp(path.join(scratchRoot, `${process.pid}-`));
+  // Services that run as another user (postgres, when we are root) must be able to reach inside.
+  await chmod(dir, 0o755);
+  return dir;
+}
+
+let swept = false;
+function sweepAbandonedScratchDirs(): void {
+  if (swept) return;
+  swept = true;
+  for (const entry of readdirSync(scratchRoot)) {
+    const pid = Number(entry.split("-")[0]);
+    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    rmSync(path.join(scratchRoot, entry), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

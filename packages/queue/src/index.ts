@@ -1,0 +1,10 @@
+export * from "./jobs.ts";
+export { createQueues, defaultJobOptions, JobQueues, type QueueOptions } from "./queues.ts";
+export {
+  Reconciler,
+  startReconciler,
+  type ReconcileResult,
+  type ReconcileSource,
+  type ReconcilerOptions,
+  type RunningJob,
+} from "./reconciler.ts";

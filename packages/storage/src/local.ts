@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { access, constants, copyFile, mkdir, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { buildSignedFileUrl } from "./signing.ts";
+import {
+  assertValidKey,
+  contentTypeForKey,
+  ObjectNotFoundError,
+  type ObjectStorage,
+  type PutOptions,
+  type StoredObjectInfo,
+} from "./types.ts";
+
+export interface LocalDiskStorageOptions {
+  /** Directory holding the objects; created when missing. */
+  rootDir: string;
+  /** Base URL the API is reached at; signed URLs point at its `/files/*` route. */
+  publicBaseUrl: string;
+  /** HMAC secret for signed URLs (16+ characters). */
+  signingSecret: string;
+}
+
+const TEMP_SUFFIX = ".partial-";
+
+/**
+ * Objects as files under one directory. Every write goes to a temporary sibling and is renamed
+ * into place, so a reader never sees half an object and a crash leaves only `*.partial-*` files.
+ */
+export class LocalDiskStorage implements ObjectStorage {
+  readonly driver = "local" as const;
+  readonly rootDir: string;
+
+  constructor(private readonly options: LocalDiskStorageOptions) {
+    this.rootDir = path.resolve(options.rootDir);
+  }
+
+  /** Absolute path of a key's file (the key is validated first). */
+  pathFor(key: string): string {
+    assertValidKey(key);
+    return path.join(this.rootDir, ...key.split("/"));
+  }
+
+  private async writeAtomically(key: string, write: (tempPath: string) => Promise<void>): Promise<number> {
+    const target = this.pathFor(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = `${target}${TEMP_SUFFIX}${randomUUID()}`;
+    try {
+      await write(temp);
+      const { size } = await stat(temp);
+      await rename(temp, target);
+      return size;
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  putStream(key: string, body: Readable, _options?: PutOptions): Promise<number> {
+    return this.writeAtomically(key, (temp) => pipeline(body, createWriteStream(temp, { flags: "wx" })));
+  }
+
+  putFile(key: string, filePath: string, _options?: PutOptions): Promise<number> {
+    return this.writeAtomically(key, (temp) => copyFile(filePath, temp));
+  }
+
+  async getStream(key: string): Promise<Readable> {
+    const file = this.pathFor(key);
+    try {
+      await access(file, constants.R_OK);
+    } catch {
+      throw new ObjectNotFoundError(key);
+    }
+    return createReadStream(file);
+  }
+
+  /** Reads a byte range [start, end] (inclusive), for HTTP Range requests. */
+  async getRangeStream(key: string, start: number, end: number): Promise<Readable> {
+    const file = this.pathFor(key);
+    await access(file, constants.R_OK).catch(() => {
+      throw new ObjectNotFoundError(key);
+    });
+    return createReadStream(file, { start, end });
+  }
+
+  async downloadToFile(key: string, filePath: string): Promise<void> {
+    const source = await this.getStream(key);
+    const temp = `${filePath}${TEMP_SUFFIX}${randomUUID()}`;
+    await mkdir(path.dirname(path.resolve(filePath)), { recursive: true });
+    try {
+      await pipeline(source, createWriteStream(temp));
+      await rename(temp, filePath);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  async stat(key: string): Promise<StoredObjectInfo | null> {
+    try {
+      const s = await stat(this.pathFor(key));
+      return s.isFile() ? { size: s.size, contentType: contentTypeForKey(key) } : null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
+      throw error;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== null;
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await unlink(this.pathFor(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    const keys = await this.list(prefix);
+    for (const key of keys) await this.delete(key);
+    return keys.length;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const key = rel ? `${rel}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) await walk(path.join(dir, entry.name), key);
+        else if (entry.isFile() && !entry.name.includes(TEMP_SUFFIX) && key.startsWith(prefix)) keys.push(key);
+      }
+    };
+    await walk(this.rootDir, "");
+    return keys.sort();
+  }
+
+  async signedUrl(key: string, ttlSeconds: number): Promise<string> {
+    assertValidKey(key);
+    const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
+    return buildSignedFileUrl(this.options.publicBaseUrl, this.options.signingSecret, key, expires);
+  }
+
+  async ping(): Promise<void> {
+    await mkdir(this.rootDir, { recursive: true });
+    await access(this.rootDir, constants.R_OK | constants.W_OK);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,90 @@
+import type { Readable } from "node:stream";
+
+export interface PutOptions {
+  contentType?: string;
+}
+
+export interface StoredObjectInfo {
+  size: number;
+  contentType?: string;
+}
+
+/**
+ * Where uploads, job outputs and voice model files live. Keys are `/`-separated relative paths
+ * (`uploads/vocal-separation/<uuid>.wav`); callers never see backend paths or buckets.
+ */
+export interface ObjectStorage {
+  readonly driver: "local" | "s3";
+  /** Stores a stream whose length is not known in advance. Resolves with the bytes written. */
+  putStream(key: string, body: Readable, options?: PutOptions): Promise<number>;
+  /** Stores a file from local disk. */
+  putFile(key: string, filePath: string, options?: PutOptions): Promise<number>;
+  /** Reads an object; rejects with `ObjectNotFoundError` when absent. */
+  getStream(key: string): Promise<Readable>;
+  /** Copies an object to a local file (written atomically). */
+  downloadToFile(key: string, filePath: string): Promise<void>;
+  /** Size and type of an object, or null when absent. */
+  stat(key: string): Promise<StoredObjectInfo | null>;
+  exists(key: string): Promise<boolean>;
+  /** Deletes one object; deleting an absent key is not an error. */
+  delete(key: string): Promise<void>;
+  /** Deletes every object whose key starts with `prefix`; returns how many were deleted. */
+  deletePrefix(prefix: string): Promise<number>;
+  /** Lists keys under a prefix (tests, maintenance); not meant for hot paths. */
+  list(prefix: string): Promise<string[]>;
+  /** A URL anyone can GET for `ttlSeconds` without other credentials. */
+  signedUrl(key: string, ttlSeconds: number): Promise<string>;
+  /** Resolves when the backend is reachable and usable (readiness checks); rejects otherwise. */
+  ping(): Promise<void>;
+  /** Releases sockets and handles. */
+  close(): Promise<void>;
+}
+
+export class ObjectNotFoundError extends Error {
+  constructor(readonly key: string) {
+    super(`object not found: ${key}`);
+    this.name = "ObjectNotFoundError";
+  }
+}
+
+export class InvalidKeyError extends Error {
+  constructor(readonly key: string) {
+    super(`invalid storage key: ${JSON.stringify(key)}`);
+    this.name = "InvalidKeyError";
+  }
+}
+
+/** Keys are relative, `/`-separated, without empty, `.` or `..` segments. */
+export function assertValidKey(key: string): void {
+  if (
+    typeof key !== "string" ||
+    key.length === 0 ||
+    key.length > 1024 ||
+    key.startsWith("/") ||
+    key.includes("\\") ||
+    key.includes("\0") ||
+    key.split("/").some((s) => s === "" || s === "." || s === "..")
+  ) {
+    throw new InvalidKeyError(key);
+  }
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  wav: "audio/wav",
+  mp3: "audio/mpeg",
+  flac: "audio/flac",
+  webm: "audio/webm",
+  ogg: "audio/ogg",
+  json: "application/json",
+  onnx: "application/octet-stream",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+};
+
+/** Content type from a key's extension; octet-stream when unknown. */
+export function contentTypeForKey(key: string): string {
+  const ext = key.slice(key.lastIndexOf(".") + 1).toLowerCase();
+  return (key.includes(".") && CONTENT_TYPES[ext]) || "application/octet-stream";
+}

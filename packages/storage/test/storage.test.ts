@@ -1,0 +1,124 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { after, before, describe, test } from "node:test";
+import { loadConfig } from "@mixdown/config";
+import { startTestStack, type TestStack } from "@mixdown/devstack";
+import { createStorage, ObjectNotFoundError, signFileKey, verifyFileSignature, type ObjectStorage } from "../src/index.ts";
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+let stack: TestStack;
+let scratch: string;
+before(async () => {
+  stack = await startTestStack({ storage: "s3" });
+  scratch = await mkdtemp(path.join(os.tmpdir(), "mixdown-storage-test-"));
+});
+after(async () => {
+  await stack?.stop();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+for (const driver of ["s3", "local"] as const) {
+  describe(`${driver} storage`, () => {
+    let storage: ObjectStorage;
+    before(() => {
+      storage = createStorage(loadConfig({ ...stack.env, STORAGE_DRIVER: driver }));
+    });
+    after(() => storage.close());
+
+    test("stores a stream of unknown length (multipart-sized) and reads it back", async () => {
+      const big = Buffer.alloc(11 * 1024 * 1024 + 123, 7);
+      function* chunks() {
+        for (let i = 0; i < big.length; i += 65536) yield big.subarray(i, i + 65536);
+      }
+      const written = await storage.putStream("t/stream/big.bin", Readable.from(chunks()));
+      assert.equal(written, big.length);
+      assert.deepEqual((await storage.stat("t/stream/big.bin"))?.size, big.length);
+      const back = await readAll(await storage.getStream("t/stream/big.bin"));
+      assert.ok(back.equals(big));
+    });
+
+    test("puts a file, downloads it to a file, lists, deletes and deletes by prefix", async () => {
+      const src = path.join(scratch, `${driver}-src.wav`);
+      await writeFile(src, "RIFF....WAVE");
+      assert.equal(await storage.putFile("t/files/a.wav", src), 12);
+      await storage.putFile("t/files/b.wav", src);
+      await storage.putFile("t/other/c.wav", src);
+      assert.equal((await storage.stat("t/files/a.wav"))?.contentType, "audio/wav");
+      const dest = path.join(scratch, `${driver}-dest.wav`);
+      await storage.downloadToFile("t/files/a.wav", dest);
+      assert.equal(await readFile(dest, "utf8"), "RIFF....WAVE");
+      assert.deepEqual(await storage.list("t/files/"), ["t/files/a.wav", "t/files/b.wav"]);
+      await storage.delete("t/files/a.wav");
+      await storage.delete("t/files/never-existed.wav");
+      assert.equal(await storage.exists("t/files/a.wav"), false);
+      assert.equal(await storage.deletePrefix("t/files/"), 1);
+      assert.deepEqual(await storage.list("t/files/"), []);
+      assert.equal(await storage.exists("t/other/c.wav"), true);
+    });
+
+    test("puts a multi-megabyte file in one streamed request, byte for byte", async () => {
+      const src = path.join(scratch, `${driver}-big.bin`);
+      const bytes = Buffer.alloc(7 * 1024 * 1024 + 17);
+      for (let i = 0; i < bytes.length; i += 4096) bytes[i] = (i / 4096) % 251;
+      await writeFile(src, bytes);
+      assert.equal(await storage.putFile("t/big/file.bin", src), bytes.length);
+      assert.ok((await readAll(await storage.getStream("t/big/file.bin"))).equals(bytes));
+    });
+
+    test("reading a missing key rejects with ObjectNotFoundError", async () => {
+      await assert.rejects(storage.getStream("t/missing.wav"), ObjectNotFoundError);
+      assert.equal(await storage.stat("t/missing.wav"), null);
+    });
+
+    test("refuses keys that could escape the store", async () => {
+      for (const key of ["../x", "/abs", "a//b", "a/./b", ""]) {
+        await assert.rejects(storage.putStream(key, Readable.from([Buffer.from("x")])), /invalid storage key/);
+      }
+    });
+
+    test("signed URLs can be fetched without other credentials", async () => {
+      await storage.putStream("t/signed/hello.wav", Readable.from([Buffer.from("hello")]));
+      const url = await storage.signedUrl("t/signed/hello.wav", 60);
+      if (driver === "s3") {
+        const res = await fetch(url);
+        assert.equal(res.status, 200);
+        assert.equal(await res.text(), "hello");
+      } else {
+        const u = new URL(url);
+        assert.match(u.pathname, /^\/files\/t\/signed\/hello\.wav$/);
+        const check = verifyFileSignature(stack.env.SIGNED_URL_SECRET!, "t/signed/hello.wav", u.searchParams.get("expires"), u.searchParams.get("signature"));
+        assert.equal(check, "ok");
+      }
+    });
+
+    test("ping succeeds against a reachable backend", async () => {
+      await storage.ping();
+    });
+  });
+}
+
+test("an S3 backend pointing at a missing bucket fails ping", async () => {
+  const storage = createStorage(loadConfig({ ...stack.env, STORAGE_DRIVER: "s3", S3_BUCKET: "no-such-bucket" }));
+  await assert.rejects(storage.ping());
+  await storage.close();
+});
+
+test("local signatures: tampered key or signature is invalid, past expiry is expired", () => {
+  const secret = "0123456789abcdef0123";
+  const now = 1_800_000_000;
+  const sig = signFileKey(secret, "a/b.wav", now + 10);
+  assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 10), sig, now), "ok");
+  assert.equal(verifyFileSignature(secret, "a/c.wav", String(now + 10), sig, now), "invalid");
+  assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 11), sig, now), "invalid");
+  assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 10), sig.replace(/.$/, (c) => (c === "0" ? "1" : "0")), now), "invalid");
+  assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 10), sig, now + 11), "expired");
+  assert.equal(verifyFileSignature(secret, "a/b.wav", undefined, sig, now), "invalid");
+});

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// `pnpm test`: every package's tests, one package at a time, through turbo. turbo prefixes each
+// line with the package name and ends with its own task summary, so the node test runner's counts
+// end up scattered; this collects them and ends with one plain line: `N passed, N failed, …`.
+// Extra arguments go to turbo (e.g. `pnpm test --filter @mixdown/db`).
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const turbo = spawn(
+  "pnpm",
+  ["exec", "turbo", "run", "test", "--concurrency=1", "--continue", "--ui=stream", "--output-logs=full", ...process.argv.slice(2)],
+  {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1", TURBO_NO_UPDATE_NOTIFIER: "1", DO_NOT_TRACK: "1" },
+  },
+);
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => turbo.kill(signal));
+
+const counters = ["tests", "pass", "fail", "cancelled", "skipped", "todo"];
+/** package -> counts, summed over the runner's summary blocks of that package */
+const byPackage = new Map();
+const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+
+createInterface({ input: turbo.stdout }).on("line", (line) => {
+  process.stdout.write(`${line}\n`);
+  const plain = stripAnsi(line);
+  const match = /^(\S+?):test: (?:ℹ|#) (tests|pass|fail|cancelled|skipped|todo) (\d+)\s*$/.exec(plain);
+  if (!match) return;
+  const [, pkg, counter, value] = match;
+  if (!byPackage.has(pkg)) byPackage.set(pkg, Object.fromEntries(counters.map((c) => [c, 0])));
+  byPackage.get(pkg)[counter] += Number(value);
+});
+
+turbo.on("exit", (code, signal) => {
+  const total = Object.fromEntries(counters.map((c) => [c, 0]));
+  const width = Math.max(7, ...[...byPackage.keys()].map((p) => p.length));
+  console.log(`\nTest summary (node --test, per package)\n${"package".padEnd(width)}  tests   pass   fail  skipped`);
+  for (const [pkg, counts] of [...byPackage].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const c of counters) total[c] += counts[c];
+    console.log(
+      `${pkg.padEnd(width)}  ${String(counts.tests).padStart(5)}  ${String(counts.pass).padStart(5)}  ${String(counts.fail + counts.cancelled).padStart(5)}  ${String(counts.skipped + counts.todo).padStart(7)}`,
+    );
+  }
+  const failed = total.fail + total.cancelled;
+  const exitCode = code ?? (signal ? 1 : 0);
+  console.log(
+    `${total.pass} passed, ${failed} failed, ${total.skipped + total.todo} skipped (${total.tests} tests in ${byPackage.size} packages)` +
+      (exitCode !== 0 && failed === 0 ? ` — but turbo exited with ${signal ?? code}: a package's test run broke before reporting` : ""),
+  );
+  process.exit(failed > 0 && exitCode === 0 ? 1 : exitCode);
+});
