@@ -230,6 +230,9 @@ describe("voice blender", () => {
     ["alpha2 above 1", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.1, alpha2: 1.2 }, /alpha2 must be <= 1/],
     ["alpha3 below 0", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: -1 }, /alpha3 must be >= 0/],
     ["a non-numeric model id", { modelId1: "first", modelId2: 2, alpha: 0.5 }, /modelId1 must be integer/],
+    ["extra field: alpha4 is never supplied", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: 0.1, alpha4: 0.7 }, /alpha4 must not be given/],
+    ["extra field: a fifth model", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, modelId5: 5, alpha: 0.1, alpha2: 0.1, alpha3: 0.1 }, /modelId5: at most four models/],
+    ["missing modelId1", { modelId2: 2, alpha: 0.5 }, /modelId1 is required/],
   ];
   for (const [name, body, message] of rules) {
     test(`${name} → 422`, async () => {

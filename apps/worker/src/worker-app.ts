@@ -4,10 +4,17 @@ import { UnrecoverableError, Worker, type Job, type Processor } from "bullmq";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "@mixdown/config";
-import { createPrismaClient, RunningJobRepository, SeparationJobRunRepository, type PrismaClient } from "@mixdown/db";
+import {
+  createPrismaClient,
+  RunningJobRepository,
+  SeparationJobRunRepository,
+  VoiceBlendJobRunRepository,
+  type PrismaClient,
+} from "@mixdown/db";
 import { QueueName, startReconciler, JobQueues, type QueueName as QueueNameType } from "@mixdown/queue";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { processSeparationJob } from "./jobs/separation.ts";
+import { processVoiceBlendJob } from "./jobs/voice-blend.ts";
 import { SeparationPool } from "./separation-pool.ts";
 
 export interface WorkerApp {
@@ -68,6 +75,10 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
         logger,
       };
       return (job: Job) => processSeparationJob(job, deps);
+    },
+    [QueueName.voiceBlend]: () => {
+      const deps = { runs: new VoiceBlendJobRunRepository(prisma), storage, modelsDir, tmpDir, logger };
+      return (job: Job) => processVoiceBlendJob(job, deps);
     },
   };
   const queues = selectQueues(config.WORKER_QUEUES, Object.keys(handlerFactories));

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../app-context.ts";
-import { badRequest } from "../http/errors.ts";
+import { badRequest, unprocessable } from "../http/errors.ts";
 import { bearerSecurity, errorResponses, IdParams } from "../http/schemas.ts";
 
 const ModelId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
@@ -37,6 +37,11 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         if (request.isMultipart() || typeof request.body !== "object" || request.body === null || Array.isArray(request.body)) {
           throw badRequest("request body must be a JSON object (Content-Type: application/json)");
         }
+        // Unknown fields are dropped by validation; these two would silently change the blend's meaning.
+        const body = request.body as Record<string, unknown>;
+        if ("alpha4" in body) throw unprocessable("alpha4 must not be given: the last share is computed as 1 minus the given alphas");
+        const extraModel = Object.keys(body).find((k) => /^modelId([5-9]|\d{2,})$/.test(k));
+        if (extraModel) throw unprocessable(`${extraModel}: at most four models can be blended`);
       },
     },
     async (request, reply) => {

@@ -10,3 +10,8 @@ export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository, type RunningJobRef } from "./running-jobs.ts";
 export { SeparationJobRunRepository, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
 export { HealthRepository } from "./health.ts";
+export {
+  VoiceBlendJobRunRepository,
+  type RunnableVoiceBlend,
+  type VoiceBlendOutput,
+} from "./voice-blend-job-runs.ts";

@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import * as ort from "onnxruntime-node";
+import { loadConfig } from "@mixdown/config";
+import { makeSyntheticVoice, syntheticInputs } from "@mixdown/onnx-blend/testing";
+import { createStorage, type ObjectStorage } from "@mixdown/storage";
+import { getJson, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+
+const meta = { "mixdown.architecture": "rvc" };
+
+async function runModel(bytes: Uint8Array): Promise<Float32Array> {
+  const session = await ort.InferenceSession.create(bytes);
+  try {
+    const feeds = Object.fromEntries(
+      Object.entries(syntheticInputs(16)).map(([name, { data, dims }]) => [name, new ort.Tensor(data instanceof BigInt64Array ? "int64" : "float32", data, dims)]),
+    );
+    return (await session.run(feeds)).audio!.data as Float32Array;
+  } finally {
+    await session.release();
+  }
+}
+
+describe("voice blend jobs through the API and the worker", () => {
+  let d: Deployment;
+  let storage: ObjectStorage;
+  let callerId: number;
+  let dir: string;
+
+  /** A ready RVC voice model row whose file is in storage, as an upload would leave it. */
+  async function addModel(title: string, bytes: Uint8Array, owner: "me" | "public") {
+    const row = await d.prisma.voiceModel.create({
+      data: { title, architecture: "rvc", sampleRate: 40000, ownerId: owner === "me" ? callerId : null, metadata: { f0: true, indexKey: "voice-models/x/added.index" } },
+    });
+    const key = `voice-models/${row.id}/model.onnx`;
+    const path = join(dir, `${row.id}.onnx`);
+    await import("node:fs/promises").then((fs) => fs.writeFile(path, bytes));
+    await storage.putFile(key, path);
+    await d.prisma.voiceModel.update({ where: { id: row.id }, data: { fileKey: key } });
+    return row.id;
+  }
+
+  const blend = (body: object) =>
+    fetch(`${d.baseUrl}/api/kits/v1/voice-blender`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  before(async () => {
+    d = await startDeployment({ WORKER_QUEUES: "voice-blend" });
+    storage = createStorage(loadConfig(d.env));
+    callerId = (await d.prisma.apiKey.findFirstOrThrow({ where: { name: "e2e" } })).callerId;
+    dir = await mkdtemp(join(tmpdir(), "voice-blend-e2e-"));
+  });
+  after(async () => {
+    await storage?.close();
+    await d?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("blends a public and a private RVC model 50/50: job success, output model ready, its file loads and runs in onnxruntime-node", async () => {
+    const a = makeSyntheticVoice({ seed: 11, speakers: 109, metadata: meta });
+    const b = makeSyntheticVoice({ seed: 12, speakers: 1, metadata: meta });
+    const publicId = await addModel("Catalogue Alto", a, "public");
+    const mineId = await addModel("My Tenor", b, "me");
+
+    const res = await blend({ modelId1: publicId, modelId2: mineId, alpha: 0.5 });
+    assert.equal(res.status, 201, await res.clone().text());
+    const created = (await res.json()) as any;
+    assert.equal(created.status, "running");
+    assert.equal(created.alpha2, 0.5);
+    const pending = await getJson(d, `voice-models/${created.outputModelId}`);
+    assert.equal(pending.usable, false);
+
+    const done = await waitForEnd(d, `voice-blender/${created.id}`, 30_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    assert.match(done.jobEndTime, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} \+00:00$/);
+    const model = await getJson(d, `voice-models/${created.outputModelId}`);
+    assert.equal(model.state, "ready");
+    assert.equal(model.usable, true);
+    assert.equal(model.architecture, "rvc");
+    assert.equal(model.sampleRate, 40000);
+    assert.equal(model.title, "Blend of Catalogue Alto and My Tenor");
+
+    const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: created.outputModelId } });
+    assert.equal(row.fileKey, `voice-models/${created.outputModelId}/model.onnx`);
+    assert.equal(row.ownerId, callerId);
+    const metadata = row.metadata as Record<string, any>;
+    assert.equal(metadata.f0, true, "model 1's parameters carry over");
+    assert.equal(metadata.indexKey, undefined, "model 1's own files do not");
+    assert.deepEqual(metadata.blend.modelIds, [publicId, mineId]);
+    assert.deepEqual(metadata.blend.truncated, [{ name: "emb_g.weight", rows: 1 }]);
+
+    const local = join(dir, "blended.onnx");
+    await storage.downloadToFile(row.fileKey!, local);
+    const blended = await readFile(local);
+    const [ya, yb, ym] = [await runModel(a), await runModel(b), await runModel(blended)];
+    assert.equal(ym.length, ya.length);
+    assert.ok(ym.every(Number.isFinite));
+    assert.notDeepEqual(ym, ya);
+    assert.notDeepEqual(ym, yb);
+  });
+
+  it("alpha 1 stores a bit-exact copy of the first model", async () => {
+    const a = makeSyntheticVoice({ seed: 21, metadata: meta });
+    const first = await addModel("First", a, "me");
+    const second = await addModel("Second", makeSyntheticVoice({ seed: 22, metadata: meta }), "public");
+    const created: any = await (await blend({ modelId1: first, modelId2: second, alpha: 1, title: "Copy" })).json();
+    const done = await waitForEnd(d, `voice-blender/${created.id}`, 30_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    const local = join(dir, "copy.onnx");
+    await storage.downloadToFile(`voice-models/${created.outputModelId}/model.onnx`, local);
+    assert.ok((await readFile(local)).equals(Buffer.from(a)));
+  });
+
+  it("models whose weights do not match end the job as error with the reason, and the output model failed", async () => {
+    const good = await addModel("Good", makeSyntheticVoice({ seed: 31, metadata: meta }), "me");
+    const odd = await addModel("Odd", makeSyntheticVoice({ seed: 32, metadata: meta, reshape: { name: "enc_p.emb_phone.weight", dims: [256, 192] } }), "me");
+    const created: any = await (await blend({ modelId1: good, modelId2: odd, alpha: 0.4 })).json();
+    const done = await waitForEnd(d, `voice-blender/${created.id}`, 30_000);
+    assert.equal(done.status, "error");
+    assert.match(done.errorMessage, new RegExp(`cannot be blended: enc_p\\.emb_phone\\.weight has shape \\[256, 192\\] in voice model ${odd} but \\[768, 192\\] in voice model ${good}`));
+    assert.ok(done.jobEndTime);
+    const model = await getJson(d, `voice-models/${created.outputModelId}`);
+    assert.equal(model.state, "failed");
+    assert.equal(model.usable, false);
+    assert.equal(await storage.exists(`voice-models/${created.outputModelId}/model.onnx`), false);
+  });
+});
