@@ -60,14 +60,17 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     return shuttingDown;
   };
   let forced = false;
+  let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (shuttingDown) {
-      if (forced) return;
+      // A terminal's Ctrl-C reaches us directly and again through pnpm; only a later one means "hurry".
+      if (forced || Date.now() - firstSignalAt < 2_000) return;
       forced = true;
       process.stdout.write(`${signal} again: killing everything now.\n`);
       for (const { child } of services.children) child.kill("SIGKILL");
       return;
     }
+    firstSignalAt = Date.now();
     void shutdown(0).then((code) => process.exit(code));
   };
   process.on("SIGINT", onSignal);
