@@ -61,8 +61,8 @@ def separate(run, spec, mix, n_out, overlap=0.5, batch=4):
     trim = spec.n_fft // 2
     gen = spec.chunk - 2 * trim
     step = max(1, int(gen * (1 - overlap)))
-    # pad so that every output sample is covered by the trimmed region
-    total = N + 2 * trim
+    # chunks start every `step` samples; the trimmed centre (gen samples) of
+    # each chunk is Hann-weighted and overlap-added, then normalised.
     nchunks = max(1, math.ceil((N - gen) / step) + 1) if N > gen else 1
     padded_len = (nchunks - 1) * step + spec.chunk
     mp = torch.zeros(2, padded_len)
@@ -81,10 +81,14 @@ def separate(run, spec, mix, n_out, overlap=0.5, batch=4):
                 Y = Y[:, None]
             y = spec.istft(Y, length=spec.chunk)  # [B, S, 2, chunk]
             for k, s in enumerate(ss):
-                out[:, :, s + trim: s + trim + gen] += y[k, :, :, trim: trim + gen] * w
-                wsum[s + trim: s + trim + gen] += w
+                wk = w.clone()
+                if b0 + k == 0:  # first chunk: flat left half (signal start)
+                    wk[: gen // 2] = 1.0
+                if b0 + k == nchunks - 1:  # last chunk: flat right half
+                    wk[gen // 2:] = 1.0
+                out[:, :, s + trim: s + trim + gen] += y[k, :, :, trim: trim + gen] * wk
+                wsum[s + trim: s + trim + gen] += wk
     out = out / wsum.clamp_min(1e-8)
-    _ = total
     return out[:, :, trim: trim + N]
 
 
@@ -143,6 +147,11 @@ class MaskNet(nn.Module):
             self.up.append(nn.ConvTranspose2d(rc[i], rc[i - 1], (s, 1), (s, 1)))
             self.dec.append(ConvBN(rc[i - 1], rc[i - 1], (3, 3)))
         self.head = nn.ConvTranspose2d(chans[0], 2 * n_stems, (fstrides[0], 1), (fstrides[0], 1))
+        # complex correction of the masks (re/im for L and R per stem),
+        # zero-initialised so training starts from a pure real-mask model
+        self.chead = nn.ConvTranspose2d(chans[0], 4 * n_stems, (fstrides[0], 1), (fstrides[0], 1))
+        nn.init.zeros_(self.chead.weight)
+        nn.init.zeros_(self.chead.bias)
 
     def forward(self, x):
         # x: [B, 4, F, T] = L.re L.im R.re R.im
@@ -164,15 +173,27 @@ class MaskNet(nn.Module):
         for i, (u, d) in enumerate(zip(self.up, self.dec)):
             h = u(h) + skips[-2 - i]
             h = d(h)
-        m = self.head(h)  # [B, 2*S, F, T]
-        if self.n_stems == 1:
-            m = torch.sigmoid(m)  # [B,2,F,T] : mask L, mask R
-            mm = torch.repeat_interleave(m, 2, dim=1)  # L,L,R,R
-            return x * mm
-        m = m.reshape(B, self.n_stems, 2, Fq, T)
-        m = torch.softmax(m, dim=1)
-        mm = torch.repeat_interleave(m, 2, dim=2)  # [B,S,4,F,T]
-        return x[:, None] * mm
+        m = self.head(h)  # [B, 2*S, F, T] real mask logits (L, R per stem)
+        c = torch.tanh(self.chead(h))  # [B, 4*S, F, T] complex corrections
+        S = self.n_stems
+        m = m.reshape(B, S, 2, Fq, T)
+        c = c.reshape(B, S, 4, Fq, T)
+        if S == 1:
+            p = torch.sigmoid(m)
+        else:
+            p = torch.softmax(m, dim=1)
+            c = c - c.mean(dim=1, keepdim=True)  # keep sum of stems == mixture
+        # complex mask per stem and channel: (p + c_re) + i c_im
+        mr = torch.stack([p[:, :, 0] + c[:, :, 0], p[:, :, 1] + c[:, :, 2]], 2)  # [B,S,2,F,T]
+        mi = torch.stack([c[:, :, 1], c[:, :, 3]], 2)
+        xr = x[:, None, 0::2]  # [B,1,2,F,T] (L.re, R.re)
+        xi = x[:, None, 1::2]
+        yr = xr * mr - xi * mi
+        yi = xr * mi + xi * mr
+        y = torch.stack([yr, yi], 3).reshape(B, S, 4, Fq, T)  # L.re L.im R.re R.im
+        if S == 1:
+            return y[:, 0]
+        return y
 
 
 def count_params(m):

@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Write models/MODEL_CARD.md from the build's artefacts (eval JSONs,
+checkpoints, dataset metadata, ONNX files)."""
+import argparse
+import json
+import os
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(p):
+    with open(p) as f:
+        return json.load(f)
+
+
+def meta_stats(path):
+    voices, n, secs = set(), 0, 0.0
+    for line in open(path):
+        m = json.loads(line)
+        voices |= set(m["voices"])
+        n += 1
+        secs += m["seconds"]
+    return n, secs, voices
+
+
+def fmt(d):
+    return ", ".join("%s %.2f" % (k, v) for k, v in d.items())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="/tmp/mixdown-data")
+    ap.add_argument("--work", default="/tmp/mixdown-train")
+    ap.add_argument("--models", default=os.path.join(HERE, ".."))
+    ap.add_argument("--notes", default="")
+    a = ap.parse_args()
+    ntr, str_, vtr = meta_stats(os.path.join(a.data, "train/meta.jsonl"))
+    nva, sva, vva = meta_stats(os.path.join(a.data, "valid/meta.jsonl"))
+    ev = {n: load(os.path.join(a.work, "eval_%s.json" % n)) for n in ("vocals", "stems")}
+    ck = {n: torch.load(os.path.join(a.work, "%s.pt" % n)) for n in ("vocals", "stems")}
+    p1 = os.path.join(a.work, "stems_phase1.pt")
+    ph1 = torch.load(p1) if os.path.exists(p1) else {"step": 0, "minutes": 0.0}
+    st_steps = ph1["step"] + ck["stems"]["step"]
+    st_min = ph1["minutes"] + ck["stems"]["minutes"]
+    man = {n: load(os.path.join(a.models, n + ".json")) for n in ("vocals", "stems")}
+    size = {n: os.path.getsize(os.path.join(a.models, n + ".onnx")) for n in ("vocals", "stems")}
+    cfg = ck["stems"]["cfg"]
+    ve, se = ev["vocals"], ev["stems"]
+    L = []
+    w = L.append
+    w("# Mixdown default separation models: `vocals` and `stems`\n")
+    w("Small MDX-Net-signature mask networks trained from scratch on this machine on fully synthetic "
+      "music made from Debian packages (no pretrained weights, no downloaded audio). "
+      "Reproduce with `bash models/recipe/build.sh` (see `models/recipe/README.md`).\n")
+    w("| model | file | size | params | stems | training |")
+    w("|---|---|---|---|---|---|")
+    w("| vocals | `vocals.onnx` | %.1f MB | %d | vocals (+ backing = mixture - vocals) | %d steps / %.1f min fine-tuning, initialised from the stems net |" % (
+        size["vocals"] / 1e6, ck["vocals"]["params"], ck["vocals"]["step"], ck["vocals"]["minutes"]))
+    w("| stems | `stems.onnx` | %.1f MB | %d | vocals, drums, bass, other | %d steps / %.1f min (%d + %d steps in two cosine cycles of %.1f + %.1f min) |" % (
+        size["stems"] / 1e6, ck["stems"]["params"], st_steps, st_min, ph1["step"], ck["stems"]["step"], ph1["minutes"], ck["stems"]["minutes"]))
+    w("\nTraining ran on 2 shared CPU cores (torch 1.13 CPU, `torch.set_num_threads(2)`).\n")
+    w("## Held-out validation (median SDR over %d clips of %.0f s)\n" % (nva, sva / nva))
+    w("SDR per clip = 10 log10(sum s^2 / sum (s - s_hat)^2) over the whole clip, stereo, computed by "
+      "`models/recipe/evaluate.py` with the engine's convention: torch.stft-style STFT (n_fft %d, hop %d, "
+      "periodic Hann, center=True), chunks of hop*(dim_t-1) samples, output bins >= dim_f and bins 0..2 zeroed, "
+      "n_fft/2 trimmed per chunk side, Hann-weighted overlap-add with 50%% overlap. `backing` = mixture - vocals.\n"
+      % (cfg["n_fft"], cfg["hop"]))
+    b = ve["baseline"]
+    w("| stem | vocals model | stems model | baseline |")
+    w("|---|---|---|---|")
+    w("| vocals | %.2f dB | %.2f dB | %.2f dB (centre channel (L+R)/2) |" % (ve["median"]["vocals"], se["median"]["vocals"], b["vocals"]))
+    w("| backing | %.2f dB | %.2f dB | %.2f dB (mixture - centre channel) |" % (ve["median"]["backing"], se["median"]["backing"], b["backing"]))
+    for s in ("drums", "bass", "other"):
+        w("| %s | - | %.2f dB | %.2f dB (mixture as estimate) |" % (s, se["median"][s], b[s + "(mixture)"]))
+    w("| 4-stem mean | - | %.2f dB | |" % se["median"]["mean4"])
+    w("\nPython/torch throughput during evaluation (incl. STFT/iSTFT, 50%% overlap, 2 threads): vocals %.0fx, stems %.0fx realtime.\n"
+      % (ve["realtime_torch"], se["realtime_torch"]))
+    if a.notes:
+        w(a.notes + "\n")
+    w("## ONNX interface (MDX-Net convention)\n")
+    w("- input `input`: float32 `[batch, 4, %d, %d]` = [L.re, L.im, R.re, R.im] of the first dim_f bins of the STFT of a chunk of %d samples (dynamic batch, fixed dim_t)." % (cfg["dim_f"], cfg["dim_t"], cfg["hop"] * (cfg["dim_t"] - 1)))
+    w("- `vocals.onnx` output `output`: float32 `[batch, 4, %d, %d]` = complex spectrogram of the vocals (mask applied inside the graph)." % (cfg["dim_f"], cfg["dim_t"]))
+    w("- `stems.onnx` output `output`: float32 `[batch, 4, 4, %d, %d]`, stems in manifest order vocals, drums, bass, other (the four estimates sum to the input)." % (cfg["dim_f"], cfg["dim_t"]))
+    w("- ONNX opset 17, exported with `torch.onnx.export`.\n")
+    w("Manifests:\n")
+    for n in ("vocals", "stems"):
+        w("```json\n%s\n```" % json.dumps(man[n], indent=2))
+    w("\n## Architecture\n")
+    w("Input features: |L|, |R|, |L+R|/2, |L-R|/2 of the given bins, compressed with ^0.3. "
+      "Encoder: 4 Conv2d+BN+ReLU stages (channels 24, 40, 56, 80) striding only along frequency "
+      "(x4, x2, x2, x2: %d -> %d bins). Bottleneck: (channels x bins) flattened to 1x1 Conv1d -> 256 channels, "
+      "10 residual dilated temporal Conv1d blocks (kernel 3, dilations 1..32, twice; receptive field ~3.6 s each side "
+      "across the stack), projected back. Decoder: ConvTranspose2d upsampling with additive skips and 3x3 Conv2d+BN+ReLU; "
+      "two heads: per-channel (L/R) real mask logits for 4 stems (softmax over stems) and a tanh-bounded complex correction "
+      "(re/im per channel and stem, zero-mean across stems, zero-initialised); complex mask = softmax + correction, "
+      "output = complex mask x complex input, so the four stem estimates always sum exactly to the input. "
+      "The `vocals` network has the same architecture and keeps the 4-way softmax internally but only outputs the vocals estimate.\n"
+      % (cfg["dim_f"], cfg["dim_f"] // 32))
+    w("Loss: negative SDR on the complex spectrogram (over the given bins) per stem, with a mixture-energy floor "
+      "(1e-3 x mixture energy) so silent targets do not dominate; stems net: mean over 4 stems + 0.5 x vocals + 0.25 x backing; "
+      "vocals net: vocals + backing + 0.2 x mean(drums, bass, other). AdamW, lr 1e-3 (vocals fine-tune 4e-4), "
+      "cosine decay over a wall-clock budget, batch 6 x 128 frames (2.95 s).\n")
+    w("Augmentation: 70% of training examples remix stems drawn from different random clips and offsets "
+      "(30% keep a coherent clip); per-stem random gain (vocals +-5 dB, others -9..+4 dB), random L/R swap, 4% dropped stems, "
+      "25% random vocal re-pan, 10% mono, random overall gain -12..+6 dB.\n")
+    w("## Data\n")
+    w("All audio synthesised by `models/recipe/make_dataset.py` (44.1 kHz stereo, 16-bit):\n")
+    w("- train: %d clips x %.0f s (%.1f min of mixtures), %d distinct voices; valid: %d clips x %.0f s, %d distinct voices; "
+      "no voice in common (held-out espeak-ng languages x held-out variants, held-out flite voices), disjoint seeds (1e6+i vs 9e6+i)."
+      % (ntr, str_ / ntr, str_ / 60, len(vtr), nva, sva / nva, len(vva)))
+    w("- vocals: espeak-ng (~90 languages x ~80 voice variants; MBROLA voices not used) and flite (train: kal, kal16, rms, awb_time; "
+      "valid: slt, awb) speaking random pseudo-words, random speed (90-220 wpm), base pitch, SSML pitch range, then sox "
+      "`pitch` (+-5 semitones) and a sequence of random `bend`s (held notes of 0.12-0.5 s jumping by up to 7 semitones), "
+      "optional `tempo`, synthetic stereo reverb (decaying noise IRs, RT60 0.2-1.8 s) and 35% off-centre panning.")
+    w("- drums, bass, other: MIDI written by the recipe's own SMF writer, rendered with fluidsynth + FluidR3_GM.sf2: "
+      "random tempo 70-170 bpm, 16-step drum patterns on channel 10 (random GM drum kits), bass lines (root/eighths/walking/"
+      "syncopated, GM bass programs), 1-3 parts of chords/melody/arpeggios in random keys/modes with random GM programs "
+      "(no voice-like programs) and random pans; reverb/chorus on in 50%.")
+    w("- mix: stems normalised then random relative gains, 12% mono mixes, random peak level; mixture = exact sum of the stems.\n")
+    w("Validation voices: %s\n" % ", ".join(sorted(vva)))
+    w("## Limitations\n")
+    w("Trained only on synthetic speech-like vocals and General MIDI instruments; expect much lower quality on real "
+      "recordings than the synthetic validation numbers suggest. Only bins below %.0f Hz are modelled "
+      "(dim_f %d of n_fft %d): the vocals estimate has no content above that, so it ends up in `backing`; "
+      "multi-stem estimates lose it (hi-hats/cymbals partly)." % (cfg["dim_f"] * 44100 / cfg["n_fft"], cfg["dim_f"], cfg["n_fft"]))
+    w("\n## Reproduce\n")
+    w("```bash\n# Debian 12: apt-get install -y python3-torch python3-onnx libopenblas0-pthread python3-numpy python3-scipy \\\n"
+      "#   espeak-ng flite sox fluidsynth fluid-soundfont-gm\n"
+      "bash models/recipe/build.sh   # ~80 min on 2 cores; env STEMS_MIN / VOCALS_MIN / NTRAIN / DATA / WORK\n```\n")
+    w("Individual steps are listed in `models/recipe/README.md`. Results vary slightly run to run "
+      "(time-budgeted training on a shared machine; data is seed-deterministic).")
+    with open(os.path.join(a.models, "MODEL_CARD.md"), "w") as f:
+        f.write("\n".join(L) + "\n")
+    print("\n".join(L))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""Train a Mixdown MDX-signature mask network on a dataset made by
+make_dataset.py, with random cross-clip remixing augmentation.
+
+  --mode stems   4 stems (vocals, drums, bass, other), softmax masks
+  --mode vocals  vocals / backing (fine-tuned from a stems checkpoint via
+                 --init; the vocals net keeps the 4-way softmax internally
+                 and outputs only the vocals spectrogram)
+
+Training is time-budgeted (--minutes) with a cosine LR schedule over the
+budget; checkpoints + ONNX exports are written every --export-every minutes.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+from scipy.io import wavfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mdxlite import MaskNet, Spec, count_params  # noqa: E402
+import export_onnx  # noqa: E402
+import evaluate  # noqa: E402
+
+STEMS = ["vocals", "drums", "bass", "other"]
+
+
+def load_set(root):
+    clips = []
+    for d in sorted(glob.glob(os.path.join(root, "[0-9]*"))):
+        st = []
+        for s in STEMS:
+            _, x = wavfile.read(os.path.join(d, s + ".wav"))
+            st.append(x.T.copy())  # [2, N] int16
+        n = min(a.shape[1] for a in st)
+        clips.append(np.stack([a[:, :n] for a in st]))  # [4, 2, N]
+    return clips
+
+
+class Sampler:
+    def __init__(self, clips, seg, seed):
+        self.clips, self.seg = clips, seg
+        self.rng = np.random.default_rng(seed)
+
+    def piece(self, ci, stem, off=None):
+        c = self.clips[ci]
+        n = c.shape[2]
+        if off is None:
+            off = self.rng.integers(0, max(1, n - self.seg))
+        x = c[stem, :, off: off + self.seg].astype(np.float32) / 32768.0
+        if x.shape[1] < self.seg:
+            x = np.pad(x, ((0, 0), (0, self.seg - x.shape[1])))
+        return x
+
+    def example(self):
+        r = self.rng
+        nc = len(self.clips)
+        stems = np.zeros((4, 2, self.seg), np.float32)
+        if r.random() < 0.3:
+            ci = r.integers(nc)
+            off = r.integers(0, max(1, self.clips[ci].shape[2] - self.seg))
+            for s in range(4):
+                stems[s] = self.piece(ci, s, off)
+        else:
+            for s in range(4):
+                stems[s] = self.piece(r.integers(nc), s)
+        for s in range(4):
+            e = np.sqrt(np.mean(stems[s] ** 2)) + 1e-5
+            lo, hi = (-5, 5) if s == 0 else (-9, 4)
+            stems[s] *= (0.08 / e) * 10 ** (r.uniform(lo, hi) / 20) if e > 3e-4 else 1.0
+            if r.random() < 0.5:
+                stems[s] = stems[s][::-1]
+            if s > 0 and r.random() < 0.04:
+                stems[s] = 0
+        if r.random() < 0.04:
+            stems[0] = 0
+        if r.random() < 0.25:  # re-pan vocals
+            p = r.uniform(-0.7, 0.7)
+            a = (p + 1) * math.pi / 4
+            stems[0] = stems[0] * (np.array([math.cos(a), math.sin(a)], np.float32)[:, None] * math.sqrt(2))
+        if r.random() < 0.1:
+            stems[:] = stems.mean(1, keepdims=True)
+        stems *= 10 ** (r.uniform(-12, 6) / 20)
+        return stems
+
+    def batch(self, b):
+        return torch.from_numpy(np.stack([self.example() for _ in range(b)]))  # [B,4,2,N]
+
+
+def sdr_loss(est, ref, eps):
+    """est/ref [B, K, 4, F, T]; eps [B,1]; returns mean negative SDR (dB)"""
+    err = ((est - ref) ** 2).sum(dim=(2, 3, 4))
+    tgt = (ref ** 2).sum(dim=(2, 3, 4))
+    return (10 * torch.log10(err + eps) - 10 * torch.log10(tgt + eps)).mean(0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["stems", "vocals"], required=True)
+    ap.add_argument("--data", default="/tmp/mixdown-data/train")
+    ap.add_argument("--valid", default="/tmp/mixdown-data/valid")
+    ap.add_argument("--workdir", default="/tmp/mixdown-train")
+    ap.add_argument("--models-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--init", default=None)
+    ap.add_argument("--minutes", type=float, default=35)
+    ap.add_argument("--export-every", type=float, default=10)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch", type=int, default=6)
+    ap.add_argument("--train-frames", type=int, default=128)
+    ap.add_argument("--n-fft", type=int, default=4096)
+    ap.add_argument("--dim-f", type=int, default=1024)
+    ap.add_argument("--dim-t", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    os.makedirs(a.workdir, exist_ok=True)
+    hop = 1024
+    spec = Spec(a.n_fft, hop, a.dim_f, a.train_frames)
+    seg = hop * (a.train_frames - 1)
+    print("loading", a.data, flush=True)
+    clips = load_set(a.data)
+    print("clips", len(clips), flush=True)
+    sampler = Sampler(clips, seg, a.seed + 17)
+    net = MaskNet(a.dim_f, 4)
+    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=4)
+    if a.init:
+        ck = torch.load(a.init)
+        missing, unexpected = net.load_state_dict(ck["model"], strict=False)
+        print("init missing", missing, "unexpected", unexpected, flush=True)
+        print("init from", a.init, flush=True)
+    nparam = count_params(net)
+    print("params", nparam, flush=True)
+    opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-5)
+    budget = a.minutes * 60
+    t0 = time.time()
+    last_export = t0
+    step = 0
+    hist = []
+    nexp = 0
+
+    def save_and_export(final=False):
+        nonlocal nexp
+        nexp += 1
+        ck = dict(model=net.state_dict(), cfg=cfg, mode=a.mode, step=step,
+                  minutes=(time.time() - t0) / 60, params=nparam)
+        path = os.path.join(a.workdir, "%s.pt" % a.mode)
+        torch.save(ck, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        net.eval()
+        names = ["stems", "vocals"] if a.mode == "stems" else ["vocals"]
+        for nm in names:
+            export_onnx.export(net, cfg, nm, a.models_dir)
+        # quick held-out check on a subset (full evaluation runs separately)
+        if os.path.isdir(a.valid) and not final:  # final full evaluation: evaluate.py
+            res = evaluate.evaluate(net, cfg, a.valid, limit=10, name=a.mode)
+            print("VALID(10 clips) step %d min %.1f %s" % (step, (time.time() - t0) / 60, json.dumps(res["median"])), flush=True)
+            with open(os.path.join(a.workdir, "%s_valid.json" % a.mode), "w") as f:
+                json.dump(dict(res, step=step, minutes=(time.time() - t0) / 60), f, indent=1)
+        net.train()
+
+    net.train()
+    while True:
+        el = time.time() - t0
+        if el > budget:
+            break
+        frac = el / budget
+        lr = a.lr * (min(1.0, (step + 1) / 50)) * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac)))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        st = sampler.batch(a.batch)  # [B,4,2,N]
+        mix = st.sum(1)
+        with torch.no_grad():
+            X = spec.stft(mix)  # [B,4,F,T]
+            Y = spec.stft(st)  # [B,4,4,F,T]
+        est = net(X)  # [B,4,4,F,T]
+        eps = 1e-3 * (X ** 2).sum(dim=(1, 2, 3))[:, None] + 1e-8
+        l_st = sdr_loss(est, Y, eps)  # per stem
+        back_e = est[:, 1:].sum(1, keepdim=True)
+        back_r = Y[:, 1:].sum(1, keepdim=True)
+        l_bk = sdr_loss(back_e, back_r, eps)[0]
+        if a.mode == "stems":
+            loss = l_st.mean() + 0.5 * l_st[0] + 0.25 * l_bk
+        else:
+            loss = l_st[0] + l_bk + 0.2 * l_st[1:].mean()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+        opt.step()
+        step += 1
+        hist.append([-l_st.detach().numpy(), -float(l_bk)])
+        if step % 25 == 0:
+            v = np.mean([h[0] for h in hist[-25:]], 0)
+            b = np.mean([h[1] for h in hist[-25:]])
+            print("step %d min %.1f lr %.2e trainSDR v %.2f d %.2f b %.2f o %.2f back %.2f" %
+                  (step, (time.time() - t0) / 60, lr, v[0], v[1], v[2], v[3], b), flush=True)
+        if time.time() - last_export > a.export_every * 60:
+            save_and_export()
+            last_export = time.time()
+    save_and_export(final=True)
+    print("DONE %s steps %d minutes %.1f" % (a.mode, step, (time.time() - t0) / 60), flush=True)
+
+
+if __name__ == "__main__":
+    main()
