@@ -5,6 +5,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { SeparationService } from "./separations/separation-service.ts";
 import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import type { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
+import type { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
 import type { VoiceModelService } from "./voice-models/voice-model-service.ts";
 
 export const API_PREFIX = "/api/kits/v1";
@@ -20,4 +21,5 @@ export interface AppContext {
   conversions: VoiceConversionService;
   blends: VoiceBlendService;
   models: VoiceModelService;
+  modelImports: VoiceModelImportService;
 }

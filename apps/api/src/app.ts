@@ -10,6 +10,7 @@ import {
   SeparationJobRepository,
   VoiceBlendJobRepository,
   VoiceConversionJobRepository,
+  VoiceModelImportRepository,
   VoiceModelRepository,
   type PrismaClient,
 } from "@mixdown/db";
@@ -35,6 +36,7 @@ import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
 import { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
 import { voiceModelRoutes } from "./voice-models/routes.ts";
+import { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
 import { VoiceModelService } from "./voice-models/voice-model-service.ts";
 
 /** Connections and knobs a caller may supply; whatever is missing is created from `config` and closed with the app. */
@@ -99,6 +101,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     }),
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
+    modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
   };
   app.decorate("ctx", ctx);
 

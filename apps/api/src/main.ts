@@ -2,6 +2,7 @@ import { loadConfig } from "@mixdown/config";
 import { applyMigrations, RunningJobRepository } from "@mixdown/db";
 import { startReconciler } from "@mixdown/queue";
 import { buildApp } from "./app.ts";
+import { registerDefaultVoices } from "./voice-models/default-voices.ts";
 
 /** The API process: migrate (AUTO_MIGRATE), listen on PORT, reconcile queue entries, stop cleanly on SIGTERM. */
 async function main(): Promise<void> {
@@ -9,6 +10,7 @@ async function main(): Promise<void> {
   if (config.AUTO_MIGRATE) await applyMigrations(config.DATABASE_URL);
   const app = await buildApp(config);
   const { ctx } = app;
+  await registerDefaultVoices(ctx.prisma, config.MODELS_DIR).catch((err: Error) => app.log.warn({ err: err.message }, "could not register the default voices"));
   const reconciler = startReconciler(
     {
       queues: ctx.queues,

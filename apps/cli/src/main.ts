@@ -2,6 +2,7 @@ import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
 import { keysCommand, keysUsage } from "./commands/keys.ts";
 import { migrateCommand } from "./commands/migrate.ts";
+import { voicesUsage } from "./commands/voices.ts";
 
 const usage = `Mixdown command line. Run from the repository root as: pnpm mixdown <command>
 
@@ -10,6 +11,7 @@ pnpm mixdown up [--no-worker]   run the whole service locally (embedded PostgreS
 pnpm mixdown migrate            apply the committed database migrations
 ${keysUsage}
 pnpm mixdown separate …         separate a local audio file (see: pnpm mixdown separate --help)
+${voicesUsage}
 
 Commands that need the database use DATABASE_URL, else the local stack of \`mixdown up\`.`;
 
@@ -22,6 +24,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return migrateCommand(env);
     case "keys":
       return keysCommand(rest, env);
+    case "voices":
+      return (await import("./commands/voices.ts")).voicesCommand(rest, env);
     case "separate":
       return (await import("./commands/separate.ts")).separateCommand(rest);
     case undefined:

@@ -9,6 +9,7 @@ import {
   RunningJobRepository,
   SeparationJobRunRepository,
   VoiceBlendJobRunRepository,
+  VoiceConversionJobRunRepository,
   type PrismaClient,
 } from "@mixdown/db";
 import { QueueName, startReconciler, JobQueues, type QueueName as QueueNameType } from "@mixdown/queue";
@@ -16,6 +17,9 @@ import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { processSeparationJob } from "./jobs/separation.ts";
 import { processVoiceBlendJob } from "./jobs/voice-blend.ts";
 import { SeparationPool } from "./separation-pool.ts";
+import { processVoiceConversionJob } from "./jobs/voice-conversion.ts";
+import { VoiceConversionPool } from "./voice-conversion-pool.ts";
+import { registerDefaultVoices } from "./voice-catalogue.ts";
 
 export interface WorkerApp {
   /** Queues this process serves. */
@@ -52,7 +56,7 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
   const tmpDir = resolve(config.TMP_DIR || tmpdir());
   const modelsDir = resolve(config.MODELS_DIR);
 
-  const pools: SeparationPool[] = [];
+  const pools: Array<Pick<SeparationPool, "close"> & Partial<Pick<SeparationPool, "ready">>> = [];
   const handlers: Partial<Record<QueueNameType, Handler>> = {};
   const handlerFactories: Record<string, () => Handler> = {
     [QueueName.separation]: () => {
@@ -76,6 +80,26 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
       };
       return (job: Job) => processSeparationJob(job, deps);
     },
+    [QueueName.voiceConversion]: () => {
+      const pool = new VoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
+        contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
+        intraOpThreads: config.ORT_INTRA_OP_THREADS,
+        interOpThreads: config.ORT_INTER_OP_THREADS,
+        cachedModels: config.VOICE_MODEL_CACHE_SIZE,
+      });
+      pools.push(pool);
+      const deps = {
+        runs: new VoiceConversionJobRunRepository(prisma),
+        storage,
+        pool,
+        tmpDir,
+        modelsDir,
+        losslessFormat: config.LOSSLESS_FORMAT,
+        lossyBitrateKbps: config.LOSSY_BITRATE_KBPS,
+        logger,
+      };
+      return (job: Job) => processVoiceConversionJob(job, deps);
+    },
     [QueueName.voiceBlend]: () => {
       const deps = { runs: new VoiceBlendJobRunRepository(prisma), storage, modelsDir, tmpDir, logger };
       return (job: Job) => processVoiceBlendJob(job, deps);
@@ -83,7 +107,8 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
   };
   const queues = selectQueues(config.WORKER_QUEUES, Object.keys(handlerFactories));
   for (const q of queues) handlers[q] = handlerFactories[q]!();
-  await Promise.all(pools.map((p) => p.ready()));
+  await Promise.all(pools.map((p) => p.ready?.()));
+  await registerDefaultVoices(prisma, modelsDir).catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
 
   const running = new RunningJobRepository(prisma);
   const concurrency: Record<QueueNameType, number> = {

@@ -50,7 +50,7 @@ export const EnvSchema = z
 
     // Worker
     /** Queues this worker serves, comma-separated; a GPU node can take only the heavy ones. */
-    WORKER_QUEUES: z.string().default("separation,voice-blend"),
+    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend"),
     WORKER_CONCURRENCY_SEPARATION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_CONVERSION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_BLEND: int(1).default(2),
@@ -64,6 +64,12 @@ export const EnvSchema = z
     SEPARATION_MODEL_VOCALS: z.string().default("vocals"),
     SEPARATION_MODEL_STEMS: z.string().default("stems"),
     MODELS_DIR: z.string().default("./models"),
+    /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
+    VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),
+    /** Voice models each conversion thread keeps loaded between jobs. */
+    VOICE_MODEL_CACHE_SIZE: int(1).default(4),
+    /** Largest voice model file POST /voice-models accepts, in bytes. */
+    MAX_VOICE_MODEL_UPLOAD_BYTES: int(1).default(200 * MB),
     ORT_EXECUTION_PROVIDER: z.enum(["cpu", "cuda"]).default("cpu"),
     ORT_INTRA_OP_THREADS: int(0).default(0),
     ORT_INTER_OP_THREADS: int(0).default(1),

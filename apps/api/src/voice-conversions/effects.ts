@@ -1,104 +1,15 @@
+import { EffectChainError, parseEffectChain as parseChain, POST_EFFECTS, PRE_EFFECTS, type EffectChain } from "@mixdown/voice/effects-schema";
 import { unprocessable } from "../http/errors.ts";
 
-/** A numeric effect parameter: its range and default. */
-interface Param {
-  min: number;
-  max: number;
-  default: number;
-}
+// One catalogue for validation here and the ffmpeg filters in the worker (@mixdown/voice).
+export { POST_EFFECTS, PRE_EFFECTS, type EffectChain };
 
-type EffectSpec = Record<string, Param>;
-
-// Parameter names follow the effect chains users already know (pedalboard-style names, as the
-// hosted API takes them); ranges are what those effects accept.
-const dynamics: EffectSpec = {
-  threshold_db: { min: -100, max: 0, default: -20 },
-  ratio: { min: 1, max: 100, default: 4 },
-  attack_ms: { min: 0, max: 1000, default: 1 },
-  release_ms: { min: 0, max: 5000, default: 100 },
-};
-const filter = (cutoff: number): EffectSpec => ({ cutoff_frequency_hz: { min: 1, max: 24000, default: cutoff } });
-
-export const PRE_EFFECTS: Record<string, EffectSpec> = {
-  noiseGate: { ...dynamics, threshold_db: { min: -100, max: 0, default: -50 }, ratio: { min: 1, max: 100, default: 10 } },
-  compressor: dynamics,
-  highPassFilter: filter(80),
-  lowPassFilter: filter(16000),
-};
-
-export const POST_EFFECTS: Record<string, EffectSpec> = {
-  chorus: {
-    rate_hz: { min: 0, max: 100, default: 1 },
-    depth: { min: 0, max: 1, default: 0.25 },
-    centre_delay_ms: { min: 0, max: 100, default: 7 },
-    feedback: { min: -1, max: 1, default: 0 },
-    mix: { min: 0, max: 1, default: 0.5 },
-  },
-  reverb: {
-    room_size: { min: 0, max: 1, default: 0.5 },
-    damping: { min: 0, max: 1, default: 0.5 },
-    wet_level: { min: 0, max: 1, default: 0.33 },
-    dry_level: { min: 0, max: 1, default: 0.4 },
-    width: { min: 0, max: 1, default: 1 },
-    freeze_mode: { min: 0, max: 1, default: 0 },
-  },
-  compressor: dynamics,
-  delay: {
-    delay_seconds: { min: 0, max: 10, default: 0.5 },
-    feedback: { min: 0, max: 1, default: 0 },
-    mix: { min: 0, max: 1, default: 0.5 },
-  },
-};
-
-export type EffectChain = Record<string, Record<string, number>>;
-
-/**
- * Parses and validates `pre` or `post`: a JSON object (sent as a string in the form part) whose
- * keys are effect names and whose values are objects of numeric parameters, e.g.
- * `{"noiseGate": {"threshold_db": -40}, "highPassFilter": {"cutoff_frequency_hz": 100}}`.
- * `true` or `{}` enable an effect with its defaults. Omitted parameters get their defaults, so the
- * stored chain is complete. Unknown effects or parameters and out-of-range values are 422s
- * naming them; the chain's key order is the order effects are applied in.
- */
+/** Parses `pre` or `post` (see @mixdown/voice/effects-schema); a bad chain is a 422 naming the effect or parameter. */
 export function parseEffectChain(field: "pre" | "post", raw: string | undefined): EffectChain {
-  if (raw === undefined || raw.trim() === "") return {};
-  const catalogue = field === "pre" ? PRE_EFFECTS : POST_EFFECTS;
-  const known = Object.keys(catalogue).join(", ");
-  let value: unknown;
   try {
-    value = JSON.parse(raw);
-  } catch {
-    throw unprocessable(`${field} must be a JSON object (e.g. {"${Object.keys(catalogue)[0]}": {}}); it is not valid JSON`);
+    return parseChain(field, raw);
+  } catch (err) {
+    if (err instanceof EffectChainError) throw unprocessable(err.message);
+    throw err;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw unprocessable(`${field} must be a JSON object whose keys are effects (${known})`);
-  }
-  const chain: EffectChain = {};
-  for (const [effect, params] of Object.entries(value)) {
-    const spec = Object.hasOwn(catalogue, effect) ? catalogue[effect] : undefined;
-    if (!spec) throw unprocessable(`${field}.${effect} is not a known ${field} effect (known: ${known})`);
-    if (params === false || params === null) continue;
-    if (params !== true && (typeof params !== "object" || Array.isArray(params))) {
-      throw unprocessable(`${field}.${effect} must be an object of parameters (${Object.keys(spec).join(", ")})`);
-    }
-    const given = params === true ? {} : (params as Record<string, unknown>);
-    const out: Record<string, number> = {};
-    for (const name of Object.keys(given)) {
-      if (!Object.hasOwn(spec, name)) {
-        throw unprocessable(`${field}.${effect}.${name} is not a parameter of ${effect} (known: ${Object.keys(spec).join(", ")})`);
-      }
-    }
-    for (const [name, range] of Object.entries(spec)) {
-      let v = given[name];
-      if (v === undefined) v = range.default;
-      if (typeof v === "boolean" && name === "freeze_mode") v = v ? 1 : 0;
-      if (typeof v !== "number" || !Number.isFinite(v)) throw unprocessable(`${field}.${effect}.${name} must be a number`);
-      if (v < range.min || v > range.max) {
-        throw unprocessable(`${field}.${effect}.${name} must be between ${range.min} and ${range.max} (got ${v})`);
-      }
-      out[name] = v;
-    }
-    chain[effect] = out;
-  }
-  return chain;
 }

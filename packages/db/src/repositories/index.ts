@@ -15,3 +15,6 @@ export {
   type RunnableVoiceBlend,
   type VoiceBlendOutput,
 } from "./voice-blend-job-runs.ts";
+export { VoiceConversionJobRunRepository, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
+export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
+export { VoiceModelImportRepository } from "./voice-model-imports.ts";

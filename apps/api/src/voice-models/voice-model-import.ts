@@ -1,0 +1,128 @@
+import { readFile } from "node:fs/promises";
+import { Readable } from "node:stream";
+import type { VoiceModelImportRepository } from "@mixdown/db";
+import type { ObjectStorage } from "@mixdown/storage";
+import { buildNativeVoiceModel } from "@mixdown/voice/build";
+import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
+import type { FastifyBaseLogger } from "fastify";
+import { unprocessable } from "../http/errors.ts";
+import type { RecordPresenter } from "../records/present.ts";
+import type { VoiceModelRecord } from "../records/schemas.ts";
+import { checkAudioUpload } from "../uploads/audio-check.ts";
+import type { ReceivedForm } from "../uploads/receive-form.ts";
+
+const LINKS = ["twitterLink", "instagramLink", "tiktokLink", "spotifyLink", "youtubeLink", "imageUrl", "demoUrl"] as const;
+const RVC_RATES = [32000, 40000, 48000];
+
+export interface VoiceModelMetadata {
+  title: string;
+  tags: string[];
+  sampleRate?: number;
+  links: Partial<Record<(typeof LINKS)[number], string>>;
+}
+
+/** Parses the `metadata` part: a JSON object with `title` and optional tags, links and (RVC) sampleRate. */
+export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata {
+  if (raw === undefined || raw.trim() === "") throw unprocessable('metadata is required: a JSON object such as {"title": "My voice"}');
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw unprocessable("metadata must be a JSON object; it is not valid JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw unprocessable("metadata must be a JSON object");
+  const m = value as Record<string, unknown>;
+  const known = new Set<string>(["title", "tags", "sampleRate", ...LINKS]);
+  const unknown = Object.keys(m).filter((k) => !known.has(k));
+  if (unknown.length > 0) throw unprocessable(`metadata.${unknown[0]} is not a known field (known: ${[...known].join(", ")})`);
+  if (typeof m.title !== "string" || m.title.trim() === "" || m.title.length > 200) throw unprocessable("metadata.title must be a non-empty string (at most 200 characters)");
+  const tags = m.tags ?? [];
+  if (!Array.isArray(tags) || tags.length > 20 || tags.some((t) => typeof t !== "string" || t.length > 50)) {
+    throw unprocessable("metadata.tags must be an array of at most 20 strings");
+  }
+  if (m.sampleRate !== undefined && !RVC_RATES.includes(m.sampleRate as number)) {
+    throw unprocessable(`metadata.sampleRate must be one of ${RVC_RATES.join(", ")} (the RVC model's output rate)`);
+  }
+  const links: VoiceModelMetadata["links"] = {};
+  for (const name of LINKS) {
+    const v = m[name];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "string" || !/^https?:\/\/\S+$/.test(v) || v.length > 2000) throw unprocessable(`metadata.${name} must be an http(s) URL`);
+    links[name] = v;
+  }
+  return { title: m.title.trim(), tags: tags as string[], ...(m.sampleRate !== undefined ? { sampleRate: m.sampleRate as number } : {}), links };
+}
+
+/**
+ * Imports a caller's voice model: an ONNX file of a known architecture (checked by its signature
+ * with onnx-proto, without loading onnxruntime in the API), or a reference recording from which
+ * a native model is built. The row is created `pending`, the file stored at
+ * `voice-models/<id>/model.onnx`, then the row is published `ready`; on any failure nothing stays.
+ */
+export class VoiceModelImportService {
+  constructor(
+    private readonly deps: {
+      imports: VoiceModelImportRepository;
+      storage: ObjectStorage;
+      presenter: RecordPresenter;
+      log: FastifyBaseLogger;
+      ffprobePath?: string;
+    },
+  ) {}
+
+  async import(callerId: number, form: ReceivedForm): Promise<VoiceModelRecord> {
+    const metadata = parseModelMetadata(form.fields.get("metadata"));
+    const modelFile = form.files.get("modelFile");
+    const reference = form.files.get("referenceFile");
+    if (!modelFile === !reference) throw unprocessable("send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)");
+
+    let bytes: Uint8Array;
+    let architecture: "native" | "rvc";
+    let sampleRate: number;
+    let extra: Record<string, string | number> = {};
+    if (modelFile) {
+      bytes = await readFile(modelFile.path);
+      let info;
+      try {
+        info = inspectVoiceModelFile(bytes);
+      } catch (err) {
+        if (err instanceof VoiceModelFileError) throw unprocessable(`modelFile: ${err.message}`);
+        throw err;
+      }
+      architecture = info.architecture;
+      sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
+      extra = { source: "upload" };
+    } else {
+      await checkAudioUpload(reference!, ["wav", "mp3", "flac"], this.deps.ffprobePath);
+      try {
+        const built = await buildNativeVoiceModel([reference!.path], { slug: "uploaded", title: metadata.title });
+        bytes = built.onnx;
+        extra = { source: "reference", activeSeconds: Math.round(built.activeSeconds * 10) / 10 };
+      } catch (err) {
+        throw unprocessable(`referenceFile: ${(err as Error).message}`);
+      }
+      architecture = "native";
+      sampleRate = 44100;
+    }
+
+    const row = await this.deps.imports.createPending({
+      ownerId: callerId,
+      title: metadata.title,
+      tags: metadata.tags,
+      ...metadata.links,
+      architecture,
+      sampleRate,
+      metadata: extra,
+    });
+    const key = `voice-models/${row.id}/model.onnx`;
+    try {
+      await this.deps.storage.putStream(key, Readable.from([Buffer.from(bytes)]), { contentType: "application/octet-stream" });
+      const published = await this.deps.imports.publish(row.id, key);
+      return this.deps.presenter.voiceModel(published);
+    } catch (err) {
+      await this.deps.storage.delete(key).catch((e: unknown) => this.deps.log.error({ err: e, key }, "could not delete an orphaned model file"));
+      await this.deps.imports.delete(row.id);
+      throw err;
+    }
+  }
+}

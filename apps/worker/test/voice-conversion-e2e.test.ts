@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { after, before, describe, it } from "node:test";
+import { registerVoiceCatalogue } from "@mixdown/db";
+import { catalogueRows } from "@mixdown/voice/catalogue";
+import { contourShiftSemitones, monoBlocks, trackPitch, writeContentVecSignatureModel, writeRvcSignatureModel } from "@mixdown/voice";
+import { download, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+
+const run = promisify(execFile);
+
+async function speech(voice: string, text: string, outputArgs: string[] = []): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+  const raw = join(dir, "raw.wav");
+  await run("espeak-ng", ["-v", voice, "-s", "150", "-w", raw, text]);
+  const path = join(dir, "speech.wav");
+  await run("ffmpeg", ["-v", "error", "-y", "-i", raw, ...outputArgs, path]);
+  return path;
+}
+
+/** f0 contour (YIN, 10 ms frames) of a file, read at 16 kHz. */
+async function f0Of(path: string): Promise<Float32Array> {
+  const parts: number[] = [];
+  for await (const block of monoBlocks(path, 16000)) for (const v of block) parts.push(v);
+  return trackPitch(Float32Array.from(parts), 16000, { hop: 160 });
+}
+
+async function post(d: Deployment, route: string, parts: Record<string, string | { path: string }>): Promise<Response> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(parts)) {
+    if (typeof value === "string") form.append(name, value);
+    else form.append(name, new Blob([await readFile(value.path)]), value.path.split("/").pop());
+  }
+  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+}
+
+describe("voice conversion jobs through the API and the worker", () => {
+  let d: Deployment;
+  let aria: number;
+  let models: string;
+  before(async () => {
+    models = await mkdtemp(join(tmpdir(), "mixdown-vc-models-"));
+    await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
+    d = await startDeployment({ WORKER_QUEUES: "voice-conversion", VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx") });
+    await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
+    aria = (await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug: "native-aria" } })).id;
+  });
+  after(async () => {
+    await d?.stop();
+  });
+
+  it("converts a 48 kHz upload to a default voice with pitch shift, post effects and a backing track", async () => {
+    const input = await speech("en+m1", "Music is the space between the notes, and the breath between the words.", ["-ar", "48000"]);
+    const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.mp3");
+    await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=220:d=3", "-ar", "44100", backing]);
+    const created = await post(d, "voice-conversions", {
+      voiceModelId: String(aria),
+      soundFile: { path: input },
+      backingSoundFile: { path: backing },
+      conversionStrength: "1",
+      modelVolumeMix: "0.3",
+      pitchShift: "4",
+      pre: JSON.stringify({ highPassFilter: { cutoff_frequency_hz: 60 } }),
+      post: JSON.stringify({ reverb: { room_size: 0.3, wet_level: 0.1 } }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const job = (await created.json()) as any;
+    assert.equal(job.status, "running");
+    assert.equal(job.voiceModelId, aria);
+
+    const done = await waitForEnd(d, `voice-conversions/${job.id}`, 120_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    assert.equal(done.model.id, aria);
+    assert.match(done.outputFileUrl, /output\.wav/);
+    assert.match(done.lossyOutputFileUrl, /output\.mp3/);
+    assert.ok(done.recombinedAudioFileUrl);
+
+    const source = await probe(input);
+    const outPath = await download(done.outputFileUrl);
+    const out = await probe(outPath);
+    assert.equal(out.sampleRate, 48000);
+    assert.equal(out.samples, source.samples, "the lossless output has the input's length to the sample");
+    assert.equal((await probe(await download(done.lossyOutputFileUrl))).codec, "mp3");
+    const recombined = await probe(await download(done.recombinedAudioFileUrl));
+    assert.equal(recombined.sampleRate, 48000);
+
+    const semitones = contourShiftSemitones(await f0Of(input), await f0Of(outPath));
+    assert.ok(Math.abs(semitones - 4) < 0.3, `the f0 contour moved ${semitones.toFixed(2)} semitones, expected 4`);
+  });
+
+  it("rejects a model file that is not ONNX, or ONNX of an unknown signature, with 422 and stores nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+    const junk = join(dir, "junk.onnx");
+    await writeFile(junk, "this is not a model at all, just text");
+    const other = join(dir, "other.onnx");
+    await writeFile(other, writeContentVecSignatureModel());
+    const before = await d.prisma.voiceModel.count();
+    const storedBefore = (await d.api.ctx.storage.list("voice-models/")).length;
+    for (const [path, pattern] of [
+      [junk, /not an ONNX model/],
+      [other, /unknown voice model architecture/],
+    ] as const) {
+      const res = await post(d, "voice-models", { metadata: JSON.stringify({ title: "Nope" }), modelFile: { path } });
+      assert.equal(res.status, 422);
+      assert.match(((await res.json()) as any).message, pattern);
+    }
+    assert.equal(await d.prisma.voiceModel.count(), before);
+    assert.equal((await d.api.ctx.storage.list("voice-models/")).length, storedBefore);
+  });
+
+  it("builds a private native voice from an uploaded reference recording", async () => {
+    const reference = await speech("en-us+f4", "Every morning she sings a quiet song by the open window of the kitchen, and the birds answer her.");
+    const res = await post(d, "voice-models", { metadata: JSON.stringify({ title: "From my recording" }), referenceFile: { path: reference } });
+    assert.equal(res.status, 201, await res.clone().text());
+    const model = (await res.json()) as any;
+    assert.equal(model.architecture, "native");
+    assert.equal(model.public, false);
+    const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    assert.equal(row.fileKey, `voice-models/${model.id}/model.onnx`);
+    assert.ok(await d.api.ctx.storage.exists(row.fileKey!));
+  });
+
+  it("imports an RVC v2 ONNX of the exact signature and converts through it, keeping length and rate", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+    const rvc = join(dir, "rvc.onnx");
+    await writeFile(rvc, writeRvcSignatureModel(40000));
+    const imported = await post(d, "voice-models", { metadata: JSON.stringify({ title: "My RVC", tags: ["rvc"], sampleRate: 40000 }), modelFile: { path: rvc } });
+    assert.equal(imported.status, 201, await imported.clone().text());
+    const model = (await imported.json()) as any;
+    assert.equal(model.architecture, "rvc");
+    assert.equal(model.sampleRate, 40000);
+    const listed: any = await (await fetch(`${d.baseUrl}/api/kits/v1/voice-models?myModels=true`, { headers: { authorization: `Bearer ${d.key}` } })).json();
+    assert.ok(listed.data.some((m: { id: number }) => m.id === model.id));
+
+    const input = await speech("en+f1", "Turn the page slowly and listen to the rain.", ["-ar", "44100"]);
+    const created = await post(d, "voice-conversions", { voiceModelId: String(model.id), soundFile: { path: input }, conversionStrength: "1", modelVolumeMix: "1", pitchShift: "-3" });
+    assert.equal(created.status, 201, await created.clone().text());
+    const done = await waitForEnd(d, `voice-conversions/${((await created.json()) as any).id}`, 120_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    const outPath = await download(done.outputFileUrl);
+    const [src, out] = [await probe(input), await probe(outPath)];
+    assert.equal(out.sampleRate, 44100);
+    assert.equal(out.samples, src.samples);
+    // The signature model sings a sine at pitchf: the shift reached the model's f0 input.
+    const semitones = contourShiftSemitones(await f0Of(input), await f0Of(outPath));
+    assert.ok(Math.abs(semitones + 3) < 0.3, `the f0 contour moved ${semitones.toFixed(2)} semitones, expected -3`);
+  });
+});

@@ -1,0 +1,18 @@
+import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
+
+/** Imported voice models: the row is created `pending`, then published once its file is stored. */
+export class VoiceModelImportRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  createPending(input: Omit<Prisma.VoiceModelUncheckedCreateInput, "id" | "createdAt" | "state" | "fileKey">): Promise<VoiceModel> {
+    return this.prisma.voiceModel.create({ data: { ...input, state: "pending" } });
+  }
+
+  publish(id: number, fileKey: string): Promise<VoiceModel> {
+    return this.prisma.voiceModel.update({ where: { id }, data: { fileKey, state: "ready" } });
+  }
+
+  async delete(id: number): Promise<void> {
+    await this.prisma.voiceModel.deleteMany({ where: { id } });
+  }
+}

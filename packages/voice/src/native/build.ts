@@ -1,0 +1,28 @@
+import { decodeToPcm } from "@mixdown/audio";
+import { measureVoiceStatsOf } from "./measure.ts";
+import { writeNativeVoiceModel } from "./model-graph.ts";
+import { NATIVE_LAYOUT } from "./layout.ts";
+
+/** Mono blocks of an audio file at the native models' rate. */
+export async function* monoBlocks(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate): AsyncGenerator<Float32Array> {
+  for await (const block of decodeToPcm(path, { sampleRate, blockFrames: 65536 })) {
+    const mono = new Float32Array(block.length / 2);
+    for (let i = 0; i < mono.length; i++) mono[i] = (block[2 * i]! + block[2 * i + 1]!) / 2;
+    yield mono;
+  }
+}
+
+/**
+ * Builds a native voice model from reference recordings of the target voice: the weights are
+ * the statistics of its level-normalised log-mel envelope and its loudness over active frames.
+ * Needs no onnxruntime (the API can run it).
+ */
+export async function buildNativeVoiceModel(referencePaths: string[], info: { slug: string; title: string }): Promise<{ onnx: Uint8Array; activeSeconds: number }> {
+  async function* all() {
+    for (const path of referencePaths) yield* monoBlocks(path);
+  }
+  const stats = await measureVoiceStatsOf(all());
+  if (stats.activeFrames < 20) throw new Error(`the reference recording has too little voice (${stats.activeFrames} active frames)`);
+  const onnx = writeNativeVoiceModel({ targetMean: stats.mean, targetStd: stats.std, targetLevel: stats.level }, info);
+  return { onnx, activeSeconds: (stats.activeFrames * NATIVE_LAYOUT.hop) / NATIVE_LAYOUT.sampleRate };
+}

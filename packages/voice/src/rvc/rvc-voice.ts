@@ -1,0 +1,197 @@
+import * as ort from "onnxruntime-node";
+import { trackPitch } from "../pitch/yin.ts";
+import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
+
+export interface RvcEngineOptions {
+  modelPath: string;
+  contentVecPath: string;
+  /** The model's output rate (40 or 48 kHz for RVC v2). */
+  sampleRate: number;
+  /** Longest piece sent to the model at once; cuts fall on the quietest 10 ms nearby. */
+  segmentSeconds?: number;
+  sessionOptions?: ort.InferenceSession.SessionOptions;
+}
+
+const RATE = 16000;
+/** One f0/feature frame: 10 ms at 16 kHz. */
+const FRAME = 160;
+/** Context added on each side of a piece and dropped from its output (a multiple of FRAME). */
+const PAD = 8000;
+const F0_MIN = 50;
+const F0_MAX = 1100;
+const MEL_MIN = 1127 * Math.log(1 + F0_MIN / 700);
+const MEL_MAX = 1127 * Math.log(1 + F0_MAX / 700);
+
+/** RVC's coarse pitch: mel-scale f0 quantised to 1..255, 1 for unvoiced frames. */
+export function coarsePitch(f0: Float32Array): BigInt64Array {
+  const out = new BigInt64Array(f0.length);
+  for (let i = 0; i < f0.length; i++) {
+    const hz = f0[i]!;
+    let mel = hz > 0 ? 1127 * Math.log(1 + hz / 700) : 0;
+    if (mel > 0) mel = ((mel - MEL_MIN) * 254) / (MEL_MAX - MEL_MIN) + 1;
+    out[i] = BigInt(Math.min(255, Math.max(1, Math.round(mel))));
+  }
+  return out;
+}
+
+function gaussian(count: number): Float32Array {
+  const out = new Float32Array(count);
+  for (let i = 0; i < count; i += 2) {
+    const u = Math.max(1e-12, Math.random());
+    const v = Math.random();
+    const r = Math.sqrt(-2 * Math.log(u));
+    out[i] = r * Math.cos(2 * Math.PI * v);
+    if (i + 1 < count) out[i + 1] = r * Math.sin(2 * Math.PI * v);
+  }
+  return out;
+}
+
+/**
+ * RVC v2 ONNX inference: ContentVec features (repeated ×2 in time to 100 frames/s), YIN f0
+ * times 2^(pitchShift/12) as `pitchf` and its coarse form as `pitch`, speaker 0, Gaussian `rnd`.
+ * Long inputs go in pieces cut at quiet points, each with PAD of real context (or silence) on
+ * both sides that is dropped from the output.
+ */
+export class RvcVoiceEngine implements VoiceEngine {
+  readonly architecture = "rvc" as const;
+  readonly sampleRate = RATE;
+  readonly shiftsPitch = true;
+  readonly outputSampleRate: number;
+  readonly #segment: number;
+
+  private constructor(
+    private readonly model: ort.InferenceSession,
+    private readonly contentVec: ort.InferenceSession,
+    options: RvcEngineOptions,
+  ) {
+    this.outputSampleRate = options.sampleRate;
+    this.#segment = Math.round(((options.segmentSeconds ?? 20) * RATE) / FRAME) * FRAME;
+  }
+
+  static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
+    const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
+    const [model, contentVec] = await Promise.all([
+      ort.InferenceSession.create(options.modelPath, session),
+      ort.InferenceSession.create(options.contentVecPath, session),
+    ]);
+    if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
+    return new RvcVoiceEngine(model, contentVec, options);
+  }
+
+  async *convert(source: MonoSource, controls: ConversionControls): AsyncGenerator<Float32Array> {
+    let buf = new Float32Array(this.#segment * 2 + 2 * PAD);
+    let bufStart = 0; // absolute index of buf[0]
+    let bufLen = 0;
+    let segStart = 0;
+    const search = 5 * RATE;
+    const at = (abs: number) => buf[abs - bufStart]!;
+
+    const take = (from: number, to: number): Float32Array => {
+      const out = new Float32Array(to - from);
+      for (let i = Math.max(from, bufStart); i < Math.min(to, bufStart + bufLen); i++) out[i - from] = at(i);
+      return out;
+    };
+
+    const quietestCut = (lo: number, hi: number): number => {
+      let best = hi;
+      let bestEnergy = Number.POSITIVE_INFINITY;
+      for (let c = Math.ceil(lo / FRAME) * FRAME; c + FRAME <= hi; c += FRAME) {
+        let e = 0;
+        for (let i = c - FRAME; i < c + FRAME; i++) e += at(i) ** 2;
+        if (e < bestEnergy) {
+          bestEnergy = e;
+          best = c;
+        }
+      }
+      return best;
+    };
+
+    for await (const block of source()) {
+      if (bufLen + block.length > buf.length) {
+        const grown = new Float32Array(Math.max(buf.length * 2, bufLen + block.length));
+        grown.set(buf.subarray(0, bufLen));
+        buf = grown;
+      }
+      buf.set(block, bufLen);
+      bufLen += block.length;
+      while (bufStart + bufLen >= segStart + this.#segment + PAD) {
+        const cut = quietestCut(segStart + this.#segment - search, segStart + this.#segment);
+        yield await this.#piece(take(segStart - PAD, cut + PAD), cut - segStart, controls);
+        segStart = cut;
+        const drop = segStart - PAD - bufStart;
+        if (drop > 0) {
+          buf.copyWithin(0, drop, bufLen);
+          bufLen -= drop;
+          bufStart += drop;
+        }
+      }
+    }
+    const end = bufStart + bufLen;
+    if (end > segStart) yield await this.#piece(take(segStart - PAD, end + PAD), end - segStart, controls);
+  }
+
+  /** `audio` holds PAD + length + PAD samples at 16 kHz; returns the length's output at the model's rate. */
+  async #piece(audio: Float32Array, length: number, controls: ConversionControls): Promise<Float32Array> {
+    const frames = Math.ceil((PAD * 2 + length) / FRAME);
+    const input = new Float32Array(frames * FRAME);
+    input.set(audio.subarray(0, input.length));
+
+    const vec = await this.contentVec.run({ [this.contentVec.inputNames[0]!]: new ort.Tensor("float32", input, [1, 1, input.length]) });
+    const embed = vec[this.contentVec.outputNames[0]!]!;
+    const vecFrames = embed.dims[1]!;
+    const dim = embed.dims[2]!;
+    const features = embed.data as Float32Array;
+    const phone = new Float32Array(frames * dim);
+    for (let t = 0; t < frames; t++) {
+      const src = Math.min(vecFrames - 1, t >> 1);
+      phone.set(features.subarray(src * dim, (src + 1) * dim), t * dim);
+    }
+
+    const ratio = 2 ** (controls.pitchShift / 12);
+    const f0 = trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX }).subarray(0, frames);
+    const pitchf = new Float32Array(frames);
+    for (let t = 0; t < frames; t++) pitchf[t] = Math.min(F0_MAX * 2, f0[t]! * ratio);
+
+    const out = await this.model.run({
+      phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+      phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
+      pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+      pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
+      ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+      rnd: new ort.Tensor("float32", gaussian(192 * frames), [1, 192, frames]),
+    });
+    const audioOut = out.audio!.data as Float32Array;
+    const r = this.outputSampleRate / RATE;
+    const hopOut = FRAME * r;
+    if (audioOut.length < frames * hopOut - hopOut) {
+      throw new Error(`the RVC model returned ${audioOut.length} samples for ${frames} frames (expected ${frames * hopOut})`);
+    }
+    const start = PAD * r;
+    const n = Math.round(length * r);
+    const piece = new Float32Array(n);
+    piece.set(audioOut.subarray(start, Math.min(audioOut.length, start + n)));
+
+    // modelVolumeMix as RVC's RMS mix: 1 keeps the model's loudness, 0 imposes the input's.
+    // conversionStrength blends the converted voice with the input (there is no feature index).
+    const strength = controls.conversionStrength;
+    for (let f = 0; f * hopOut < n; f++) {
+      let inE = 0;
+      let outE = 0;
+      for (let i = 0; i < FRAME; i++) inE += (input[PAD + f * FRAME + i] ?? 0) ** 2;
+      for (let i = 0; i < hopOut && f * hopOut + i < n; i++) outE += piece[f * hopOut + i]! ** 2;
+      const rmsIn = Math.sqrt(inE / FRAME);
+      const rmsOut = Math.sqrt(outE / hopOut);
+      const gain = rmsOut > 1e-6 ? Math.min(30, (Math.max(rmsIn, 1e-6) / rmsOut) ** (1 - controls.modelVolumeMix)) : 1;
+      for (let i = 0; i < hopOut && f * hopOut + i < n; i++) {
+        const j = f * hopOut + i;
+        const x = input[PAD + Math.floor(j / r)] ?? 0;
+        piece[j] = strength * piece[j]! * gain + (1 - strength) * x;
+      }
+    }
+    return piece;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.model.release(), this.contentVec.release()]);
+  }
+}

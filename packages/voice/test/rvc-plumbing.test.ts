@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import {
+  coarsePitch,
+  convertVoiceFile,
+  inspectVoiceModelFile,
+  medianVoiced,
+  RvcVoiceEngine,
+  trackPitch,
+  writeContentVecSignatureModel,
+  writeRvcSignatureModel,
+} from "../src/index.ts";
+import { readMono, run, SENTENCE, speech, tempDir } from "./support.ts";
+
+describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
+  it("quantises f0 to RVC's coarse pitch: 1 when unvoiced, 1..255 on the mel scale from 50 to 1100 Hz", () => {
+    assert.deepEqual(Array.from(coarsePitch(Float32Array.of(0, 50, 1100, 5000, 220))).map(Number), [1, 1, 255, 255, 60]);
+  });
+
+  it("recognises the RVC v2 signature and rejects a near miss naming the mismatch", () => {
+    assert.equal(inspectVoiceModelFile(writeRvcSignatureModel(48000)).architecture, "rvc");
+    assert.throws(() => inspectVoiceModelFile(writeContentVecSignatureModel()), /unknown voice model architecture/);
+    assert.throws(() => inspectVoiceModelFile(new TextEncoder().encode("not onnx")), /not an ONNX model/);
+  });
+
+  for (const rate of [40000, 48000] as const) {
+    it(`converts a 50 s input in pieces cut at quiet points with a ${rate / 1000} kHz model: exact length at the input's rate, f0 shifted`, async () => {
+      const dir = await tempDir();
+      await writeFile(join(dir, "rvc.onnx"), writeRvcSignatureModel(rate));
+      await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
+      const engine = await RvcVoiceEngine.load({ modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "vec.onnx"), sampleRate: rate, segmentSeconds: 12 });
+      const short = await speech("en+f1", SENTENCE);
+      const input = join(dir, "long.wav");
+      await run("ffmpeg", ["-v", "error", "-y", "-stream_loop", "-1", "-i", short, "-t", "50", "-ar", "22050", input]);
+      const started = performance.now();
+      const r = await convertVoiceFile({
+        inputPath: input,
+        engine,
+        params: { conversionStrength: 1, modelVolumeMix: 1, pitchShift: 7, pre: {}, post: {} },
+        outDir: join(dir, "out"),
+      });
+      const seconds = (performance.now() - started) / 1000;
+      assert.equal(r.sampleRate, 22050);
+      assert.equal(r.frames, 50 * 22050);
+      const out = await readMono(r.output, 22050);
+      assert.equal(out.length, 50 * 22050);
+      const [f0In, f0Out] = [medianVoiced(trackPitch(await readMono(input), 16000, { hop: 160 })), medianVoiced(trackPitch(await readMono(r.output), 16000, { hop: 160 }))];
+      assert.ok(Math.abs(12 * Math.log2(f0Out / f0In) - 7) < 0.3, `f0 ${f0In.toFixed(1)} -> ${f0Out.toFixed(1)} Hz`);
+      console.log(`RVC-signature path, ${rate} Hz model: realtime factor ${(seconds / 50).toFixed(3)}`);
+      await engine.close();
+    });
+  }
+});

@@ -1,0 +1,49 @@
+import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { monoBlocks } from "../src/index.ts";
+
+export const run = promisify(execFile);
+export const voicesDir = fileURLToPath(new URL("../../../models/voices/", import.meta.url));
+
+export async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), "mixdown-voice-test-"));
+}
+
+/** espeak-ng speech as a 44.1 kHz file; extra ffmpeg output args allowed. */
+export async function speech(voice: string, text: string, outputArgs: string[] = []): Promise<string> {
+  const dir = await tempDir();
+  const raw = join(dir, "raw.wav");
+  await run("espeak-ng", ["-v", voice, "-s", "150", "-w", raw, text]);
+  const path = join(dir, "speech.wav");
+  await run("ffmpeg", ["-v", "error", "-y", "-i", raw, "-ar", "44100", ...outputArgs, path]);
+  return path;
+}
+
+export async function readMono(path: string, sampleRate = 16000): Promise<Float32Array> {
+  const parts: Float32Array[] = [];
+  for await (const b of monoBlocks(path, sampleRate)) parts.push(b);
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let i = 0;
+  for (const p of parts) {
+    out.set(p, i);
+    i += p.length;
+  }
+  return out;
+}
+
+/** RMS envelope in dB, `frame` samples per value. */
+export function rmsEnvelopeDb(signal: Float32Array, frame: number): Float64Array {
+  const out = new Float64Array(Math.floor(signal.length / frame));
+  for (let f = 0; f < out.length; f++) {
+    let s = 0;
+    for (let i = 0; i < frame; i++) s += signal[f * frame + i]! ** 2;
+    out[f] = 10 * Math.log10(s / frame + 1e-12);
+  }
+  return out;
+}
+
+export const SENTENCE = "Music is the space between the notes, and the breath between the words we sing.";
