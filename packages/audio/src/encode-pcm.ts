@@ -1,0 +1,163 @@
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
+import ffmpeg from 'fluent-ffmpeg';
+import { AudioEncodeError } from './errors.ts';
+import { startFfmpeg, type FfmpegProcess } from './ffmpeg-process.ts';
+
+export type WavSampleFormat = 'f32' | 's16' | 's24';
+
+export type EncodeTarget =
+  | { format: 'wav'; path: string; /** default f32: exact, never clips */ sampleFormat?: WavSampleFormat }
+  | { format: 'flac'; path: string; /** default 24 */ bitDepth?: 16 | 24 }
+  | { format: 'mp3'; path: string; /** libmp3lame CBR, default 320 */ bitrateKbps?: number };
+
+export type EncodeFormat = EncodeTarget['format'];
+
+export interface StereoEncoderOptions {
+  /** rate of the blocks that will be written */
+  inputSampleRate: number;
+  /** rate of the files (default: inputSampleRate); resampled with soxr when it differs */
+  outputSampleRate?: number;
+  /**
+   * Exact length of every file in frames at `outputSampleRate`: the resampled
+   * stream is cut or padded with silence to it, so lossless outputs match the
+   * original input to the sample. Leave unset when no resampling happens and
+   * the written blocks already have the right length.
+   */
+  frames?: number;
+  /** one or more files written from the same stream by one ffmpeg process */
+  targets: EncodeTarget[];
+  signal?: AbortSignal;
+}
+
+const WAV_CODEC: Record<WavSampleFormat, string> = { f32: 'pcm_f32le', s16: 'pcm_s16le', s24: 'pcm_s24le' };
+
+function codecOptions(target: EncodeTarget): { format: string; options: string[] } {
+  switch (target.format) {
+    case 'wav':
+      return { format: 'wav', options: ['-c:a', WAV_CODEC[target.sampleFormat ?? 'f32'], '-rf64', 'auto'] };
+    case 'flac':
+      // ffmpeg 5.1's FLAC encoder writes 24-bit samples from s32 input
+      return { format: 'flac', options: ['-c:a', 'flac', '-sample_fmt', (target.bitDepth ?? 24) === 16 ? 's16' : 's32'] };
+    case 'mp3': {
+      const kbps = target.bitrateKbps ?? 320;
+      if (!Number.isInteger(kbps) || kbps < 8 || kbps > 320) throw new RangeError(`mp3 bitrate must be 8..320 kbps, got ${kbps}`);
+      return { format: 'mp3', options: ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`] };
+    }
+  }
+}
+
+/**
+ * Writes a stream of interleaved stereo float32 blocks to one or more files
+ * (WAV, FLAC, mp3) through a single ffmpeg process, so a lossless + lossy pair
+ * costs one pipe and one resampling setup. `write` applies backpressure:
+ * await it before writing the next block.
+ */
+export class StereoPcmEncoder {
+  readonly targets: readonly EncodeTarget[];
+  readonly #input: PassThrough;
+  readonly #ffmpeg: FfmpegProcess;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = () => void this.abort();
+  #framesWritten = 0;
+  #closed = false;
+
+  constructor(options: StereoEncoderOptions) {
+    const { inputSampleRate, targets, frames, signal } = options;
+    const outputSampleRate = options.outputSampleRate ?? inputSampleRate;
+    if (targets.length === 0) throw new RangeError('at least one encode target is required');
+    if (frames !== undefined && (!Number.isInteger(frames) || frames < 0)) throw new RangeError(`invalid frames ${frames}`);
+    signal?.throwIfAborted();
+    this.targets = targets;
+    this.#signal = signal;
+
+    const filters: string[] = [];
+    if (outputSampleRate !== inputSampleRate) filters.push(`aresample=${outputSampleRate}:resampler=soxr`);
+    if (frames !== undefined) filters.push(`apad=whole_len=${frames}`, `atrim=end_sample=${frames}`);
+
+    this.#input = new PassThrough({ highWaterMark: 1 << 20 });
+    const command = ffmpeg()
+      .input(this.#input)
+      .inputFormat('f32le')
+      .inputOptions(['-hide_banner', '-ar', String(inputSampleRate), '-ac', '2']);
+    for (const target of targets) {
+      const { format, options: codec } = codecOptions(target);
+      command
+        .output(target.path)
+        .outputOptions(['-map', '0:a', ...(filters.length > 0 ? ['-af', filters.join(',')] : []), ...codec])
+        .format(format);
+    }
+    this.#ffmpeg = startFfmpeg(command, () => {
+      this.#input.destroy();
+    });
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** frames written so far (at the input rate) */
+  get framesWritten(): number {
+    return this.#framesWritten;
+  }
+
+  /**
+   * Queues one block and resolves once the pipe has room. The block is sent
+   * as is, not copied: do not change it after writing.
+   */
+  async write(block: Float32Array): Promise<void> {
+    this.#signal?.throwIfAborted();
+    if (this.#closed) throw new AudioEncodeError('write after finish or abort');
+    if (block.length % 2 !== 0) throw new RangeError('stereo blocks must hold an even number of samples');
+    this.#throwIfFailed();
+    this.#framesWritten += block.length / 2;
+    if (!this.#input.write(Buffer.from(block.buffer, block.byteOffset, block.byteLength))) {
+      await Promise.race([once(this.#input, 'drain'), this.#ffmpeg.exited]);
+      this.#throwIfFailed();
+    }
+  }
+
+  /** Ends the stream and waits until every file is complete. */
+  async finish(): Promise<void> {
+    if (this.#closed) throw new AudioEncodeError('encoder already finished or aborted');
+    this.#closed = true;
+    this.#input.end();
+    try {
+      await this.#ffmpeg.exited;
+    } catch (err) {
+      throw this.#encodeError(err);
+    } finally {
+      this.#signal?.removeEventListener('abort', this.#onAbort);
+    }
+  }
+
+  /** Kills ffmpeg and removes the partial files; resolves once they are gone. */
+  async abort(): Promise<void> {
+    this.#closed = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.#ffmpeg.kill();
+    this.#input.destroy();
+    await this.#ffmpeg.exited.catch(() => {});
+    await Promise.all(this.targets.map((t) => rm(t.path, { force: true })));
+  }
+
+  #throwIfFailed(): void {
+    if (this.#ffmpeg.failure) throw this.#encodeError(this.#ffmpeg.failure);
+  }
+
+  #encodeError(err: unknown): Error {
+    if (this.#signal?.aborted) return this.#signal.reason as Error;
+    const paths = this.targets.map((t) => t.path).join(', ');
+    return new AudioEncodeError(`encoding ${paths} failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Encodes a whole stream of interleaved stereo blocks; see `StereoPcmEncoder`. */
+export async function encodeStereoPcm(blocks: AsyncIterable<Float32Array>, options: StereoEncoderOptions): Promise<void> {
+  const encoder = new StereoPcmEncoder(options);
+  try {
+    for await (const block of blocks) await encoder.write(block);
+    await encoder.finish();
+  } catch (err) {
+    await encoder.abort();
+    throw err;
+  }
+}

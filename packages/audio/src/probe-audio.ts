@@ -1,0 +1,80 @@
+import ffmpeg from 'fluent-ffmpeg';
+import { AudioDecodeError } from './errors.ts';
+
+export interface AudioProbe {
+  /** container as ffprobe names it: `wav`, `mp3`, `flac`, `matroska,webm`, `ogg`, ... */
+  format: string;
+  /** codec of the first audio stream: `pcm_s16le`, `mp3`, `flac`, `opus`, ... */
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  /** seconds */
+  duration: number;
+  /** frames (samples per channel) at `sampleRate` */
+  frames: number;
+  /**
+   * True when `frames` is sample-accurate (lossless codec with a duration counted
+   * in samples). Lossy containers only give an estimate: encoder delay and
+   * padding make the decoded length differ; use `countDecodedFrames` then.
+   */
+  framesExact: boolean;
+  /** bits per second, when the container says */
+  bitRate?: number;
+}
+
+const LOSSLESS_CODEC = /^(pcm_|flac$|alac$|wavpack$|tta$|ape$)/;
+
+function toNumber(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** Reads format, codec, rate, channels and length of the first audio stream with ffprobe. */
+export async function probeAudio(path: string): Promise<AudioProbe> {
+  const data = await new Promise<ffmpeg.FfprobeData>((resolve, reject) => {
+    ffmpeg.ffprobe(path, (err, result) => {
+      if (err) reject(new AudioDecodeError(path, String((err as Error).message ?? err).trim(), { cause: err }));
+      else resolve(result);
+    });
+  });
+  const stream = data.streams.find((s) => s.codec_type === 'audio');
+  if (!stream) throw new AudioDecodeError(path, 'no audio stream');
+  const sampleRate = toNumber(stream.sample_rate);
+  const channels = toNumber(stream.channels);
+  if (!sampleRate || !channels) throw new AudioDecodeError(path, 'audio stream has no sample rate or channel count');
+  const codec = String(stream.codec_name ?? 'unknown');
+  const durationTs = toNumber(stream.duration_ts);
+  const sampleTimeBase = stream.time_base === `1/${sampleRate}`;
+  const duration = toNumber(stream.duration) ?? toNumber(data.format.duration) ?? 0;
+  const framesExact = LOSSLESS_CODEC.test(codec) && durationTs !== undefined && sampleTimeBase;
+  const frames = framesExact ? durationTs! : Math.max(0, Math.round(duration * sampleRate));
+  const bitRate = toNumber(stream.bit_rate) ?? toNumber(data.format.bit_rate);
+  return {
+    format: String(data.format.format_name ?? 'unknown'),
+    codec,
+    sampleRate,
+    channels,
+    duration: framesExact ? frames / sampleRate : duration,
+    frames,
+    framesExact,
+    ...(bitRate !== undefined ? { bitRate } : {}),
+  };
+}
+
+let capabilities: Promise<void> | undefined;
+
+/**
+ * Fills fluent-ffmpeg's cache of ffmpeg's formats and encoders, which it
+ * otherwise queries (two ffmpeg runs) before the first command of a process.
+ * Long-lived workers call it at start-up so the first job does not pay for it.
+ */
+export function prepareFfmpeg(): Promise<void> {
+  capabilities ??= Promise.all([
+    new Promise<void>((resolve, reject) => ffmpeg.getAvailableFormats((err) => (err ? reject(err) : resolve()))),
+    new Promise<void>((resolve, reject) => ffmpeg.getAvailableEncoders((err) => (err ? reject(err) : resolve()))),
+  ]).then(() => undefined);
+  capabilities.catch(() => {
+    capabilities = undefined;
+  });
+  return capabilities;
+}

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { AudioDecodeError, countDecodedFrames, probeAudio } from '../src/index.ts';
+import { withTempDir, writeTone } from './support/fixtures.ts';
+
+describe('probeAudio', () => {
+  it('reports format, codec, rate, channels and the exact frame count of lossless files', async () => {
+    await withTempDir(async (dir) => {
+      const wav = join(dir, 'a.wav');
+      const flac = join(dir, 'a.flac');
+      await writeTone(wav, { sampleRate: 48000, channels: 6, frames: 123_457 });
+      await writeTone(flac, { sampleRate: 22050, channels: 1, frames: 54_321, codecArgs: ['-c:a', 'flac'] });
+      const w = await probeAudio(wav);
+      assert.deepEqual(
+        { format: w.format, codec: w.codec, sampleRate: w.sampleRate, channels: w.channels, frames: w.frames, framesExact: w.framesExact },
+        { format: 'wav', codec: 'pcm_s16le', sampleRate: 48000, channels: 6, frames: 123_457, framesExact: true },
+      );
+      assert.ok(Math.abs(w.duration - 123_457 / 48000) < 1e-9);
+      const f = await probeAudio(flac);
+      assert.deepEqual([f.format, f.codec, f.sampleRate, f.channels, f.frames, f.framesExact], ['flac', 'flac', 22050, 1, 54_321, true]);
+    });
+  });
+
+  it('marks lossy lengths as estimates, and countDecodedFrames gives the decoded length', async () => {
+    await withTempDir(async (dir) => {
+      const mp3 = join(dir, 'a.mp3');
+      const webm = join(dir, 'a.webm');
+      await writeTone(mp3, { sampleRate: 44100, channels: 2, frames: 100_000, codecArgs: ['-c:a', 'libmp3lame', '-b:a', '128k'] });
+      await writeTone(webm, { sampleRate: 48000, channels: 2, frames: 100_000, codecArgs: ['-c:a', 'libopus'] });
+      const m = await probeAudio(mp3);
+      assert.equal(m.codec, 'mp3');
+      assert.equal(m.framesExact, false);
+      assert.equal(m.bitRate, 128000);
+      assert.ok(Math.abs(m.frames - 100_000) < 3000, `mp3 estimate ${m.frames}`);
+      assert.equal(await countDecodedFrames(mp3), 100_000);
+      const o = await probeAudio(webm);
+      assert.deepEqual([o.format, o.codec, o.sampleRate, o.framesExact], ['matroska,webm', 'opus', 48000, false]);
+      assert.equal(await countDecodedFrames(webm), 100_000);
+    });
+  });
+
+  it('rejects an empty or missing file with AudioDecodeError', async () => {
+    await withTempDir(async (dir) => {
+      const empty = join(dir, 'empty.wav');
+      await writeFile(empty, Buffer.alloc(0));
+      await assert.rejects(() => probeAudio(empty), AudioDecodeError);
+      await assert.rejects(() => probeAudio(join(dir, 'missing.flac')), AudioDecodeError);
+      await assert.rejects(() => countDecodedFrames(join(dir, 'missing.flac')), AudioDecodeError);
+    });
+  });
+});

@@ -1,0 +1,33 @@
+export {
+  parseMdxManifest,
+  outputStemNames,
+  ManifestError,
+  BACKING_STEM,
+  type MdxManifest,
+} from './manifest.ts';
+export { MdxModel, ModelLoadError, type InferenceOptions, type ExecutionProvider } from './mdx-model.ts';
+export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from './model-registry.ts';
+export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from './mdx-stft.ts';
+export { ParallelMdxStft, type ParallelStftOptions } from './parallel-stft.ts';
+export { createRealFft, pffftSupports, type RealFft } from './real-fft.ts';
+export { ComplexFft } from './fft.ts';
+export {
+  separateStream,
+  selectStems,
+  emptyTimings,
+  DEFAULT_OVERLAP,
+  DEFAULT_BATCH_SIZE,
+  type SeparateStreamOptions,
+  type SeparatedBlock,
+  type SeparationProgress,
+  type SeparationTimings,
+} from './separate-stream.ts';
+export {
+  separateFile,
+  type SeparateFileOptions,
+  type SeparateFileResult,
+  type FileSeparationTimings,
+  type OutputSpec,
+  type OutputFormat,
+} from './separate-file.ts';
+export { runSeparateCommand, type CommandOutput } from './cli-separate.ts';

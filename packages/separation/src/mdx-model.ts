@@ -1,0 +1,138 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { parseMdxManifest, type MdxManifest } from './manifest.ts';
+
+export type ExecutionProvider = 'cpu' | 'cuda';
+
+/** How sessions run; the caller reads its own configuration and passes it in. */
+export interface InferenceOptions {
+  /** default `cpu`; `cuda` needs onnxruntime-node's CUDA libraries installed */
+  executionProvider?: ExecutionProvider;
+  /** threads inside one operator (ORT's default: one per core) */
+  intraOpThreads?: number;
+  /** threads across independent operators (ORT's default) */
+  interOpThreads?: number;
+  /**
+   * Whether idle intra-op threads spin-wait for work (ORT's own default) instead
+   * of sleeping. Default false here: between two session.run calls this thread
+   * does the STFT work and ffmpeg encodes, and spinning threads take their CPU
+   * (measured in the README).
+   */
+  spinWait?: boolean;
+}
+
+export class ModelLoadError extends Error {
+  override readonly name = 'ModelLoadError';
+}
+
+/**
+ * One MDX-Net model: its manifest and an onnxruntime session, created once and
+ * reused for every chunk and every job.
+ */
+export class MdxModel {
+  readonly manifest: MdxManifest;
+  readonly onnxPath: string;
+  readonly inputName: string;
+  readonly outputName: string;
+  /** largest batch the graph accepts (1 when the batch dimension is fixed) */
+  readonly maxBatch: number;
+  readonly #session: ort.InferenceSession;
+  readonly #specSize: number;
+
+  private constructor(manifest: MdxManifest, onnxPath: string, session: ort.InferenceSession) {
+    this.manifest = manifest;
+    this.onnxPath = onnxPath;
+    this.#session = session;
+    this.#specSize = 4 * manifest.dimF * manifest.dimT;
+    // MDX-Net exports name them input/output; others are taken in order
+    this.inputName = session.inputNames.includes('input') ? 'input' : session.inputNames[0];
+    this.outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
+    const input = session.inputMetadata.find((m) => m.name === this.inputName);
+    const inputShape = input?.isTensor ? input.shape : undefined;
+    let maxBatch = Number.MAX_SAFE_INTEGER;
+    if (inputShape) {
+      const expected = [manifest.dimF, manifest.dimT];
+      if (inputShape.length !== 4) throw new ModelLoadError(`${onnxPath}: input "${this.inputName}" has rank ${inputShape.length}, expected [batch, 4, dimF, dimT]`);
+      const [batch, channels, f, t] = inputShape;
+      if ((typeof channels === 'number' && channels !== 4) || (typeof f === 'number' && f !== expected[0]) || (typeof t === 'number' && t !== expected[1])) {
+        throw new ModelLoadError(`${onnxPath}: input shape [${inputShape.join(', ')}] does not match the manifest [batch, 4, ${manifest.dimF}, ${manifest.dimT}]`);
+      }
+      if (typeof batch === 'number' && batch > 0) maxBatch = batch;
+    }
+    if (input?.isTensor && input.type !== 'float32') throw new ModelLoadError(`${onnxPath}: input type ${input.type} is not supported (float32 only)`);
+    const output = session.outputMetadata.find((m) => m.name === this.outputName);
+    if (output?.isTensor) {
+      const rank = output.shape.length;
+      const stems = manifest.stems.length;
+      if (rank === 5 && typeof output.shape[1] === 'number' && output.shape[1] !== stems) {
+        throw new ModelLoadError(`${onnxPath}: output has ${output.shape[1]} stems, the manifest lists ${stems}`);
+      }
+      if (rank === 4 && stems !== 1) throw new ModelLoadError(`${onnxPath}: rank-4 output holds one stem, the manifest lists ${stems}`);
+      if (rank !== 4 && rank !== 5 && rank !== 0) throw new ModelLoadError(`${onnxPath}: output rank ${rank}, expected 4 or 5`);
+    }
+    this.maxBatch = maxBatch;
+  }
+
+  /** Loads `<manifest>.json` and the ONNX file it names. */
+  static async fromManifestFile(manifestPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(manifestPath, 'utf8'));
+    } catch (err) {
+      throw new ModelLoadError(`${manifestPath}: ${(err as Error).message}`, { cause: err });
+    }
+    return MdxModel.fromManifest(parseMdxManifest(json, manifestPath), resolve(dirname(manifestPath), (json as { file: string }).file), options);
+  }
+
+  static async fromManifest(manifest: MdxManifest, onnxPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
+    const sessionOptions: ort.InferenceSession.SessionOptions = {
+      executionProviders: [options.executionProvider ?? 'cpu'],
+      graphOptimizationLevel: 'all',
+      executionMode: 'sequential',
+      ...(options.intraOpThreads !== undefined ? { intraOpNumThreads: options.intraOpThreads } : {}),
+      ...(options.interOpThreads !== undefined ? { interOpNumThreads: options.interOpThreads } : {}),
+      extra: { session: { intra_op: { allow_spinning: options.spinWait ? '1' : '0' } } },
+    };
+    let session: ort.InferenceSession;
+    try {
+      session = await ort.InferenceSession.create(onnxPath, sessionOptions);
+    } catch (err) {
+      throw new ModelLoadError(`${onnxPath}: ${(err as Error).message}`, { cause: err });
+    }
+    return new MdxModel(manifest, onnxPath, session);
+  }
+
+  /**
+   * Runs `batch` chunks laid out [batch, 4, dimF, dimT]; returns the stems laid
+   * out [batch, S, 4, dimF, dimT] (S = 1 for rank-4 outputs).
+   */
+  async run(spec: Float32Array, batch: number): Promise<{ data: Float32Array; stems: number }> {
+    const { dimF, dimT } = this.manifest;
+    if (spec.length !== batch * this.#specSize) throw new RangeError(`expected ${batch * this.#specSize} floats, got ${spec.length}`);
+    const input = new ort.Tensor('float32', spec, [batch, 4, dimF, dimT]);
+    const result = await this.#session.run({ [this.inputName]: input });
+    const output = result[this.outputName];
+    const dims = output.dims;
+    const stems = dims.length === 5 ? dims[1] : 1;
+    const valid =
+      output.type === 'float32' &&
+      dims[0] === batch &&
+      (dims.length === 4 || dims.length === 5) &&
+      dims[dims.length - 3] === 4 &&
+      dims[dims.length - 2] === dimF &&
+      dims[dims.length - 1] === dimT &&
+      stems === this.manifest.stems.length;
+    if (!valid) {
+      output.dispose();
+      throw new ModelLoadError(
+        `${this.onnxPath}: output ${output.type} [${dims.join(', ')}] does not match [${batch}, ${this.manifest.stems.length > 1 ? `${this.manifest.stems.length}, ` : ''}4, ${dimF}, ${dimT}]`,
+      );
+    }
+    return { data: output.data as Float32Array, stems };
+  }
+
+  async release(): Promise<void> {
+    await this.#session.release();
+  }
+}

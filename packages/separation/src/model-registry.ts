@@ -1,0 +1,98 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ManifestError, parseMdxManifest, type MdxManifest } from './manifest.ts';
+import { MdxModel, type InferenceOptions } from './mdx-model.ts';
+
+export interface ModelRegistryOptions extends InferenceOptions {
+  /** directory holding `<name>.json` manifests next to their `.onnx` files */
+  modelsDir: string;
+}
+
+export interface ModelListing {
+  manifests: MdxManifest[];
+  /** manifests that failed validation, so an operator sees why a model is missing */
+  invalid: { path: string; error: string }[];
+}
+
+export class UnknownModelError extends Error {
+  override readonly name = 'UnknownModelError';
+}
+
+/**
+ * The models in one directory. Each model's session is created on first use
+ * and kept, so jobs after the first pay no load time.
+ */
+export class ModelRegistry {
+  readonly modelsDir: string;
+  readonly #inference: InferenceOptions;
+  readonly #loaded = new Map<string, Promise<MdxModel>>();
+
+  constructor(options: ModelRegistryOptions) {
+    const { modelsDir, ...inference } = options;
+    this.modelsDir = modelsDir;
+    this.#inference = inference;
+  }
+
+  async list(): Promise<ModelListing> {
+    let files: string[];
+    try {
+      files = (await readdir(this.modelsDir)).filter((f) => f.endsWith('.json')).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { manifests: [], invalid: [] };
+      throw err;
+    }
+    const listing: ModelListing = { manifests: [], invalid: [] };
+    for (const file of files) {
+      const path = join(this.modelsDir, file);
+      try {
+        listing.manifests.push(parseMdxManifest(JSON.parse(await readFile(path, 'utf8')), path));
+      } catch (err) {
+        listing.invalid.push({ path, error: (err as Error).message });
+      }
+    }
+    return listing;
+  }
+
+  /** The model whose manifest is named `name` (normally `<name>.json`), loaded once. */
+  load(name: string): Promise<MdxModel> {
+    let model = this.#loaded.get(name);
+    if (!model) {
+      model = this.#open(name);
+      this.#loaded.set(name, model);
+      // a failed load is not cached: the file may be fixed or still being written
+      model.catch(() => this.#loaded.delete(name));
+    }
+    return model;
+  }
+
+  /** Releases every loaded session. */
+  async close(): Promise<void> {
+    const models = [...this.#loaded.values()];
+    this.#loaded.clear();
+    await Promise.all(models.map((m) => m.then((x) => x.release(), () => undefined)));
+  }
+
+  async #open(name: string): Promise<MdxModel> {
+    const direct = join(this.modelsDir, `${name}.json`);
+    let text: string | undefined;
+    try {
+      text = await readFile(direct, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (text !== undefined) {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        throw new ManifestError(direct, `invalid JSON: ${(err as Error).message}`);
+      }
+      const manifest = parseMdxManifest(json, direct);
+      if (manifest.name === name) return MdxModel.fromManifest(manifest, resolve(this.modelsDir, manifest.file), this.#inference);
+    }
+    const { manifests } = await this.list();
+    const found = manifests.find((m) => m.name === name);
+    if (!found) throw new UnknownModelError(`no model named "${name}" in ${this.modelsDir}`);
+    return MdxModel.fromManifest(found, resolve(this.modelsDir, found.file), this.#inference);
+  }
+}

@@ -1,0 +1,200 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
+
+export type StftHelperRequest =
+  | {
+      id: number;
+      op: 'analyze';
+      config: MdxStftConfig & { fft: 'auto' | 'js' };
+      left: Float32Array;
+      right: Float32Array;
+      offset: number;
+      spec: Float32Array;
+      specOffset: number;
+      fromFrame: number;
+      toFrame: number;
+    }
+  | {
+      id: number;
+      op: 'synthesize';
+      config: MdxStftConfig & { fft: 'auto' | 'js' };
+      spec: Float32Array;
+      specOffset: number;
+      accLeft: Float32Array;
+      accRight: Float32Array;
+      fromFrame: number;
+      toFrame: number;
+    };
+
+export interface StftHelperResponse {
+  id: number;
+  error?: string;
+}
+
+type HelperWork = StftHelperRequest extends infer R ? (R extends StftHelperRequest ? Omit<R, 'id'> : never) : never;
+
+/** One helper thread per calling thread, started on first use and kept for later jobs. */
+class StftHelper {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  #nextId = 0;
+  #broken: Error | undefined;
+
+  constructor() {
+    this.#worker = new Worker(new URL('./stft-helper-thread.ts', import.meta.url));
+    this.#worker.unref();
+    this.#worker.on('message', (response: StftHelperResponse) => {
+      const pending = this.#pending.get(response.id);
+      if (!pending) return;
+      this.#pending.delete(response.id);
+      if (this.#pending.size === 0) this.#worker.unref();
+      if (response.error) pending.reject(new Error(`STFT helper thread: ${response.error}`));
+      else pending.resolve();
+    });
+    const fail = (err: Error) => {
+      this.#broken = err;
+      for (const pending of this.#pending.values()) pending.reject(err);
+      this.#pending.clear();
+    };
+    this.#worker.on('error', fail);
+    this.#worker.on('exit', (code) => fail(new Error(`STFT helper thread exited with code ${code}`)));
+  }
+
+  get broken(): boolean {
+    return this.#broken !== undefined;
+  }
+
+  request(work: HelperWork): Promise<void> {
+    if (this.#broken) return Promise.reject(this.#broken);
+    const id = this.#nextId++;
+    // keep the process alive while the main thread waits for an answer
+    if (this.#pending.size === 0) this.#worker.ref();
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ ...work, id });
+    });
+  }
+}
+
+let helper: StftHelper | undefined;
+
+function sharedHelper(): StftHelper {
+  if (!helper || helper.broken) helper = new StftHelper();
+  return helper;
+}
+
+function isShared(array: Float32Array): boolean {
+  return array.buffer instanceof SharedArrayBuffer;
+}
+
+/** A Float32Array on shared memory, which the helper thread can read and write. */
+export function sharedFloat32(length: number): Float32Array {
+  return new Float32Array(new SharedArrayBuffer(4 * length));
+}
+
+export interface ParallelStftOptions {
+  fft?: 'auto' | 'js';
+  /** split each chunk's frames with a helper thread (default: when the machine has 2+ cores) */
+  helperThread?: boolean;
+}
+
+/**
+ * MdxStft that splits every chunk's frames in two halves, one computed on the
+ * calling thread and one on a helper thread at the same time. Between two
+ * session.run calls onnxruntime's threads sleep, so on two or more cores the
+ * STFT work takes about half the wall time. Buffers the helper must see are
+ * SharedArrayBuffer views; anything else is processed on the calling thread.
+ */
+export class ParallelMdxStft {
+  readonly stft: MdxStft;
+  readonly #config: MdxStftConfig & { fft: 'auto' | 'js' };
+  readonly #helper: StftHelper | undefined;
+  /** frame where the helper's half starts, a multiple of 8 for the analysis blocks */
+  readonly #split: number;
+  readonly #sharedSpec: Float32Array | undefined;
+  readonly #accLeft: Float32Array;
+  readonly #accRight: Float32Array;
+  readonly #helperLeft: Float32Array | undefined;
+  readonly #helperRight: Float32Array | undefined;
+
+  private constructor(stft: MdxStft, config: MdxStftConfig & { fft: 'auto' | 'js' }, helper: StftHelper | undefined) {
+    this.stft = stft;
+    this.#config = config;
+    this.#helper = helper;
+    this.#split = Math.max(8, Math.round(stft.dimT / 16) * 8);
+    this.#accLeft = new Float32Array(stft.keptSize);
+    this.#accRight = new Float32Array(stft.keptSize);
+    if (helper) {
+      this.#sharedSpec = sharedFloat32(stft.specSize);
+      this.#helperLeft = sharedFloat32(stft.keptSize);
+      this.#helperRight = sharedFloat32(stft.keptSize);
+    }
+  }
+
+  static async create(config: MdxStftConfig, options: ParallelStftOptions = {}): Promise<ParallelMdxStft> {
+    const fft = options.fft ?? 'auto';
+    const stft = await MdxStft.create(config, { fft });
+    const wanted = options.helperThread ?? availableParallelism() > 1;
+    const geometry = { nFft: config.nFft, hopLength: config.hopLength, dimF: config.dimF, dimT: config.dimT, fft };
+    return new ParallelMdxStft(stft, geometry, wanted && stft.dimT >= 16 ? sharedHelper() : undefined);
+  }
+
+  get usesHelperThread(): boolean {
+    return this.#helper !== undefined;
+  }
+
+  /** MdxStft.analyze, split across the two threads when the buffers are shared. */
+  async analyze(left: Float32Array, right: Float32Array, offset: number, spec: Float32Array, specOffset: number): Promise<void> {
+    const helper = this.#helper;
+    if (!helper || helper.broken || !isShared(left) || !isShared(right) || !isShared(spec)) {
+      this.stft.analyze(left, right, offset, spec, specOffset);
+      return;
+    }
+    const { dimT } = this.stft;
+    const done = helper.request({ op: 'analyze', config: this.#config, left, right, offset, spec, specOffset, fromFrame: this.#split, toFrame: dimT });
+    this.stft.analyze(left, right, offset, spec, specOffset, 0, this.#split);
+    await done;
+  }
+
+  /** MdxStft.synthesizeAdd, split across the two threads. */
+  async synthesizeAdd(spec: Float32Array, specOffset: number, left: Float32Array, right: Float32Array, outOffset: number, gain?: Float32Array): Promise<void> {
+    const helper = this.#helper;
+    if (!helper || helper.broken) {
+      this.stft.synthesizeAdd(spec, specOffset, left, right, outOffset, gain);
+      return;
+    }
+    const stft = this.stft;
+    let shared = spec;
+    let sharedOffset = specOffset;
+    if (!isShared(spec)) {
+      // onnxruntime's outputs are ordinary buffers: the helper gets a copy
+      this.#sharedSpec!.set(spec.subarray(specOffset, specOffset + stft.specSize));
+      shared = this.#sharedSpec!;
+      sharedOffset = 0;
+    }
+    const helperLeft = this.#helperLeft!;
+    const helperRight = this.#helperRight!;
+    const done = helper.request({
+      op: 'synthesize',
+      config: this.#config,
+      spec: shared,
+      specOffset: sharedOffset,
+      accLeft: helperLeft,
+      accRight: helperRight,
+      fromFrame: this.#split,
+      toFrame: stft.dimT - 1,
+    });
+    const accLeft = this.#accLeft;
+    const accRight = this.#accRight;
+    accLeft.fill(0);
+    accRight.fill(0);
+    stft.synthesizeFrames(spec, specOffset, accLeft, accRight, 1, this.#split);
+    await done;
+    for (let k = 0; k < stft.keptSize; k++) {
+      accLeft[k] += helperLeft[k];
+      accRight[k] += helperRight[k];
+    }
+    stft.normalizeInto(accLeft, accRight, left, right, outOffset, gain);
+  }
+}

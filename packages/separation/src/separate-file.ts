@@ -1,0 +1,175 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  AudioDecodeError,
+  countDecodedFrames,
+  decodeToPcm,
+  prepareFfmpeg,
+  probeAudio,
+  StereoPcmEncoder,
+  type EncodeTarget,
+  type WavSampleFormat,
+} from '@mixdown/audio';
+import type { MdxModel } from './mdx-model.ts';
+import { emptyTimings, selectStems, separateStream, type SeparationProgress } from './separate-stream.ts';
+
+export type OutputFormat = 'wav' | 'flac' | 'mp3';
+
+export type OutputSpec =
+  | { format: 'wav'; /** default f32 */ sampleFormat?: WavSampleFormat }
+  | { format: 'flac'; /** default 24 */ bitDepth?: 16 | 24 }
+  | { format: 'mp3'; /** default 320 */ bitrateKbps?: number };
+
+export interface SeparateFileOptions {
+  inputPath: string;
+  model: MdxModel;
+  /** created if missing; files are `<stem>.<format>` */
+  outDir: string;
+  /** one file per stem and entry, all written in the same pass; default [{ format: 'wav' }] */
+  outputs?: OutputSpec[];
+  /** subset of the model's stems; default all (see outputStemNames) */
+  stems?: string[];
+  batchSize?: number;
+  overlap?: number;
+  /** share the STFT work with a helper thread (default: when the machine has 2+ cores) */
+  helperThread?: boolean;
+  onProgress?: (progress: SeparationProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface FileSeparationTimings {
+  /** waiting for decoded audio */
+  decodeMs: number;
+  /** inside session.run */
+  inferenceMs: number;
+  /** STFT, iSTFT, overlap-add, stem arithmetic */
+  postMs: number;
+  /** waiting for the encoders (backpressure and the final flush) */
+  encodeMs: number;
+  /** wall time of the whole call, probe included */
+  totalMs: number;
+}
+
+export interface SeparateFileResult {
+  /** stem → format → file path */
+  stems: Record<string, Partial<Record<OutputFormat, string>>>;
+  /** the input's (and outputs') rate */
+  sampleRate: number;
+  /** frames per output file at sampleRate: the input's length */
+  frames: number;
+  chunks: number;
+  timings: FileSeparationTimings;
+}
+
+/**
+ * Separates one audio file into one file per stem and output format, at the
+ * input's sample rate and exact length. Decoding, inference and encoding are
+ * streamed, so memory does not depend on the input's length. Everything in
+ * and out is plain data, so it runs unchanged inside a worker_threads Worker
+ * that owns the model.
+ */
+export async function separateFile(options: SeparateFileOptions): Promise<SeparateFileResult> {
+  const started = performance.now();
+  const { inputPath, model, outDir, signal } = options;
+  const outputs = options.outputs ?? [{ format: 'wav' }];
+  if (outputs.length === 0) throw new RangeError('at least one output format is required');
+  if (new Set(outputs.map((o) => o.format)).size !== outputs.length) throw new RangeError('each output format may appear once');
+  const stemNames = selectStems(model.manifest, options.stems);
+  const modelRate = model.manifest.sampleRate;
+
+  let decodeMs = 0;
+  const probeStart = performance.now();
+  const [probe] = await Promise.all([probeAudio(inputPath), prepareFfmpeg()]);
+  decodeMs += performance.now() - probeStart;
+  const outputRate = probe.sampleRate;
+  // Without resampling the stream keeps the decoded length exactly. With it,
+  // the encoders need the input's true length: lossy containers only
+  // estimate it, so it is counted by a parallel decode.
+  const exactFrames: Promise<number | undefined> =
+    outputRate === modelRate ? Promise.resolve(undefined) : probe.framesExact ? Promise.resolve(probe.frames) : countDecodedFrames(inputPath, signal);
+  exactFrames.catch(() => {});
+
+  await mkdir(outDir, { recursive: true });
+  const files: SeparateFileResult['stems'] = {};
+  const targetsByStem = new Map<string, EncodeTarget[]>();
+  for (const stem of stemNames) {
+    const targets = outputs.map((o): EncodeTarget => ({ ...o, path: join(outDir, `${stem}.${o.format}`) }));
+    targetsByStem.set(stem, targets);
+    files[stem] = Object.fromEntries(targets.map((t) => [t.format, t.path]));
+  }
+
+  const timings = emptyTimings();
+  async function* timedDecode(): AsyncGenerator<Float32Array> {
+    const blocks = decodeToPcm(inputPath, { sampleRate: modelRate, probe, signal })[Symbol.asyncIterator]();
+    try {
+      while (true) {
+        const t0 = performance.now();
+        const next = await blocks.next();
+        decodeMs += performance.now() - t0;
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      await blocks.return?.();
+    }
+  }
+
+  let encodeMs = 0;
+  let decodedFrames = 0;
+  let encoders: Map<string, StereoPcmEncoder> | undefined;
+  try {
+    const stream = separateStream(timedDecode(), model, {
+      stems: stemNames,
+      totalFrames: Math.round((probe.frames * modelRate) / probe.sampleRate),
+      timings,
+      ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+      ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
+      ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    for await (const block of stream) {
+      const t0 = performance.now();
+      if (!encoders) {
+        const frames = await exactFrames;
+        encoders = new Map(
+          stemNames.map((stem) => [
+            stem,
+            new StereoPcmEncoder({
+              inputSampleRate: modelRate,
+              outputSampleRate: outputRate,
+              targets: targetsByStem.get(stem)!,
+              ...(frames !== undefined ? { frames } : {}),
+              ...(signal ? { signal } : {}),
+            }),
+          ]),
+        );
+      }
+      decodedFrames += block.frames;
+      await Promise.all(stemNames.map((stem) => encoders!.get(stem)!.write(block.stems[stem])));
+      encodeMs += performance.now() - t0;
+    }
+    if (!encoders) throw new AudioDecodeError(inputPath, 'no audio samples');
+    const t0 = performance.now();
+    await Promise.all([...encoders.values()].map((e) => e.finish()));
+    encodeMs += performance.now() - t0;
+  } catch (err) {
+    await Promise.all([...(encoders?.values() ?? [])].map((e) => e.abort()));
+    throw err;
+  }
+
+  const frames = outputRate === modelRate ? decodedFrames : ((await exactFrames) ?? decodedFrames);
+  return {
+    stems: files,
+    sampleRate: outputRate,
+    frames,
+    chunks: timings.chunks,
+    timings: {
+      decodeMs,
+      inferenceMs: timings.inferenceMs,
+      postMs: timings.postMs,
+      encodeMs,
+      totalMs: performance.now() - started,
+    },
+  };
+}

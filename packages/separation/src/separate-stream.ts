@@ -1,0 +1,260 @@
+import { outputStemNames, type MdxManifest } from './manifest.ts';
+import type { MdxModel } from './mdx-model.ts';
+import { ParallelMdxStft, sharedFloat32 } from './parallel-stft.ts';
+
+/** Share of each chunk's kept part that the next chunk overlaps (python-audio-separator's default). */
+export const DEFAULT_OVERLAP = 0.25;
+/** Chunks per session.run; see the README for the measurement behind it. */
+export const DEFAULT_BATCH_SIZE = 2;
+
+export interface SeparationProgress {
+  /** mixture frames (at the model rate) whose stems are final */
+  processedFrames: number;
+  /** when the caller passed totalFrames */
+  totalFrames?: number;
+  /** processedFrames / totalFrames, capped at 1 */
+  fraction?: number;
+}
+
+/** Time spent on the calling thread, accumulated across calls. */
+export interface SeparationTimings {
+  /** inside session.run */
+  inferenceMs: number;
+  /** STFT, iSTFT, overlap-add and stem arithmetic */
+  postMs: number;
+  chunks: number;
+  batches: number;
+}
+
+export function emptyTimings(): SeparationTimings {
+  return { inferenceMs: 0, postMs: 0, chunks: 0, batches: 0 };
+}
+
+export interface SeparateStreamOptions {
+  /** 0 ≤ overlap < 1; default DEFAULT_OVERLAP */
+  overlap?: number;
+  /** chunks per session.run (capped by the model's fixed batch, if any) */
+  batchSize?: number;
+  /** a subset of `outputStemNames(manifest)`; default all */
+  stems?: string[];
+  /** mixture length at the model rate, for progress fractions */
+  totalFrames?: number;
+  onProgress?: (progress: SeparationProgress) => void;
+  /** accumulates inference / post-processing time */
+  timings?: SeparationTimings;
+  signal?: AbortSignal;
+  /** `js` forces the TypeScript FFT (for measurements); default: fastest available */
+  fft?: 'auto' | 'js';
+  /** share the STFT work with a helper thread (default: when the machine has 2+ cores) */
+  helperThread?: boolean;
+}
+
+export interface SeparatedBlock {
+  frames: number;
+  /** stem name → interleaved stereo float32, `frames` long */
+  stems: Record<string, Float32Array>;
+}
+
+/** Resolves the stems to produce, rejecting names the model cannot give. */
+export function selectStems(manifest: MdxManifest, requested?: string[]): string[] {
+  const available = outputStemNames(manifest);
+  if (!requested) return available;
+  for (const name of requested) {
+    if (!available.includes(name)) throw new RangeError(`model "${manifest.name}" has no stem "${name}" (it gives ${available.join(', ')})`);
+  }
+  return available.filter((name) => requested.includes(name));
+}
+
+/**
+ * Separates a stream of interleaved stereo blocks at the model's rate into
+ * stems, with the MDX-Net chunking: the mixture is padded with nFft/2 zeros in
+ * front, cut into chunks of hop·(dimT−1) samples every `step` samples, each
+ * chunk is analysed, run through the model, resynthesised with nFft/2 trimmed
+ * at each side, weighted with a Hann window and overlap-added, normalised by
+ * the summed window. Stems are yielded as soon as no later chunk can touch
+ * them, so memory is bounded by a few chunks whatever the input length; the
+ * yielded frames add up to exactly the input's.
+ */
+export async function* separateStream(
+  input: AsyncIterable<Float32Array>,
+  model: MdxModel,
+  options: SeparateStreamOptions = {},
+): AsyncGenerator<SeparatedBlock, void, undefined> {
+  const manifest = model.manifest;
+  const parallel = await ParallelMdxStft.create(manifest, {
+    fft: options.fft ?? 'auto',
+    ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
+  });
+  const { chunkSize, trim, keptSize: kept, specSize } = parallel.stft;
+  const overlap = options.overlap ?? DEFAULT_OVERLAP;
+  if (!(overlap >= 0 && overlap < 1)) throw new RangeError(`overlap must be in [0, 1), got ${overlap}`);
+  const step = Math.max(1, Math.floor(kept * (1 - overlap)));
+  const requestedBatch = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  if (!Number.isInteger(requestedBatch) || requestedBatch < 1) throw new RangeError(`invalid batchSize ${requestedBatch}`);
+  const batchSize = Math.min(requestedBatch, model.maxBatch);
+  const wanted = new Set(selectStems(manifest, options.stems));
+  const modelStems = manifest.stems.length;
+  const { compensate } = manifest;
+  const timings = options.timings ?? emptyTimings();
+  const { signal, onProgress, totalFrames } = options;
+
+  // sin² over the kept part, never exactly zero so a lone chunk divides cleanly
+  const weights = new Float32Array(kept);
+  for (let i = 0; i < kept; i++) weights[i] = Math.sin((Math.PI * (i + 1)) / (kept + 1)) ** 2;
+
+  // Input in padded coordinates: padded p = mixture p − trim; the first `trim` are zeros.
+  // shared memory, so the STFT helper thread reads the same samples
+  let inLeft = sharedFloat32(chunkSize + batchSize * step);
+  let inRight = sharedFloat32(inLeft.length);
+  let inStart = 0;
+  let inEnd = trim;
+
+  // Accumulators in mixture coordinates from `outStart` (everything before is emitted).
+  const accCapacity = kept + batchSize * step;
+  const acc = Array.from({ length: 2 * modelStems }, () => new Float32Array(accCapacity));
+  const weightSum = new Float32Array(accCapacity);
+  let outStart = 0;
+  let accEnd = 0;
+
+  const spec = sharedFloat32(batchSize * specSize);
+  let nextChunk = 0;
+  let mixtureFrames = 0;
+
+  const ensureInput = (extra: number) => {
+    const used = inEnd - inStart;
+    if (used + extra <= inLeft.length) return;
+    const size = Math.max(used + extra, 2 * inLeft.length);
+    const left = sharedFloat32(size);
+    const right = sharedFloat32(size);
+    left.set(inLeft.subarray(0, used));
+    right.set(inRight.subarray(0, used));
+    inLeft = left;
+    inRight = right;
+  };
+
+  const append = (block: Float32Array) => {
+    const frames = block.length >> 1;
+    ensureInput(frames);
+    const at = inEnd - inStart;
+    for (let i = 0; i < frames; i++) {
+      inLeft[at + i] = block[2 * i];
+      inRight[at + i] = block[2 * i + 1];
+    }
+    inEnd += frames;
+    mixtureFrames += frames;
+  };
+
+  const runBatch = async (count: number) => {
+    let t0 = performance.now();
+    const batchSpec = count === batchSize ? spec : sharedFloat32(count * specSize);
+    for (let b = 0; b < count; b++) {
+      await parallel.analyze(inLeft, inRight, (nextChunk + b) * step - inStart, batchSpec, b * specSize);
+    }
+    let t1 = performance.now();
+    timings.postMs += t1 - t0;
+    const { data } = await model.run(batchSpec, count);
+    t0 = performance.now();
+    timings.inferenceMs += t0 - t1;
+    for (let b = 0; b < count; b++) {
+      const base = (nextChunk + b) * step - outStart;
+      for (let s = 0; s < modelStems; s++) {
+        await parallel.synthesizeAdd(data, (b * modelStems + s) * specSize, acc[2 * s], acc[2 * s + 1], base, weights);
+      }
+      for (let i = 0; i < kept; i++) weightSum[base + i] += weights[i];
+    }
+    nextChunk += count;
+    accEnd = (nextChunk - 1) * step + kept;
+    timings.chunks += count;
+    timings.batches += 1;
+    t1 = performance.now();
+    timings.postMs += t1 - t0;
+  };
+
+  /** Stems for mixture frames [outStart, to), then drops what is no longer needed. */
+  const emit = (to: number): SeparatedBlock | undefined => {
+    const frames = to - outStart;
+    if (frames <= 0) return undefined;
+    const t0 = performance.now();
+    const stems: Record<string, Float32Array> = {};
+    const modelOutputs: Float32Array[] = [];
+    for (let s = 0; s < modelStems; s++) {
+      const accLeft = acc[2 * s];
+      const accRight = acc[2 * s + 1];
+      const out = new Float32Array(2 * frames);
+      for (let i = 0; i < frames; i++) {
+        const scale = compensate / weightSum[i];
+        out[2 * i] = accLeft[i] * scale;
+        out[2 * i + 1] = accRight[i] * scale;
+      }
+      modelOutputs.push(out);
+      if (wanted.has(manifest.stems[s])) stems[manifest.stems[s]] = out;
+    }
+    // single-stem: secondary = mixture − primary; multi-stem: backing = mixture − vocals
+    const derivedName = modelStems === 1 ? manifest.secondaryStem! : 'backing';
+    const subtrahend = modelStems === 1 ? modelOutputs[0] : modelOutputs[manifest.stems.indexOf('vocals')];
+    if (wanted.has(derivedName) && subtrahend && !manifest.stems.includes(derivedName)) {
+      const out = new Float32Array(2 * frames);
+      const mixAt = outStart + trim - inStart;
+      for (let i = 0; i < frames; i++) {
+        out[2 * i] = inLeft[mixAt + i] - subtrahend[2 * i];
+        out[2 * i + 1] = inRight[mixAt + i] - subtrahend[2 * i + 1];
+      }
+      stems[derivedName] = out;
+    }
+
+    const live = accEnd - outStart;
+    for (const a of [...acc, weightSum]) {
+      a.copyWithin(0, frames, Math.max(frames, live));
+      a.fill(0, Math.max(0, live - frames), Math.max(frames, live));
+    }
+    outStart = to;
+    const keepFrom = Math.min(nextChunk * step, outStart + trim);
+    if (keepFrom > inStart) {
+      inLeft.copyWithin(0, keepFrom - inStart, inEnd - inStart);
+      inRight.copyWithin(0, keepFrom - inStart, inEnd - inStart);
+      inStart = keepFrom;
+    }
+    timings.postMs += performance.now() - t0;
+    if (onProgress) {
+      const progress: SeparationProgress = { processedFrames: outStart };
+      if (totalFrames !== undefined && totalFrames > 0) {
+        progress.totalFrames = totalFrames;
+        progress.fraction = Math.min(1, outStart / totalFrames);
+      }
+      onProgress(progress);
+    }
+    return { frames, stems };
+  };
+
+  for await (const block of input) {
+    signal?.throwIfAborted();
+    append(block);
+    while ((nextChunk + batchSize - 1) * step + chunkSize <= inEnd) {
+      await runBatch(batchSize);
+      const out = emit(nextChunk * step);
+      if (out) yield out;
+      signal?.throwIfAborted();
+    }
+  }
+
+  const total = mixtureFrames;
+  if (total === 0) return;
+  const chunks = total <= kept ? 1 : Math.ceil((total - kept) / step) + 1;
+  const paddedEnd = (chunks - 1) * step + chunkSize;
+  if (paddedEnd > inEnd) {
+    ensureInput(paddedEnd - inEnd);
+    inLeft.fill(0, inEnd - inStart, paddedEnd - inStart);
+    inRight.fill(0, inEnd - inStart, paddedEnd - inStart);
+    inEnd = paddedEnd;
+  }
+  while (nextChunk < chunks) {
+    signal?.throwIfAborted();
+    await runBatch(Math.min(batchSize, chunks - nextChunk));
+    const out = emit(Math.min(nextChunk * step, total));
+    if (out) yield out;
+  }
+  const rest = emit(total);
+  if (rest) yield rest;
+  // totalFrames may have been an estimate (lossy containers): end on exactly 1
+  if (onProgress && totalFrames !== undefined && totalFrames !== total) onProgress({ processedFrames: total, totalFrames: total, fraction: 1 });
+}

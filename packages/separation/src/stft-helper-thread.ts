@@ -1,0 +1,36 @@
+// Entry point of the helper thread that computes half of every chunk's frames
+// (see ParallelMdxStft). It only ever touches SharedArrayBuffer views it is sent.
+import { parentPort } from 'node:worker_threads';
+import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
+import type { StftHelperRequest, StftHelperResponse } from './parallel-stft.ts';
+
+const port = parentPort!;
+const instances = new Map<string, Promise<MdxStft>>();
+
+function stftFor(config: MdxStftConfig & { fft: 'auto' | 'js' }): Promise<MdxStft> {
+  const key = `${config.nFft}/${config.hopLength}/${config.dimF}/${config.dimT}/${config.fft}`;
+  let stft = instances.get(key);
+  if (!stft) {
+    stft = MdxStft.create(config, { fft: config.fft });
+    instances.set(key, stft);
+  }
+  return stft;
+}
+
+port.on('message', async (request: StftHelperRequest) => {
+  let response: StftHelperResponse;
+  try {
+    const stft = await stftFor(request.config);
+    if (request.op === 'analyze') {
+      stft.analyze(request.left, request.right, request.offset, request.spec, request.specOffset, request.fromFrame, request.toFrame);
+    } else {
+      request.accLeft.fill(0);
+      request.accRight.fill(0);
+      stft.synthesizeFrames(request.spec, request.specOffset, request.accLeft, request.accRight, request.fromFrame, request.toFrame);
+    }
+    response = { id: request.id };
+  } catch (err) {
+    response = { id: request.id, error: (err as Error).message };
+  }
+  port.postMessage(response);
+});
