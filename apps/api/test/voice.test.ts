@@ -197,6 +197,17 @@ describe("voice blender", () => {
     assert.equal(model.json().usable, false, "the output model is not usable before the job succeeds");
   });
 
+  test("a conversion asked of the output model before the blend succeeds → 422 naming it, nothing stored", async () => {
+    const created = await blend({ modelId1: publicModel, modelId2: myModel, alpha: 0.5 });
+    assert.equal(created.statusCode, 201, created.body);
+    const { outputModelId } = created.json();
+    const before = await footprint(h);
+    const form = multipart({ voiceModelId: outputModelId }, [{ name: "soundFile", content: await audio("wav"), filename: "voice.wav" }]);
+    const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-conversions", headers: { ...form.headers, ...me.auth }, payload: form.payload });
+    expectError(res, 422, new RegExp(`voiceModelId: voice model ${outputModelId} is not usable yet \\(state pending\\)`));
+    await assertUnchanged(h, before);
+  });
+
   test("three models: alpha3 computed; four models: alpha4 computed; a custom title is kept", async () => {
     const three = await blend({ modelId1: publicModel, modelId2: myModel, modelId3: publicModel, alpha: 0.5, alpha2: 0.25, title: "Trio" });
     assert.equal(three.statusCode, 201, three.body);

@@ -1,13 +1,20 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import * as ort from "onnxruntime-node";
 import { loadConfig } from "@mixdown/config";
+import { registerVoiceCatalogue } from "@mixdown/db";
 import { makeSyntheticVoice, syntheticInputs } from "@mixdown/onnx-blend/testing";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
-import { getJson, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { writeContentVecSignatureModel } from "@mixdown/voice";
+import { catalogueRows } from "@mixdown/voice/catalogue";
+import { decodeFloat, download, getJson, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+
+const run = promisify(execFile);
 
 const meta = { "mixdown.architecture": "rvc" };
 
@@ -50,10 +57,14 @@ describe("voice blend jobs through the API and the worker", () => {
     });
 
   before(async () => {
-    d = await startDeployment({ WORKER_QUEUES: "voice-blend" });
+    dir = await mkdtemp(join(tmpdir(), "voice-blend-e2e-"));
+    // Conversions of native voices never load ContentVec; the pool only needs a file to point at.
+    await writeFile(join(dir, "contentvec.onnx"), writeContentVecSignatureModel());
+    d = await startDeployment({ WORKER_QUEUES: "voice-blend,voice-conversion", VOICE_CONTENTVEC_MODEL: join(dir, "contentvec.onnx") });
     storage = createStorage(loadConfig(d.env));
     callerId = (await d.prisma.apiKey.findFirstOrThrow({ where: { name: "e2e" } })).callerId;
-    dir = await mkdtemp(join(tmpdir(), "voice-blend-e2e-"));
+    // The default native voices, as the API and the worker register them at start.
+    await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
   });
   after(async () => {
     await storage?.close();
@@ -128,5 +139,49 @@ describe("voice blend jobs through the API and the worker", () => {
     assert.equal(model.state, "failed");
     assert.equal(model.usable, false);
     assert.equal(await storage.exists(`voice-models/${created.outputModelId}/model.onnx`), false);
+  });
+
+  it("a 50/50 blend of two default native voices is usable at once: a conversion with it succeeds, keeping rate and length", async () => {
+    const [flint, lumen] = await Promise.all(
+      ["native-flint", "native-lumen"].map(async (slug) => (await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug } })).id),
+    );
+    const res = await blend({ modelId1: flint, modelId2: lumen, alpha: 0.5, title: "Flint and Lumen" });
+    assert.equal(res.status, 201, await res.clone().text());
+    const created = (await res.json()) as any;
+    const done = await waitForEnd(d, `voice-blender/${created.id}`, 30_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    const model = await getJson(d, `voice-models/${created.outputModelId}`);
+    assert.equal(model.state, "ready");
+    assert.equal(model.usable, true);
+    assert.equal(model.architecture, "native");
+    assert.equal(model.sampleRate, 44100);
+    assert.equal(model.public, false);
+
+    // Held-out espeak-ng speech (a voice that built no default voice), at 48 kHz.
+    const raw = join(dir, "speech-raw.wav");
+    await run("espeak-ng", ["-v", "en+m1", "-s", "150", "-w", raw, "Turn the page slowly and listen to the rain."]);
+    const input = join(dir, "speech.wav");
+    await run("ffmpeg", ["-v", "error", "-y", "-i", raw, "-ar", "48000", input]);
+    const form = new FormData();
+    form.append("voiceModelId", String(created.outputModelId));
+    form.append("soundFile", new Blob([await readFile(input)]), "speech.wav");
+    form.append("conversionStrength", "1");
+    form.append("modelVolumeMix", "0");
+    form.append("pitchShift", "2");
+    const converted = await fetch(`${d.baseUrl}/api/kits/v1/voice-conversions`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+    assert.equal(converted.status, 201, await converted.clone().text());
+    const job = (await converted.json()) as any;
+    assert.equal(job.voiceModelId, created.outputModelId);
+
+    const finished = await waitForEnd(d, `voice-conversions/${job.id}`, 60_000);
+    assert.equal(finished.status, "success", finished.errorMessage);
+    assert.equal(finished.model.id, created.outputModelId);
+    const outPath = await download(finished.outputFileUrl);
+    const [source, out] = [await probe(input), await probe(outPath)];
+    assert.equal(out.sampleRate, 48000);
+    assert.equal(out.samples, source.samples, "the output has the input's length to the sample");
+    const pcm = await decodeFloat(outPath);
+    const rms = Math.sqrt(pcm.reduce((s, v) => s + v * v, 0) / pcm.length);
+    assert.ok(pcm.every(Number.isFinite) && rms > 0.01, `the converted speech is audible (rms ${rms.toFixed(4)})`);
   });
 });

@@ -4,11 +4,10 @@
 // Also prints realtime factors for the native path and the RVC-signature path.
 //   pnpm eval:voice
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { fileURLToPath } from "node:url";
 import {
   convertVoiceFile,
   loadVoiceEngine,
@@ -16,40 +15,19 @@ import {
   medianVoiced,
   mfccDistance,
   mfccMean,
-  monoBlocks,
   readVoiceCatalogue,
   RvcVoiceEngine,
   trackPitch,
   writeContentVecSignatureModel,
   writeRvcSignatureModel,
 } from "../src/index.ts";
+import { heldOutGenders as genders, modelsDir, readMono16k as read, readRecipe, speak as speakIn } from "./eval-support.ts";
 
 const run = promisify(execFile);
-const modelsDir = fileURLToPath(new URL("../../../models/", import.meta.url));
-const recipe = JSON.parse(await readFile(join(modelsDir, "voices", "recipe.json"), "utf8")) as {
-  speed: number;
-  voices: Array<{ slug: string; gender: string }>;
-  heldOut: { voices: string[]; texts: string[] };
-};
-const genders: Record<string, string> = { "en+m1": "male", "en-us+m2": "male", "en+f1": "female", "en-gb+f5": "female" };
+const recipe = await readRecipe();
 
 const dir = await mkdtemp(join(tmpdir(), "mixdown-eval-voice-"));
-async function read(path: string): Promise<Float32Array> {
-  const parts: Float32Array[] = [];
-  for await (const b of monoBlocks(path, 16000)) parts.push(b);
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let i = 0;
-  for (const p of parts) {
-    out.set(p, i);
-    i += p.length;
-  }
-  return out;
-}
-async function speak(voice: string, text: string, name: string): Promise<string> {
-  const path = join(dir, `${name}.wav`);
-  await run("espeak-ng", ["-v", voice, "-s", String(recipe.speed), "-w", path, text]);
-  return path;
-}
+const speak = (voice: string, text: string, name: string) => speakIn(dir, recipe.speed, voice, text, name);
 
 try {
   const [sourceText, targetText] = recipe.heldOut.texts as [string, string];
