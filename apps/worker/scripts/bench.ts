@@ -11,7 +11,8 @@ const rows: string[][] = [];
 try {
   for (const seconds of cases) {
     for (const route of ["vocal-separations", "stem-splits"] as const) {
-      const song = await makeSong(`bench-${seconds}.wav`, seconds);
+      // mp3 320k: a 10-minute WAV would be over the 50 MB upload limit.
+      const song = await makeSong(`bench-${seconds}.mp3`, seconds, ["-b:a", "320k"]);
       const worker = d.startWorker("pipe");
       const timings: Array<{ inferenceMs: number; decodeMs: number; postMs: number; encodeMs: number; totalMs: number }> = [];
       let ready!: () => void;
@@ -35,6 +36,7 @@ try {
 
       const t0 = performance.now();
       const res = await upload(d, song, route);
+      if (!res.ok) throw new Error(`create ${route} (${seconds} s): ${res.status} ${await res.text()}`);
       const job = (await res.json()) as { id: number };
       const createdMs = performance.now() - t0;
       const done = await waitForEnd(d, `${route}/${job.id}`, 3_600_000);
