@@ -1,2 +1,2 @@
 export { startWorkerApp, selectQueues, type WorkerApp } from "./worker-app.ts";
-export { SeparationPool, SeparationFailure } from "./separation-pool.ts";
+export { TaskThreadPool, TaskFailure, serveTasks } from "./task-threads.ts";

@@ -1,4 +1,5 @@
 import type { OutputSpec, SeparateFileResult } from "@mixdown/separation";
+import { TaskThreadPool } from "./task-threads.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
 export interface SeparationThreadData {
@@ -17,19 +18,8 @@ export interface SeparationRequest {
   outputs: OutputSpec[];
 }
 
-export type ThreadRequest = ({ type: "separate"; id: number } & SeparationRequest) | { type: "close" };
+export type SeparationPool = TaskThreadPool<SeparationRequest, SeparateFileResult>;
 
-export interface ThreadError {
-  name: string;
-  message: string;
-  /** The input or the model can never work: retrying is pointless. */
-  unrecoverable: boolean;
+export function createSeparationPool(size: number, data: SeparationThreadData): SeparationPool {
+  return new TaskThreadPool("separation", new URL("./separation-thread.ts", import.meta.url), size, data);
 }
-
-export type ThreadResponse =
-  | { type: "ready" }
-  | { type: "fatal"; message: string }
-  | { type: "closed" }
-  | { type: "progress"; id: number; fraction: number }
-  | { type: "result"; id: number; result: SeparateFileResult }
-  | { type: "error"; id: number; error: ThreadError };

@@ -1,4 +1,5 @@
 import type { ConversionParams, ConvertVoiceFileResult } from "@mixdown/voice";
+import { TaskThreadPool } from "./task-threads.ts";
 
 /** What a voice conversion thread is started with (plain data: it crosses the thread boundary). */
 export interface VoiceThreadData {
@@ -21,9 +22,8 @@ export interface VoiceConversionRequest {
   mp3BitrateKbps: number;
 }
 
-export type VoiceThreadRequest = { type: "convert"; id: number } & VoiceConversionRequest;
+export type VoiceConversionPool = TaskThreadPool<VoiceConversionRequest, ConvertVoiceFileResult>;
 
-export type VoiceThreadResponse =
-  | { type: "progress"; id: number; fraction: number }
-  | { type: "result"; id: number; result: ConvertVoiceFileResult }
-  | { type: "error"; id: number; message: string; unrecoverable: boolean };
+export function createVoiceConversionPool(size: number, data: VoiceThreadData): VoiceConversionPool {
+  return new TaskThreadPool("voice conversion", new URL("./voice-conversion-thread.ts", import.meta.url), size, data);
+}

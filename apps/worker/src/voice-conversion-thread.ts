@@ -1,12 +1,12 @@
-// Runs in a worker_threads Worker: loads voice models (kept between jobs) and does all the audio
-// work of a conversion, so the main thread's event loop stays free to renew BullMQ locks.
-import { parentPort, workerData } from "node:worker_threads";
+// The voice conversion thread: loads voice models (kept between jobs, least recently used out)
+// and does all the audio work of a conversion.
+import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
-import { convertVoiceFile, loadVoiceEngine, VoiceModelFileError, type VoiceEngine } from "@mixdown/voice";
-import type { VoiceThreadData, VoiceThreadRequest, VoiceThreadResponse } from "./voice-conversion-protocol.ts";
+import { convertVoiceFile, loadVoiceEngine, VoiceModelFileError, type ConvertVoiceFileResult, type VoiceEngine } from "@mixdown/voice";
+import type { VoiceConversionRequest, VoiceThreadData } from "./voice-conversion-protocol.ts";
+import { serveTasks } from "./task-threads.ts";
 
 const data = workerData as VoiceThreadData;
-const port = parentPort!;
 const engines = new Map<string, Promise<VoiceEngine>>();
 
 function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
@@ -34,13 +34,10 @@ function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
   return engine;
 }
 
-port.on("message", async (request: VoiceThreadRequest) => {
-  const post = (m: VoiceThreadResponse) => port.postMessage(m);
-  const { id } = request;
-  try {
+serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
+  async run(request, onProgress) {
     const engine = await engineFor(request.modelPath, request.sampleRate);
-    let last = -1;
-    const result = await convertVoiceFile({
+    return convertVoiceFile({
       inputPath: request.inputPath,
       ...(request.backingPath ? { backingPath: request.backingPath } : {}),
       engine,
@@ -48,17 +45,8 @@ port.on("message", async (request: VoiceThreadRequest) => {
       outDir: request.outDir,
       lossless: request.lossless,
       mp3BitrateKbps: request.mp3BitrateKbps,
-      onProgress: (fraction) => {
-        const percent = Math.floor(fraction * 100);
-        if (percent !== last) {
-          last = percent;
-          post({ type: "progress", id, fraction });
-        }
-      },
+      onProgress,
     });
-    post({ type: "result", id, result });
-  } catch (err) {
-    const error = err as Error;
-    post({ type: "error", id, message: error.message, unrecoverable: err instanceof AudioDecodeError || err instanceof VoiceModelFileError });
-  }
+  },
+  isUnrecoverable: (err) => err instanceof AudioDecodeError || err instanceof VoiceModelFileError,
 });

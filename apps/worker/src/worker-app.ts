@@ -16,9 +16,10 @@ import { QueueName, startReconciler, JobQueues, type QueueName as QueueNameType 
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { processSeparationJob } from "./jobs/separation.ts";
 import { processVoiceBlendJob } from "./jobs/voice-blend.ts";
-import { SeparationPool } from "./separation-pool.ts";
+import { createSeparationPool } from "./separation-protocol.ts";
 import { processVoiceConversionJob } from "./jobs/voice-conversion.ts";
-import { VoiceConversionPool } from "./voice-conversion-pool.ts";
+import { createVoiceConversionPool } from "./voice-conversion-protocol.ts";
+import type { TaskThreadPool } from "./task-threads.ts";
 import { registerDefaultVoices } from "./voice-catalogue.ts";
 
 export interface WorkerApp {
@@ -56,11 +57,11 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
   const tmpDir = resolve(config.TMP_DIR || tmpdir());
   const modelsDir = resolve(config.MODELS_DIR);
 
-  const pools: Array<Pick<SeparationPool, "close"> & Partial<Pick<SeparationPool, "ready">>> = [];
+  const pools: Array<Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">> = [];
   const handlers: Partial<Record<QueueNameType, Handler>> = {};
   const handlerFactories: Record<string, () => Handler> = {
     [QueueName.separation]: () => {
-      const pool = new SeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
+      const pool = createSeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
         modelsDir,
         executionProvider: config.ORT_EXECUTION_PROVIDER,
         intraOpThreads: config.ORT_INTRA_OP_THREADS,
@@ -81,7 +82,7 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
       return (job: Job) => processSeparationJob(job, deps);
     },
     [QueueName.voiceConversion]: () => {
-      const pool = new VoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
+      const pool = createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
         contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
         intraOpThreads: config.ORT_INTRA_OP_THREADS,
         interOpThreads: config.ORT_INTER_OP_THREADS,
@@ -107,7 +108,7 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
   };
   const queues = selectQueues(config.WORKER_QUEUES, Object.keys(handlerFactories));
   for (const q of queues) handlers[q] = handlerFactories[q]!();
-  await Promise.all(pools.map((p) => p.ready?.()));
+  await Promise.all(pools.map((p) => p.ready()));
   await registerDefaultVoices(prisma, modelsDir).catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
 
   const running = new RunningJobRepository(prisma);

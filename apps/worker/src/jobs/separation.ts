@@ -6,7 +6,8 @@ import type { SeparationJobRunRepository, SeparationOutputs, StoredStem } from "
 import type { SeparationPayload } from "@mixdown/queue";
 import type { OutputSpec } from "@mixdown/separation";
 import type { ObjectStorage } from "@mixdown/storage";
-import { SeparationFailure, type SeparationPool } from "../separation-pool.ts";
+import type { SeparationPool } from "../separation-protocol.ts";
+import { TaskFailure } from "../task-threads.ts";
 
 export interface SeparationJobDeps {
   runs: SeparationJobRunRepository;
@@ -54,7 +55,7 @@ export async function processSeparationJob(job: Job<SeparationPayload>, deps: Se
     let progressWrite = Promise.resolve();
     const started = performance.now();
     const result = await deps.pool
-      .separate({ inputPath, modelName, outDir: join(workDir, "out"), outputs }, (fraction) => {
+      .run({ inputPath, modelName, outDir: join(workDir, "out"), outputs }, (fraction) => {
         // 1..90 while separating; uploading takes the rest.
         const percent = Math.max(1, Math.min(90, Math.round(fraction * 90)));
         if (percent >= reported + 5) {
@@ -68,7 +69,7 @@ export async function processSeparationJob(job: Job<SeparationPayload>, deps: Se
         }
       })
       .catch((err: unknown) => {
-        if (err instanceof SeparationFailure && err.unrecoverable) throw new UnrecoverableError(describeFailure(err));
+        if (err instanceof TaskFailure && err.unrecoverable) throw new UnrecoverableError(describeFailure(err));
         throw err;
       });
     await progressWrite;
@@ -109,7 +110,7 @@ export async function processSeparationJob(job: Job<SeparationPayload>, deps: Se
   }
 }
 
-function describeFailure(err: SeparationFailure): string {
+function describeFailure(err: TaskFailure): string {
   if (/cannot decode|no audio/i.test(err.message)) {
     return `The uploaded audio could not be decoded (${err.message.replace(/^cannot decode \S+: /, "")})`;
   }

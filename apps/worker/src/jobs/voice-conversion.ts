@@ -8,7 +8,8 @@ import type { VoiceConversionPayload } from "@mixdown/queue";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { ConversionParams } from "@mixdown/voice";
 import { BUILTIN_FILE_PREFIX } from "@mixdown/voice/catalogue";
-import { VoiceConversionFailure, type VoiceConversionPool } from "../voice-conversion-pool.ts";
+import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
+import { TaskFailure } from "../task-threads.ts";
 
 export interface VoiceConversionJobDeps {
   runs: VoiceConversionJobRunRepository;
@@ -57,7 +58,7 @@ export async function processVoiceConversionJob(job: Job<VoiceConversionPayload>
     let progressWrite = Promise.resolve();
     const started = performance.now();
     const result = await deps.pool
-      .convert(
+      .run(
         {
           inputPath,
           ...(backingPath ? { backingPath } : {}),
@@ -82,7 +83,7 @@ export async function processVoiceConversionJob(job: Job<VoiceConversionPayload>
         },
       )
       .catch((err: unknown) => {
-        if (err instanceof VoiceConversionFailure && err.unrecoverable) {
+        if (err instanceof TaskFailure && err.unrecoverable) {
           throw new UnrecoverableError(/decode|no audio|Invalid data/i.test(err.message) ? `The uploaded audio could not be decoded (${err.message})` : err.message);
         }
         throw err;

@@ -1,0 +1,160 @@
+// A pool of long-lived worker_threads that run one kind of task each (separation, voice
+// conversion). Threads keep what they load (onnxruntime sessions) between tasks, so the main
+// thread only moves files and rows, and its event loop stays free for BullMQ's lock renewals.
+import { parentPort, Worker } from "node:worker_threads";
+
+/** A task that failed inside a thread; `unrecoverable` says whether a retry could help. */
+export class TaskFailure extends Error {
+  override readonly name = "TaskFailure";
+  constructor(
+    message: string,
+    readonly unrecoverable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+type ToThread<Req> = { type: "task"; id: number; request: Req };
+type FromThread<Res> =
+  | { type: "ready" }
+  | { type: "fatal"; message: string }
+  | { type: "progress"; id: number; fraction: number }
+  | { type: "result"; id: number; result: Res }
+  | { type: "error"; id: number; message: string; unrecoverable: boolean };
+
+interface Slot<Res> {
+  worker: Worker;
+  ready: Promise<void>;
+  busy: boolean;
+  pending?: { id: number; resolve: (r: Res) => void; reject: (e: Error) => void; onProgress: (f: number) => void };
+}
+
+/** The main-thread side: a fixed number of threads; a thread that dies fails its task (the job retries) and is replaced. */
+export class TaskThreadPool<Req, Res> {
+  readonly #slots: Slot<Res>[] = [];
+  readonly #waiting: Array<() => void> = [];
+  #nextId = 1;
+  #closed = false;
+
+  constructor(
+    private readonly name: string,
+    private readonly threadUrl: URL,
+    size: number,
+    private readonly workerData: unknown,
+  ) {
+    for (let i = 0; i < size; i++) this.#slots.push(this.#spawn());
+  }
+
+  /** Resolves once every thread has loaded what it preloads; rejects when one cannot. */
+  async ready(): Promise<void> {
+    await Promise.all(this.#slots.map((s) => s.ready));
+  }
+
+  async run(request: Req, onProgress: (fraction: number) => void): Promise<Res> {
+    const slot = await this.#acquire();
+    try {
+      await slot.ready;
+      return await new Promise<Res>((resolve, reject) => {
+        const id = this.#nextId++;
+        slot.pending = { id, resolve, reject, onProgress };
+        slot.worker.postMessage({ type: "task", id, request } satisfies ToThread<Req>);
+      });
+    } finally {
+      slot.pending = undefined;
+      slot.busy = false;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all(this.#slots.map((s) => s.worker.terminate()));
+  }
+
+  async #acquire(): Promise<Slot<Res>> {
+    for (;;) {
+      if (this.#closed) throw new Error(`${this.name} pool is closed`);
+      const free = this.#slots.find((s) => !s.busy);
+      if (free) {
+        free.busy = true;
+        return free;
+      }
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+  }
+
+  #spawn(): Slot<Res> {
+    const worker = new Worker(this.threadUrl, { workerData: this.workerData });
+    let markReady!: () => void;
+    let markFatal!: (error: Error) => void;
+    const slot: Slot<Res> = {
+      worker,
+      busy: false,
+      ready: new Promise<void>((resolve, reject) => {
+        markReady = resolve;
+        markFatal = reject;
+      }),
+    };
+    slot.ready.catch(() => {});
+    worker.on("message", (m: FromThread<Res>) => {
+      if (m.type === "ready") return markReady();
+      if (m.type === "fatal") return markFatal(new Error(m.message));
+      const pending = slot.pending;
+      if (pending?.id !== m.id) return;
+      if (m.type === "progress") pending.onProgress(m.fraction);
+      else if (m.type === "result") pending.resolve(m.result);
+      else pending.reject(new TaskFailure(m.message, m.unrecoverable));
+    });
+    let dead = false;
+    const replace = (error: Error) => {
+      if (dead) return;
+      dead = true;
+      markFatal(error);
+      slot.pending?.reject(error);
+      if (this.#closed) return;
+      const index = this.#slots.indexOf(slot);
+      if (index >= 0) {
+        this.#slots[index] = this.#spawn();
+        this.#waiting.shift()?.();
+      }
+    };
+    worker.on("error", (err: unknown) => replace(err instanceof Error ? err : new Error(String(err))));
+    worker.on("exit", (code) => {
+      if (!this.#closed) replace(new Error(`${this.name} thread exited with code ${code}`));
+    });
+    return slot;
+  }
+}
+
+export interface TaskHandler<Req, Res> {
+  /** Loaded before the thread reports ready (models), so the first task pays no load time. */
+  preload?(): Promise<void>;
+  run(request: Req, onProgress: (fraction: number) => void): Promise<Res>;
+  /** Errors no retry can fix (undecodable audio, a broken model file). */
+  isUnrecoverable(error: unknown): boolean;
+}
+
+/** The thread side: serves tasks from the pool one at a time, reporting progress in whole percents. */
+export function serveTasks<Req, Res>(handler: TaskHandler<Req, Res>): void {
+  const port = parentPort!;
+  const post = (m: FromThread<Res>) => port.postMessage(m);
+  (handler.preload?.() ?? Promise.resolve()).then(
+    () => post({ type: "ready" }),
+    (err: Error) => post({ type: "fatal", message: `cannot load models: ${err.message}` }),
+  );
+  port.on("message", async ({ id, request }: ToThread<Req>) => {
+    let lastPercent = -1;
+    try {
+      const result = await handler.run(request, (fraction) => {
+        const percent = Math.floor(fraction * 100);
+        if (percent !== lastPercent) {
+          lastPercent = percent;
+          post({ type: "progress", id, fraction });
+        }
+      });
+      post({ type: "result", id, result });
+    } catch (err) {
+      post({ type: "error", id, message: (err as Error).message, unrecoverable: handler.isUnrecoverable(err) });
+    }
+  });
+}
