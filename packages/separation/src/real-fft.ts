@@ -1,3 +1,4 @@
+/// <reference path="./pffft-wasm.d.ts" />
 import type { PffftModule } from '@echogarden/pffft-wasm';
 import { ComplexFft } from './fft.ts';
 
