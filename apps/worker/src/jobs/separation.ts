@@ -8,6 +8,7 @@ import type { OutputSpec } from "@mixdown/separation";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { SeparationPool } from "../separation-protocol.ts";
 import { TaskFailure } from "../task-threads.ts";
+import { progressReporter } from "./progress.ts";
 
 export interface SeparationJobDeps {
   runs: SeparationJobRunRepository;
@@ -51,28 +52,15 @@ export async function processSeparationJob(job: Job<SeparationPayload>, deps: Se
       { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
     ];
     const modelName = kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit;
-    let reported = 1;
-    let progressWrite = Promise.resolve();
+    const progress = progressReporter(job, (percent) => deps.runs.setProgress(jobId, percent), log);
     const started = performance.now();
     const result = await deps.pool
-      .run({ inputPath, modelName, outDir: join(workDir, "out"), outputs }, (fraction) => {
-        // 1..90 while separating; uploading takes the rest.
-        const percent = Math.max(1, Math.min(90, Math.round(fraction * 90)));
-        if (percent >= reported + 5) {
-          reported = percent;
-          progressWrite = progressWrite
-            .then(() => Promise.all([deps.runs.setProgress(jobId, percent), job.updateProgress(percent)]))
-            .then(
-              () => undefined,
-              (err: Error) => log.warn({ err }, "progress update failed"),
-            );
-        }
-      })
+      .run({ inputPath, modelName, outDir: join(workDir, "out"), outputs }, progress.report)
       .catch((err: unknown) => {
         if (err instanceof TaskFailure && err.unrecoverable) throw new UnrecoverableError(describeFailure(err));
         throw err;
       });
-    await progressWrite;
+    await progress.flush();
     log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
     const lossless = deps.losslessFormat;

@@ -10,6 +10,7 @@ import type { ConversionParams } from "@mixdown/voice";
 import { BUILTIN_FILE_PREFIX } from "@mixdown/voice/catalogue";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
 import { TaskFailure } from "../task-threads.ts";
+import { progressReporter } from "./progress.ts";
 
 export interface VoiceConversionJobDeps {
   runs: VoiceConversionJobRunRepository;
@@ -54,8 +55,7 @@ export async function processVoiceConversionJob(job: Job<VoiceConversionPayload>
     const modelPath = await resolveModelFile(model.fileKey, deps);
     const params = { ...DEFAULT_PARAMS, ...(row.params as Partial<ConversionParams>) };
 
-    let reported = 1;
-    let progressWrite = Promise.resolve();
+    const progress = progressReporter(job, (percent) => deps.runs.setProgress(jobId, percent), log);
     const started = performance.now();
     const result = await deps.pool
       .run(
@@ -69,18 +69,7 @@ export async function processVoiceConversionJob(job: Job<VoiceConversionPayload>
           lossless: deps.losslessFormat,
           mp3BitrateKbps: deps.lossyBitrateKbps,
         },
-        (fraction) => {
-          const percent = Math.max(1, Math.min(90, Math.round(fraction * 90)));
-          if (percent >= reported + 5) {
-            reported = percent;
-            progressWrite = progressWrite
-              .then(() => Promise.all([deps.runs.setProgress(jobId, percent), job.updateProgress(percent)]))
-              .then(
-                () => undefined,
-                (err: Error) => log.warn({ err }, "progress update failed"),
-              );
-          }
-        },
+        progress.report,
       )
       .catch((err: unknown) => {
         if (err instanceof TaskFailure && err.unrecoverable) {
@@ -88,7 +77,7 @@ export async function processVoiceConversionJob(job: Job<VoiceConversionPayload>
         }
         throw err;
       });
-    await progressWrite;
+    await progress.flush();
 
     const prefix = `outputs/voice-conversion/${jobId}`;
     const outputKey = `${prefix}/output.${deps.losslessFormat}`;
