@@ -4,6 +4,7 @@ import { access, constants, copyFile, mkdir, readdir, rename, rm, stat, unlink }
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { PARTIAL_SUFFIX, writeFileAtomically } from "./local-file.ts";
 import { buildSignedFileUrl } from "./signing.ts";
 import {
   assertValidKey,
@@ -23,7 +24,7 @@ export interface LocalDiskStorageOptions {
   signingSecret: string;
 }
 
-const TEMP_SUFFIX = ".partial-";
+const TEMP_SUFFIX = PARTIAL_SUFFIX;
 
 /**
  * Objects as files under one directory. Every write goes to a temporary sibling and is renamed
@@ -86,16 +87,7 @@ export class LocalDiskStorage implements ObjectStorage {
   }
 
   async downloadToFile(key: string, filePath: string): Promise<void> {
-    const source = await this.getStream(key);
-    const temp = `${filePath}${TEMP_SUFFIX}${randomUUID()}`;
-    await mkdir(path.dirname(path.resolve(filePath)), { recursive: true });
-    try {
-      await pipeline(source, createWriteStream(temp));
-      await rename(temp, filePath);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
+    await writeFileAtomically(await this.getStream(key), filePath);
   }
 
   async stat(key: string): Promise<StoredObjectInfo | null> {

@@ -1,9 +1,7 @@
-import { randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
-import path from "node:path";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { PassThrough, type Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { writeFileAtomically } from "./local-file.ts";
 import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -148,16 +146,7 @@ export class S3Storage implements ObjectStorage {
   }
 
   async downloadToFile(key: string, filePath: string): Promise<void> {
-    const source = await this.getStream(key);
-    await mkdir(path.dirname(path.resolve(filePath)), { recursive: true });
-    const temp = `${filePath}.partial-${randomUUID()}`;
-    try {
-      await pipeline(source, createWriteStream(temp));
-      await rename(temp, filePath);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
+    await writeFileAtomically(await this.getStream(key), filePath);
   }
 
   async stat(key: string): Promise<StoredObjectInfo | null> {
