@@ -5,7 +5,7 @@ import { ParallelMdxStft, sharedFloat32 } from './parallel-stft.ts';
 /** Share of each chunk's kept part that the next chunk overlaps (python-audio-separator's default). */
 export const DEFAULT_OVERLAP = 0.25;
 /** Chunks per session.run; see the README for the measurement behind it. */
-export const DEFAULT_BATCH_SIZE = 2;
+export const DEFAULT_BATCH_SIZE = 1;
 
 export interface SeparationProgress {
   /** mixture frames (at the model rate) whose stems are final */
