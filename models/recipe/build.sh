@@ -2,7 +2,7 @@
 # Reproduce models/vocals.onnx and models/stems.onnx from scratch.
 # Requires Debian packages: python3-torch python3-onnx python3-numpy python3-scipy
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm
-# Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, STEMS_MIN, VOCALS_MIN, NTRAIN)
+# Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 MODELS="$(cd "$HERE/.." && pwd)"
@@ -12,19 +12,24 @@ WORK=${WORK:-/tmp/mixdown-train}
 NTRAIN=${NTRAIN:-400}
 STEMS1_MIN=${STEMS1_MIN:-16}
 STEMS2_MIN=${STEMS2_MIN:-26}
+STEMS3_MIN=${STEMS3_MIN:-25}
 VOCALS_MIN=${VOCALS_MIN:-26}
 mkdir -p "$DATA" "$WORK"
 [ -f "$DATA/train/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train --count "$NTRAIN" --seconds 12 --out "$DATA/train"
 [ -f "$DATA/valid/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split valid --count 40 --seconds 10 --out "$DATA/valid"
 # 1) 4-stem network (also exports an interim vocals.onnx from its vocals output),
-#    two cosine cycles: from scratch, then a warm restart from its checkpoint
+#    three cosine cycles: from scratch, a warm restart from its checkpoint, and a
+#    third with the full-resolution refinement block added (zero-initialised)
 $PY "$HERE/train.py" --mode stems --minutes "$STEMS1_MIN" --export-every 8 \
     --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 cp "$WORK/stems.pt" "$WORK/stems_phase1.pt"
 $PY "$HERE/train.py" --mode stems --init "$WORK/stems_phase1.pt" --minutes "$STEMS2_MIN" --export-every 8 --seed 1 \
     --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+cp "$WORK/stems.pt" "$WORK/stems_phase2.pt"
+$PY "$HERE/train.py" --mode stems --refine --init "$WORK/stems_phase2.pt" --minutes "$STEMS3_MIN" --export-every 8 --seed 2 --lr 6e-4 \
+    --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 # 2) vocals/backing network, fine-tuned from the stems network
-$PY "$HERE/train.py" --mode vocals --init "$WORK/stems.pt" --minutes "$VOCALS_MIN" --export-every 8 --lr 4e-4 \
+$PY "$HERE/train.py" --mode vocals --refine --init "$WORK/stems.pt" --minutes "$VOCALS_MIN" --export-every 8 --lr 4e-4 \
     --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 # 3) final held-out evaluation (engine chunking, 50% Hann overlap)
 $PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/valid" --json "$WORK/eval_stems.json"

@@ -77,7 +77,7 @@ def main():
     torch.set_num_threads(a.threads)
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
-    net = MaskNet(cfg["dim_f"], cfg["n_stems"])
+    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False))
     net.load_state_dict(ck["model"])
     res = evaluate(net, cfg, a.valid, name=a.name)
     res.update(step=ck.get("step"), train_minutes=ck.get("minutes"), params=ck.get("params"))

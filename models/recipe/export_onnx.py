@@ -61,7 +61,7 @@ def main():
     a = ap.parse_args()
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
-    net = MaskNet(cfg["dim_f"], cfg["n_stems"])
+    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False))
     net.load_state_dict(ck["model"])
     p = export(net, cfg, a.name, a.out)
     print(p, os.path.getsize(p))

@@ -40,10 +40,15 @@ def main():
     nva, sva, vva = meta_stats(os.path.join(a.data, "valid/meta.jsonl"))
     ev = {n: load(os.path.join(a.work, "eval_%s.json" % n)) for n in ("vocals", "stems")}
     ck = {n: torch.load(os.path.join(a.work, "%s.pt" % n)) for n in ("vocals", "stems")}
-    p1 = os.path.join(a.work, "stems_phase1.pt")
-    ph1 = torch.load(p1) if os.path.exists(p1) else {"step": 0, "minutes": 0.0}
-    st_steps = ph1["step"] + ck["stems"]["step"]
-    st_min = ph1["minutes"] + ck["stems"]["minutes"]
+    phases = []
+    for name in ("stems_phase1.pt", "stems_phase2.pt"):
+        p = os.path.join(a.work, name)
+        if os.path.exists(p):
+            c = torch.load(p)
+            phases.append((c["step"], c["minutes"]))
+    phases.append((ck["stems"]["step"], ck["stems"]["minutes"]))
+    st_steps = sum(p[0] for p in phases)
+    st_min = sum(p[1] for p in phases)
     man = {n: load(os.path.join(a.models, n + ".json")) for n in ("vocals", "stems")}
     size = {n: os.path.getsize(os.path.join(a.models, n + ".onnx")) for n in ("vocals", "stems")}
     cfg = ck["stems"]["cfg"]
@@ -58,8 +63,9 @@ def main():
     w("|---|---|---|---|---|---|")
     w("| vocals | `vocals.onnx` | %.1f MB | %d | vocals (+ backing = mixture - vocals) | %d steps / %.1f min fine-tuning, initialised from the stems net |" % (
         size["vocals"] / 1e6, ck["vocals"]["params"], ck["vocals"]["step"], ck["vocals"]["minutes"]))
-    w("| stems | `stems.onnx` | %.1f MB | %d | vocals, drums, bass, other | %d steps / %.1f min (%d + %d steps in two cosine cycles of %.1f + %.1f min) |" % (
-        size["stems"] / 1e6, ck["stems"]["params"], st_steps, st_min, ph1["step"], ck["stems"]["step"], ph1["minutes"], ck["stems"]["minutes"]))
+    w("| stems | `stems.onnx` | %.1f MB | %d | vocals, drums, bass, other | %d steps / %.1f min (%s steps in %d cosine cycles of %s min) |" % (
+        size["stems"] / 1e6, ck["stems"]["params"], st_steps, st_min, " + ".join("%d" % p[0] for p in phases), len(phases),
+        " + ".join("%.1f" % p[1] for p in phases)))
     w("\nTraining ran on 2 shared CPU cores (torch 1.13 CPU, `torch.set_num_threads(2)`).\n")
     w("## Held-out validation (median SDR over %d clips of %.0f s)\n" % (nva, sva / nva))
     w("SDR per clip = 10 log10(sum s^2 / sum (s - s_hat)^2) over the whole clip, stereo, computed by "
@@ -98,6 +104,11 @@ def main():
       "output = complex mask x complex input, so the four stem estimates always sum exactly to the input. "
       "The `vocals` network has the same architecture and keeps the 4-way softmax internally but only outputs the vocals estimate.\n"
       % (cfg["dim_f"], cfg["dim_f"] // 32))
+    if cfg.get("refine"):
+        w("Full-resolution refinement (added in the last stems cycle, zero-initialised so it starts as a no-op): the decoder's "
+          "last features are brought back to every bin (ConvTranspose2d, 12 channels), concatenated with that bin's four input "
+          "features, one 5x3 Conv2d+ReLU and a 1x1 Conv2d that adds to both heads' logits, so masks can follow single "
+          "harmonics instead of 4-bin groups.\n")
     w("Loss: negative SDR on the complex spectrogram (over the given bins) per stem, with a mixture-energy floor "
       "(1e-3 x mixture energy) so silent targets do not dominate; stems net: mean over 4 stems + 0.5 x vocals + 0.25 x backing; "
       "vocals net: vocals + backing + 0.2 x mean(drums, bass, other). AdamW, lr 1e-3 (vocals fine-tune 4e-4), "
@@ -128,7 +139,7 @@ def main():
     w("\n## Reproduce\n")
     w("```bash\n# Debian 12: apt-get install -y python3-torch python3-onnx libopenblas0-pthread python3-numpy python3-scipy \\\n"
       "#   espeak-ng flite sox fluidsynth fluid-soundfont-gm\n"
-      "bash models/recipe/build.sh   # ~80 min on 2 cores; env STEMS_MIN / VOCALS_MIN / NTRAIN / DATA / WORK\n```\n")
+      "bash models/recipe/build.sh   # ~100 min on 2 cores; env STEMS1_MIN / STEMS2_MIN / STEMS3_MIN / VOCALS_MIN / NTRAIN / DATA / WORK\n```\n")
     w("Individual steps are listed in `models/recipe/README.md`. Results vary slightly run to run "
       "(time-budgeted training on a shared machine; data is seed-deterministic).")
     with open(os.path.join(a.models, "MODEL_CARD.md"), "w") as f:

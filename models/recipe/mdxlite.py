@@ -124,8 +124,9 @@ class MaskNet(nn.Module):
     per-channel real masks applied to the complex input inside the graph."""
 
     def __init__(self, dim_f, n_stems=1, chans=(24, 40, 56, 80), fstrides=(4, 2, 2, 2),
-                 tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8)):
+                 tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8), refine=False):
         super().__init__()
+        self.refine = refine
         self.dim_f, self.n_stems = dim_f, n_stems
         self.enc = nn.ModuleList()
         cin, f = 4, dim_f
@@ -152,6 +153,17 @@ class MaskNet(nn.Module):
         self.chead = nn.ConvTranspose2d(chans[0], 4 * n_stems, (fstrides[0], 1), (fstrides[0], 1))
         nn.init.zeros_(self.chead.weight)
         nn.init.zeros_(self.chead.bias)
+        if refine:
+            # full-resolution refinement: decoder features brought back to
+            # every bin, next to that bin's own input features, so masks can
+            # follow single harmonics; the output layer is zero-initialised,
+            # so adding it to a trained network leaves the function unchanged
+            rc0 = 12
+            self.rup = nn.ConvTranspose2d(chans[0], rc0, (fstrides[0], 1), (fstrides[0], 1))
+            self.rconv = nn.Sequential(nn.Conv2d(rc0 + 4, rc0, (5, 3), padding=(2, 1)), nn.ReLU())
+            self.rout = nn.Conv2d(rc0, 6 * n_stems, 1)
+            nn.init.zeros_(self.rout.weight)
+            nn.init.zeros_(self.rout.bias)
 
     def forward(self, x):
         # x: [B, 4, F, T] = L.re L.im R.re R.im
@@ -161,6 +173,7 @@ class MaskNet(nn.Module):
         side = torch.sqrt((x[:, 0] - x[:, 2]) ** 2 + (x[:, 1] - x[:, 3]) ** 2 + 1e-8) * 0.5
         h = torch.cat([mag, mid[:, None], side[:, None]], 1)
         h = torch.pow(h, 0.3)
+        h0 = h
         skips = []
         for e in self.enc:
             h = e(h)
@@ -174,8 +187,14 @@ class MaskNet(nn.Module):
             h = u(h) + skips[-2 - i]
             h = d(h)
         m = self.head(h)  # [B, 2*S, F, T] real mask logits (L, R per stem)
-        c = torch.tanh(self.chead(h))  # [B, 4*S, F, T] complex corrections
+        c = self.chead(h)  # [B, 4*S, F, T] complex corrections (pre-tanh)
         S = self.n_stems
+        if self.refine:
+            r = torch.relu(self.rup(h))
+            r = self.rout(self.rconv(torch.cat([r, h0], 1)))
+            m = m + r[:, : 2 * S]
+            c = c + r[:, 2 * S:]
+        c = torch.tanh(c)
         m = m.reshape(B, S, 2, Fq, T)
         c = c.reshape(B, S, 4, Fq, T)
         if S == 1:

@@ -38,7 +38,9 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   // Never let the stream close on its own (autoDestroy, destroyOnReturn):
   // fluent-ffmpeg reports a closed output stream as a failure when the process
   // has not been reaped 20 ms later, which happens on a loaded machine.
-  const pcm = new PassThrough({ highWaterMark: 1 << 20, autoDestroy: false });
+  // ffmpeg decodes up to this far ahead of the consumer (a separation chunk
+  // step is 1.5 MB), so the consumer rarely waits for it
+  const pcm = new PassThrough({ highWaterMark: 4 << 20, autoDestroy: false });
   pcm.on('error', () => {});
   const command = ffmpeg(path)
     .inputOptions(['-nostdin', '-hide_banner'])

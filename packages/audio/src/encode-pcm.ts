@@ -31,6 +31,9 @@ export interface StereoEncoderOptions {
   signal?: AbortSignal;
 }
 
+/** Bytes a write may queue before it waits for ffmpeg to catch up. */
+const ENCODER_BUFFER_BYTES = 4 << 20;
+
 const WAV_CODEC: Record<WavSampleFormat, string> = { f32: 'pcm_f32le', s16: 'pcm_s16le', s24: 'pcm_s24le' };
 
 function codecOptions(target: EncodeTarget): { format: string; options: string[] } {
@@ -76,7 +79,9 @@ export class StereoPcmEncoder {
     if (outputSampleRate !== inputSampleRate) filters.push(`aresample=${outputSampleRate}:resampler=soxr`);
     if (frames !== undefined) filters.push(`apad=whole_len=${frames}`, `atrim=end_sample=${frames}`);
 
-    this.#input = new PassThrough({ highWaterMark: 1 << 20 });
+    // room for a few of a separation's blocks (1.5 MB each), so the caller
+    // goes back to its own work while ffmpeg drains the pipe
+    this.#input = new PassThrough({ highWaterMark: ENCODER_BUFFER_BYTES });
     const command = ffmpeg()
       .input(this.#input)
       .inputFormat('f32le')

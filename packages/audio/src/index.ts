@@ -1,4 +1,4 @@
-export { probeAudio, prepareFfmpeg, type AudioProbe } from './probe-audio.ts';
+export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe } from './probe-audio.ts';
 export { decodeToPcm, countDecodedFrames, type DecodeToPcmOptions } from './decode-to-pcm.ts';
 export {
   StereoPcmEncoder,

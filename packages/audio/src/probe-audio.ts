@@ -1,5 +1,6 @@
 import ffmpeg from 'fluent-ffmpeg';
 import { AudioDecodeError } from './errors.ts';
+import { probeWavHeader } from './wav-header.ts';
 
 export interface AudioProbe {
   /** container as ffprobe names it: `wav`, `mp3`, `flac`, `matroska,webm`, `ogg`, ... */
@@ -29,8 +30,16 @@ function toNumber(value: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** Reads format, codec, rate, channels and length of the first audio stream with ffprobe. */
+/**
+ * Reads format, codec, rate, channels and length of the first audio stream:
+ * from the header for plain PCM WAV files, with ffprobe for everything else.
+ */
 export async function probeAudio(path: string): Promise<AudioProbe> {
+  return (await probeWavHeader(path)) ?? ffprobeAudio(path);
+}
+
+/** probeAudio through ffprobe, whatever the format. */
+export async function ffprobeAudio(path: string): Promise<AudioProbe> {
   const data = await new Promise<ffmpeg.FfprobeData>((resolve, reject) => {
     ffmpeg.ffprobe(path, (err, result) => {
       if (err) reject(new AudioDecodeError(path, String((err as Error).message ?? err).trim(), { cause: err }));

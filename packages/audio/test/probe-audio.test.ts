@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { AudioDecodeError, countDecodedFrames, probeAudio } from '../src/index.ts';
+import { AudioDecodeError, countDecodedFrames, ffprobeAudio, probeAudio } from '../src/index.ts';
+import { probeWavHeader } from '../src/wav-header.ts';
 import { withTempDir, writeTone } from './support/fixtures.ts';
 
 describe('probeAudio', () => {
@@ -48,6 +49,47 @@ describe('probeAudio', () => {
       await assert.rejects(() => probeAudio(empty), AudioDecodeError);
       await assert.rejects(() => probeAudio(join(dir, 'missing.flac')), AudioDecodeError);
       await assert.rejects(() => countDecodedFrames(join(dir, 'missing.flac')), AudioDecodeError);
+    });
+  });
+
+  it('reads plain PCM WAV headers exactly as ffprobe reports them', async () => {
+    await withTempDir(async (dir) => {
+      const cases: Array<{ name: string; channels: number; sampleRate: number; args: string[] }> = [
+        { name: 's16-mono', channels: 1, sampleRate: 22050, args: ['-c:a', 'pcm_s16le'] },
+        { name: 's24', channels: 2, sampleRate: 44100, args: ['-c:a', 'pcm_s24le'] },
+        { name: 's32', channels: 2, sampleRate: 48000, args: ['-c:a', 'pcm_s32le'] },
+        { name: 'f32', channels: 2, sampleRate: 44100, args: ['-c:a', 'pcm_f32le'] },
+        { name: 'f64', channels: 1, sampleRate: 8000, args: ['-c:a', 'pcm_f64le'] },
+        { name: 'u8', channels: 2, sampleRate: 11025, args: ['-c:a', 'pcm_u8'] },
+        // WAVE_FORMAT_EXTENSIBLE (more than two channels) and a LIST chunk before the data
+        { name: 'ext-6ch-tagged', channels: 6, sampleRate: 48000, args: ['-c:a', 'pcm_s24le', '-metadata', 'title=x'] },
+      ];
+      for (const c of cases) {
+        const path = join(dir, `${c.name}.wav`);
+        await writeTone(path, { sampleRate: c.sampleRate, channels: c.channels, frames: 12_345, codecArgs: c.args });
+        const fromHeader = await probeWavHeader(path);
+        assert.ok(fromHeader, `${c.name}: header not read`);
+        assert.deepEqual(fromHeader, await ffprobeAudio(path), c.name);
+      }
+    });
+  });
+
+  it('leaves WAV files it cannot vouch for to ffprobe', async () => {
+    await withTempDir(async (dir) => {
+      const adpcm = join(dir, 'adpcm.wav');
+      await writeTone(adpcm, { sampleRate: 22050, channels: 1, frames: 10_000, codecArgs: ['-c:a', 'adpcm_ms'] });
+      assert.equal(await probeWavHeader(adpcm), undefined);
+      assert.equal((await probeAudio(adpcm)).codec, 'adpcm_ms');
+      // a data chunk that claims more bytes than the file holds (cut short, or streamed)
+      const whole = join(dir, 'whole.wav');
+      await writeTone(whole, { sampleRate: 44100, channels: 2, frames: 10_000, codecArgs: ['-c:a', 'pcm_s16le'] });
+      const cut = join(dir, 'cut.wav');
+      await writeFile(cut, (await readFile(whole)).subarray(0, 20_000));
+      assert.equal(await probeWavHeader(cut), undefined);
+      assert.equal((await probeAudio(cut)).format, 'wav');
+      const notWav = join(dir, 'noise.wav');
+      await writeFile(notWav, Buffer.alloc(1000, 7));
+      assert.equal(await probeWavHeader(notWav), undefined);
     });
   });
 });

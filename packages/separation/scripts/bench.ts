@@ -1,8 +1,11 @@
 /**
- * Separation benchmark: wall time split into decode / inference / post /
- * encode, realtime factor and peak RSS, for synthetic 30 s, 3 min and 10 min
- * songs through the default models. Each case runs in its own process so its
- * peak RSS (VmHWM) is its own.
+ * Separation benchmark for synthetic 30 s, 3 min and 10 min songs through the
+ * default models: the wall time of separateFile against the inference time
+ * alone (the model run on as many chunks again, back to back, with nothing
+ * else going on), the realtime factor, where the calling thread's time went
+ * (waiting for decoded audio, waiting for onnxruntime, STFT/iSTFT and
+ * overlap-add, waiting for the encoders) and peak RSS. Each case runs in its
+ * own process so its peak RSS (VmHWM) is its own.
  *
  *   pnpm bench:separation [--models vocals,stems] [--durations 30,180,600]
  *                         [--models-dir DIR] [--threads N] [--batch N] [--format wav|flac] [--spin-wait] [--stft-helper on|off]
@@ -16,6 +19,7 @@ import { promisify, parseArgs } from 'node:util';
 import { prepareFfmpeg } from '@mixdown/audio';
 import { ModelRegistry } from '../src/model-registry.ts';
 import { separateFile } from '../src/separate-file.ts';
+import { DEFAULT_BATCH_SIZE } from '../src/separate-stream.ts';
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, '../../..');
@@ -38,6 +42,9 @@ interface CaseResult extends CaseSpec {
   totalMs: number;
   decodeMs: number;
   inferenceMs: number;
+  inferenceWaitMs: number;
+  /** the same number of session.run calls again, back to back, with nothing else running */
+  inferenceAloneMs: number;
   postMs: number;
   encodeMs: number;
   chunks: number;
@@ -71,7 +78,18 @@ async function runCase(spec: CaseSpec): Promise<void> {
       helperThread: spec.helperThread,
       ...(spec.batch ? { batchSize: spec.batch } : {}),
     });
-    const out: CaseResult = { ...spec, loadMs, ...result.timings, chunks: result.chunks, peakRssMb: await peakRssMb() };
+    // the reference: the model alone on as many chunks, in the same batches
+    const batch = Math.min(spec.batch ?? DEFAULT_BATCH_SIZE, model.maxBatch);
+    const { dimF, dimT } = model.manifest;
+    const input = new Float32Array(batch * 4 * dimF * dimT);
+    for (let i = 0; i < input.length; i++) input[i] = Math.random() - 0.5;
+    const aloneStart = performance.now();
+    for (let left = result.chunks; left > 0; left -= batch) {
+      const n = Math.min(batch, left);
+      await model.run(n === batch ? input : input.subarray(0, n * 4 * dimF * dimT), n);
+    }
+    const inferenceAloneMs = performance.now() - aloneStart;
+    const out: CaseResult = { ...spec, loadMs, ...result.timings, inferenceAloneMs, chunks: result.chunks, peakRssMb: await peakRssMb() };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await rm(outDir, { recursive: true, force: true });
@@ -151,8 +169,8 @@ async function main(): Promise<void> {
   console.log(`# separation bench, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg()[0].toFixed(1)} at start`);
   console.log(`# models ${models.join(', ')} from ${modelsDir}; output ${values.format}; threads ${values.threads ?? 'ORT default'}; batch ${values.batch ?? 'default'}; spin-wait ${values['spin-wait']}; STFT helper thread ${values['stft-helper']}`);
   console.log('');
-  console.log('| model | input | wall s | decode s | inference s | post s | encode s | x realtime | wall / inference | peak RSS MB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| model | input | wall s | inference alone s | wall / inference alone | x realtime | inference in pipeline s | decode wait s | inference wait s | post s | encode s | peak RSS MB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   const results: CaseResult[] = [];
   for (const seconds of durations) {
     const input = await syntheticSong(seconds);
@@ -171,8 +189,8 @@ async function main(): Promise<void> {
       results.push(r);
       const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
       console.log(
-        `| ${model} | ${label} | ${s(r.totalMs)} | ${s(r.decodeMs)} | ${s(r.inferenceMs)} | ${s(r.postMs)} | ${s(r.encodeMs)} | ` +
-          `${(seconds / (r.totalMs / 1000)).toFixed(1)} | ${(r.totalMs / r.inferenceMs).toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`,
+        `| ${model} | ${label} | ${s(r.totalMs)} | ${s(r.inferenceAloneMs)} | ${(r.totalMs / r.inferenceAloneMs).toFixed(2)} | ` +
+          `${(seconds / (r.totalMs / 1000)).toFixed(1)} | ${s(r.inferenceMs)} | ${s(r.decodeMs)} | ${s(r.inferenceWaitMs)} | ${s(r.postMs)} | ${s(r.encodeMs)} | ${r.peakRssMb.toFixed(0)} |`,
       );
     }
   }

@@ -3,7 +3,7 @@
  * stem over clips made by models/recipe/make_dataset.py (validation voices and
  * seeds), next to a centre-channel baseline as the floor.
  *
- *   pnpm eval:separation [--count 10] [--seconds 20] [--models vocals,stems]
+ *   pnpm eval:separation [--count 40] [--seconds 20] [--models vocals,stems]
  *                        [--data DIR] [--models-dir DIR] [--threads N]
  *
  * SDR = 10·log10(Σ s² / Σ (s − ŝ)²) per clip over both channels; clips whose
@@ -104,7 +104,7 @@ function printTable(title: string, scores: Scores, stems: string[]): void {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      count: { type: 'string', default: '10' },
+      count: { type: 'string', default: '40' },
       seconds: { type: 'string', default: '20' },
       models: { type: 'string', default: 'vocals,stems' },
       data: { type: 'string' },

@@ -103,8 +103,8 @@ export async function runSeparateCommand(argv: string[], io: CommandOutput = pro
     for (const [stem, files] of Object.entries(result.stems)) io.stdout.write(`${stem}\t${files[values.format]}\n`);
     io.stdout.write(
       `${seconds.toFixed(1)} s of audio in ${(t.totalMs / 1000).toFixed(2)} s (${(seconds / (t.totalMs / 1000)).toFixed(1)}x realtime, ${result.chunks} chunks); ` +
-        `model load ${loadMs.toFixed(0)} ms, decode ${t.decodeMs.toFixed(0)} ms, inference ${t.inferenceMs.toFixed(0)} ms, ` +
-        `post ${t.postMs.toFixed(0)} ms, encode ${t.encodeMs.toFixed(0)} ms\n`,
+        `model load ${loadMs.toFixed(0)} ms, decode ${t.decodeMs.toFixed(0)} ms, inference ${t.inferenceMs.toFixed(0)} ms ` +
+        `(waited for ${t.inferenceWaitMs.toFixed(0)} ms), post ${t.postMs.toFixed(0)} ms, encode ${t.encodeMs.toFixed(0)} ms\n`,
     );
     return 0;
   } catch (err) {

@@ -132,6 +132,14 @@ export class MdxModel {
     return { data: output.data as Float32Array, stems };
   }
 
+  /**
+   * One run on a silent chunk: onnxruntime allocates its buffers and picks
+   * its kernels on the first run, so a job that follows does not pay for it.
+   */
+  async warmUp(): Promise<void> {
+    await this.run(new Float32Array(this.#specSize), 1);
+  }
+
   async release(): Promise<void> {
     await this.#session.release();
   }

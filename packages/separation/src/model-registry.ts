@@ -53,11 +53,14 @@ export class ModelRegistry {
     return listing;
   }
 
-  /** The model whose manifest is named `name` (normally `<name>.json`), loaded once. */
+  /** The model whose manifest is named `name` (normally `<name>.json`), loaded (and warmed up) once. */
   load(name: string): Promise<MdxModel> {
     let model = this.#loaded.get(name);
     if (!model) {
-      model = this.#open(name);
+      model = this.#open(name).then(async (m) => {
+        await m.warmUp();
+        return m;
+      });
       this.#loaded.set(name, model);
       // a failed load is not cached: the file may be fixed or still being written
       model.catch(() => this.#loaded.delete(name));

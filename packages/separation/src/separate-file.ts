@@ -40,8 +40,10 @@ export interface SeparateFileOptions {
 export interface FileSeparationTimings {
   /** waiting for decoded audio */
   decodeMs: number;
-  /** inside session.run */
+  /** onnxruntime running; overlaps decoding, post-processing and encoding */
   inferenceMs: number;
+  /** the calling thread idle, waiting for onnxruntime */
+  inferenceWaitMs: number;
   /** STFT, iSTFT, overlap-add, stem arithmetic */
   postMs: number;
   /** waiting for the encoders (backpressure and the final flush) */
@@ -63,7 +65,9 @@ export interface SeparateFileResult {
 
 /**
  * Separates one audio file into one file per stem and output format, at the
- * input's sample rate and exact length. Decoding, inference and encoding are
+ * input's sample rate and exact length. decodeMs, inferenceWaitMs, postMs and
+ * encodeMs are spent on the calling thread one after another; inferenceMs
+ * runs alongside them. Decoding, inference and encoding are
  * streamed, so memory does not depend on the input's length. Everything in
  * and out is plain data, so it runs unchanged inside a worker_threads Worker
  * that owns the model.
@@ -167,6 +171,7 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
     timings: {
       decodeMs,
       inferenceMs: timings.inferenceMs,
+      inferenceWaitMs: timings.waitMs,
       postMs: timings.postMs,
       encodeMs,
       totalMs: performance.now() - started,

@@ -18,8 +18,10 @@ export interface SeparationProgress {
 
 /** Time spent on the calling thread, accumulated across calls. */
 export interface SeparationTimings {
-  /** inside session.run */
+  /** onnxruntime running (session.run calls, from start to result) */
   inferenceMs: number;
+  /** the calling thread idle, waiting for onnxruntime */
+  waitMs: number;
   /** STFT, iSTFT, overlap-add and stem arithmetic */
   postMs: number;
   chunks: number;
@@ -27,7 +29,7 @@ export interface SeparationTimings {
 }
 
 export function emptyTimings(): SeparationTimings {
-  return { inferenceMs: 0, postMs: 0, chunks: 0, batches: 0 };
+  return { inferenceMs: 0, waitMs: 0, postMs: 0, chunks: 0, batches: 0 };
 }
 
 export interface SeparateStreamOptions {
@@ -116,8 +118,9 @@ export async function* separateStream(
   let outStart = 0;
   let accEnd = 0;
 
-  const spec = sharedFloat32(batchSize * specSize);
-  let nextChunk = 0;
+  /** chunks whose spectrogram is computed / whose output is overlap-added */
+  let analyzed = 0;
+  let synthesized = 0;
   let mixtureFrames = 0;
 
   const ensureInput = (extra: number) => {
@@ -144,30 +147,55 @@ export async function* separateStream(
     mixtureFrames += frames;
   };
 
-  const runBatch = async (count: number) => {
-    let t0 = performance.now();
-    const batchSpec = count === batchSize ? spec : sharedFloat32(count * specSize);
+  // Two input spectrogram buffers: the next batch is analysed into one while
+  // onnxruntime still reads the other.
+  const specBuffers = [sharedFloat32(batchSize * specSize), sharedFloat32(batchSize * specSize)];
+  let flip = 0;
+
+  /** STFT of chunks [analyzed, analyzed + count) into a free buffer. */
+  const analyzeBatch = async (count: number): Promise<Float32Array> => {
+    const t0 = performance.now();
+    const full = specBuffers[flip];
+    flip ^= 1;
+    const batchSpec = count === batchSize ? full : full.subarray(0, count * specSize);
     for (let b = 0; b < count; b++) {
-      await parallel.analyze(inLeft, inRight, (nextChunk + b) * step - inStart, batchSpec, b * specSize);
+      await parallel.analyze(inLeft, inRight, (analyzed + b) * step - inStart, batchSpec, b * specSize);
     }
-    let t1 = performance.now();
-    timings.postMs += t1 - t0;
-    const { data } = await model.run(batchSpec, count);
-    t0 = performance.now();
-    timings.inferenceMs += t0 - t1;
+    analyzed += count;
+    timings.postMs += performance.now() - t0;
+    return batchSpec;
+  };
+
+  interface InFlight {
+    count: number;
+    result: Promise<{ data: Float32Array }>;
+  }
+
+  const startRun = (batchSpec: Float32Array, count: number): InFlight => {
+    const started = performance.now();
+    const result = model.run(batchSpec, count).then((out) => {
+      timings.inferenceMs += performance.now() - started;
+      return out;
+    });
+    result.catch(() => {}); // awaited (and rethrown) by the loop
+    return { count, result };
+  };
+
+  /** iSTFT of a finished run's chunks into the accumulators. */
+  const synthesizeBatch = async (data: Float32Array, count: number): Promise<void> => {
+    const t0 = performance.now();
     for (let b = 0; b < count; b++) {
-      const base = (nextChunk + b) * step - outStart;
+      const base = (synthesized + b) * step - outStart;
       for (let s = 0; s < modelStems; s++) {
         await parallel.synthesizeAdd(data, (b * modelStems + s) * specSize, acc[2 * s], acc[2 * s + 1], base, weights);
       }
       for (let i = 0; i < kept; i++) weightSum[base + i] += weights[i];
     }
-    nextChunk += count;
-    accEnd = (nextChunk - 1) * step + kept;
+    synthesized += count;
+    accEnd = (synthesized - 1) * step + kept;
     timings.chunks += count;
     timings.batches += 1;
-    t1 = performance.now();
-    timings.postMs += t1 - t0;
+    timings.postMs += performance.now() - t0;
   };
 
   /** Stems for mixture frames [outStart, to), then drops what is no longer needed. */
@@ -208,7 +236,7 @@ export async function* separateStream(
       a.fill(0, Math.max(0, live - frames), Math.max(frames, live));
     }
     outStart = to;
-    const keepFrom = Math.min(nextChunk * step, outStart + trim);
+    const keepFrom = Math.min(analyzed * step, outStart + trim);
     if (keepFrom > inStart) {
       inLeft.copyWithin(0, keepFrom - inStart, inEnd - inStart);
       inRight.copyWithin(0, keepFrom - inStart, inEnd - inStart);
@@ -226,33 +254,60 @@ export async function* separateStream(
     return { frames, stems };
   };
 
-  for await (const block of input) {
-    signal?.throwIfAborted();
-    append(block);
-    while ((nextChunk + batchSize - 1) * step + chunkSize <= inEnd) {
-      await runBatch(batchSize);
-      const out = emit(nextChunk * step);
-      if (out) yield out;
+  // The loop keeps onnxruntime busy: batch k+1 is analysed while batch k runs,
+  // and batch k is resynthesised, emitted and encoded while batch k+1 runs.
+  const source = input[Symbol.asyncIterator]();
+  let chunks: number | undefined; // known once the input has ended
+  /** Reads input until `frames` padded frames are there or the input ends. */
+  const fill = async (frames: number) => {
+    while (chunks === undefined && inEnd < frames) {
+      signal?.throwIfAborted();
+      const next = await source.next();
+      if (!next.done) {
+        append(next.value);
+        continue;
+      }
+      const total = mixtureFrames;
+      chunks = total === 0 ? 0 : total <= kept ? 1 : Math.ceil((total - kept) / step) + 1;
+      const paddedEnd = (chunks - 1) * step + chunkSize;
+      if (chunks > 0 && paddedEnd > inEnd) {
+        ensureInput(paddedEnd - inEnd);
+        inLeft.fill(0, inEnd - inStart, paddedEnd - inStart);
+        inRight.fill(0, inEnd - inStart, paddedEnd - inStart);
+        inEnd = paddedEnd;
+      }
+    }
+  };
+
+  let inFlight: InFlight | undefined;
+  try {
+    while (true) {
+      await fill((analyzed + batchSize - 1) * step + chunkSize);
+      const ready = chunks === undefined ? batchSize : Math.min(batchSize, chunks - analyzed);
+      const nextSpec = ready > 0 ? await analyzeBatch(ready) : undefined;
+      const previous = inFlight;
+      inFlight = undefined;
+      let finished: Float32Array | undefined;
+      if (previous) {
+        const t0 = performance.now();
+        finished = (await previous.result).data;
+        timings.waitMs += performance.now() - t0;
+      }
+      if (nextSpec) inFlight = startRun(nextSpec, ready);
+      if (previous && finished) {
+        await synthesizeBatch(finished, previous.count);
+        const out = emit(chunks !== undefined && synthesized === chunks ? mixtureFrames : synthesized * step);
+        if (out) yield out;
+      }
+      if (!inFlight) break;
       signal?.throwIfAborted();
     }
+  } finally {
+    // an abandoned run must not outlive the stream unobserved
+    if (inFlight) await inFlight.result.catch(() => {});
   }
-
   const total = mixtureFrames;
   if (total === 0) return;
-  const chunks = total <= kept ? 1 : Math.ceil((total - kept) / step) + 1;
-  const paddedEnd = (chunks - 1) * step + chunkSize;
-  if (paddedEnd > inEnd) {
-    ensureInput(paddedEnd - inEnd);
-    inLeft.fill(0, inEnd - inStart, paddedEnd - inStart);
-    inRight.fill(0, inEnd - inStart, paddedEnd - inStart);
-    inEnd = paddedEnd;
-  }
-  while (nextChunk < chunks) {
-    signal?.throwIfAborted();
-    await runBatch(Math.min(batchSize, chunks - nextChunk));
-    const out = emit(Math.min(nextChunk * step, total));
-    if (out) yield out;
-  }
   const rest = emit(total);
   if (rest) yield rest;
   // totalFrames may have been an estimate (lossy containers): end on exactly 1

@@ -62,7 +62,7 @@ describe('entry points', () => {
     assert.equal(code, 0);
     assert.deepEqual((await readdir(out)).sort(), ['backing.flac', 'bass.flac', 'drums.flac', 'other.flac', 'vocals.flac']);
     assert.match(stdout, /^vocals\t.*vocals\.flac$/m);
-    assert.match(stdout, /realtime.*decode \d+ ms, inference \d+ ms, post \d+ ms, encode \d+ ms/);
+    assert.match(stdout, /realtime.*decode \d+ ms, inference \d+ ms \(waited for \d+ ms\), post \d+ ms, encode \d+ ms/);
   });
 
   it('mixdown separate answers 2 with usage on bad arguments and 1 on an unknown model', async () => {

@@ -255,7 +255,9 @@ describe('separateFile with generated MDX-signature models', () => {
     assert.equal(fractions.at(-1), 1);
     const t: SeparateFileResult['timings'] = result.timings;
     for (const key of ['decodeMs', 'inferenceMs', 'postMs', 'encodeMs', 'totalMs'] as const) assert.ok(t[key] > 0, key);
-    assert.ok(t.decodeMs + t.inferenceMs + t.postMs + t.encodeMs <= t.totalMs * 1.01);
+    // the calling thread's own time adds up; inference runs alongside it
+    assert.ok(t.decodeMs + t.inferenceWaitMs + t.postMs + t.encodeMs <= t.totalMs * 1.01);
+    assert.ok(t.inferenceMs <= t.totalMs);
   });
 
   it('rejects an input without samples with AudioDecodeError and writes nothing', async () => {

@@ -1,0 +1,83 @@
+import { open } from 'node:fs/promises';
+import type { AudioProbe } from './probe-audio.ts';
+
+/** Bytes read from the start of the file: enough for fmt, LIST/bext chunks and the data header. */
+const HEAD_BYTES = 1 << 16;
+const WAVE_FORMAT_PCM = 1;
+const WAVE_FORMAT_IEEE_FLOAT = 3;
+const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+
+function codecName(format: number, bits: number): string | undefined {
+  if (format === WAVE_FORMAT_PCM) {
+    if (bits === 8) return 'pcm_u8';
+    if (bits === 16 || bits === 24 || bits === 32) return `pcm_s${bits}le`;
+  }
+  if (format === WAVE_FORMAT_IEEE_FLOAT && (bits === 32 || bits === 64)) return `pcm_f${bits}le`;
+  return undefined;
+}
+
+/**
+ * The probe of a plain RIFF/WAVE file with integer or float PCM, read from its
+ * header in a few microseconds instead of an ffprobe run (a process start,
+ * tens of milliseconds). Anything unusual (RF64, a compressed codec, a data
+ * size that disagrees with the file size, a header past the first 64 KiB)
+ * gives undefined, and the caller asks ffprobe.
+ */
+export async function probeWavHeader(path: string): Promise<AudioProbe | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const { size } = await handle.stat();
+    const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    if (bytesRead < 44 || head.toString('latin1', 0, 4) !== 'RIFF' || head.toString('latin1', 8, 12) !== 'WAVE') return undefined;
+    let fmt: { format: number; channels: number; sampleRate: number; blockAlign: number; bits: number } | undefined;
+    let at = 12;
+    while (at + 8 <= bytesRead) {
+      const id = head.toString('latin1', at, at + 4);
+      const length = head.readUInt32LE(at + 4);
+      const body = at + 8;
+      if (id === 'fmt ') {
+        if (length < 16 || body + length > bytesRead) return undefined;
+        let format = head.readUInt16LE(body);
+        const channels = head.readUInt16LE(body + 2);
+        const sampleRate = head.readUInt32LE(body + 4);
+        const blockAlign = head.readUInt16LE(body + 12);
+        const bits = head.readUInt16LE(body + 14);
+        if (format === WAVE_FORMAT_EXTENSIBLE) {
+          // the sub-format GUID's first two bytes carry the real format tag
+          if (length < 40) return undefined;
+          if (head.readUInt16LE(body + 16) >= 22 && head.readUInt16LE(body + 18) !== bits) return undefined;
+          format = head.readUInt16LE(body + 24);
+        }
+        fmt = { format, channels, sampleRate, blockAlign, bits };
+      } else if (id === 'data') {
+        if (!fmt) return undefined;
+        const codec = codecName(fmt.format, fmt.bits);
+        const { channels, sampleRate, blockAlign, bits } = fmt;
+        if (!codec || channels < 1 || sampleRate < 1 || blockAlign !== (channels * bits) / 8) return undefined;
+        // a streamed WAV may carry a placeholder size: only trust an exact fit
+        if (body + length > size || length % blockAlign !== 0) return undefined;
+        const frames = length / blockAlign;
+        return {
+          format: 'wav',
+          codec,
+          sampleRate,
+          channels,
+          duration: frames / sampleRate,
+          frames,
+          framesExact: true,
+          bitRate: sampleRate * channels * bits,
+        };
+      }
+      at = body + length + (length & 1);
+    }
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
