@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import type * as ort from 'onnxruntime-node';
+import { createLocalSession, createThreadSession, type RunnableSession } from './inference-session.ts';
 import { parseMdxManifest, type MdxManifest } from './manifest.ts';
 
 export type ExecutionProvider = 'cpu' | 'cuda';
@@ -20,6 +21,13 @@ export interface InferenceOptions {
    * (measured in the README).
    */
   spinWait?: boolean;
+  /**
+   * Run the session on a thread of its own (default true). onnxruntime-node
+   * blocks the thread that calls run for the whole inference, so with the
+   * session elsewhere the caller decodes, does the STFT work and encodes
+   * while the model runs.
+   */
+  thread?: boolean;
 }
 
 export class ModelLoadError extends Error {
@@ -37,10 +45,10 @@ export class MdxModel {
   readonly outputName: string;
   /** largest batch the graph accepts (1 when the batch dimension is fixed) */
   readonly maxBatch: number;
-  readonly #session: ort.InferenceSession;
+  readonly #session: RunnableSession;
   readonly #specSize: number;
 
-  private constructor(manifest: MdxManifest, onnxPath: string, session: ort.InferenceSession) {
+  private constructor(manifest: MdxManifest, onnxPath: string, session: RunnableSession) {
     this.manifest = manifest;
     this.onnxPath = onnxPath;
     this.#session = session;
@@ -94,9 +102,9 @@ export class MdxModel {
       ...(options.interOpThreads !== undefined ? { interOpNumThreads: options.interOpThreads } : {}),
       extra: { session: { intra_op: { allow_spinning: options.spinWait ? '1' : '0' } } },
     };
-    let session: ort.InferenceSession;
+    let session: RunnableSession;
     try {
-      session = await ort.InferenceSession.create(onnxPath, sessionOptions);
+      session = await (options.thread === false ? createLocalSession : createThreadSession)(onnxPath, sessionOptions);
     } catch (err) {
       throw new ModelLoadError(`${onnxPath}: ${(err as Error).message}`, { cause: err });
     }
@@ -110,9 +118,7 @@ export class MdxModel {
   async run(spec: Float32Array, batch: number): Promise<{ data: Float32Array; stems: number }> {
     const { dimF, dimT } = this.manifest;
     if (spec.length !== batch * this.#specSize) throw new RangeError(`expected ${batch * this.#specSize} floats, got ${spec.length}`);
-    const input = new ort.Tensor('float32', spec, [batch, 4, dimF, dimT]);
-    const result = await this.#session.run({ [this.inputName]: input });
-    const output = result[this.outputName];
+    const output = await this.#session.run(this.inputName, spec, [batch, 4, dimF, dimT], this.outputName);
     const dims = output.dims;
     const stems = dims.length === 5 ? dims[1] : 1;
     const valid =
@@ -124,12 +130,11 @@ export class MdxModel {
       dims[dims.length - 1] === dimT &&
       stems === this.manifest.stems.length;
     if (!valid) {
-      output.dispose();
       throw new ModelLoadError(
         `${this.onnxPath}: output ${output.type} [${dims.join(', ')}] does not match [${batch}, ${this.manifest.stems.length > 1 ? `${this.manifest.stems.length}, ` : ''}4, ${dimF}, ${dimT}]`,
       );
     }
-    return { data: output.data as Float32Array, stems };
+    return { data: output.data, stems };
   }
 
   /**

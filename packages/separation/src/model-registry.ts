@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ManifestError, parseMdxManifest, type MdxManifest } from './manifest.ts';
 import { MdxModel, type InferenceOptions } from './mdx-model.ts';
+import { ParallelMdxStft } from './parallel-stft.ts';
 
 export interface ModelRegistryOptions extends InferenceOptions {
   /** directory holding `<name>.json` manifests next to their `.onnx` files */
@@ -58,7 +59,7 @@ export class ModelRegistry {
     let model = this.#loaded.get(name);
     if (!model) {
       model = this.#open(name).then(async (m) => {
-        await m.warmUp();
+        await Promise.all([m.warmUp(), ParallelMdxStft.warmUp(m.manifest)]);
         return m;
       });
       this.#loaded.set(name, model);

@@ -95,26 +95,23 @@ export function sharedFloat32(length: number): Float32Array {
 
 export interface ParallelStftOptions {
   fft?: 'auto' | 'js';
-  /** split each chunk's frames with a helper thread (default: when the machine has 2+ cores) */
+  /** do the STFT work on the helper thread (default: when the machine has 2+ cores) */
   helperThread?: boolean;
 }
 
 /**
- * MdxStft that splits every chunk's frames in two halves, one computed on the
- * calling thread and one on a helper thread at the same time. Between two
- * session.run calls onnxruntime's threads sleep, so on two or more cores the
- * STFT work takes about half the wall time. Buffers the helper must see are
+ * MdxStft whose work runs on a helper thread at a lower CPU priority (nice
+ * STFT_THREAD_NICE), while the model runs on its own inference thread at
+ * normal priority: the STFT fills the moments onnxruntime's threads leave a
+ * core idle instead of taking cores from them, and the calling thread stays
+ * free for decoding and encoding. Buffers the helper must see are
  * SharedArrayBuffer views; anything else is processed on the calling thread.
  */
 export class ParallelMdxStft {
   readonly stft: MdxStft;
   readonly #config: MdxStftConfig & { fft: 'auto' | 'js' };
   readonly #helper: StftHelper | undefined;
-  /** frame where the helper's half starts, a multiple of 8 for the analysis blocks */
-  readonly #split: number;
   readonly #sharedSpec: Float32Array | undefined;
-  readonly #accLeft: Float32Array;
-  readonly #accRight: Float32Array;
   readonly #helperLeft: Float32Array | undefined;
   readonly #helperRight: Float32Array | undefined;
 
@@ -122,9 +119,6 @@ export class ParallelMdxStft {
     this.stft = stft;
     this.#config = config;
     this.#helper = helper;
-    this.#split = Math.max(8, Math.round(stft.dimT / 16) * 8);
-    this.#accLeft = new Float32Array(stft.keptSize);
-    this.#accRight = new Float32Array(stft.keptSize);
     if (helper) {
       this.#sharedSpec = sharedFloat32(stft.specSize);
       this.#helperLeft = sharedFloat32(stft.keptSize);
@@ -137,27 +131,34 @@ export class ParallelMdxStft {
     const stft = await MdxStft.create(config, { fft });
     const wanted = options.helperThread ?? availableParallelism() > 1;
     const geometry = { nFft: config.nFft, hopLength: config.hopLength, dimF: config.dimF, dimT: config.dimT, fft };
-    return new ParallelMdxStft(stft, geometry, wanted && stft.dimT >= 16 ? sharedHelper() : undefined);
+    return new ParallelMdxStft(stft, geometry, wanted ? sharedHelper() : undefined);
+  }
+
+  /**
+   * Starts the helper thread and its FFT for this geometry (one silent chunk),
+   * so the first job does not pay for it; long-lived workers call it once.
+   */
+  static async warmUp(config: MdxStftConfig): Promise<void> {
+    const parallel = await ParallelMdxStft.create(config);
+    const input = sharedFloat32(parallel.stft.chunkSize);
+    await parallel.analyze(input, input, 0, sharedFloat32(parallel.stft.specSize), 0);
   }
 
   get usesHelperThread(): boolean {
     return this.#helper !== undefined;
   }
 
-  /** MdxStft.analyze, split across the two threads when the buffers are shared. */
+  /** MdxStft.analyze, on the helper thread when the buffers are shared. */
   async analyze(left: Float32Array, right: Float32Array, offset: number, spec: Float32Array, specOffset: number): Promise<void> {
     const helper = this.#helper;
     if (!helper || helper.broken || !isShared(left) || !isShared(right) || !isShared(spec)) {
       this.stft.analyze(left, right, offset, spec, specOffset);
       return;
     }
-    const { dimT } = this.stft;
-    const done = helper.request({ op: 'analyze', config: this.#config, left, right, offset, spec, specOffset, fromFrame: this.#split, toFrame: dimT });
-    this.stft.analyze(left, right, offset, spec, specOffset, 0, this.#split);
-    await done;
+    await helper.request({ op: 'analyze', config: this.#config, left, right, offset, spec, specOffset, fromFrame: 0, toFrame: this.stft.dimT });
   }
 
-  /** MdxStft.synthesizeAdd, split across the two threads. */
+  /** MdxStft.synthesizeAdd, the frames on the helper thread, the final scaling here. */
   async synthesizeAdd(spec: Float32Array, specOffset: number, left: Float32Array, right: Float32Array, outOffset: number, gain?: Float32Array): Promise<void> {
     const helper = this.#helper;
     if (!helper || helper.broken) {
@@ -175,26 +176,16 @@ export class ParallelMdxStft {
     }
     const helperLeft = this.#helperLeft!;
     const helperRight = this.#helperRight!;
-    const done = helper.request({
+    await helper.request({
       op: 'synthesize',
       config: this.#config,
       spec: shared,
       specOffset: sharedOffset,
       accLeft: helperLeft,
       accRight: helperRight,
-      fromFrame: this.#split,
+      fromFrame: 1,
       toFrame: stft.dimT - 1,
     });
-    const accLeft = this.#accLeft;
-    const accRight = this.#accRight;
-    accLeft.fill(0);
-    accRight.fill(0);
-    stft.synthesizeFrames(spec, specOffset, accLeft, accRight, 1, this.#split);
-    await done;
-    for (let k = 0; k < stft.keptSize; k++) {
-      accLeft[k] += helperLeft[k];
-      accRight[k] += helperRight[k];
-    }
-    stft.normalizeInto(accLeft, accRight, left, right, outOffset, gain);
+    stft.normalizeInto(helperLeft, helperRight, left, right, outOffset, gain);
   }
 }

@@ -121,7 +121,23 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
   let encodeMs = 0;
   let decodedFrames = 0;
   let encoders: Map<string, StereoPcmEncoder> | undefined;
+  const startEncoders = (frames: number | undefined) =>
+    new Map(
+      stemNames.map((stem) => [
+        stem,
+        new StereoPcmEncoder({
+          inputSampleRate: modelRate,
+          outputSampleRate: outputRate,
+          targets: targetsByStem.get(stem)!,
+          ...(frames !== undefined ? { frames } : {}),
+          ...(signal ? { signal } : {}),
+        }),
+      ]),
+    );
   try {
+    // ffmpeg takes a while to start: when the output length is already known,
+    // the encoders start now, alongside the decoder, not once the model runs
+    if (outputRate === modelRate || probe.framesExact) encoders = startEncoders(await exactFrames);
     const stream = separateStream(timedDecode(), model, {
       stems: stemNames,
       totalFrames: Math.round((probe.frames * modelRate) / probe.sampleRate),
@@ -134,26 +150,12 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
     });
     for await (const block of stream) {
       const t0 = performance.now();
-      if (!encoders) {
-        const frames = await exactFrames;
-        encoders = new Map(
-          stemNames.map((stem) => [
-            stem,
-            new StereoPcmEncoder({
-              inputSampleRate: modelRate,
-              outputSampleRate: outputRate,
-              targets: targetsByStem.get(stem)!,
-              ...(frames !== undefined ? { frames } : {}),
-              ...(signal ? { signal } : {}),
-            }),
-          ]),
-        );
-      }
+      encoders ??= startEncoders(await exactFrames);
       decodedFrames += block.frames;
       await Promise.all(stemNames.map((stem) => encoders!.get(stem)!.write(block.stems[stem])));
       encodeMs += performance.now() - t0;
     }
-    if (!encoders) throw new AudioDecodeError(inputPath, 'no audio samples');
+    if (!encoders || decodedFrames === 0) throw new AudioDecodeError(inputPath, 'no audio samples');
     const t0 = performance.now();
     await Promise.all([...encoders.values()].map((e) => e.finish()));
     encodeMs += performance.now() - t0;

@@ -1,10 +1,19 @@
-// Entry point of the helper thread that computes half of every chunk's frames
-// (see ParallelMdxStft). It only ever touches SharedArrayBuffer views it is sent.
+// Entry point of the helper thread that does the STFT work (see
+// ParallelMdxStft). It only ever touches SharedArrayBuffer views it is sent.
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
 import type { StftHelperRequest, StftHelperResponse } from './parallel-stft.ts';
 
+/** Linux nice value of this thread (setpriority on thread id 0 is this thread only). */
+const STFT_THREAD_NICE = 10;
+
 const port = parentPort!;
+try {
+  setPriority(0, STFT_THREAD_NICE);
+} catch {
+  // not permitted here: run at the normal priority
+}
 const instances = new Map<string, Promise<MdxStft>>();
 
 function stftFor(config: MdxStftConfig & { fft: 'auto' | 'js' }): Promise<MdxStft> {

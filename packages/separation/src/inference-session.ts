@@ -1,0 +1,135 @@
+import { Worker } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+
+/** What MdxModel needs of a session, wherever it runs. */
+export interface SessionInfo {
+  inputNames: readonly string[];
+  outputNames: readonly string[];
+  inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+  outputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+}
+
+export interface SessionOutput {
+  data: Float32Array;
+  dims: readonly number[];
+  type: string;
+}
+
+export interface RunnableSession extends SessionInfo {
+  /** runs with one float32 input and returns one output, copied out of onnxruntime */
+  run(inputName: string, input: Float32Array, dims: readonly number[], outputName: string): Promise<SessionOutput>;
+  release(): Promise<void>;
+}
+
+function infoOf(session: ort.InferenceSession): SessionInfo {
+  return {
+    inputNames: [...session.inputNames],
+    outputNames: [...session.outputNames],
+    inputMetadata: [...session.inputMetadata],
+    outputMetadata: [...session.outputMetadata],
+  };
+}
+
+/** Runs `session` once; the output is a copy the caller owns, the tensor is freed. */
+export async function runOnce(session: ort.InferenceSession, inputName: string, input: Float32Array, dims: readonly number[], outputName: string): Promise<SessionOutput> {
+  const result = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) });
+  const tensor = result[outputName];
+  try {
+    const data = tensor.type === 'float32' ? (tensor.data as Float32Array).slice() : new Float32Array(0);
+    return { data, dims: [...tensor.dims], type: tensor.type };
+  } finally {
+    for (const value of Object.values(result)) value.dispose();
+  }
+}
+
+/**
+ * A session on the calling thread. onnxruntime-node runs inference
+ * synchronously on the thread that calls run (behind a setImmediate), so this
+ * thread does nothing else meanwhile: no I/O, no STFT.
+ */
+export async function createLocalSession(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
+  const session = await ort.InferenceSession.create(onnxPath, options);
+  return {
+    ...infoOf(session),
+    run: (inputName, input, dims, outputName) => runOnce(session, inputName, input, dims, outputName),
+    release: () => session.release(),
+  };
+}
+
+export type InferenceThreadRequest =
+  | { id: number; op: 'run'; inputName: string; input: Float32Array; dims: number[]; outputName: string }
+  | { id: number; op: 'release' };
+
+export type InferenceThreadMessage =
+  | { op: 'ready'; info: SessionInfo }
+  | { op: 'failed'; error: string }
+  | { id: number; op: 'result'; output: SessionOutput }
+  | { id: number; op: 'error'; error: string };
+
+/**
+ * A session owned by a thread of its own, so the calling thread stays free
+ * for decoding, the STFT work and encoding while the model runs. Inputs on
+ * SharedArrayBuffer memory are read in place; outputs come back as
+ * transferred buffers (no copy on this side).
+ */
+export async function createThreadSession(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
+  const worker = new Worker(new URL('./inference-thread.ts', import.meta.url), { workerData: { onnxPath, options } });
+  const pending = new Map<number, { resolve: (out: SessionOutput) => void; reject: (err: Error) => void }>();
+  let broken: Error | undefined;
+  let nextId = 0;
+  const fail = (err: Error) => {
+    broken ??= err;
+    for (const p of pending.values()) p.reject(broken);
+    pending.clear();
+  };
+  let onError: (err: Error) => void = () => {};
+  let onExit: (code: number) => void = () => {};
+  let onMessage: (message: InferenceThreadMessage) => void = () => {};
+  const info = await new Promise<SessionInfo>((resolve, reject) => {
+    onError = reject;
+    onExit = (code) => reject(new Error(`inference thread exited with code ${code}`));
+    onMessage = (message) => {
+      if (message.op === 'ready') resolve(message.info);
+      else reject(new Error(message.op === 'failed' ? message.error : `unexpected message ${message.op}`));
+    };
+    worker.on('error', onError).on('exit', onExit).on('message', onMessage);
+  })
+    .catch(async (err: Error) => {
+      await worker.terminate();
+      throw err;
+    })
+    .finally(() => {
+      // (not removeAllListeners: the Worker's own listeners start its message port)
+      worker.off('error', onError).off('exit', onExit).off('message', onMessage);
+    });
+  worker.on('message', (message: InferenceThreadMessage) => {
+    if (!('id' in message)) return;
+    const p = pending.get(message.id);
+    if (!p) return;
+    pending.delete(message.id);
+    if (pending.size === 0) worker.unref();
+    if (message.op === 'result') p.resolve(message.output);
+    else p.reject(new Error(message.op === 'error' ? message.error : 'unexpected message'));
+  });
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`inference thread exited with code ${code}`)));
+  worker.unref();
+
+  const request = (message: InferenceThreadRequest): Promise<SessionOutput> => {
+    if (broken) return Promise.reject(broken);
+    if (pending.size === 0) worker.ref();
+    return new Promise<SessionOutput>((resolve, reject) => {
+      pending.set(message.id, { resolve, reject });
+      worker.postMessage(message);
+    });
+  };
+  return {
+    ...info,
+    run: (inputName, input, dims, outputName) => request({ id: nextId++, op: 'run', inputName, input, dims: [...dims], outputName }),
+    release: async () => {
+      if (!broken) await request({ id: nextId++, op: 'release' }).catch(() => {});
+      fail(new Error('session released'));
+      await worker.terminate();
+    },
+  };
+}
