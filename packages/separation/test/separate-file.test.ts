@@ -237,6 +237,27 @@ describe('separateFile with generated MDX-signature models', () => {
     });
   });
 
+  it('gives the same stems with the session on its own thread or on the calling thread', async () => {
+    const input = testMix(60_000);
+    const local = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1, thread: false });
+    try {
+      const threaded = await separate('identity', input);
+      const inPlace = await separateFile({
+        inputPath: join(dir, `in-identity-${input.left.length}-${RATE}.wav`),
+        model: await local.load('identity'),
+        outDir: join(dir, 'out-local'),
+      });
+      assert.deepEqual(Object.keys(inPlace.stems), Object.keys(threaded.result.stems));
+      for (const stem of Object.keys(inPlace.stems)) {
+        const other = await readStereo(inPlace.stems[stem].wav!, RATE);
+        assert.deepEqual(other.left, threaded.stems[stem].left, stem);
+        assert.deepEqual(other.right, threaded.stems[stem].right, stem);
+      }
+    } finally {
+      await local.close();
+    }
+  });
+
   it('gives the same result for any batch size and caps the batch at a fixed batch dimension', async () => {
     await model({ name: 'fixed-batch', fixedBatch: 1 });
     const input = testMix(25_000);
