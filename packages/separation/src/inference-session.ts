@@ -19,6 +19,8 @@ export interface RunnableSession extends SessionInfo {
   /** runs with one float32 input and returns one output, copied out of onnxruntime */
   run(inputName: string, input: Float32Array, dims: readonly number[], outputName: string): Promise<SessionOutput>;
   release(): Promise<void>;
+  /** true once the session cannot run any more (released, or its thread died) */
+  readonly unusable: boolean;
 }
 
 function infoOf(session: ort.InferenceSession): SessionInfo {
@@ -49,10 +51,17 @@ export async function runOnce(session: ort.InferenceSession, inputName: string, 
  */
 export async function createLocalSession(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
   const session = await ort.InferenceSession.create(onnxPath, options);
+  let released = false;
   return {
     ...infoOf(session),
     run: (inputName, input, dims, outputName) => runOnce(session, inputName, input, dims, outputName),
-    release: () => session.release(),
+    release: () => {
+      released = true;
+      return session.release();
+    },
+    get unusable() {
+      return released;
+    },
   };
 }
 
@@ -130,6 +139,9 @@ export async function createThreadSession(onnxPath: string, options: ort.Inferen
       if (!broken) await request({ id: nextId++, op: 'release' }).catch(() => {});
       fail(new Error('session released'));
       await worker.terminate();
+    },
+    get unusable() {
+      return broken !== undefined;
     },
   };
 }

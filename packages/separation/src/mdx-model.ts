@@ -145,6 +145,11 @@ export class MdxModel {
     await this.run(new Float32Array(this.#specSize), 1);
   }
 
+  /** true once run can only fail: released, or its inference thread died */
+  get unusable(): boolean {
+    return this.#session.unusable;
+  }
+
   async release(): Promise<void> {
     await this.#session.release();
   }

@@ -54,8 +54,19 @@ export class ModelRegistry {
     return listing;
   }
 
-  /** The model whose manifest is named `name` (normally `<name>.json`), loaded (and warmed up) once. */
-  load(name: string): Promise<MdxModel> {
+  /**
+   * The model whose manifest is named `name` (normally `<name>.json`), loaded
+   * (and warmed up) once. A model that can no longer run (its inference thread
+   * died, or someone released it) is loaded again.
+   */
+  async load(name: string): Promise<MdxModel> {
+    const cached = this.#loaded.get(name);
+    if (cached) {
+      const model = await cached.catch(() => undefined);
+      if (model && !model.unusable) return model;
+      if (this.#loaded.get(name) === cached) this.#loaded.delete(name);
+      if (!model) return cached; // still failing: the caller sees the error
+    }
     let model = this.#loaded.get(name);
     if (!model) {
       model = this.#open(name).then(async (m) => {

@@ -92,6 +92,25 @@ describe('ModelRegistry', () => {
     await registry.close();
   });
 
+  it('loads a model again once its session can no longer run', async () => {
+    const registry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+    try {
+      const first = await registry.load('identity');
+      const spec = new Float32Array(4 * SMALL.dimF * SMALL.dimT).fill(0.5);
+      assert.deepEqual((await first.run(spec, 1)).data, spec);
+      await first.release(); // as when its inference thread dies
+      assert.equal(first.unusable, true);
+      await assert.rejects(first.run(spec, 1));
+      const second = await registry.load('identity');
+      assert.notEqual(second, first);
+      assert.equal(second.unusable, false);
+      assert.equal(await registry.load('identity'), second);
+      assert.deepEqual((await second.run(spec, 1)).data, spec);
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('finds a model by manifest name when the file is named differently', async () => {
     await writeTestModel(dir, { ...SMALL, name: 'renamed' });
     await rename(join(dir, 'renamed.json'), join(dir, 'my-model.json'));
