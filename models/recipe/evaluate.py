@@ -77,7 +77,8 @@ def main():
     torch.set_num_threads(a.threads)
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
-    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False))
+    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False), refine_ch=cfg.get("refine_ch", 12),
+                  refine_k=tuple(cfg.get("refine_k", (5, 3))))
     net.load_state_dict(ck["model"])
     res = evaluate(net, cfg, a.valid, name=a.name)
     res.update(step=ck.get("step"), train_minutes=ck.get("minutes"), params=ck.get("params"))

@@ -61,7 +61,8 @@ def main():
     a = ap.parse_args()
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
-    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False))
+    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False), refine_ch=cfg.get("refine_ch", 12),
+                  refine_k=tuple(cfg.get("refine_k", (5, 3))))
     net.load_state_dict(ck["model"])
     p = export(net, cfg, a.name, a.out)
     print(p, os.path.getsize(p))

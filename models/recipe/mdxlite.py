@@ -124,7 +124,8 @@ class MaskNet(nn.Module):
     per-channel real masks applied to the complex input inside the graph."""
 
     def __init__(self, dim_f, n_stems=1, chans=(24, 40, 56, 80), fstrides=(4, 2, 2, 2),
-                 tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8), refine=False):
+                 tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8), refine=False,
+                 refine_ch=12, refine_k=(5, 3)):
         super().__init__()
         self.refine = refine
         self.dim_f, self.n_stems = dim_f, n_stems
@@ -158,9 +159,10 @@ class MaskNet(nn.Module):
             # every bin, next to that bin's own input features, so masks can
             # follow single harmonics; the output layer is zero-initialised,
             # so adding it to a trained network leaves the function unchanged
-            rc0 = 12
+            rc0 = refine_ch
+            kf, kt = refine_k
             self.rup = nn.ConvTranspose2d(chans[0], rc0, (fstrides[0], 1), (fstrides[0], 1))
-            self.rconv = nn.Sequential(nn.Conv2d(rc0 + 4, rc0, (5, 3), padding=(2, 1)), nn.ReLU())
+            self.rconv = nn.Sequential(nn.Conv2d(rc0 + 4, rc0, (kf, kt), padding=(kf // 2, kt // 2)), nn.ReLU())
             self.rout = nn.Conv2d(rc0, 6 * n_stems, 1)
             nn.init.zeros_(self.rout.weight)
             nn.init.zeros_(self.rout.bias)

@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--refine", action="store_true", help="add the full-resolution refinement block")
+    ap.add_argument("--refine-ch", type=int, default=12, help="channels of the refinement block")
+    ap.add_argument("--refine-k", default="5x3", help="kernel (frequency x time) of the refinement block")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -129,8 +131,10 @@ def main():
     clips = load_set(a.data)
     print("clips", len(clips), flush=True)
     sampler = Sampler(clips, seg, a.seed + 17)
-    net = MaskNet(a.dim_f, 4, refine=a.refine)
-    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=4, refine=a.refine)
+    refine_k = tuple(int(v) for v in a.refine_k.split("x"))
+    net = MaskNet(a.dim_f, 4, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
+    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=4, refine=a.refine,
+               refine_ch=a.refine_ch, refine_k=list(refine_k))
     if a.init:
         ck = torch.load(a.init)
         missing, unexpected = net.load_state_dict(ck["model"], strict=False)
