@@ -23,7 +23,8 @@ export interface RunnableSession extends SessionInfo {
   readonly unusable: boolean;
 }
 
-function infoOf(session: ort.InferenceSession): SessionInfo {
+/** The parts of a session's description MdxModel reads, as plain (cloneable) data. */
+export function infoOf(session: ort.InferenceSession): SessionInfo {
   return {
     inputNames: [...session.inputNames],
     outputNames: [...session.outputNames],

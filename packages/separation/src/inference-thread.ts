@@ -2,7 +2,7 @@
 // one onnxruntime session and runs it for the thread that created it.
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { runOnce, type InferenceThreadMessage, type InferenceThreadRequest } from './inference-session.ts';
+import { infoOf, runOnce, type InferenceThreadMessage, type InferenceThreadRequest } from './inference-session.ts';
 
 const port = parentPort!;
 const { onnxPath, options } = workerData as { onnxPath: string; options: ort.InferenceSession.SessionOptions };
@@ -17,15 +17,7 @@ async function serve(): Promise<void> {
     send({ op: 'failed', error: (err as Error).message });
     return;
   }
-  send({
-    op: 'ready',
-    info: {
-      inputNames: [...session.inputNames],
-      outputNames: [...session.outputNames],
-      inputMetadata: [...session.inputMetadata],
-      outputMetadata: [...session.outputMetadata],
-    },
-  });
+  send({ op: 'ready', info: infoOf(session) });
 
   port.on('message', async (request: InferenceThreadRequest) => {
     try {

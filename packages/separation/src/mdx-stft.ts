@@ -95,8 +95,6 @@ export class MdxStft {
   /**
    * Spectrogram of one chunk: `left`/`right` hold `chunkSize` samples from
    * `offset`; writes `specSize` floats into `spec` at `specOffset`. With a
-   * frame range, only frames [fromFrame, toFrame) are computed and written, so
-   * two threads can share one chunk.
    */
   analyze(
     left: Float32Array,
@@ -104,8 +102,6 @@ export class MdxStft {
     offset: number,
     spec: Float32Array,
     specOffset: number,
-    fromFrame = 0,
-    toFrame = this.dimT,
   ): void {
     const { nFft, hopLength, dimF, dimT, chunkSize } = this;
     const half = nFft / 2;
@@ -116,8 +112,8 @@ export class MdxStft {
     const last = chunkSize - 1;
     const zeroed = Math.min(MDX_ZEROED_LOW_BINS, dimF);
     const plane = dimF * FRAME_BLOCK;
-    for (let t0 = fromFrame; t0 < toFrame; t0 += FRAME_BLOCK) {
-      const frames = Math.min(FRAME_BLOCK, toFrame - t0);
+    for (let t0 = 0; t0 < dimT; t0 += FRAME_BLOCK) {
+      const frames = Math.min(FRAME_BLOCK, dimT - t0);
       for (let j = 0; j < frames; j++) {
         const start = (t0 + j) * hopLength - half;
         for (let channel = 0; channel < 2; channel++) {
@@ -189,18 +185,15 @@ export class MdxStft {
   }
 
   /**
-   * First half of synthesis: overlap-adds frames [fromFrame, toFrame) (default
-   * all that reach the kept part, 1..dimT−2), windowed, into `keptSize`-long
-   * accumulators. Disjoint frame ranges can run on different threads into
-   * different accumulators, which are then summed.
+   * First half of synthesis: overlap-adds the frames that reach the kept part
+   * (1..dimT−2), windowed, into `keptSize`-long accumulators (the STFT helper
+   * thread runs this half, the calling thread normalizeInto).
    */
   synthesizeFrames(
     spec: Float32Array,
     specOffset: number,
     accLeft: Float32Array,
     accRight: Float32Array,
-    fromFrame = 1,
-    toFrame = this.dimT - 1,
   ): void {
     const { nFft, hopLength, dimF, dimT, keptSize } = this;
     const half = nFft / 2;
@@ -215,9 +208,8 @@ export class MdxStft {
     spectrum.fill(0, 2 * inner);
     if (dimF <= half) spectrum[1] = 0;
     // frames 0 and dimT−1 only reach the trimmed edges
-    const first = Math.max(1, fromFrame);
-    const end = Math.min(dimT - 1, toFrame);
-    for (let t0 = first; t0 < end; t0 += FRAME_BLOCK) {
+    const end = dimT - 1;
+    for (let t0 = 1; t0 < end; t0 += FRAME_BLOCK) {
       const frames = Math.min(FRAME_BLOCK, end - t0);
       for (let row = 0; row < 4 * dimF; row++) {
         const src = specOffset + row * dimT + t0;

@@ -12,8 +12,6 @@ export type StftHelperRequest =
       offset: number;
       spec: Float32Array;
       specOffset: number;
-      fromFrame: number;
-      toFrame: number;
     }
   | {
       id: number;
@@ -23,8 +21,6 @@ export type StftHelperRequest =
       specOffset: number;
       accLeft: Float32Array;
       accRight: Float32Array;
-      fromFrame: number;
-      toFrame: number;
     };
 
 export interface StftHelperResponse {
@@ -155,7 +151,7 @@ export class ParallelMdxStft {
       this.stft.analyze(left, right, offset, spec, specOffset);
       return;
     }
-    await helper.request({ op: 'analyze', config: this.#config, left, right, offset, spec, specOffset, fromFrame: 0, toFrame: this.stft.dimT });
+    await helper.request({ op: 'analyze', config: this.#config, left, right, offset, spec, specOffset });
   }
 
   /** MdxStft.synthesizeAdd, the frames on the helper thread, the final scaling here. */
@@ -183,8 +179,6 @@ export class ParallelMdxStft {
       specOffset: sharedOffset,
       accLeft: helperLeft,
       accRight: helperRight,
-      fromFrame: 1,
-      toFrame: stft.dimT - 1,
     });
     stft.normalizeInto(helperLeft, helperRight, left, right, outOffset, gain);
   }

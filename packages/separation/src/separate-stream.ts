@@ -286,14 +286,13 @@ export async function* separateStream(
       const ready = chunks === undefined ? batchSize : Math.min(batchSize, chunks - analyzed);
       const nextSpec = ready > 0 ? await analyzeBatch(ready) : undefined;
       const previous = inFlight;
-      inFlight = undefined;
       let finished: Float32Array | undefined;
       if (previous) {
         const t0 = performance.now();
         finished = (await previous.result).data;
         timings.waitMs += performance.now() - t0;
       }
-      if (nextSpec) inFlight = startRun(nextSpec, ready);
+      inFlight = nextSpec ? startRun(nextSpec, ready) : undefined;
       if (previous && finished) {
         await synthesizeBatch(finished, previous.count);
         const out = emit(chunks !== undefined && synthesized === chunks ? mixtureFrames : synthesized * step);

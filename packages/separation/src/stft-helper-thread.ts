@@ -31,11 +31,11 @@ port.on('message', async (request: StftHelperRequest) => {
   try {
     const stft = await stftFor(request.config);
     if (request.op === 'analyze') {
-      stft.analyze(request.left, request.right, request.offset, request.spec, request.specOffset, request.fromFrame, request.toFrame);
+      stft.analyze(request.left, request.right, request.offset, request.spec, request.specOffset);
     } else {
       request.accLeft.fill(0);
       request.accRight.fill(0);
-      stft.synthesizeFrames(request.spec, request.specOffset, request.accLeft, request.accRight, request.fromFrame, request.toFrame);
+      stft.synthesizeFrames(request.spec, request.specOffset, request.accLeft, request.accRight);
     }
     response = { id: request.id };
   } catch (err) {
