@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { AudioDecodeError } from './errors.ts';
-import { startFfmpeg } from './ffmpeg-process.ts';
+import { PIPE_BUFFER_BYTES, startFfmpeg } from './ffmpeg-process.ts';
 import { probeAudio, type AudioProbe } from './probe-audio.ts';
 
 export interface DecodeToPcmOptions {
@@ -38,9 +38,8 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   // Never let the stream close on its own (autoDestroy, destroyOnReturn):
   // fluent-ffmpeg reports a closed output stream as a failure when the process
   // has not been reaped 20 ms later, which happens on a loaded machine.
-  // ffmpeg decodes up to this far ahead of the consumer (a separation chunk
-  // step is 1.5 MB), so the consumer rarely waits for it
-  const pcm = new PassThrough({ highWaterMark: 4 << 20, autoDestroy: false });
+  // ffmpeg decodes up to PIPE_BUFFER_BYTES ahead, so the consumer rarely waits for it
+  const pcm = new PassThrough({ highWaterMark: PIPE_BUFFER_BYTES, autoDestroy: false });
   pcm.on('error', () => {});
   const command = ffmpeg(path)
     .inputOptions(['-nostdin', '-hide_banner'])

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { AudioEncodeError } from './errors.ts';
-import { startFfmpeg, type FfmpegProcess } from './ffmpeg-process.ts';
+import { PIPE_BUFFER_BYTES, startFfmpeg, type FfmpegProcess } from './ffmpeg-process.ts';
 
 export type WavSampleFormat = 'f32' | 's16' | 's24';
 
@@ -30,9 +30,6 @@ export interface StereoEncoderOptions {
   targets: EncodeTarget[];
   signal?: AbortSignal;
 }
-
-/** Bytes a write may queue before it waits for ffmpeg to catch up. */
-const ENCODER_BUFFER_BYTES = 4 << 20;
 
 const WAV_CODEC: Record<WavSampleFormat, string> = { f32: 'pcm_f32le', s16: 'pcm_s16le', s24: 'pcm_s24le' };
 
@@ -81,7 +78,7 @@ export class StereoPcmEncoder {
 
     // room for a few of a separation's blocks (1.5 MB each), so the caller
     // goes back to its own work while ffmpeg drains the pipe
-    this.#input = new PassThrough({ highWaterMark: ENCODER_BUFFER_BYTES });
+    this.#input = new PassThrough({ highWaterMark: PIPE_BUFFER_BYTES });
     const command = ffmpeg()
       .input(this.#input)
       .inputFormat('f32le')

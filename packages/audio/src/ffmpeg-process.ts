@@ -1,5 +1,12 @@
 import type ffmpeg from 'fluent-ffmpeg';
 
+/**
+ * Bytes buffered on each side of an ffmpeg pipe: the decoder reads this far
+ * ahead of its consumer and an encoder's writes queue this much before they
+ * wait (a separation chunk step is about 1.5 MB of stereo float32).
+ */
+export const PIPE_BUFFER_BYTES = 4 << 20;
+
 /** A started fluent-ffmpeg command: `exited` settles when the ffmpeg process is gone. */
 export interface FfmpegProcess {
   exited: Promise<void>;

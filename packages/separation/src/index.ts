@@ -8,7 +8,7 @@ export {
 export { MdxModel, ModelLoadError, type InferenceOptions, type ExecutionProvider } from './mdx-model.ts';
 export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from './model-registry.ts';
 export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from './mdx-stft.ts';
-export { ParallelMdxStft, type ParallelStftOptions } from './parallel-stft.ts';
+export { HelperThreadStft, type HelperThreadStftOptions } from './helper-thread-stft.ts';
 export { createRealFft, pffftSupports, type RealFft } from './real-fft.ts';
 export { ComplexFft } from './fft.ts';
 export {

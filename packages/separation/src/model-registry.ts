@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ManifestError, parseMdxManifest, type MdxManifest } from './manifest.ts';
 import { MdxModel, type InferenceOptions } from './mdx-model.ts';
-import { ParallelMdxStft } from './parallel-stft.ts';
+import { HelperThreadStft } from './helper-thread-stft.ts';
 
 export interface ModelRegistryOptions extends InferenceOptions {
   /** directory holding `<name>.json` manifests next to their `.onnx` files */
@@ -70,7 +70,7 @@ export class ModelRegistry {
     let model = this.#loaded.get(name);
     if (!model) {
       model = this.#open(name).then(async (m) => {
-        await Promise.all([m.warmUp(), ParallelMdxStft.warmUp(m.manifest)]);
+        await Promise.all([m.warmUp(), HelperThreadStft.warmUp(m.manifest)]);
         return m;
       });
       this.#loaded.set(name, model);

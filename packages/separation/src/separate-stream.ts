@@ -1,6 +1,6 @@
 import { outputStemNames, type MdxManifest } from './manifest.ts';
 import type { MdxModel } from './mdx-model.ts';
-import { ParallelMdxStft, sharedFloat32 } from './parallel-stft.ts';
+import { HelperThreadStft, sharedFloat32 } from './helper-thread-stft.ts';
 
 /** Share of each chunk's kept part that the next chunk overlaps (python-audio-separator's default). */
 export const DEFAULT_OVERLAP = 0.25;
@@ -83,11 +83,11 @@ export async function* separateStream(
   options: SeparateStreamOptions = {},
 ): AsyncGenerator<SeparatedBlock, void, undefined> {
   const manifest = model.manifest;
-  const parallel = await ParallelMdxStft.create(manifest, {
+  const stfts = await HelperThreadStft.create(manifest, {
     fft: options.fft ?? 'auto',
     ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
   });
-  const { chunkSize, trim, keptSize: kept, specSize } = parallel.stft;
+  const { chunkSize, trim, keptSize: kept, specSize } = stfts.stft;
   const overlap = options.overlap ?? DEFAULT_OVERLAP;
   if (!(overlap >= 0 && overlap < 1)) throw new RangeError(`overlap must be in [0, 1), got ${overlap}`);
   const step = Math.max(1, Math.floor(kept * (1 - overlap)));
@@ -159,7 +159,7 @@ export async function* separateStream(
     flip ^= 1;
     const batchSpec = count === batchSize ? full : full.subarray(0, count * specSize);
     for (let b = 0; b < count; b++) {
-      await parallel.analyze(inLeft, inRight, (analyzed + b) * step - inStart, batchSpec, b * specSize);
+      await stfts.analyze(inLeft, inRight, (analyzed + b) * step - inStart, batchSpec, b * specSize);
     }
     analyzed += count;
     timings.postMs += performance.now() - t0;
@@ -187,7 +187,7 @@ export async function* separateStream(
     for (let b = 0; b < count; b++) {
       const base = (synthesized + b) * step - outStart;
       for (let s = 0; s < modelStems; s++) {
-        await parallel.synthesizeAdd(data, (b * modelStems + s) * specSize, acc[2 * s], acc[2 * s + 1], base, weights);
+        await stfts.synthesizeAdd(data, (b * modelStems + s) * specSize, acc[2 * s], acc[2 * s + 1], base, weights);
       }
       for (let i = 0; i < kept; i++) weightSum[base + i] += weights[i];
     }

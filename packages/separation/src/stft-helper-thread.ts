@@ -1,9 +1,9 @@
 // Entry point of the helper thread that does the STFT work (see
-// ParallelMdxStft). It only ever touches SharedArrayBuffer views it is sent.
+// HelperThreadStft). It only ever touches SharedArrayBuffer views it is sent.
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
-import type { StftHelperRequest, StftHelperResponse } from './parallel-stft.ts';
+import type { StftHelperRequest, StftHelperResponse } from './helper-thread-stft.ts';
 
 /** Linux nice value of this thread (setpriority on thread id 0 is this thread only). */
 const STFT_THREAD_NICE = 10;

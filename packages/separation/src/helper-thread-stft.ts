@@ -89,7 +89,7 @@ export function sharedFloat32(length: number): Float32Array {
   return new Float32Array(new SharedArrayBuffer(4 * length));
 }
 
-export interface ParallelStftOptions {
+export interface HelperThreadStftOptions {
   fft?: 'auto' | 'js';
   /** do the STFT work on the helper thread (default: when the machine has 2+ cores) */
   helperThread?: boolean;
@@ -103,7 +103,7 @@ export interface ParallelStftOptions {
  * free for decoding and encoding. Buffers the helper must see are
  * SharedArrayBuffer views; anything else is processed on the calling thread.
  */
-export class ParallelMdxStft {
+export class HelperThreadStft {
   readonly stft: MdxStft;
   readonly #config: MdxStftConfig & { fft: 'auto' | 'js' };
   readonly #helper: StftHelper | undefined;
@@ -122,12 +122,12 @@ export class ParallelMdxStft {
     }
   }
 
-  static async create(config: MdxStftConfig, options: ParallelStftOptions = {}): Promise<ParallelMdxStft> {
+  static async create(config: MdxStftConfig, options: HelperThreadStftOptions = {}): Promise<HelperThreadStft> {
     const fft = options.fft ?? 'auto';
     const stft = await MdxStft.create(config, { fft });
     const wanted = options.helperThread ?? availableParallelism() > 1;
     const geometry = { nFft: config.nFft, hopLength: config.hopLength, dimF: config.dimF, dimT: config.dimT, fft };
-    return new ParallelMdxStft(stft, geometry, wanted ? sharedHelper() : undefined);
+    return new HelperThreadStft(stft, geometry, wanted ? sharedHelper() : undefined);
   }
 
   /**
@@ -135,9 +135,9 @@ export class ParallelMdxStft {
    * so the first job does not pay for it; long-lived workers call it once.
    */
   static async warmUp(config: MdxStftConfig): Promise<void> {
-    const parallel = await ParallelMdxStft.create(config);
-    const input = sharedFloat32(parallel.stft.chunkSize);
-    await parallel.analyze(input, input, 0, sharedFloat32(parallel.stft.specSize), 0);
+    const stfts = await HelperThreadStft.create(config);
+    const input = sharedFloat32(stfts.stft.chunkSize);
+    await stfts.analyze(input, input, 0, sharedFloat32(stfts.stft.specSize), 0);
   }
 
   get usesHelperThread(): boolean {
