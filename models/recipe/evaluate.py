@@ -21,7 +21,7 @@ import torch
 from scipy.io import wavfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mdxlite import MaskNet, Spec, sdr, separate  # noqa: E402
+from mdxlite import Spec, net_from_cfg, sdr, separate  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
 
@@ -77,8 +77,7 @@ def main():
     torch.set_num_threads(a.threads)
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
-    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False), refine_ch=cfg.get("refine_ch", 12),
-                  refine_k=tuple(cfg.get("refine_k", (5, 3))))
+    net = net_from_cfg(cfg)
     net.load_state_dict(ck["model"])
     res = evaluate(net, cfg, a.valid, name=a.name)
     res.update(step=ck.get("step"), train_minutes=ck.get("minutes"), params=ck.get("params"))

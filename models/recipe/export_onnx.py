@@ -12,7 +12,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mdxlite import MaskNet  # noqa: E402
+from mdxlite import net_from_cfg  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
 
@@ -61,8 +61,7 @@ def main():
     a = ap.parse_args()
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
-    net = MaskNet(cfg["dim_f"], cfg["n_stems"], refine=cfg.get("refine", False), refine_ch=cfg.get("refine_ch", 12),
-                  refine_k=tuple(cfg.get("refine_k", (5, 3))))
+    net = net_from_cfg(cfg)
     net.load_state_dict(ck["model"])
     p = export(net, cfg, a.name, a.out)
     print(p, os.path.getsize(p))

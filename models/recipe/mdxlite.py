@@ -217,5 +217,42 @@ class MaskNet(nn.Module):
         return y
 
 
+def net_from_cfg(cfg):
+    """The MaskNet a checkpoint's cfg describes (older checkpoints lack the newer keys)."""
+    return MaskNet(cfg["dim_f"], cfg["n_stems"], tch=cfg.get("tch", 256), refine=cfg.get("refine", False),
+                   refine_ch=cfg.get("refine_ch", 12), refine_k=tuple(cfg.get("refine_k", (5, 3))))
+
+
+@torch.no_grad()
+def load_widened(net, state):
+    """Loads `state` into `net` whose temporal stack may be wider (tch) than
+    the checkpoint's, keeping the function unchanged: old channels are copied,
+    nothing reads the new channels yet (weights from them are 0), while the
+    weights into them keep their random init, so the new channels carry
+    features from the start and training can grow their use.
+    Returns the keys not in `state` (e.g. a newly added refinement block)."""
+    own = net.state_dict()
+    for k, v in state.items():
+        if k not in own:
+            raise KeyError("checkpoint key %s not in the network" % k)
+        t = own[k]
+        if t.shape == v.shape:
+            t.copy_(v)
+            continue
+        if t.dim() != v.dim() or any(a < b for a, b in zip(t.shape, v.shape)):
+            raise ValueError("cannot widen %s from %s to %s" % (k, tuple(v.shape), tuple(t.shape)))
+        old = tuple(slice(0, n) for n in v.shape)
+        if k.startswith("tcn.") and k.endswith("conv.weight"):
+            t[:, v.shape[1]:] = 0  # new -> any
+        elif k == "outp.0.weight":
+            t[:, v.shape[1]:] = 0
+        elif k.endswith("running_var"):
+            t.fill_(1)
+        elif k.endswith("running_mean") or k.endswith("bias"):
+            t.zero_()
+        t[old] = v
+    return [k for k in own if k not in state]
+
+
 def count_params(m):
     return sum(p.numel() for p in m.parameters())

@@ -23,7 +23,7 @@ import torch
 from scipy.io import wavfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mdxlite import MaskNet, Spec, count_params  # noqa: E402
+from mdxlite import MaskNet, Spec, count_params, load_widened  # noqa: E402
 import export_onnx  # noqa: E402
 import evaluate  # noqa: E402
 
@@ -120,6 +120,8 @@ def main():
     ap.add_argument("--refine", action="store_true", help="add the full-resolution refinement block")
     ap.add_argument("--refine-ch", type=int, default=12, help="channels of the refinement block")
     ap.add_argument("--refine-k", default="5x3", help="kernel (frequency x time) of the refinement block")
+    ap.add_argument("--tch", type=int, default=256,
+                    help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -132,14 +134,13 @@ def main():
     print("clips", len(clips), flush=True)
     sampler = Sampler(clips, seg, a.seed + 17)
     refine_k = tuple(int(v) for v in a.refine_k.split("x"))
-    net = MaskNet(a.dim_f, 4, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
-    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=4, refine=a.refine,
+    net = MaskNet(a.dim_f, 4, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
+    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=4, tch=a.tch, refine=a.refine,
                refine_ch=a.refine_ch, refine_k=list(refine_k))
     if a.init:
         ck = torch.load(a.init)
-        missing, unexpected = net.load_state_dict(ck["model"], strict=False)
-        print("init missing", missing, "unexpected", unexpected, flush=True)
-        print("init from", a.init, flush=True)
+        missing = load_widened(net, ck["model"])
+        print("init from", a.init, "new (not in the checkpoint):", missing, flush=True)
     nparam = count_params(net)
     print("params", nparam, flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-5)
