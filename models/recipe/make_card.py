@@ -96,19 +96,23 @@ def main():
     w("\n## Architecture\n")
     w("Input features: |L|, |R|, |L+R|/2, |L-R|/2 of the given bins, compressed with ^0.3. "
       "Encoder: 4 Conv2d+BN+ReLU stages (channels 24, 40, 56, 80) striding only along frequency "
-      "(x4, x2, x2, x2: %d -> %d bins). Bottleneck: (channels x bins) flattened to 1x1 Conv1d -> 256 channels, "
+      "(x4, x2, x2, x2: %d -> %d bins). Bottleneck: (channels x bins) flattened to 1x1 Conv1d -> %d channels, "
       "10 residual dilated temporal Conv1d blocks (kernel 3, dilations 1..32, twice; receptive field ~3.6 s each side "
       "across the stack), projected back. Decoder: ConvTranspose2d upsampling with additive skips and 3x3 Conv2d+BN+ReLU; "
       "two heads: per-channel (L/R) real mask logits for 4 stems (softmax over stems) and a tanh-bounded complex correction "
       "(re/im per channel and stem, zero-mean across stems, zero-initialised); complex mask = softmax + correction, "
       "output = complex mask x complex input, so the four stem estimates always sum exactly to the input. "
       "The `vocals` network has the same architecture and keeps the 4-way softmax internally but only outputs the vocals estimate.\n"
-      % (cfg["dim_f"], cfg["dim_f"] // 32))
+      % (cfg["dim_f"], cfg["dim_f"] // 32, cfg.get("tch", 256)))
+    if cfg.get("tch", 256) > 256:
+        w("The temporal stack was widened from 256 to %d channels at the start of the last stems cycle, keeping the "
+          "network's function: the old channels' weights are copied, the new channels are fed by fresh weights and read "
+          "through weights that start at zero (`train.py --tch`).\n" % cfg["tch"])
     if cfg.get("refine"):
         w("Full-resolution refinement (added in the last stems cycle, zero-initialised so it starts as a no-op): the decoder's "
-          "last features are brought back to every bin (ConvTranspose2d, 12 channels), concatenated with that bin's four input "
-          "features, one 5x3 Conv2d+ReLU and a 1x1 Conv2d that adds to both heads' logits, so masks can follow single "
-          "harmonics instead of 4-bin groups.\n")
+          "last features are brought back to every bin (ConvTranspose2d, %d channels), concatenated with that bin's four input "
+          "features, one %dx%d Conv2d+ReLU and a 1x1 Conv2d that adds to both heads' logits, so masks can follow single "
+          "harmonics instead of 4-bin groups.\n" % (cfg.get("refine_ch", 12), *cfg.get("refine_k", (5, 3))))
     w("Loss: negative SDR on the complex spectrogram (over the given bins) per stem, with a mixture-energy floor "
       "(1e-3 x mixture energy) so silent targets do not dominate; stems net: mean over 4 stems + 0.5 x vocals + 0.25 x backing; "
       "vocals net: vocals + backing + 0.2 x mean(drums, bass, other). AdamW, lr 1e-3 (vocals fine-tune 4e-4), "
