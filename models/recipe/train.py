@@ -11,6 +11,7 @@ Training is time-budgeted (--minutes) with a cosine LR schedule over the
 budget; checkpoints + ONNX exports are written every --export-every minutes.
 """
 import argparse
+import copy
 import glob
 import json
 import math
@@ -120,6 +121,8 @@ def main():
     ap.add_argument("--refine", action="store_true", help="add the full-resolution refinement block")
     ap.add_argument("--refine-ch", type=int, default=12, help="channels of the refinement block")
     ap.add_argument("--refine-k", default="5x3", help="kernel (frequency x time) of the refinement block")
+    ap.add_argument("--ema", type=float, default=0.0,
+                    help="keep an exponential moving average of the weights with this decay (e.g. 0.998) and save/export it")
     ap.add_argument("--tch", type=int, default=256,
                     help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
@@ -151,21 +154,31 @@ def main():
     hist = []
     nexp = 0
 
+    ema = copy.deepcopy(net).eval() if a.ema > 0 else None
+
+    @torch.no_grad()
+    def update_ema():
+        for pe, p in zip(ema.parameters(), net.parameters()):
+            pe.mul_(a.ema).add_(p, alpha=1 - a.ema)
+        for be, b in zip(ema.buffers(), net.buffers()):
+            be.copy_(b)
+
     def save_and_export(final=False):
         nonlocal nexp
         nexp += 1
-        ck = dict(model=net.state_dict(), cfg=cfg, mode=a.mode, step=step,
+        out = ema if ema is not None else net
+        ck = dict(model=out.state_dict(), cfg=cfg, mode=a.mode, step=step, ema=a.ema,
                   minutes=(time.time() - t0) / 60, params=nparam)
         path = os.path.join(a.workdir, "%s.pt" % a.mode)
         torch.save(ck, path + ".tmp")
         os.replace(path + ".tmp", path)
-        net.eval()
+        out.eval()
         names = ["stems", "vocals"] if a.mode == "stems" else ["vocals"]
         for nm in names:
-            export_onnx.export(net, cfg, nm, a.models_dir)
+            export_onnx.export(out, cfg, nm, a.models_dir)
         # quick held-out check on a subset (full evaluation runs separately)
         if os.path.isdir(a.valid) and not final:  # final full evaluation: evaluate.py
-            res = evaluate.evaluate(net, cfg, a.valid, limit=10, name=a.mode)
+            res = evaluate.evaluate(out, cfg, a.valid, limit=10, name=a.mode)
             print("VALID(10 clips) step %d min %.1f %s" % (step, (time.time() - t0) / 60, json.dumps(res["median"])), flush=True)
             with open(os.path.join(a.workdir, "%s_valid.json" % a.mode), "w") as f:
                 json.dump(dict(res, step=step, minutes=(time.time() - t0) / 60), f, indent=1)
@@ -199,6 +212,8 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
         opt.step()
+        if ema is not None:
+            update_ema()
         step += 1
         hist.append([-l_st.detach().numpy(), -float(l_bk)])
         if step % 25 == 0:
