@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
+import { ThreadRequests, type DistributiveOmit } from './thread-requests.ts';
 
 export type StftHelperRequest =
   | {
@@ -28,48 +29,23 @@ export interface StftHelperResponse {
   error?: string;
 }
 
-type HelperWork = StftHelperRequest extends infer R ? (R extends StftHelperRequest ? Omit<R, 'id'> : never) : never;
-
 /** One helper thread per calling thread, started on first use and kept for later jobs. */
 class StftHelper {
-  readonly #worker: Worker;
-  readonly #pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
-  #nextId = 0;
-  #broken: Error | undefined;
+  readonly #requests: ThreadRequests<StftHelperResponse, void>;
 
   constructor() {
-    this.#worker = new Worker(new URL('./stft-helper-thread.ts', import.meta.url));
-    this.#worker.unref();
-    this.#worker.on('message', (response: StftHelperResponse) => {
-      const pending = this.#pending.get(response.id);
-      if (!pending) return;
-      this.#pending.delete(response.id);
-      if (this.#pending.size === 0) this.#worker.unref();
-      if (response.error) pending.reject(new Error(`STFT helper thread: ${response.error}`));
-      else pending.resolve();
-    });
-    const fail = (err: Error) => {
-      this.#broken = err;
-      for (const pending of this.#pending.values()) pending.reject(err);
-      this.#pending.clear();
-    };
-    this.#worker.on('error', fail);
-    this.#worker.on('exit', (code) => fail(new Error(`STFT helper thread exited with code ${code}`)));
+    const worker = new Worker(new URL('./stft-helper-thread.ts', import.meta.url));
+    this.#requests = new ThreadRequests<StftHelperResponse, void>(worker, 'STFT helper thread', (response) =>
+      response.error ? { id: response.id, error: new Error(`STFT helper thread: ${response.error}`) } : { id: response.id, result: undefined },
+    );
   }
 
   get broken(): boolean {
-    return this.#broken !== undefined;
+    return this.#requests.broken !== undefined;
   }
 
-  request(work: HelperWork): Promise<void> {
-    if (this.#broken) return Promise.reject(this.#broken);
-    const id = this.#nextId++;
-    // keep the process alive while the main thread waits for an answer
-    if (this.#pending.size === 0) this.#worker.ref();
-    return new Promise<void>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ ...work, id });
-    });
+  request(work: DistributiveOmit<StftHelperRequest, 'id'>): Promise<void> {
+    return this.#requests.request((id) => ({ ...work, id }));
   }
 }
 

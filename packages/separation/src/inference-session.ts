@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
+import { ThreadRequests, type DistributiveOmit } from './thread-requests.ts';
 
 /** What MdxModel needs of a session, wherever it runs. */
 export interface SessionInfo {
@@ -84,14 +85,6 @@ export type InferenceThreadMessage =
  */
 export async function createThreadSession(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
   const worker = new Worker(new URL('./inference-thread.ts', import.meta.url), { workerData: { onnxPath, options } });
-  const pending = new Map<number, { resolve: (out: SessionOutput) => void; reject: (err: Error) => void }>();
-  let broken: Error | undefined;
-  let nextId = 0;
-  const fail = (err: Error) => {
-    broken ??= err;
-    for (const p of pending.values()) p.reject(broken);
-    pending.clear();
-  };
   let onError: (err: Error) => void = () => {};
   let onExit: (code: number) => void = () => {};
   let onMessage: (message: InferenceThreadMessage) => void = () => {};
@@ -112,37 +105,23 @@ export async function createThreadSession(onnxPath: string, options: ort.Inferen
       // (not removeAllListeners: the Worker's own listeners start its message port)
       worker.off('error', onError).off('exit', onExit).off('message', onMessage);
     });
-  worker.on('message', (message: InferenceThreadMessage) => {
-    if (!('id' in message)) return;
-    const p = pending.get(message.id);
-    if (!p) return;
-    pending.delete(message.id);
-    if (pending.size === 0) worker.unref();
-    if (message.op === 'result') p.resolve(message.output);
-    else p.reject(new Error(message.op === 'error' ? message.error : 'unexpected message'));
+  const requests = new ThreadRequests<InferenceThreadMessage, SessionOutput>(worker, 'inference thread', (message) => {
+    if (!('id' in message)) return undefined;
+    if (message.op === 'result') return { id: message.id, result: message.output };
+    return { id: message.id, error: new Error(message.op === 'error' ? message.error : 'unexpected message') };
   });
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`inference thread exited with code ${code}`)));
-  worker.unref();
 
-  const request = (message: InferenceThreadRequest): Promise<SessionOutput> => {
-    if (broken) return Promise.reject(broken);
-    if (pending.size === 0) worker.ref();
-    return new Promise<SessionOutput>((resolve, reject) => {
-      pending.set(message.id, { resolve, reject });
-      worker.postMessage(message);
-    });
-  };
+  const request = (message: DistributiveOmit<InferenceThreadRequest, 'id'>) => requests.request((id): InferenceThreadRequest => ({ ...message, id }));
   return {
     ...info,
-    run: (inputName, input, dims, outputName) => request({ id: nextId++, op: 'run', inputName, input, dims: [...dims], outputName }),
+    run: (inputName, input, dims, outputName) => request({ op: 'run', inputName, input, dims: [...dims], outputName }),
     release: async () => {
-      if (!broken) await request({ id: nextId++, op: 'release' }).catch(() => {});
-      fail(new Error('session released'));
+      if (!requests.broken) await request({ op: 'release' }).catch(() => {});
+      requests.fail(new Error('session released'));
       await worker.terminate();
     },
     get unusable() {
-      return broken !== undefined;
+      return requests.broken !== undefined;
     },
   };
 }

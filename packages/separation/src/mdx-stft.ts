@@ -94,7 +94,7 @@ export class MdxStft {
 
   /**
    * Spectrogram of one chunk: `left`/`right` hold `chunkSize` samples from
-   * `offset`; writes `specSize` floats into `spec` at `specOffset`. With a
+   * `offset`; writes `specSize` floats into `spec` at `specOffset`.
    */
   analyze(
     left: Float32Array,

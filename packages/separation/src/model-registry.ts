@@ -63,9 +63,10 @@ export class ModelRegistry {
     const cached = this.#loaded.get(name);
     if (cached) {
       const model = await cached.catch(() => undefined);
-      if (model && !model.unusable) return model;
+      // a failed load has already removed itself: the caller sees its error
+      if (!model) return cached;
+      if (!model.unusable) return model;
       if (this.#loaded.get(name) === cached) this.#loaded.delete(name);
-      if (!model) return cached; // still failing: the caller sees the error
     }
     let model = this.#loaded.get(name);
     if (!model) {
