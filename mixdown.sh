@@ -108,7 +108,7 @@ install_node() {
   ensure_npm
   say "Node $NODE_VERSION into .mixdown/toolchain/node (npm package node-$platform; the machine's node is not changed)"
   tmp="$(mktemp -d "${TMPDIR:-/tmp}/mixdown-node.XXXXXX")"
-  (cd "$tmp" && npm pack --silent --no-fund --no-audit "node-$platform@$NODE_VERSION" >/dev/null) ||
+  (cd "$tmp" && npm pack --loglevel=error --no-fund --no-audit "node-$platform@$NODE_VERSION" >/dev/null) ||
     { rm -rf "$tmp"; die "npm pack node-$platform@$NODE_VERSION failed (see above)." "Check that npm reaches its registry (npm ping), then rerun."; }
   tar -xzf "$tmp"/node-"$platform"-*.tgz -C "$tmp"
   rm -rf "$TOOLCHAIN/node"
