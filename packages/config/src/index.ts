@@ -50,7 +50,7 @@ export const EnvSchema = z
 
     // Worker
     /** Queues this worker serves, comma-separated; a GPU node can take only the heavy ones. */
-    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend"),
+    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend,voice-model-media"),
     WORKER_CONCURRENCY_SEPARATION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_CONVERSION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_BLEND: int(1).default(2),
