@@ -70,6 +70,8 @@ export const EnvSchema = z
     VOICE_MODEL_CACHE_SIZE: int(1).default(4),
     /** Largest voice model file POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_UPLOAD_BYTES: int(1).default(200 * MB),
+    /** Largest cover image (`image` part, PNG/JPEG/WebP) POST /voice-models accepts, in bytes. */
+    MAX_VOICE_MODEL_IMAGE_BYTES: int(1).default(5 * MB),
     ORT_EXECUTION_PROVIDER: z.enum(["cpu", "cuda"]).default("cpu"),
     ORT_INTRA_OP_THREADS: int(0).default(0),
     ORT_INTER_OP_THREADS: int(0).default(1),

@@ -13,6 +13,10 @@ export class VoiceModelImportRepository {
     return this.prisma.voiceModel.update({ where: { id }, data: { fileKey, state: "ready", ...(imageKey ? { imageKey } : {}) } });
   }
 
+  async markMediaEnqueued(id: number): Promise<void> {
+    await this.prisma.voiceModel.updateMany({ where: { id }, data: { mediaEnqueuedAt: new Date() } });
+  }
+
   async delete(id: number): Promise<void> {
     await this.prisma.voiceModel.deleteMany({ where: { id } });
   }
