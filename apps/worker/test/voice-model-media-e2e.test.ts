@@ -9,7 +9,7 @@ import { decode } from "fast-png";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { readVoiceCatalogue } from "@mixdown/voice/catalogue";
 import { COVER_SIZE } from "../src/voice-cover.ts";
-import { decodeFloat, download, getJson, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { decodeFloat, download, getJson, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const run = promisify(execFile);
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -68,14 +68,7 @@ describe("voice model media (demo clip and cover) rendered by the worker", () =>
     return cover;
   }
 
-  const post = async (route: string, parts: Record<string, string | { path: string }>) => {
-    const form = new FormData();
-    for (const [name, value] of Object.entries(parts)) {
-      if (typeof value === "string") form.append(name, value);
-      else form.append(name, new Blob([await readFile(value.path)]), value.path.split("/").pop());
-    }
-    return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
-  };
+  const post = (route: string, parts: Record<string, string | { path: string }>) => postForm(d, route, parts);
 
   it("the default catalogue gets a demo and a distinct cover per voice after the worker starts", async () => {
     // Nothing registers the catalogue here but the worker's own start.
