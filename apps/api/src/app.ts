@@ -3,7 +3,7 @@ import multipart from "@fastify/multipart";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { Config } from "@mixdown/config";
+import { publicBaseUrl, type Config } from "@mixdown/config";
 import {
   ApiKeyRepository,
   createPrismaClient,
@@ -83,7 +83,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   await mkdir(config.TMP_DIR, { recursive: true });
   await sweepStaleUploads(config.TMP_DIR);
 
-  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS);
+  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`);
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const serviceDeps = { storage, submitter, presenter, log: app.log, ffprobePath: deps.ffprobePath };

@@ -141,16 +141,17 @@ export interface Footprint {
 
 export async function footprint(h: Harness): Promise<Footprint> {
   const { prisma, ctx } = { prisma: h.prisma, ctx: h.app.ctx };
-  const [sep, conv, blend, models, objects, counts, tmp] = await Promise.all([
+  const [sep, conv, blend, models, uploads, modelFiles, counts, tmp] = await Promise.all([
     prisma.separationJob.count(),
     prisma.voiceConversionJob.count(),
     prisma.voiceBlendJob.count(),
     prisma.voiceModel.count(),
     ctx.storage.list("uploads/"),
-    Promise.all([ctx.queues.separation, ctx.queues.voiceConversion, ctx.queues.voiceBlend].map((q) => q.count())),
+    ctx.storage.list("voice-models/"),
+    Promise.all([ctx.queues.separation, ctx.queues.voiceConversion, ctx.queues.voiceBlend, ctx.queues.voiceModelMedia].map((q) => q.count())),
     readdir(h.config.TMP_DIR).catch(() => []),
   ]);
-  return { rows: sep + conv + blend + models, objects: objects.length, queued: counts.reduce((a, b) => a + b, 0), tempFiles: tmp.length };
+  return { rows: sep + conv + blend + models, objects: uploads.length + modelFiles.length, queued: counts.reduce((a, b) => a + b, 0), tempFiles: tmp.length };
 }
 
 export async function assertUnchanged(h: Harness, before: Footprint): Promise<void> {

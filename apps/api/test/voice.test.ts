@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { Readable } from "node:stream";
+import { promisify } from "node:util";
+import { publicBaseUrl } from "@mixdown/config";
 import { bullJobId } from "@mixdown/queue";
 import { assertUnchanged, audio, footprint, multipart, sortedKeys, startHarness, TIMESTAMP, type Harness } from "./helpers.ts";
 
@@ -32,6 +37,16 @@ const MODEL_KEYS = [
   "architecture", "createdAt", "demoUrl", "id", "imageUrl", "instagramLink", "public", "sampleRate", "spotifyLink",
   "state", "tags", "tiktokLink", "title", "twitterLink", "usable", "youtubeLink",
 ];
+
+const run = promisify(execFile);
+
+/** A small picture in the given format, made by ffmpeg. */
+async function image(ext: "png" | "jpg" | "webp" | "gif"): Promise<Buffer> {
+  const { stdout } = await run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=s=64x48", "-frames:v", "1", "-f", ext === "jpg" ? "mjpeg" : ext === "png" ? "image2pipe" : ext, ...(ext === "png" ? ["-c:v", "png"] : []), "-"], {
+    encoding: "buffer",
+  });
+  return stdout as unknown as Buffer;
+}
 
 function expectError(res: { statusCode: number; json(): any; body: string }, status: number, message: RegExp): void {
   assert.equal(res.statusCode, status, res.body);
@@ -273,7 +288,7 @@ describe("voice blender", () => {
 });
 
 describe("voice models", () => {
-  test("fetch: the record's fields, links null when unset; another caller's private model is 404", async () => {
+  test("fetch: the record's fields, links null when unset, demoUrl the stable route until rendered; another caller's private model is 404", async () => {
     const res = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${publicModel}`, headers: me.auth });
     assert.equal(res.statusCode, 200);
     const model = res.json();
@@ -285,7 +300,7 @@ describe("voice models", () => {
         title: "Public Alto",
         tags: ["female", "pop"],
         imageUrl: "https://img.example/alto.png",
-        demoUrl: null,
+        demoUrl: `${publicBaseUrl(h.config)}/api/kits/v1/voice-models/${publicModel}/demo`,
         twitterLink: "https://x.com/alto",
         instagramLink: null,
         tiktokLink: null,
@@ -302,6 +317,76 @@ describe("voice models", () => {
     assert.match(model.createdAt, TIMESTAMP);
     assert.equal((await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${myModel}`, headers: me.auth })).json().public, false);
     expectError(await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${strangersModel}`, headers: me.auth }), 404, /voice model \d+ not found/);
+  });
+
+  test("media routes: 302 to the owner's link or the signed object, 409 with Retry-After until rendered, 404 when it never will be", async () => {
+    const media = (id: number, which: "image" | "demo", auth = me.auth) => h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${id}/${which}`, headers: auth });
+    const linked = await media(publicModel, "image");
+    assert.equal(linked.statusCode, 302);
+    assert.equal(linked.headers.location, "https://img.example/alto.png");
+
+    const waiting = await media(publicModel, "demo");
+    expectError(waiting, 409, /demo of voice model \d+ does not exist yet \(the worker is rendering it\)/);
+    assert.equal(waiting.headers["retry-after"], "5");
+    expectError(await media(pendingModel, "image"), 409, /not ready yet/);
+    expectError(await media(strangersModel, "demo"), 404, /voice model \d+ not found/);
+
+    const rendered = (await h.createModel({ title: "Rendered", demoKey: "voice-models/rendered/demo.mp3", mediaError: null })).id;
+    await h.app.ctx.storage.putStream("voice-models/rendered/demo.mp3", Readable.from([await audio("mp3")]));
+    const record = (await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${rendered}`, headers: me.auth })).json();
+    const redirect = await media(rendered, "demo");
+    assert.equal(redirect.statusCode, 302);
+    assert.match(redirect.headers.location as string, /voice-models\/rendered\/demo\.mp3/);
+    assert.match(record.demoUrl, /voice-models\/rendered\/demo\.mp3/, "a rendered demo is presented as its signed URL");
+    assert.equal((await fetch(redirect.headers.location as string)).status, 200);
+
+    const broken = (await h.createModel({ title: "Broken", mediaError: "the model file is missing" })).id;
+    expectError(await media(broken, "image"), 404, /could not be rendered: the model file is missing/);
+  });
+
+  test("import with an image part: PNG, JPEG and WebP are stored as the cover and the media job is queued", async () => {
+    const modelFile = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
+    for (const [ext, contentType] of [["png", "image/png"], ["jpg", "image/jpeg"], ["webp", "image/webp"]] as const) {
+      const picture = await image(ext);
+      const { payload, headers } = multipart({ metadata: JSON.stringify({ title: `Cover ${ext}` }) }, [
+        { name: "modelFile", filename: "voice.onnx", content: modelFile },
+        { name: "image", filename: "cover.bin", content: picture },
+      ]);
+      const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", payload, headers: { ...headers, ...me.auth } });
+      assert.equal(res.statusCode, 201, res.body);
+      const model = res.json();
+      const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+      assert.equal(row.imageKey, `voice-models/${model.id}/cover.${ext}`);
+      assert.match(model.imageUrl, new RegExp(`voice-models/${model.id}/cover\\.${ext}`));
+      assert.equal(model.demoUrl, `${publicBaseUrl(h.config)}/api/kits/v1/voice-models/${model.id}/demo`, "the demo is not rendered yet: the stable route");
+      const served = await fetch(model.imageUrl);
+      assert.equal(served.headers.get("content-type"), contentType);
+      assert.deepEqual(Buffer.from(await served.arrayBuffer()), picture);
+      assert.equal(await h.app.ctx.queues.voiceModelMedia.getJobState(bullJobId("voice-model-media", model.id)), "waiting");
+      assert.notEqual(row.mediaEnqueuedAt, null);
+    }
+  });
+
+  test("import rejects an image part that is not PNG/JPEG/WebP (422) or too large (413), naming the field, and stores nothing", async () => {
+    const modelFile = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>');
+    const huge = Buffer.concat([await image("png"), Buffer.alloc(h.config.MAX_VOICE_MODEL_IMAGE_BYTES)]);
+    // A caller of its own: these writes must not meet the write rate limit of the tests before.
+    const caller = await h.newCaller();
+    for (const [content, status, message] of [
+      [await image("gif"), 422, /image must be a PNG, JPEG or WebP image \(it is gif\)/],
+      [svg, 422, /image must be a PNG, JPEG or WebP image/],
+      [Buffer.from("\x89PNG\r\n\x1a\n but then nothing of a PNG at all", "latin1"), 422, /image must be a PNG, JPEG or WebP image/],
+      [huge, 413, /image exceeds the maximum upload size of 5 MB/],
+    ] as const) {
+      const before = await footprint(h);
+      const { payload, headers } = multipart({ metadata: JSON.stringify({ title: "Rejected cover" }) }, [
+        { name: "modelFile", filename: "voice.onnx", content: modelFile },
+        { name: "image", filename: "cover.png", content, contentType: "image/png" },
+      ]);
+      expectError(await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", payload, headers: { ...headers, ...caller.auth } }), status, message);
+      await assertUnchanged(h, before);
+    }
   });
 
   test("list: the public catalogue plus own models; myModels=true only own (kept in page URLs)", async () => {

@@ -1,5 +1,6 @@
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { UnrecoverableError, Worker, type Job, type Processor } from "bullmq";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -10,7 +11,9 @@ import {
   SeparationJobRunRepository,
   VoiceBlendJobRunRepository,
   VoiceConversionJobRunRepository,
+  VoiceModelMediaRepository,
   type PrismaClient,
+  type RunningJobRef,
 } from "@mixdown/db";
 import { QueueName, startReconciler, JobQueues, type QueueName as QueueNameType } from "@mixdown/queue";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
@@ -18,7 +21,8 @@ import { processSeparationJob } from "./jobs/separation.ts";
 import { processVoiceBlendJob } from "./jobs/voice-blend.ts";
 import { createSeparationPool } from "./separation-protocol.ts";
 import { processVoiceConversionJob } from "./jobs/voice-conversion.ts";
-import { createVoiceConversionPool } from "./voice-conversion-protocol.ts";
+import { processVoiceModelMediaJob } from "./jobs/voice-model-media.ts";
+import { createVoiceConversionPool, type VoiceConversionPool } from "./voice-conversion-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { registerDefaultVoices } from "./voice-catalogue.ts";
 
@@ -32,6 +36,9 @@ export interface WorkerApp {
 }
 
 type Handler = Processor;
+
+/** The fixed phrase every voice model's demo is converted from (see assets/README.md). */
+export const DEMO_PHRASE_PATH = fileURLToPath(new URL("../assets/demo-phrase.wav", import.meta.url));
 
 /** Queues listed in WORKER_QUEUES, each checked against the handlers this worker has. */
 export function selectQueues(list: string, available: readonly string[]): QueueNameType[] {
@@ -58,6 +65,22 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
   const modelsDir = resolve(config.MODELS_DIR);
 
   const pools: Array<Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">> = [];
+  // Conversions and demo renders share one set of conversion threads (and their loaded models).
+  let conversionPool: VoiceConversionPool | undefined;
+  const voiceConversionPool = () => {
+    if (!conversionPool) {
+      conversionPool = createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
+        contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
+        intraOpThreads: config.ORT_INTRA_OP_THREADS,
+        interOpThreads: config.ORT_INTER_OP_THREADS,
+        cachedModels: config.VOICE_MODEL_CACHE_SIZE,
+      });
+      pools.push(conversionPool);
+    }
+    return conversionPool;
+  };
+  // Blends queue their output model's media; the reconciler uses the same queues.
+  const jobQueues = new JobQueues({ connection: config.REDIS_URL, prefix: config.QUEUE_PREFIX, attempts: config.JOB_ATTEMPTS });
   const handlers: Partial<Record<QueueNameType, Handler>> = {};
   const handlerFactories: Record<string, () => Handler> = {
     [QueueName.separation]: () => {
@@ -82,17 +105,10 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
       return (job: Job) => processSeparationJob(job, deps);
     },
     [QueueName.voiceConversion]: () => {
-      const pool = createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
-        contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
-        intraOpThreads: config.ORT_INTRA_OP_THREADS,
-        interOpThreads: config.ORT_INTER_OP_THREADS,
-        cachedModels: config.VOICE_MODEL_CACHE_SIZE,
-      });
-      pools.push(pool);
       const deps = {
         runs: new VoiceConversionJobRunRepository(prisma),
         storage,
-        pool,
+        pool: voiceConversionPool(),
         tmpDir,
         modelsDir,
         losslessFormat: config.LOSSLESS_FORMAT,
@@ -102,20 +118,38 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
       return (job: Job) => processVoiceConversionJob(job, deps);
     },
     [QueueName.voiceBlend]: () => {
-      const deps = { runs: new VoiceBlendJobRunRepository(prisma), storage, modelsDir, tmpDir, logger };
+      const deps = { runs: new VoiceBlendJobRunRepository(prisma), storage, modelsDir, tmpDir, queues: jobQueues, logger };
       return (job: Job) => processVoiceBlendJob(job, deps);
+    },
+    [QueueName.voiceModelMedia]: () => {
+      const deps = {
+        media: new VoiceModelMediaRepository(prisma),
+        storage,
+        pool: voiceConversionPool(),
+        tmpDir,
+        modelsDir,
+        lossyBitrateKbps: config.LOSSY_BITRATE_KBPS,
+        demoPhrasePath: DEMO_PHRASE_PATH,
+        logger,
+      };
+      return (job: Job) => processVoiceModelMediaJob(job, deps);
     },
   };
   const queues = selectQueues(config.WORKER_QUEUES, Object.keys(handlerFactories));
   for (const q of queues) handlers[q] = handlerFactories[q]!();
   await Promise.all(pools.map((p) => p.ready()));
   await registerDefaultVoices(prisma, modelsDir).catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
+  await queueOwedMedia(new VoiceModelMediaRepository(prisma), jobQueues).catch((err: Error) =>
+    logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
+  );
 
   const running = new RunningJobRepository(prisma);
   const concurrency: Record<QueueNameType, number> = {
     separation: config.WORKER_CONCURRENCY_SEPARATION,
     "voice-conversion": config.WORKER_CONCURRENCY_VOICE_CONVERSION,
     "voice-blend": config.WORKER_CONCURRENCY_VOICE_BLEND,
+    // A demo takes a second or two of a conversion thread; one at a time leaves the others to jobs callers wait on.
+    "voice-model-media": 1,
   };
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   connection.on("error", (err) => logger.warn({ err: err.message }, "redis connection error"));
@@ -160,16 +194,12 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
     const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
     if (!final) return;
     const message = err instanceof UnrecoverableError ? err.message : `Processing failed after ${attempts} attempts: ${err.message}`;
-    const ref =
-      job.queueName === QueueName.separation
-        ? { queue: "separation" as const, payload: job.data }
-        : { queue: job.queueName as "voice-conversion" | "voice-blend", payload: job.data };
+    const ref = { queue: job.queueName, payload: job.data } as RunningJobRef;
     await running.markFailed(ref, message).catch((e: Error) => logger.error({ err: e.message, jobId: job.data?.jobId }, "could not mark the row as failed"));
   }
 
   // Rows whose queue entry never made it (a crash between insert and enqueue) are re-queued here
   // too, so a deployment that runs only workers still loses nothing.
-  const jobQueues = new JobQueues({ connection: config.REDIS_URL, prefix: config.QUEUE_PREFIX, attempts: config.JOB_ATTEMPTS });
   const reconciler =
     config.RECONCILE_INTERVAL_SECONDS > 0
       ? startReconciler(
@@ -192,4 +222,12 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
       await prisma.$disconnect();
     },
   };
+}
+
+/**
+ * Queues the media of every ready voice model lacking it: the default catalogue registered just
+ * now, and whatever an earlier run left owed. Entries that exist already are not added twice.
+ */
+async function queueOwedMedia(media: VoiceModelMediaRepository, queues: JobQueues): Promise<void> {
+  for (const voiceModelId of await media.listOwed()) await queues.enqueueVoiceModelMedia({ voiceModelId });
 }

@@ -131,6 +131,16 @@ export async function upload(d: Deployment, path: string, route: string, part = 
   return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
 }
 
+/** A multipart POST with the deployment's key: strings as fields, `{ path }` as file parts. */
+export async function postForm(d: Deployment, route: string, parts: Record<string, string | { path: string }>): Promise<Response> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(parts)) {
+    if (typeof value === "string") form.append(name, value);
+    else form.append(name, new Blob([await readFile(value.path)]), value.path.split("/").pop());
+  }
+  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+}
+
 export async function getJson(d: Deployment, route: string): Promise<any> {
   const res = await fetch(`${d.baseUrl}/api/kits/v1/${route}`, { headers: { authorization: `Bearer ${d.key}` } });
   if (!res.ok) throw new Error(`GET ${route}: ${res.status} ${await res.text()}`);

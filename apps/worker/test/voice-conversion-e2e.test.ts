@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { registerVoiceCatalogue } from "@mixdown/db";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import { contourShiftSemitones, monoBlocks, trackPitch, writeContentVecSignatureModel, writeRvcSignatureModel } from "@mixdown/voice";
-import { download, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { download, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const run = promisify(execFile);
 
@@ -28,14 +28,7 @@ async function f0Of(path: string): Promise<Float32Array> {
   return trackPitch(Float32Array.from(parts), 16000, { hop: 160 });
 }
 
-async function post(d: Deployment, route: string, parts: Record<string, string | { path: string }>): Promise<Response> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(parts)) {
-    if (typeof value === "string") form.append(name, value);
-    else form.append(name, new Blob([await readFile(value.path)]), value.path.split("/").pop());
-  }
-  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
-}
+const post = postForm;
 
 describe("voice conversion jobs through the API and the worker", () => {
   let d: Deployment;

@@ -50,7 +50,7 @@ export const EnvSchema = z
 
     // Worker
     /** Queues this worker serves, comma-separated; a GPU node can take only the heavy ones. */
-    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend"),
+    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend,voice-model-media"),
     WORKER_CONCURRENCY_SEPARATION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_CONVERSION: int(1).default(1),
     WORKER_CONCURRENCY_VOICE_BLEND: int(1).default(2),
@@ -70,6 +70,8 @@ export const EnvSchema = z
     VOICE_MODEL_CACHE_SIZE: int(1).default(4),
     /** Largest voice model file POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_UPLOAD_BYTES: int(1).default(200 * MB),
+    /** Largest cover image (`image` part, PNG/JPEG/WebP) POST /voice-models accepts, in bytes. */
+    MAX_VOICE_MODEL_IMAGE_BYTES: int(1).default(5 * MB),
     ORT_EXECUTION_PROVIDER: z.enum(["cpu", "cuda"]).default("cpu"),
     ORT_INTRA_OP_THREADS: int(0).default(0),
     ORT_INTER_OP_THREADS: int(0).default(1),

@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { bullJobId, bullJobName, QueueName, type JobRef, type PayloadByQueue } from "./jobs.ts";
+import { bullJobId, bullJobName, QueueName, rowIdOf, type JobRef, type PayloadByQueue } from "./jobs.ts";
 
 export interface QueueOptions {
   /** A Redis URL (a connection is opened and owned) or an ioredis client (shared, not closed). */
@@ -29,11 +29,12 @@ export function defaultJobOptions(attempts: number, backoffDelayMs = 5_000): Job
   };
 }
 
-/** The three queues over one Redis connection. */
+/** Mixdown's queues over one Redis connection. */
 export class JobQueues {
   readonly separation: Queue;
   readonly voiceConversion: Queue;
   readonly voiceBlend: Queue;
+  readonly voiceModelMedia: Queue;
   readonly connection: Redis;
   readonly prefix: string;
   private readonly ownsConnection: boolean;
@@ -53,6 +54,7 @@ export class JobQueues {
     this.separation = new Queue(QueueName.separation, opts);
     this.voiceConversion = new Queue(QueueName.voiceConversion, opts);
     this.voiceBlend = new Queue(QueueName.voiceBlend, opts);
+    this.voiceModelMedia = new Queue(QueueName.voiceModelMedia, opts);
     let lastReport = 0;
     const report = (error: Error) => {
       if (!options.onError || Date.now() - lastReport < 10_000) return;
@@ -61,7 +63,7 @@ export class JobQueues {
     };
     // An 'error' event without a listener would crash the process.
     if (this.ownsConnection) this.connection.on("error", report);
-    for (const queue of [this.separation, this.voiceConversion, this.voiceBlend]) queue.on("error", report);
+    for (const queue of this.all()) queue.on("error", report);
   }
 
   queue(name: keyof PayloadByQueue): Queue {
@@ -72,7 +74,13 @@ export class JobQueues {
         return this.voiceConversion;
       case "voice-blend":
         return this.voiceBlend;
+      case "voice-model-media":
+        return this.voiceModelMedia;
     }
+  }
+
+  private all(): Queue[] {
+    return [this.separation, this.voiceConversion, this.voiceBlend, this.voiceModelMedia];
   }
 
   /**
@@ -80,7 +88,7 @@ export class JobQueues {
    * row while its entry exists is a no-op.
    */
   async enqueue(ref: JobRef): Promise<string> {
-    const id = bullJobId(ref.queue, ref.payload.jobId);
+    const id = bullJobId(ref.queue, rowIdOf(ref));
     await this.queue(ref.queue).add(bullJobName(ref), ref.payload, { jobId: id });
     return id;
   }
@@ -97,6 +105,10 @@ export class JobQueues {
     return this.enqueue({ queue: "voice-blend", payload });
   }
 
+  enqueueVoiceModelMedia(payload: PayloadByQueue["voice-model-media"]): Promise<string> {
+    return this.enqueue({ queue: "voice-model-media", payload });
+  }
+
   /** Resolves when Redis answers (readiness checks). */
   async ping(): Promise<void> {
     const answer = await this.connection.ping();
@@ -104,7 +116,7 @@ export class JobQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.separation.close(), this.voiceConversion.close(), this.voiceBlend.close()]);
+    await Promise.all(this.all().map((q) => q.close()));
     if (this.ownsConnection) await this.connection.quit().catch(() => this.connection.disconnect());
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { bullJobId, type JobRef } from "./jobs.ts";
+import { bullJobId, rowIdOf, type JobRef } from "./jobs.ts";
 import type { JobQueues } from "./queues.ts";
 
 /** A `running` row as the reconciler sees it. */
@@ -89,7 +89,7 @@ export class Reconciler {
           await this.reconcileRow(row, result);
         }
         const last = rows[rows.length - 1]!;
-        cursor = { queue: last.ref.queue, afterId: last.ref.payload.jobId };
+        cursor = { queue: last.ref.queue, afterId: rowIdOf(last.ref) };
         if (rows.length < batchSize) break;
       }
     } finally {
@@ -110,7 +110,7 @@ export class Reconciler {
   private async reconcileRow(row: RunningJob, result: ReconcileResult): Promise<void> {
     const { queues, source } = this.options;
     const queue = queues.queue(row.ref.queue);
-    const id = bullJobId(row.ref.queue, row.ref.payload.jobId);
+    const id = bullJobId(row.ref.queue, rowIdOf(row.ref));
     const state = await queue.getJobState(id);
     if (LIVE_STATES.has(state)) {
       if (!row.enqueuedAt) {

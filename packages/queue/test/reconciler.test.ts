@@ -12,7 +12,7 @@ import {
   type PrismaClient,
 } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
-import { bullJobId, createQueues, Reconciler, type JobQueues } from "../src/index.ts";
+import { bullJobId, createQueues, Reconciler, rowIdOf, type JobQueues } from "../src/index.ts";
 
 let stack: TestStack;
 let config: Config;
@@ -37,9 +37,10 @@ after(async () => {
   await stack?.stop();
 });
 beforeEach(async () => {
-  await Promise.all([queues.separation.obliterate({ force: true }), queues.voiceBlend.obliterate({ force: true })]);
+  await Promise.all([queues.separation, queues.voiceBlend, queues.voiceModelMedia].map((q) => q.obliterate({ force: true })));
   await prisma.separationJob.deleteMany();
   await prisma.voiceBlendJob.deleteMany();
+  await prisma.voiceModel.deleteMany();
 });
 
 const later = () => new Date(Date.now() + 60_000);
@@ -87,7 +88,7 @@ test("re-adds a completed entry whose row is still running; leaves finished rows
     await markCompleted(bullJobId("separation", id));
   }
   const result = await reconciler.reconcileOnce(later());
-  assert.deepEqual(result.requeued.map((r) => r.payload.jobId), [running.id]);
+  assert.deepEqual(result.requeued.map(rowIdOf), [running.id]);
   assert.equal(await queues.separation.getJobState(bullJobId("separation", running.id)), "waiting");
   assert.equal(await queues.separation.getJobState(bullJobId("separation", done.id)), "completed");
 });
@@ -114,6 +115,25 @@ test("a failed-for-good entry of a running row ends the row as error (blend: out
   assert.equal((await models.findById(outputModel.id))?.state, "failed");
 });
 
+test("a ready voice model lacking media gets a media entry; a failed-for-good one records mediaError and is not retried", async () => {
+  const models = new VoiceModelRepository(prisma);
+  const owed = await models.create({ title: "Owed", architecture: "native", sampleRate: 44100, fileKey: "voice-models/x/model.onnx" });
+  await models.create({ title: "Done", architecture: "native", sampleRate: 44100, demoKey: "voice-models/y/demo.mp3", imageKey: "voice-models/y/cover.png" });
+  await models.create({ title: "Pending", architecture: "native", sampleRate: 44100, state: "pending" });
+
+  const first = await reconciler.reconcileOnce(later());
+  assert.deepEqual(first.requeued, [{ queue: "voice-model-media", payload: { voiceModelId: owed.id } }]);
+  assert.notEqual((await models.findById(owed.id))?.mediaEnqueuedAt, null);
+  assert.equal(await queues.voiceModelMedia.getJobState(bullJobId("voice-model-media", owed.id)), "waiting");
+
+  await markFailed(bullJobId("voice-model-media", owed.id), "the model file is missing", "voice-model-media");
+  const second = await reconciler.reconcileOnce(later());
+  assert.equal(second.failed.length, 1);
+  assert.match((await models.findById(owed.id))?.mediaError ?? "", /the model file is missing/);
+  const third = await reconciler.reconcileOnce(later());
+  assert.equal(third.checked, 0, "a model whose media failed for good is not owed any more");
+});
+
 test("passes in two processes do not overlap (Redis lock)", async () => {
   await separations.create({ callerId, kind: "stem_split", inputKey: "uploads/v.wav", inputFormat: "wav" });
   const other = new Reconciler({ queues, source: new RunningJobRepository(prisma), graceSeconds: 30 });
@@ -135,5 +155,5 @@ async function finishNext(queue: string, id: string, finish: (job: Job) => Promi
 }
 
 const markCompleted = (id: string) => finishNext("separation", id, (job) => job.moveToCompleted("done", "token", false));
-const markFailed = (id: string, reason: string) =>
-  finishNext("voice-blend", id, (job) => job.moveToFailed(new UnrecoverableError(reason), "token", false));
+const markFailed = (id: string, reason: string, queue = "voice-blend") =>
+  finishNext(queue, id, (job) => job.moveToFailed(new UnrecoverableError(reason), "token", false));

@@ -5,7 +5,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
-import { mfccMean, monoBlocks } from "../src/index.ts";
+import { mfccMean, readMono } from "../src/index.ts";
 
 const run = promisify(execFile);
 
@@ -26,16 +26,8 @@ export async function readRecipe(): Promise<VoiceRecipe> {
 export const heldOutGenders: Record<string, string> = { "en+m1": "male", "en-us+m2": "male", "en+f1": "female", "en+f5": "female" };
 
 /** A file decoded to mono float32 at 16 kHz. */
-export async function readMono16k(path: string): Promise<Float32Array> {
-  const parts: Float32Array[] = [];
-  for await (const b of monoBlocks(path, 16000)) parts.push(b);
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let i = 0;
-  for (const p of parts) {
-    out.set(p, i);
-    i += p.length;
-  }
-  return out;
+export function readMono16k(path: string): Promise<Float32Array> {
+  return readMono(path, 16000);
 }
 
 /** espeak-ng speech of `text` in `voice`, written to `<dir>/<name>.wav`. */

@@ -2,7 +2,7 @@ export type { ConversionControls, MonoSource, VoiceEngine } from "./voice-engine
 export { loadVoiceEngine, type LoadVoiceEngineOptions } from "./load-engine.ts";
 export { convertVoiceFile, type ConversionParams, type ConvertVoiceFileRequest, type ConvertVoiceFileResult } from "./pipeline.ts";
 export { NativeVoiceEngine } from "./native/native-voice.ts";
-export { buildNativeVoiceModel, monoBlocks } from "./native/build.ts";
+export { buildNativeVoiceModel, monoBlocks, readMono } from "./native/build.ts";
 export { measureVoiceStatsOf } from "./native/measure.ts";
 export { writeNativeVoiceModel, type NativeVoiceWeights } from "./native/model-graph.ts";
 export { NATIVE_LAYOUT, NATIVE_WEIGHTS } from "./native/layout.ts";
@@ -13,4 +13,4 @@ export { inspectVoiceModelFile, VoiceModelFileError, RVC_SIGNATURE, type VoiceMo
 export { effectChainFilter } from "./effect-filters.ts";
 export { parseEffectChain, EffectChainError, PRE_EFFECTS, POST_EFFECTS, type EffectChain } from "./effects-schema.ts";
 export { readVoiceCatalogue, catalogueRows, BUILTIN_FILE_PREFIX, type CatalogueVoice } from "./catalogue.ts";
-export { mfccMean, mfccDistance } from "./dsp/mfcc.ts";
+export { mfccMean, mfccDistance, logMelFrames, type LogMelFrame } from "./dsp/mfcc.ts";

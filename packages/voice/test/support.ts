@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
-import { monoBlocks } from "../src/index.ts";
+import { readMono as readMonoAt } from "../src/index.ts";
 
 export const run = promisify(execFile);
 export const voicesDir = fileURLToPath(new URL("../../../models/voices/", import.meta.url));
@@ -23,16 +23,8 @@ export async function speech(voice: string, text: string, outputArgs: string[] =
   return path;
 }
 
-export async function readMono(path: string, sampleRate = 16000): Promise<Float32Array> {
-  const parts: Float32Array[] = [];
-  for await (const b of monoBlocks(path, sampleRate)) parts.push(b);
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let i = 0;
-  for (const p of parts) {
-    out.set(p, i);
-    i += p.length;
-  }
-  return out;
+export function readMono(path: string, sampleRate = 16000): Promise<Float32Array> {
+  return readMonoAt(path, sampleRate);
 }
 
 /** RMS envelope in dB, `frame` samples per value. */

@@ -17,6 +17,7 @@ export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message: string) => new ApiError(401, message, { "www-authenticate": 'Bearer realm="mixdown"' });
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
+export const conflict = (message: string, headers: Record<string, string> = {}) => new ApiError(409, message, headers);
 export const payloadTooLarge = (message: string) => new ApiError(413, message);
 export const unsupportedMediaType = (message: string) => new ApiError(415, message);
 export const unprocessable = (message: string) => new ApiError(422, message);

@@ -23,6 +23,8 @@ export class RecordPresenter {
   constructor(
     private readonly storage: ObjectStorage,
     private readonly ttlSeconds: number,
+    /** Absolute base of the API's own routes (`https://host/api/kits/v1`), for stable media links. */
+    private readonly apiBaseUrl: string,
   ) {}
 
   private url(key: string | null | undefined): Promise<string | null> {
@@ -64,8 +66,18 @@ export class RecordPresenter {
     };
   }
 
+  /**
+   * A voice model's image or demo: the owner's own link when given at import, else the rendered
+   * object's signed URL, else (not rendered yet) the API's stable media route, which redirects
+   * to the object once it exists. Always a URL, as typed clients expect.
+   */
+  async voiceModelMedia(row: VoiceModel, media: "image" | "demo"): Promise<string> {
+    const [ownerLink, key] = media === "image" ? [row.imageUrl, row.imageKey] : [row.demoUrl, row.demoKey];
+    return (await this.link(ownerLink)) ?? (await this.url(key)) ?? `${this.apiBaseUrl}/voice-models/${row.id}/${media}`;
+  }
+
   async voiceModel(row: VoiceModel): Promise<VoiceModelRecord> {
-    const [imageUrl, demoUrl] = await Promise.all([this.link(row.imageUrl), this.link(row.demoUrl)]);
+    const [imageUrl, demoUrl] = await Promise.all([this.voiceModelMedia(row, "image"), this.voiceModelMedia(row, "demo")]);
     return {
       id: row.id,
       title: row.title,

@@ -35,8 +35,14 @@ export const VoiceModelRecord = Type.Object(
     id: Type.Integer(),
     title: Type.String(),
     tags: Type.Array(Type.String()),
-    imageUrl: Nullable(Type.String({ description: "Image URL; null when the model has none" })),
-    demoUrl: Nullable(Type.String({ description: "Demo audio URL; null when the model has none" })),
+    imageUrl: Type.String({
+      description:
+        "Cover image: the owner's link, else a signed URL of the uploaded or generated PNG; until it is rendered, the stable `/voice-models/{id}/image` route (302 once it exists, 409 until then)",
+    }),
+    demoUrl: Type.String({
+      description:
+        "Demo clip (mp3, the reference phrase converted with the voice): the owner's link, else a signed URL; until it is rendered, the stable `/voice-models/{id}/demo` route (302 once it exists, 409 until then)",
+    }),
     twitterLink: Nullable(Type.String()),
     instagramLink: Nullable(Type.String()),
     tiktokLink: Nullable(Type.String()),

@@ -47,6 +47,9 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           metadata: Type.String({ description: "JSON object with title (required), tags, links and sampleRate" }),
           modelFile: Type.Optional(Type.String({ format: "binary", description: "ONNX voice model" })),
           referenceFile: Type.Optional(Type.String({ format: "binary", description: "Recording to build a native voice from" })),
+          image: Type.Optional(
+            Type.String({ format: "binary", description: "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one" }),
+          ),
         }),
         response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 413, 415, 422, 429) },
       },
@@ -55,7 +58,13 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     async (request, reply) => {
       const form = await receiveForm(
         request,
-        { files: { modelFile: { maxBytes: ctx.config.MAX_VOICE_MODEL_UPLOAD_BYTES }, referenceFile: { maxBytes: ctx.config.MAX_CONVERSION_UPLOAD_BYTES } } },
+        {
+          files: {
+            modelFile: { maxBytes: ctx.config.MAX_VOICE_MODEL_UPLOAD_BYTES },
+            referenceFile: { maxBytes: ctx.config.MAX_CONVERSION_UPLOAD_BYTES },
+            image: { maxBytes: ctx.config.MAX_VOICE_MODEL_IMAGE_BYTES },
+          },
+        },
         ctx.config.TMP_DIR,
       );
       try {
@@ -65,6 +74,27 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       }
     },
   );
+
+  for (const media of ["image", "demo"] as const) {
+    app.get(
+      `/voice-models/:id/${media}`,
+      {
+        schema: {
+          tags,
+          summary:
+            media === "image"
+              ? "Redirect to the voice model's cover image (PNG, or the owner's upload or link)"
+              : "Redirect to the voice model's demo clip (mp3: the reference phrase converted with the voice)",
+          description:
+            "The URL a voice model record carries until the worker has rendered the media: 302 to a signed URL (or the owner's link) once it exists, 409 with Retry-After while it does not yet, 404 when it never will.",
+          security: bearerSecurity,
+          params: IdParams,
+          response: { 302: Type.Null({ description: "Location: the media's URL" }), ...errorResponses(401, 404, 409, 429) },
+        },
+      },
+      async (request, reply) => reply.redirect(await ctx.models.mediaLocation(request.auth.caller.id, request.params.id, media), 302),
+    );
+  }
 
   app.get(
     "/voice-models/:id",

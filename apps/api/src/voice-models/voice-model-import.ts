@@ -8,7 +8,9 @@ import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
 import type { RecordPresenter } from "../records/present.ts";
 import type { VoiceModelRecord } from "../records/schemas.ts";
+import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
+import { checkImageUpload } from "../uploads/image-check.ts";
 import type { ReceivedForm } from "../uploads/receive-form.ts";
 
 const LINKS = ["twitterLink", "instagramLink", "tiktokLink", "spotifyLink", "youtubeLink", "imageUrl", "demoUrl"] as const;
@@ -56,14 +58,17 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
 /**
  * Imports a caller's voice model: an ONNX file of a known architecture (checked by its signature
  * with onnx-proto, without loading onnxruntime in the API), or a reference recording from which
- * a native model is built. The row is created `pending`, the file stored at
- * `voice-models/<id>/model.onnx`, then the row is published `ready`; on any failure nothing stays.
+ * a native model is built, with an optional cover `image`. The row is created `pending`, the
+ * files stored at `voice-models/<id>/model.onnx` (and `cover.<ext>`), then the row is published
+ * `ready`; on any failure nothing stays. The worker then renders the demo (and a cover when none
+ * was uploaded): a `voice-model-media` job.
  */
 export class VoiceModelImportService {
   constructor(
     private readonly deps: {
       imports: VoiceModelImportRepository;
       storage: ObjectStorage;
+      submitter: JobSubmitter;
       presenter: RecordPresenter;
       log: FastifyBaseLogger;
       ffprobePath?: string;
@@ -75,6 +80,8 @@ export class VoiceModelImportService {
     const modelFile = form.files.get("modelFile");
     const reference = form.files.get("referenceFile");
     if (!modelFile === !reference) throw unprocessable("send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)");
+    const imageFile = form.files.get("image");
+    const image = imageFile ? await checkImageUpload(imageFile) : undefined;
 
     let bytes: Uint8Array;
     let architecture: "native" | "rvc";
@@ -115,14 +122,20 @@ export class VoiceModelImportService {
       metadata: extra,
     });
     const key = `voice-models/${row.id}/model.onnx`;
+    const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
+    let published;
     try {
       await this.deps.storage.putStream(key, Readable.from([Buffer.from(bytes)]), { contentType: "application/octet-stream" });
-      const published = await this.deps.imports.publish(row.id, key);
-      return this.deps.presenter.voiceModel(published);
+      if (image && imageKey) await this.deps.storage.putFile(imageKey, imageFile!.path, { contentType: image.contentType });
+      published = await this.deps.imports.publish(row.id, key, imageKey);
     } catch (err) {
-      await this.deps.storage.delete(key).catch((e: unknown) => this.deps.log.error({ err: e, key }, "could not delete an orphaned model file"));
+      for (const k of [key, imageKey]) {
+        if (k) await this.deps.storage.delete(k).catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
+      }
       await this.deps.imports.delete(row.id);
       throw err;
     }
+    await this.deps.submitter.submit({ queue: "voice-model-media", payload: { voiceModelId: row.id } }, () => this.deps.imports.markMediaEnqueued(row.id));
+    return this.deps.presenter.voiceModel(published);
   }
 }

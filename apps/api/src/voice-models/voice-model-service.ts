@@ -1,5 +1,5 @@
 import type { PageRequest, VoiceModelRepository } from "@mixdown/db";
-import { notFound } from "../http/errors.ts";
+import { conflict, notFound } from "../http/errors.ts";
 import type { RecordPresenter } from "../records/present.ts";
 import type { VoiceModelRecord } from "../records/schemas.ts";
 
@@ -11,6 +11,22 @@ export class VoiceModelService {
     const row = await this.deps.models.findVisible(callerId, id);
     if (!row) throw notFound(`voice model ${id} not found`);
     return this.deps.presenter.voiceModel(row);
+  }
+
+  /**
+   * Where a model's image or demo is right now (for the stable media routes): 404 when it will
+   * never exist (the model failed, or its media could not be rendered), 409 while the worker has
+   * not rendered it yet.
+   */
+  async mediaLocation(callerId: number, id: number, media: "image" | "demo"): Promise<string> {
+    const row = await this.deps.models.findVisible(callerId, id);
+    if (!row) throw notFound(`voice model ${id} not found`);
+    const present = media === "image" ? row.imageUrl ?? row.imageKey : row.demoUrl ?? row.demoKey;
+    if (present) return this.deps.presenter.voiceModelMedia(row, media);
+    if (row.state === "failed") throw notFound(`voice model ${id} failed; it has no ${media}`);
+    if (row.mediaError) throw notFound(`the ${media} of voice model ${id} could not be rendered: ${row.mediaError}`);
+    const why = row.state === "pending" ? "the model is not ready yet" : "the worker is rendering it";
+    throw conflict(`the ${media} of voice model ${id} does not exist yet (${why}); try again in a few seconds`, { "retry-after": "5" });
   }
 
   async list(callerId: number, mine: boolean, page: PageRequest): Promise<{ rows: VoiceModelRecord[]; total: number }> {

@@ -4,7 +4,7 @@ import { UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { VoiceBlendJobRunRepository } from "@mixdown/db";
 import { blendOnnxModels, IncompatibleModelsError, InvalidModelError } from "@mixdown/onnx-blend";
-import type { VoiceBlendPayload } from "@mixdown/queue";
+import type { JobQueues, VoiceBlendPayload } from "@mixdown/queue";
 import type { ObjectStorage } from "@mixdown/storage";
 import { resolveVoiceModelFile } from "../voice-model-files.ts";
 
@@ -13,6 +13,8 @@ export interface VoiceBlendJobDeps {
   storage: ObjectStorage;
   modelsDir: string;
   tmpDir: string;
+  /** To queue the new model's demo and cover once it is ready. */
+  queues: Pick<JobQueues, "enqueueVoiceModelMedia">;
   logger: Logger;
 }
 
@@ -75,6 +77,10 @@ export async function processVoiceBlendJob(job: Job<VoiceBlendPayload>, deps: Vo
       fileKey,
       details: { size: result.size, blendedTensors: result.blended, ...(result.truncated.length ? { truncated: result.truncated } : {}) },
     });
+    // Also after a lost update (updated false): the media job does nothing when it is not owed.
+    await deps.queues
+      .enqueueVoiceModelMedia({ voiceModelId: row.outputModelId })
+      .catch((err: Error) => log.warn({ err: err.message }, "could not queue the blended model's media; the reconciler will"));
     await job.updateProgress(100);
     log.info(
       { ms: Math.round(performance.now() - started), outputModelId: row.outputModelId, size: result.size, truncated: result.truncated, updated },

@@ -23,7 +23,8 @@ export interface VoiceConversionJobDeps {
   logger: Logger;
 }
 
-const DEFAULT_PARAMS: ConversionParams = { conversionStrength: 0.5, modelVolumeMix: 0.5, pitchShift: 0, pre: {}, post: {} };
+/** What a conversion uses for the options its request left out (the demo of every model, too). */
+export const DEFAULT_CONVERSION_PARAMS: ConversionParams = { conversionStrength: 0.5, modelVolumeMix: 0.5, pitchShift: 0, pre: {}, post: {} };
 
 /**
  * Converts one uploaded voice: fetch the input (and backing), resolve the voice model file
@@ -53,7 +54,7 @@ export async function processVoiceConversionJob(job: Job<VoiceConversionPayload>
       await deps.storage.downloadToFile(row.backingKey, backingPath);
     }
     const modelPath = await resolveModelFile(model.fileKey, deps);
-    const params = { ...DEFAULT_PARAMS, ...(row.params as Partial<ConversionParams>) };
+    const params = { ...DEFAULT_CONVERSION_PARAMS, ...(row.params as Partial<ConversionParams>) };
 
     const progress = progressReporter(job, (percent) => deps.runs.setProgress(jobId, percent), log);
     const started = performance.now();

@@ -7,7 +7,8 @@ export {
 } from "./voice-conversion-jobs.ts";
 export { VoiceBlendJobRepository, type NewVoiceBlendJob } from "./voice-blend-jobs.ts";
 export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
-export { RunningJobRepository, type RunningJobRef } from "./running-jobs.ts";
+export { RunningJobRepository, VOICE_MODEL_LACKING_MEDIA, type RunningJobRef } from "./running-jobs.ts";
+export { VoiceModelMediaRepository, type RenderedVoiceMedia } from "./voice-model-media.ts";
 export { SeparationJobRunRepository, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
 export { HealthRepository } from "./health.ts";
 export {

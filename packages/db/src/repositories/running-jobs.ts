@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 
 /**
  * The queue a row belongs to and its payload. The literals are those of `@mixdown/queue`
@@ -7,10 +7,22 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 export type RunningJobRef =
   | { queue: "separation"; payload: { kind: "vocal-separation" | "stem-split"; jobId: number } }
   | { queue: "voice-conversion"; payload: { jobId: number } }
-  | { queue: "voice-blend"; payload: { jobId: number } };
+  | { queue: "voice-blend"; payload: { jobId: number } }
+  | { queue: "voice-model-media"; payload: { voiceModelId: number } };
 
 type QueueOfRef = RunningJobRef["queue"];
-const ORDER: QueueOfRef[] = ["separation", "voice-conversion", "voice-blend"];
+type JobTableRef = Exclude<RunningJobRef, { queue: "voice-model-media" }>;
+const ORDER: QueueOfRef[] = ["separation", "voice-conversion", "voice-blend", "voice-model-media"];
+
+/**
+ * A voice model whose media is still owed: ready, missing its demo or its cover, and not given
+ * up on. To the reconciler it is a running `voice-model-media` job.
+ */
+export const VOICE_MODEL_LACKING_MEDIA = {
+  state: "ready",
+  mediaError: null,
+  OR: [{ demoKey: null }, { imageKey: null }],
+} as const satisfies Prisma.VoiceModelWhereInput;
 
 interface Row {
   id: number;
@@ -18,7 +30,10 @@ interface Row {
   createdAt: Date;
 }
 
-/** `running` rows of every job table, for the reconciler (implements `@mixdown/queue`'s ReconcileSource). */
+/**
+ * `running` rows of every job table and the voice models still owed their media, for the
+ * reconciler (implements `@mixdown/queue`'s ReconcileSource).
+ */
 export class RunningJobRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -38,7 +53,15 @@ export class RunningJobRepository {
         take: limit - out.length,
         select: { id: true, enqueuedAt: true, createdAt: true },
       };
-      if (queue === "separation") {
+      if (queue === "voice-model-media") {
+        const rows = await this.prisma.voiceModel.findMany({
+          where: { ...VOICE_MODEL_LACKING_MEDIA, createdAt: { lt: createdBefore }, id: { gt: afterId } },
+          orderBy: { id: "asc" },
+          take: limit - out.length,
+          select: { id: true, mediaEnqueuedAt: true, createdAt: true },
+        });
+        for (const r of rows) out.push({ ref: { queue, payload: { voiceModelId: r.id } }, enqueuedAt: r.mediaEnqueuedAt, createdAt: r.createdAt });
+      } else if (queue === "separation") {
         const rows = await this.prisma.separationJob.findMany({ ...args, select: { ...args.select, kind: true } });
         for (const r of rows) {
           const kind = r.kind === "vocal_separation" ? "vocal-separation" : "stem-split";
@@ -56,6 +79,9 @@ export class RunningJobRepository {
   }
 
   async isRunning(ref: RunningJobRef): Promise<boolean> {
+    if (ref.queue === "voice-model-media") {
+      return (await this.prisma.voiceModel.count({ where: { id: ref.payload.voiceModelId, ...VOICE_MODEL_LACKING_MEDIA } })) > 0;
+    }
     const where = { id: ref.payload.jobId, status: "running" as const };
     switch (ref.queue) {
       case "separation":
@@ -68,6 +94,10 @@ export class RunningJobRepository {
   }
 
   async markEnqueued(ref: RunningJobRef): Promise<void> {
+    if (ref.queue === "voice-model-media") {
+      await this.prisma.voiceModel.updateMany({ where: { id: ref.payload.voiceModelId }, data: { mediaEnqueuedAt: new Date() } });
+      return;
+    }
     const args = { where: { id: ref.payload.jobId }, data: { enqueuedAt: new Date() } };
     switch (ref.queue) {
       case "separation":
@@ -82,8 +112,19 @@ export class RunningJobRepository {
     }
   }
 
-  /** Ends a still-running row as `error`; a row that finished meanwhile is left as it is. */
+  /**
+   * Ends a still-running row as `error`; a row that finished meanwhile is left as it is. A voice
+   * model still lacking media records the reason as its `mediaError`, so it is not retried.
+   */
   async markFailed(ref: RunningJobRef, message: string): Promise<void> {
+    if (ref.queue === "voice-model-media") {
+      await this.prisma.voiceModel.updateMany({ where: { id: ref.payload.voiceModelId, ...VOICE_MODEL_LACKING_MEDIA }, data: { mediaError: message } });
+      return;
+    }
+    await this.markJobFailed(ref, message);
+  }
+
+  private async markJobFailed(ref: JobTableRef, message: string): Promise<void> {
     const args = {
       where: { id: ref.payload.jobId, status: "running" as const },
       data: { status: "error" as const, errorMessage: message, jobEndTime: new Date() },

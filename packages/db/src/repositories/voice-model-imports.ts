@@ -4,12 +4,17 @@ import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/clien
 export class VoiceModelImportRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  createPending(input: Omit<Prisma.VoiceModelUncheckedCreateInput, "id" | "createdAt" | "state" | "fileKey">): Promise<VoiceModel> {
+  createPending(input: Omit<Prisma.VoiceModelUncheckedCreateInput, "id" | "createdAt" | "state" | "fileKey" | "imageKey">): Promise<VoiceModel> {
     return this.prisma.voiceModel.create({ data: { ...input, state: "pending" } });
   }
 
-  publish(id: number, fileKey: string): Promise<VoiceModel> {
-    return this.prisma.voiceModel.update({ where: { id }, data: { fileKey, state: "ready" } });
+  /** `imageKey`: the cover the owner uploaded, stored before the model is published. */
+  publish(id: number, fileKey: string, imageKey?: string): Promise<VoiceModel> {
+    return this.prisma.voiceModel.update({ where: { id }, data: { fileKey, state: "ready", ...(imageKey ? { imageKey } : {}) } });
+  }
+
+  async markMediaEnqueued(id: number): Promise<void> {
+    await this.prisma.voiceModel.updateMany({ where: { id }, data: { mediaEnqueuedAt: new Date() } });
   }
 
   async delete(id: number): Promise<void> {

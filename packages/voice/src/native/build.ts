@@ -12,6 +12,19 @@ export async function* monoBlocks(path: string, sampleRate: number = NATIVE_LAYO
   }
 }
 
+/** A whole (short) file decoded to one mono float32 array at `sampleRate`. */
+export async function readMono(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate): Promise<Float32Array> {
+  const parts: Float32Array[] = [];
+  for await (const b of monoBlocks(path, sampleRate)) parts.push(b);
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let i = 0;
+  for (const p of parts) {
+    out.set(p, i);
+    i += p.length;
+  }
+  return out;
+}
+
 /**
  * Builds a native voice model from reference recordings of the target voice: the weights are
  * the statistics of its level-normalised log-mel envelope and its loudness over active frames.
