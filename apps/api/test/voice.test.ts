@@ -440,7 +440,7 @@ describe("text fields sent as file parts, as real clients send them", () => {
     assert.equal((await h.app.ctx.storage.list("voice-models/")).length, storedModels);
   });
 
-  test("real clients over HTTP: Python requests' files= and curl's -F name=@file", async (t) => {
+  test("real clients over HTTP: Python requests' files= and curl's -F name=@file; curl sending audio as voiceModelId gets the 422", async (t) => {
     const base = await h.app.listen({ host: "127.0.0.1", port: 0 });
     const dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-clients-"));
     t.after(() => rm(dir, { recursive: true, force: true }));
@@ -454,6 +454,15 @@ describe("text fields sent as file parts, as real clients send them", () => {
       `${base}${url}`,
     ]);
     assert.equal(curl.stdout.trim().split("\n").at(-1), "201", curl.stdout);
+    const before = await footprint(h);
+    const wrongPart = await run("curl", [
+      "-sS", "-H", `authorization: Bearer ${me.key}`, "-F", `voiceModelId=@${song}`, "-F", `soundFile=@${song}`, "-w", "\n%{http_code}",
+      `${base}${url}`,
+    ]);
+    const [body, status] = wrongPart.stdout.trim().split("\n");
+    assert.equal(status, "422", wrongPart.stdout);
+    assert.match(JSON.parse(body!).message, /voiceModelId must be a text value, got a file larger than 4 KB/);
+    await assertUnchanged(h, before);
 
     const python = await run("python3", ["-c", "import requests"]).then(() => true, () => false);
     if (!python) return t.skip("python3 with requests is not installed here");
