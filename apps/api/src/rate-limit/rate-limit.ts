@@ -15,10 +15,10 @@ const WINDOW_MS = 60_000;
 
 /**
  * Per-key limits in two buckets: reads (GET/HEAD) and writes (everything else). A key's own
- * limit (set when it was created) wins over the deployment-wide one; 0 means unlimited. Runs
- * after authentication and before the body is read, so a limited upload costs nothing. Answers
- * 429 with `Retry-After`; responses carry `X-RateLimit-*` only while a limit applies (an
- * unlimited request is not counted at all). If Redis cannot answer in time the request goes
+ * limit (`keys create` / `keys limits`) wins over the deployment-wide one; 0 means unlimited.
+ * Runs after authentication and before the body is read, so a limited upload costs nothing.
+ * Answers 429 with `Retry-After`; responses carry `X-RateLimit-*` only while a limit applies
+ * (an unlimited request is not counted at all). If Redis cannot answer in time the request goes
  * through (availability over strictness) and a warning is logged.
  */
 export function registerRateLimit(scope: FastifyInstance, options: RateLimitOptions): void {
