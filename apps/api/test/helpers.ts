@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { loadConfig, type Config } from "@mixdown/config";
-import { ApiKeyRepository, VoiceModelRepository, type NewVoiceModel, type PrismaClient } from "@mixdown/db";
+import { ApiKeyRepository, VoiceModelRepository, type KeyRateLimits, type NewVoiceModel, type PrismaClient } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { buildApp, type App } from "../src/index.ts";
 
@@ -20,8 +20,8 @@ export interface Harness {
   config: Config;
   app: App;
   prisma: PrismaClient;
-  /** A fresh caller with one key. */
-  newCaller(name?: string): Promise<{ key: string; callerId: number; apiKeyId: number; auth: { authorization: string } }>;
+  /** A fresh caller with one key (with its own rate limits when given). */
+  newCaller(name?: string, limits?: Partial<KeyRateLimits>): Promise<{ key: string; callerId: number; apiKeyId: number; auth: { authorization: string } }>;
   createModel(input: Partial<NewVoiceModel>): Promise<{ id: number }>;
   stop(): Promise<void>;
 }
@@ -43,8 +43,8 @@ export async function startHarness(
       config,
       app,
       prisma,
-      async newCaller(name = `caller-${randomUUID().slice(0, 8)}`) {
-        const created = await keys.createApiKey({ name });
+      async newCaller(name = `caller-${randomUUID().slice(0, 8)}`, limits = {}) {
+        const created = await keys.createApiKey({ name, ...limits });
         return { key: created.key, callerId: created.callerId, apiKeyId: created.id, auth: { authorization: `Bearer ${created.key}` } };
       },
       createModel(input) {

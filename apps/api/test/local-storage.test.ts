@@ -141,6 +141,63 @@ test("rate limits: per key, separate read and write buckets, 429 with Retry-Afte
   }
 });
 
+test("with the default settings one key uploads 20 files and sends 45 bad ones in a minute: no 429, no X-RateLimit headers, the bad ones leave nothing", async () => {
+  const caller = await h.newCaller();
+  const wav = await audio("wav");
+  const upload = async (content: Buffer) => {
+    const form = multipart({}, [{ name: "inputFile", filename: "take.wav", content }]);
+    return h.app.inject({ method: "POST", url: "/api/kits/v1/vocal-separations", headers: { ...form.headers, ...caller.auth }, payload: form.payload });
+  };
+  const batch = await Promise.all(Array.from({ length: 20 }, () => upload(wav)));
+  assert.deepEqual(batch.map((r) => r.statusCode), Array(20).fill(200));
+  assert.ok(batch.every((r) => r.headers["x-ratelimit-limit"] === undefined), "no limit applies, so no X-RateLimit headers");
+
+  const before = await footprint(h);
+  for (let i = 0; i < 45; i++) {
+    const rejected = await upload(Buffer.from("this is not audio ".repeat(40)));
+    assert.equal(rejected.statusCode, 415, rejected.body);
+  }
+  await assertUnchanged(h, before);
+  const list = await h.app.inject({ method: "GET", url: "/api/kits/v1/vocal-separations?perPage=100", headers: caller.auth });
+  assert.equal(list.json().meta.total, 20);
+});
+
+test("a key's own limits win over the global setting, 0 = unlimited; keys without take the global one", async () => {
+  const config = loadConfig({ ...h.stack.env, LOG_LEVEL: "silent", RATE_LIMIT_WRITES_PER_MINUTE: "2" });
+  const app = await buildApp(config, { authCacheTtlMs: 0 });
+  try {
+    const write = (auth: Record<string, string>) => app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: auth, payload: { modelId1: 1 } });
+    const read = (auth: Record<string, string>) => app.inject({ method: "GET", url: "/api/kits/v1/voice-models", headers: auth });
+    const statuses = async (send: () => Promise<{ statusCode: number }>, times: number) => {
+      const codes = [];
+      for (let i = 0; i < times; i++) codes.push((await send()).statusCode);
+      return codes;
+    };
+
+    const global = await h.newCaller();
+    assert.deepEqual(await statuses(() => write(global.auth), 3), [422, 422, 429], "the global write limit of 2");
+    const globalRead = await read(global.auth);
+    assert.equal(globalRead.statusCode, 200);
+    assert.equal(globalRead.headers["x-ratelimit-limit"], undefined, "reads are unlimited globally: no headers");
+
+    const own = await h.newCaller(undefined, { writesPerMinute: 4, readsPerMinute: 1 });
+    const writes = [];
+    for (let i = 0; i < 5; i++) writes.push(await write(own.auth));
+    assert.deepEqual(writes.map((r) => r.statusCode), [422, 422, 422, 422, 429], "the key's own 4 wins over the global 2");
+    assert.equal(writes[0]!.headers["x-ratelimit-limit"], "4");
+    assert.match(writes[4]!.json().message, /rate limit exceeded: 4 write requests per minute for this API key/);
+    assert.deepEqual(await statuses(() => read(own.auth), 2), [200, 429], "the key's own read limit applies where the global one is off");
+
+    const unlimited = await h.newCaller(undefined, { writesPerMinute: 0 });
+    const free = [];
+    for (let i = 0; i < 6; i++) free.push(await write(unlimited.auth));
+    assert.deepEqual(free.map((r) => r.statusCode), Array(6).fill(422), "0 on the key lifts the global limit");
+    assert.ok(free.every((r) => r.headers["x-ratelimit-limit"] === undefined));
+  } finally {
+    await app.close();
+  }
+});
+
 test("a create whose queue add fails still answers 200; the reconciler queues the row later", async () => {
   const config = loadConfig({ ...h.stack.env, LOG_LEVEL: "silent" });
   const deadQueues = createQueues({ connection: "redis://127.0.0.1:1", prefix: config.QUEUE_PREFIX, attempts: 1 });

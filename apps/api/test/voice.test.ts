@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { readFile } from "node:fs/promises";
 import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
 import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { publicBaseUrl } from "@mixdown/config";
 import { bullJobId } from "@mixdown/queue";
-import { assertUnchanged, audio, footprint, multipart, sortedKeys, startHarness, TIMESTAMP, type Harness } from "./helpers.ts";
+import { assertUnchanged, audio, footprint, multipart, sortedKeys, startHarness, TIMESTAMP, type FilePart, type Harness } from "./helpers.ts";
+
+const run = promisify(execFile);
 
 let h: Harness;
 let me: Awaited<ReturnType<Harness["newCaller"]>>;
@@ -37,8 +41,6 @@ const MODEL_KEYS = [
   "architecture", "createdAt", "demoUrl", "id", "imageUrl", "instagramLink", "public", "sampleRate", "spotifyLink",
   "state", "tags", "tiktokLink", "title", "twitterLink", "usable", "youtubeLink",
 ];
-
-const run = promisify(execFile);
 
 /** A small picture in the given format, made by ffmpeg. */
 async function image(ext: "png" | "jpg" | "webp" | "gif"): Promise<Buffer> {
@@ -406,5 +408,151 @@ describe("voice models", () => {
       previousPageUrl: null,
       total: 1,
     });
+  });
+});
+
+describe("text fields sent as file parts, as real clients send them", () => {
+  const url = "/api/kits/v1/voice-conversions";
+
+  /** The body Python `requests` builds for `files={"soundFile": open("take.wav", "rb"), ...}`: no Content-Type on any part. */
+  function requestsBody(parts: Array<[name: string, filename: string, content: Buffer]>) {
+    const boundary = "3699350bed95d6816f6c651c178295b1";
+    const payload = Buffer.concat([
+      ...parts.flatMap(([name, filename, content]) => [
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\n\r\n`),
+        content,
+        Buffer.from("\r\n"),
+      ]),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    return { payload, headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(payload.length) } };
+  }
+
+  async function send(files: FilePart[], fields: Record<string, string | number> = {}) {
+    const form = multipart(fields, files);
+    return h.app.inject({ method: "POST", url, headers: { ...form.headers, ...me.auth }, payload: form.payload });
+  }
+
+  test("the exact body of Python requests' files={soundFile: f, voiceModelId: \"3\"} creates the conversion (201)", async () => {
+    const form = requestsBody([
+      ["soundFile", "take.wav", await audio("wav")],
+      ["voiceModelId", "voiceModelId", Buffer.from(String(publicModel))],
+    ]);
+    const res = await h.app.inject({ method: "POST", url, headers: { ...form.headers, ...me.auth }, payload: form.payload });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().voiceModelId, publicModel);
+    const row = await h.prisma.voiceConversionJob.findUnique({ where: { id: res.json().id } });
+    assert.equal(row?.voiceModelId, publicModel);
+  });
+
+  test("curl's -F name=@file.txt (text/plain, trailing newline) works for every text field", async () => {
+    const text = (name: string, value: string): FilePart => ({ name, filename: `${name}.txt`, content: Buffer.from(`${value}\n`), contentType: "text/plain" });
+    const res = await send([
+      { name: "soundFile", filename: "take.wav", content: await audio("wav") },
+      text("voiceModelId", String(myModel)),
+      text("conversionStrength", "0.25"),
+      text("modelVolumeMix", "0.75"),
+      text("pitchShift", "-3"),
+      text("pre", JSON.stringify({ highPassFilter: { cutoff_frequency_hz: 120 } })),
+      text("post", JSON.stringify({ delay: { mix: 0.2 } })),
+    ]);
+    assert.equal(res.statusCode, 201, res.body);
+    const row = await h.prisma.voiceConversionJob.findUnique({ where: { id: res.json().id } });
+    assert.equal(row?.voiceModelId, myModel);
+    assert.deepEqual(row?.params, {
+      conversionStrength: 0.25,
+      modelVolumeMix: 0.75,
+      pitchShift: -3,
+      pre: { highPassFilter: { cutoff_frequency_hz: 120 } },
+      post: { delay: { delay_seconds: 0.5, feedback: 0, mix: 0.2 } },
+    });
+  });
+
+  test("a file part with an unknown name is still read and ignored", async () => {
+    const res = await send(
+      [
+        { name: "soundFile", filename: "take.wav", content: await audio("wav") },
+        { name: "coverArt", filename: "cover.png", content: Buffer.alloc(10_000, 7) },
+      ],
+      { voiceModelId: publicModel },
+    );
+    assert.equal(res.statusCode, 201, res.body);
+  });
+
+  const wrong: Array<[string, () => Promise<Buffer>, RegExp]> = [
+    ["an audio file", () => audio("wav"), /voiceModelId must be a text value, got a file larger than 4 KB/],
+    ["4 KB + 1 of digits", async () => Buffer.alloc(4097, "1"), /voiceModelId must be a text value, got a file larger than 4 KB/],
+    ["a small binary file with NUL bytes", async () => Buffer.from([0x03, 0x00, 0x00, 0x00]), /voiceModelId must be a text value, got a binary file \(contains NUL bytes\)/],
+    ["a small file that is not UTF-8", async () => Buffer.from([0x33, 0xff, 0xfe, 0x80]), /voiceModelId must be a text value, got a binary file \(not UTF-8\)/],
+    ["a small text file that is not a number", async () => Buffer.from("three"), /voiceModelId must be a positive integer \(got "three"\)/],
+  ];
+  for (const [name, content, message] of wrong) {
+    test(`${name} sent as voiceModelId → 422 naming it, nothing stored`, async () => {
+      const before = await footprint(h);
+      const res = await send([
+        { name: "soundFile", filename: "take.wav", content: await audio("wav") },
+        { name: "voiceModelId", filename: "id.bin", content: await content() },
+      ]);
+      expectError(res, 422, message);
+      await assertUnchanged(h, before);
+    });
+  }
+
+  test("voice model import: metadata as a file part is read (201); a large one is 422 and stores nothing", async () => {
+    const owner = await h.newCaller();
+    const onnx = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
+    const importModel = async (metadata: Buffer) => {
+      const form = multipart({}, [
+        { name: "metadata", filename: "metadata.json", content: metadata, contentType: "application/json" },
+        { name: "modelFile", filename: "aria.onnx", content: onnx },
+      ]);
+      return h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", headers: { ...form.headers, ...owner.auth }, payload: form.payload });
+    };
+    const created = await importModel(Buffer.from(JSON.stringify({ title: "Aria from a file", tags: ["file"] })));
+    assert.equal(created.statusCode, 201, created.body);
+    assert.deepEqual([created.json().title, created.json().tags], ["Aria from a file", ["file"]]);
+
+    const before = await footprint(h);
+    const storedModels = (await h.app.ctx.storage.list("voice-models/")).length;
+    const huge = JSON.stringify({ title: "Too long", tags: Array.from({ length: 20 }, () => "x".repeat(250)) });
+    expectError(await importModel(Buffer.from(huge)), 422, /metadata must be a text value, got a file larger than 4 KB/);
+    await assertUnchanged(h, before);
+    assert.equal((await h.app.ctx.storage.list("voice-models/")).length, storedModels);
+  });
+
+  test("real clients over HTTP: Python requests' files= and curl's -F name=@file; curl sending audio as voiceModelId gets the 422", async (t) => {
+    const base = await h.app.listen({ host: "127.0.0.1", port: 0 });
+    const dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-clients-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const song = path.join(dir, "take.wav");
+    await writeFile(song, await audio("wav"));
+    const idFile = path.join(dir, "id.txt");
+    await writeFile(idFile, `${publicModel}\n`);
+
+    const curl = await run("curl", [
+      "-sS", "-H", `authorization: Bearer ${me.key}`, "-F", `soundFile=@${song}`, "-F", `voiceModelId=@${idFile}`, "-w", "\n%{http_code}",
+      `${base}${url}`,
+    ]);
+    assert.equal(curl.stdout.trim().split("\n").at(-1), "201", curl.stdout);
+    const before = await footprint(h);
+    const wrongPart = await run("curl", [
+      "-sS", "-H", `authorization: Bearer ${me.key}`, "-F", `voiceModelId=@${song}`, "-F", `soundFile=@${song}`, "-w", "\n%{http_code}",
+      `${base}${url}`,
+    ]);
+    const [body, status] = wrongPart.stdout.trim().split("\n");
+    assert.equal(status, "422", wrongPart.stdout);
+    assert.match(JSON.parse(body!).message, /voiceModelId must be a text value, got a file larger than 4 KB/);
+    await assertUnchanged(h, before);
+
+    const python = await run("python3", ["-c", "import requests"]).then(() => true, () => false);
+    if (!python) return t.skip("python3 with requests is not installed here");
+    const script = `
+import sys, requests
+with open(sys.argv[1], "rb") as f:
+    r = requests.post(sys.argv[2], headers={"Authorization": "Bearer " + sys.argv[3]}, files={"soundFile": f, "voiceModelId": sys.argv[4]})
+print(r.status_code)
+print(r.json()["voiceModelId"])`;
+    const sent = await run("python3", ["-c", script, song, `${base}${url}`, me.key, String(publicModel)]);
+    assert.deepEqual(sent.stdout.trim().split("\n"), ["201", String(publicModel)], sent.stdout);
   });
 });

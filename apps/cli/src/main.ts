@@ -43,7 +43,9 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
 try {
   process.exitCode = await main(process.argv.slice(2), process.env);
 } catch (error) {
-  if (error instanceof UsageError || error instanceof ConfigError || (error as Error).name === "RedisNotInstalledError") {
+  // node:util parseArgs reports unknown options and missing or dash-led values with these codes.
+  const badArguments = String((error as { code?: unknown }).code ?? "").startsWith("ERR_PARSE_ARGS_");
+  if (error instanceof UsageError || error instanceof ConfigError || badArguments || (error as Error).name === "RedisNotInstalledError") {
     console.error((error as Error).message);
     process.exitCode = 2;
   } else {

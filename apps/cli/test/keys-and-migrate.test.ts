@@ -58,11 +58,52 @@ describe("mixdown keys", () => {
     const created = await keys.createApiKey({ name: "listed" });
     const result = await runCli(["keys", "list"], env);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS/m);
+    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN$/m);
     const row = result.stdout.split("\n").find((l) => l.startsWith(`${created.id} `));
     assert.ok(row, "the new key is listed");
-    assert.match(row, new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active$`));
+    assert.match(row, new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default$`));
     assert.ok(!result.stdout.includes(created.key));
+  });
+
+  test("create --writes-per-minute 30 --reads-per-minute 600 stores the key's own limits; list shows them", async () => {
+    const result = await runCli(["keys", "create", "--name", "limited", "--writes-per-minute", "30", "--reads-per-minute", "600"], env);
+    assert.equal(result.code, 0, result.stderr);
+    const found = await keys.findCallerByKey(lastLine(result.stdout));
+    assert.deepEqual(found?.rateLimits, { readsPerMinute: 600, writesPerMinute: 30 });
+    const unlimited = await runCli(["keys", "create", "--name", "batch", "--writes-per-minute", "0"], env);
+    const batch = await keys.findCallerByKey(lastLine(unlimited.stdout));
+    assert.deepEqual(batch?.rateLimits, { readsPerMinute: null, writesPerMinute: 0 });
+    const list = await runCli(["keys", "list"], env);
+    const row = (id: number) => list.stdout.split("\n").find((l) => l.startsWith(`${id} `));
+    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30$/);
+    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited$/);
+  });
+
+  test("create with a negative or non-numeric limit exits 2 naming the flag and creates nothing", async () => {
+    const before = (await keys.listApiKeys()).length;
+    for (const args of [["--writes-per-minute=-1"], ["--writes-per-minute", "fast"], ["--writes-per-minute", "1.5"]]) {
+      const result = await runCli(["keys", "create", "--name", "bad", ...args], env);
+      assert.equal(result.code, 2, result.stdout);
+      assert.match(result.stderr, /--writes-per-minute takes a whole number of requests per minute \(0 = unlimited\)/);
+    }
+    const dashed = await runCli(["keys", "create", "--name", "bad", "--writes-per-minute", "-1"], env);
+    assert.equal(dashed.code, 2, dashed.stdout);
+    assert.match(dashed.stderr, /Option '--writes-per-minute' argument is ambiguous/);
+    assert.equal((await keys.listApiKeys()).length, before);
+  });
+
+  test("limits changes a key's limits (default returns one to the deployment's); an unknown key exits 1", async () => {
+    const created = await keys.createApiKey({ name: "tuned", readsPerMinute: 100 });
+    const result = await runCli(["keys", "limits", created.prefix, "--writes-per-minute", "10", "--reads-per-minute", "default"], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`Key ${created.id} .*reads per minute default, writes per minute 10`));
+    assert.deepEqual((await keys.findCallerByKey(created.key))?.rateLimits, { readsPerMinute: null, writesPerMinute: 10 });
+    const nothing = await runCli(["keys", "limits", String(created.id)], env);
+    assert.equal(nothing.code, 2);
+    assert.match(nothing.stderr, /needs --reads-per-minute and\/or --writes-per-minute/);
+    const unknown = await runCli(["keys", "limits", "999999", "--reads-per-minute", "1"], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /No key matches "999999"/);
   });
 
   test("revoke by prefix or id stops the key working; an unknown one exits 1", async () => {

@@ -22,8 +22,8 @@ export const EnvSchema = z
     MAX_SEPARATION_UPLOAD_BYTES: int(1).default(50 * MB),
     MAX_CONVERSION_UPLOAD_BYTES: int(1).default(100 * MB),
     MAX_PER_PAGE: int(1).default(100),
-    RATE_LIMIT_READS_PER_MINUTE: int(0).default(1000),
-    RATE_LIMIT_WRITES_PER_MINUTE: int(0).default(60),
+    RATE_LIMIT_READS_PER_MINUTE: int(0).default(0),
+    RATE_LIMIT_WRITES_PER_MINUTE: int(0).default(0),
     TMP_DIR: z.string().default("/tmp/mixdown"),
 
     // Postgres and Redis

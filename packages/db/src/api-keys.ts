@@ -6,6 +6,15 @@ export const API_KEY_PREFIX = "mxd_";
 /** Characters of the key kept in clear (`mxd_` + 8) to name a key in listings and revocations. */
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 
+/**
+ * A key's own requests-per-minute limits. null follows the deployment's RATE_LIMIT_*_PER_MINUTE;
+ * 0 is unlimited.
+ */
+export interface KeyRateLimits {
+  readsPerMinute: number | null;
+  writesPerMinute: number | null;
+}
+
 export interface CreatedApiKey {
   /** The plain key: shown once, never stored. */
   key: string;
@@ -22,12 +31,14 @@ export interface ApiKeySummary {
   callerName: string;
   createdAt: Date;
   revokedAt: Date | null;
+  rateLimits: KeyRateLimits;
 }
 
 export interface AuthenticatedCaller {
   caller: Caller;
   apiKeyId: number;
   keyPrefix: string;
+  rateLimits: KeyRateLimits;
 }
 
 export function hashApiKey(key: string): string {
@@ -38,8 +49,12 @@ export function hashApiKey(key: string): string {
 export class ApiKeyRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  /** Creates a key for `callerId`, or for a new caller named `name` when none is given. */
-  async createApiKey(input: { name: string; callerId?: number }): Promise<CreatedApiKey> {
+  /**
+   * Creates a key for `callerId`, or for a new caller named `name` when none is given, with its
+   * own rate limits when given.
+   */
+  async createApiKey(input: { name: string; callerId?: number } & Partial<KeyRateLimits>): Promise<CreatedApiKey> {
+    checkRateLimits(input);
     const key = API_KEY_PREFIX + randomBytes(32).toString("base64url");
     const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
     const row = await this.prisma.apiKey.create({
@@ -47,6 +62,8 @@ export class ApiKeyRepository {
         name: input.name,
         keyHash: hashApiKey(key),
         keyPrefix: prefix,
+        readsPerMinute: input.readsPerMinute ?? null,
+        writesPerMinute: input.writesPerMinute ?? null,
         caller: input.callerId === undefined ? { create: { name: input.name } } : { connect: { id: input.callerId } },
       },
     });
@@ -58,7 +75,7 @@ export class ApiKeyRepository {
     if (!key.startsWith(API_KEY_PREFIX)) return null;
     const row = await this.prisma.apiKey.findUnique({ where: { keyHash: hashApiKey(key) }, include: { caller: true } });
     if (!row || row.revokedAt) return null;
-    return { caller: row.caller, apiKeyId: row.id, keyPrefix: row.keyPrefix };
+    return { caller: row.caller, apiKeyId: row.id, keyPrefix: row.keyPrefix, rateLimits: rateLimitsOf(row) };
   }
 
   /**
@@ -66,15 +83,8 @@ export class ApiKeyRepository {
    * when nothing matches; an ambiguous prefix is refused rather than revoking several keys.
    */
   async revokeApiKey(idOrPrefix: string | number): Promise<ApiKeySummary | null> {
-    const where = /^\d+$/.test(String(idOrPrefix))
-      ? { id: Number(idOrPrefix) }
-      : { keyPrefix: { startsWith: String(idOrPrefix) } };
-    const matches = await this.prisma.apiKey.findMany({ where, include: { caller: true } });
-    if (matches.length === 0) return null;
-    if (matches.length > 1) {
-      throw new Error(`"${idOrPrefix}" matches ${matches.length} keys; use the numeric id.`);
-    }
-    const match = matches[0]!;
+    const match = await this.findOne(idOrPrefix);
+    if (!match) return null;
     const row = await this.prisma.apiKey.update({
       where: { id: match.id },
       data: { revokedAt: match.revokedAt ?? new Date() },
@@ -83,11 +93,58 @@ export class ApiKeyRepository {
     return summarise(row);
   }
 
+  /**
+   * Sets a key's own rate limits (named as for revocation); a limit left out is kept, null
+   * returns it to the deployment's default. Running API processes see it once their cached
+   * copy of the key expires.
+   */
+  async setRateLimits(idOrPrefix: string | number, limits: Partial<KeyRateLimits>): Promise<ApiKeySummary | null> {
+    checkRateLimits(limits);
+    const match = await this.findOne(idOrPrefix);
+    if (!match) return null;
+    const row = await this.prisma.apiKey.update({
+      where: { id: match.id },
+      data: { readsPerMinute: limits.readsPerMinute, writesPerMinute: limits.writesPerMinute },
+      include: { caller: true },
+    });
+    return summarise(row);
+  }
+
+  /** The key with this numeric id or displayed prefix; an ambiguous prefix is an error. */
+  private async findOne(idOrPrefix: string | number) {
+    const where = /^\d+$/.test(String(idOrPrefix))
+      ? { id: Number(idOrPrefix) }
+      : { keyPrefix: { startsWith: String(idOrPrefix) } };
+    const matches = await this.prisma.apiKey.findMany({ where });
+    if (matches.length > 1) {
+      throw new Error(`"${idOrPrefix}" matches ${matches.length} keys; use the numeric id.`);
+    }
+    return matches[0] ?? null;
+  }
+
   /** Every key, revoked ones included, oldest first. */
   async listApiKeys(): Promise<ApiKeySummary[]> {
     const rows = await this.prisma.apiKey.findMany({ orderBy: { id: "asc" }, include: { caller: true } });
     return rows.map(summarise);
   }
+}
+
+export class InvalidRateLimitError extends Error {
+  override name = "InvalidRateLimitError";
+}
+
+function checkRateLimits(limits: Partial<KeyRateLimits>): void {
+  for (const name of ["readsPerMinute", "writesPerMinute"] as const) {
+    const value = limits[name];
+    // The column is a Postgres INTEGER.
+    if (value !== null && value !== undefined && !(Number.isInteger(value) && value >= 0 && value <= 2147483647)) {
+      throw new InvalidRateLimitError(`${name} must be a whole number of requests per minute, 0 or more (0 = unlimited); got ${value}`);
+    }
+  }
+}
+
+function rateLimitsOf(row: KeyRateLimits): KeyRateLimits {
+  return { readsPerMinute: row.readsPerMinute, writesPerMinute: row.writesPerMinute };
 }
 
 function summarise(row: {
@@ -98,6 +155,8 @@ function summarise(row: {
   caller: Caller;
   createdAt: Date;
   revokedAt: Date | null;
+  readsPerMinute: number | null;
+  writesPerMinute: number | null;
 }): ApiKeySummary {
   return {
     id: row.id,
@@ -107,5 +166,6 @@ function summarise(row: {
     callerName: row.caller.name,
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
+    rateLimits: rateLimitsOf(row),
   };
 }

@@ -12,9 +12,11 @@ export {
   ApiKeyRepository,
   API_KEY_PREFIX,
   hashApiKey,
+  InvalidRateLimitError,
   type ApiKeySummary,
   type AuthenticatedCaller,
   type CreatedApiKey,
+  type KeyRateLimits,
 } from "./api-keys.ts";
 export * from "./repositories/index.ts";
 export * from "./repositories/index.ts";

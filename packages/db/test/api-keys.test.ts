@@ -69,6 +69,36 @@ describe("ApiKeyRepository", () => {
     assert.equal(await keys.revokeApiKey("mxd_nope"), null);
   });
 
+  test("a key's own rate limits are stored, resolved with its caller and changed later; none means null (the deployment default)", async () => {
+    const plain = await keys.createApiKey({ name: "ivan" });
+    assert.deepEqual((await keys.findCallerByKey(plain.key))?.rateLimits, { readsPerMinute: null, writesPerMinute: null });
+
+    const limited = await keys.createApiKey({ name: "judy", readsPerMinute: 600, writesPerMinute: 30 });
+    assert.deepEqual((await keys.findCallerByKey(limited.key))?.rateLimits, { readsPerMinute: 600, writesPerMinute: 30 });
+    const unlimited = await keys.createApiKey({ name: "ken", writesPerMinute: 0 });
+    assert.deepEqual((await keys.findCallerByKey(unlimited.key))?.rateLimits, { readsPerMinute: null, writesPerMinute: 0 });
+
+    const changed = await keys.setRateLimits(limited.prefix, { writesPerMinute: 5 });
+    assert.deepEqual(changed?.rateLimits, { readsPerMinute: 600, writesPerMinute: 5 }, "a limit left out is kept");
+    await keys.setRateLimits(limited.id, { readsPerMinute: null });
+    assert.deepEqual((await keys.findCallerByKey(limited.key))?.rateLimits, { readsPerMinute: null, writesPerMinute: 5 });
+    assert.equal(await keys.setRateLimits(999_999, { readsPerMinute: 1 }), null);
+    const listed = (await keys.listApiKeys()).find((k) => k.id === limited.id);
+    assert.deepEqual(listed?.rateLimits, { readsPerMinute: null, writesPerMinute: 5 });
+  });
+
+  test("refuses negative or fractional rate limits and creates nothing", async () => {
+    const before = await prisma.apiKey.count();
+    const callers = await prisma.caller.count();
+    await assert.rejects(keys.createApiKey({ name: "mallory", writesPerMinute: -1 }), /writesPerMinute must be a whole number .* got -1/);
+    await assert.rejects(keys.createApiKey({ name: "mallory", readsPerMinute: 1.5 }), /readsPerMinute must be a whole number .* got 1.5/);
+    assert.equal(await prisma.apiKey.count(), before);
+    assert.equal(await prisma.caller.count(), callers);
+    const key = await keys.createApiKey({ name: "niaj" });
+    await assert.rejects(keys.setRateLimits(key.id, { readsPerMinute: 2 ** 31 }), /readsPerMinute must be a whole number/);
+    assert.deepEqual((await keys.findCallerByKey(key.key))?.rateLimits, { readsPerMinute: null, writesPerMinute: null });
+  });
+
   test("refuses a prefix that matches more than one key", async () => {
     await keys.createApiKey({ name: "frank" });
     await assert.rejects(keys.revokeApiKey("mxd_"), /matches \d+ keys/);

@@ -4,7 +4,7 @@ import type { RateLimitRepository } from "./rate-limit-repository.ts";
 
 export interface RateLimitOptions {
   repository: RateLimitRepository;
-  /** Requests per minute per API key; 0 turns the bucket off. */
+  /** Requests per minute for keys without limits of their own; 0 turns the bucket off. */
   readsPerMinute: number;
   writesPerMinute: number;
   /** Longest a Redis round trip may take before the request is let through unlimited. */
@@ -14,16 +14,20 @@ export interface RateLimitOptions {
 const WINDOW_MS = 60_000;
 
 /**
- * Per-key limits in two buckets: reads (GET/HEAD) and writes (everything else). Runs after
- * authentication and before the body is read, so a limited upload costs nothing. Answers 429
- * with `Retry-After`; every response carries `X-RateLimit-*`. If Redis cannot answer in time
- * the request goes through (availability over strictness) and a warning is logged.
+ * Per-key limits in two buckets: reads (GET/HEAD) and writes (everything else). A key's own
+ * limit (`keys create` / `keys limits`) wins over the deployment-wide one; 0 means unlimited.
+ * Runs after authentication and before the body is read, so a limited upload costs nothing.
+ * Answers 429 with `Retry-After`; responses carry `X-RateLimit-*` only while a limit applies
+ * (an unlimited request is not counted at all). If Redis cannot answer in time the request goes
+ * through (availability over strictness) and a warning is logged.
  */
 export function registerRateLimit(scope: FastifyInstance, options: RateLimitOptions): void {
   scope.addHook("onRequest", async (request, reply) => {
+    if (!request.auth) return;
     const read = request.method === "GET" || request.method === "HEAD";
-    const limit = read ? options.readsPerMinute : options.writesPerMinute;
-    if (limit <= 0 || !request.auth) return;
+    const own = read ? request.auth.rateLimits.readsPerMinute : request.auth.rateLimits.writesPerMinute;
+    const limit = own ?? (read ? options.readsPerMinute : options.writesPerMinute);
+    if (limit <= 0) return;
     let timer: NodeJS.Timeout | undefined;
     let result;
     try {

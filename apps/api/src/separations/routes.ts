@@ -2,7 +2,7 @@ import type { SeparationKind } from "@mixdown/db";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { documentOnly } from "../http/multipart-route.ts";
+import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { listOf } from "../records/schemas.ts";
@@ -17,6 +17,9 @@ const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: stri
 export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const { config } = ctx;
   const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
+  const separationForm = Type.Object({
+    inputFile: Type.String({ format: "binary", description: `wav, webm, mp3 or flac; max ${maxMb} MB` }),
+  });
   for (const { path, kind, tag, noun } of KINDS) {
     app.post(
       `/${path}`,
@@ -27,15 +30,17 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB.`,
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
-          body: Type.Object({
-            inputFile: Type.String({ format: "binary", description: `wav, webm, mp3 or flac; max ${maxMb} MB` }),
-          }),
+          body: separationForm,
           response: { 200: Type.Ref("SeparationJob"), ...errorResponses(400, 401, 413, 415, 422, 429) },
         },
         validatorCompiler: documentOnly,
       },
       async (request, reply) => {
-        const form = await receiveForm(request, { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } } }, config.TMP_DIR);
+        const form = await receiveForm(
+          request,
+          { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: textFieldsOf(separationForm) },
+          config.TMP_DIR,
+        );
         let record;
         try {
           record = await ctx.separations.create(request.auth.caller.id, kind, form);

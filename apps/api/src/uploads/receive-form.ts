@@ -31,10 +31,18 @@ export interface ReceivedForm {
 export interface FormSpec {
   /** Accepted file parts and each one's size limit; other file parts are read and discarded. */
   files: Record<string, { maxBytes: number }>;
+  /**
+   * The route's text fields. A file part under one of these names is read as the field's text
+   * when it is small UTF-8 (see FIELD_FILE_MAX_BYTES), because real clients send fields that way:
+   * Python `requests` with `files={"voiceModelId": "3"}`, curl with `-F voiceModelId=@id.txt`.
+   */
+  textFields?: readonly string[];
 }
 
 const MB = 1024 * 1024;
 const FIELD_MAX_BYTES = 256 * 1024;
+/** Largest file part read as a text field's value; anything bigger is a real file in the wrong place. */
+export const FIELD_FILE_MAX_BYTES = 4096;
 /** Room for text fields and multipart boundaries on top of the files' limits. */
 const FORM_OVERHEAD_BYTES = 2 * MB;
 
@@ -49,7 +57,8 @@ function tooLarge(field: string, maxBytes: number): ApiError {
 /**
  * Streams a multipart form's files to a private temporary directory, counting bytes as they
  * arrive: a file past its limit stops the upload with 413 (its partial bytes are deleted), so
- * memory stays flat whatever the upload's size. Text fields are collected as strings.
+ * memory stays flat whatever the upload's size. Text fields are collected as strings, also
+ * when sent as small file parts under a name the route declares as text (`spec.textFields`).
  */
 export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDir: string): Promise<ReceivedForm> {
   if (!request.isMultipart()) {
@@ -87,13 +96,25 @@ async function readParts(
   fields: Map<string, string>,
   maxFile: number,
 ): Promise<void> {
+  const textFields = new Set(spec.textFields ?? []);
   const parts = request.parts({
-    limits: { fileSize: maxFile, files: Object.keys(spec.files).length + 4, fields: 32, fieldSize: FIELD_MAX_BYTES, parts: 48 },
+    limits: {
+      fileSize: maxFile,
+      files: Object.keys(spec.files).length + textFields.size + 4,
+      fields: 32,
+      fieldSize: FIELD_MAX_BYTES,
+      parts: 48,
+    },
   });
   for await (const part of parts) {
     if (part.type === "field") {
       if (part.valueTruncated) throw unprocessable(`${part.fieldname} is longer than ${FIELD_MAX_BYTES / 1024} KB`);
       if (!fields.has(part.fieldname)) fields.set(part.fieldname, String(part.value));
+      continue;
+    }
+    if (textFields.has(part.fieldname)) {
+      const text = await readFilePartAsText(part.fieldname, part.file);
+      if (!fields.has(part.fieldname)) fields.set(part.fieldname, text);
       continue;
     }
     const fileSpec = Object.hasOwn(spec.files, part.fieldname) ? spec.files[part.fieldname] : undefined;
@@ -122,6 +143,30 @@ async function readParts(
     if (part.file.truncated) throw tooLarge(part.fieldname, fileSpec.maxBytes);
     files.set(part.fieldname, { field: part.fieldname, path: target, size, filename: part.filename, head: Buffer.concat(headChunks) });
   }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A text field sent as a file part: its content is the value, if it is small UTF-8 text. */
+async function readFilePartAsText(field: string, file: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of file) {
+    size += chunk.length;
+    if (size > FIELD_FILE_MAX_BYTES) {
+      throw unprocessable(`${field} must be a text value, got a file larger than ${FIELD_FILE_MAX_BYTES / 1024} KB`);
+    }
+    chunks.push(chunk);
+  }
+  const bytes = Buffer.concat(chunks);
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw unprocessable(`${field} must be a text value, got a binary file (not UTF-8)`);
+  }
+  if (text.includes("\0")) throw unprocessable(`${field} must be a text value, got a binary file (contains NUL bytes)`);
+  return text;
 }
 
 function toClientError(error: unknown): unknown {

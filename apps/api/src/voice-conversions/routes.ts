@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { documentOnly } from "../http/multipart-route.ts";
+import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { listOf } from "../records/schemas.ts";
@@ -19,6 +19,18 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
   const maxBytes = config.MAX_CONVERSION_UPLOAD_BYTES;
   const maxMb = Math.round(maxBytes / 1024 / 1024);
   const tags = ["Voice conversions"];
+  const conversionForm = Type.Object({
+    voiceModelId: Type.Integer({ description: "Id of a ready voice model: public or the caller's own" }),
+    soundFile: Type.String({ format: "binary", description: `wav, mp3 or flac; max ${maxMb} MB` }),
+    conversionStrength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
+    modelVolumeMix: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
+    pitchShift: Type.Optional(Type.Number({ minimum: -24, maximum: 24, default: 0, description: "Semitones" })),
+    pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),
+    post: Type.Optional(Type.String({ description: "JSON object of postprocessing effects" })),
+    backingSoundFile: Type.Optional(
+      Type.String({ format: "binary", description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)" }),
+    ),
+  });
 
   app.post(
     "/voice-conversions",
@@ -26,21 +38,10 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
       schema: {
         tags,
         summary: "Create a voice conversion (inference) job and queue it",
-        description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\`. Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults.`,
+        description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\`. Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
-        body: Type.Object({
-          voiceModelId: Type.Integer({ description: "Id of a ready voice model: public or the caller's own" }),
-          soundFile: Type.String({ format: "binary", description: `wav, mp3 or flac; max ${maxMb} MB` }),
-          conversionStrength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
-          modelVolumeMix: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
-          pitchShift: Type.Optional(Type.Number({ minimum: -24, maximum: 24, default: 0, description: "Semitones" })),
-          pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),
-          post: Type.Optional(Type.String({ description: "JSON object of postprocessing effects" })),
-          backingSoundFile: Type.Optional(
-            Type.String({ format: "binary", description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)" }),
-          ),
-        }),
+        body: conversionForm,
         response: { 201: Type.Ref("VoiceConversionJob"), ...errorResponses(400, 401, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
@@ -48,7 +49,7 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
     async (request, reply) => {
       const form = await receiveForm(
         request,
-        { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } } },
+        { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: textFieldsOf(conversionForm) },
         config.TMP_DIR,
       );
       let record;

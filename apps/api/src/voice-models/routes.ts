@@ -4,12 +4,20 @@ import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { listOf } from "../records/schemas.ts";
-import { documentOnly } from "../http/multipart-route.ts";
+import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
 import { receiveForm } from "../uploads/receive-form.ts";
 
 /** `/voice-models`: list (public catalogue + own, or own only) and fetch. */
 export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const tags = ["Voice models"];
+  const importForm = Type.Object({
+    metadata: Type.String({ description: "JSON object with title (required), tags, links and sampleRate" }),
+    modelFile: Type.Optional(Type.String({ format: "binary", description: "ONNX voice model" })),
+    referenceFile: Type.Optional(Type.String({ format: "binary", description: "Recording to build a native voice from" })),
+    image: Type.Optional(
+      Type.String({ format: "binary", description: "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one" }),
+    ),
+  });
   app.get(
     "/voice-models",
     {
@@ -40,17 +48,11 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         tags,
         summary: "Import a private voice model: an ONNX file (RVC v2 or Mixdown native), or a reference recording to build a native voice from",
         description:
-          'Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (ONNX; its signature must be an RVC v2 (f0) export or a Mixdown native voice model, else 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more).',
+          'Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (ONNX; its signature must be an RVC v2 (f0) export or a Mixdown native voice model, else 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). ' +
+          TEXT_PARTS_AS_FILES,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
-        body: Type.Object({
-          metadata: Type.String({ description: "JSON object with title (required), tags, links and sampleRate" }),
-          modelFile: Type.Optional(Type.String({ format: "binary", description: "ONNX voice model" })),
-          referenceFile: Type.Optional(Type.String({ format: "binary", description: "Recording to build a native voice from" })),
-          image: Type.Optional(
-            Type.String({ format: "binary", description: "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one" }),
-          ),
-        }),
+        body: importForm,
         response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
@@ -64,14 +66,18 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
             referenceFile: { maxBytes: ctx.config.MAX_CONVERSION_UPLOAD_BYTES },
             image: { maxBytes: ctx.config.MAX_VOICE_MODEL_IMAGE_BYTES },
           },
+          textFields: textFieldsOf(importForm),
         },
         ctx.config.TMP_DIR,
       );
+      let record;
       try {
-        return reply.code(201).send(await ctx.modelImports.import(request.auth.caller.id, form));
+        record = await ctx.modelImports.import(request.auth.caller.id, form);
       } finally {
         await form.cleanup();
       }
+      // Temporary files are gone before the answer leaves.
+      return reply.code(201).send(record);
     },
   );
 

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "ApiKey" ADD COLUMN     "readsPerMinute" INTEGER,
+ADD COLUMN     "writesPerMinute" INTEGER;
