@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { countDecodedFrames } from "@mixdown/audio";
 import { registerVoiceCatalogue } from "@mixdown/db";
-import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import { ffprobeView, REAL_FILES, realFilePath, type RealFile } from "../../../fixtures/real-files/index.ts";
 import { download, probe, startDeployment, upload, waitForEnd, type Deployment } from "./harness.ts";
@@ -19,9 +16,8 @@ describe("real files through the API and the worker", () => {
   let d: Deployment;
   let aria: number;
   before(async () => {
-    const models = await mkdtemp(join(tmpdir(), "mixdown-real-files-"));
-    await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
-    d = await startDeployment({ WORKER_QUEUES: "separation,voice-conversion", VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx") });
+    // native voices need no ContentVec model, so the default catalogue's is enough
+    d = await startDeployment({ WORKER_QUEUES: "separation,voice-conversion" });
     await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
     aria = (await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug: "native-aria" } })).id;
   });
