@@ -12,6 +12,7 @@ export class ProbeError extends Error {}
 
 interface ToolRun {
   code: number | null;
+  signal: NodeJS.Signals | null;
   /** true when the run was stopped at its time limit */
   timedOut: boolean;
   /** the last line ffmpeg/ffprobe wrote to stderr, without the file's path (it goes into 422 bodies) */
@@ -34,12 +35,16 @@ function runTool(path: string, filePath: string, args: string[], timeoutMs: numb
       clearTimeout(timer);
       reject(error);
     });
-    child.on("close", (code) => {
+    child.on("close", (code, signal) => {
       clearTimeout(timer);
       const lastLine = err.trim().split("\n").pop() ?? "";
-      resolve({ code, timedOut, lastError: lastLine.replaceAll(`${filePath}: `, "").replaceAll(filePath, "the file") });
+      resolve({ code, signal, timedOut, lastError: lastLine.replaceAll(`${filePath}: `, "").replaceAll(filePath, "the file") });
     });
   });
+}
+
+function failure(tool: string, run: ToolRun): ProbeError {
+  return new ProbeError(run.lastError || `${tool} ${run.signal ? `stopped by ${run.signal}` : `exited with ${run.code}`}`);
 }
 
 /**
@@ -56,7 +61,7 @@ export async function probeAudio(filePath: string, ffprobePath = "ffprobe", time
     (d) => (out += d),
   );
   if (run.timedOut) throw new ProbeError("ffprobe took too long");
-  if (run.code !== 0) throw new ProbeError(run.lastError || `ffprobe exited with ${run.code}`);
+  if (run.code !== 0) throw failure("ffprobe", run);
   let json: { format?: { format_name?: string; duration?: string }; streams?: Array<{ codec_type?: string; codec_name?: string; duration?: string }> };
   try {
     json = JSON.parse(out);
@@ -111,6 +116,6 @@ export async function decodedDuration(filePath: string, timeoutMs: number, ffmpe
     },
   );
   if (run.timedOut && latestUs === 0) throw new ProbeError(`no audio decoded within ${Math.round(timeoutMs / 1000)} s`);
-  if (!run.timedOut && run.code !== 0) throw new ProbeError(run.lastError || `ffmpeg exited with ${run.code}`);
+  if (!run.timedOut && run.code !== 0) throw failure("ffmpeg", run);
   return latestUs / 1e6;
 }
