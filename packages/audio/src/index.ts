@@ -1,5 +1,6 @@
 export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe } from './probe-audio.ts';
-export { decodeToPcm, countDecodedFrames, type DecodeToPcmOptions } from './decode-to-pcm.ts';
+export { decodeToPcm, type DecodeToPcmOptions } from './decode-to-pcm.ts';
+export { countDecodedFrames } from './count-decoded-frames.ts';
 export {
   StereoPcmEncoder,
   encodeStereoPcm,

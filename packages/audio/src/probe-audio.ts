@@ -1,4 +1,5 @@
 import ffmpeg from 'fluent-ffmpeg';
+import { countDecodedFrames } from './count-decoded-frames.ts';
 import { AudioDecodeError } from './errors.ts';
 import { probeWavHeader } from './wav-header.ts';
 
@@ -15,8 +16,9 @@ export interface AudioProbe {
   frames: number;
   /**
    * True when `frames` is sample-accurate (lossless codec with a duration counted
-   * in samples). Lossy containers only give an estimate: encoder delay and
-   * padding make the decoded length differ; use `countDecodedFrames` then.
+   * in samples, or a stream that had to be decoded to find its length). Lossy
+   * containers only give an estimate: encoder delay and padding make the decoded
+   * length differ; use `countDecodedFrames` then.
    */
   framesExact: boolean;
   /** bits per second, when the container says */
@@ -33,6 +35,8 @@ function toNumber(value: unknown): number | undefined {
 /**
  * Reads format, codec, rate, channels and length of the first audio stream:
  * from the header for plain PCM WAV files, with ffprobe for everything else.
+ * Where the container states no length (FLAC written to a pipe, WebM from a
+ * browser's MediaRecorder), the stream is decoded once to count its frames.
  */
 export async function probeAudio(path: string): Promise<AudioProbe> {
   return (await probeWavHeader(path)) ?? ffprobeAudio(path);
@@ -55,8 +59,10 @@ export async function ffprobeAudio(path: string): Promise<AudioProbe> {
   const durationTs = toNumber(stream.duration_ts);
   const sampleTimeBase = stream.time_base === `1/${sampleRate}`;
   const duration = toNumber(stream.duration) ?? toNumber(data.format.duration) ?? 0;
-  const framesExact = LOSSLESS_CODEC.test(codec) && durationTs !== undefined && sampleTimeBase;
-  const frames = framesExact ? durationTs! : Math.max(0, Math.round(duration * sampleRate));
+  const stated = LOSSLESS_CODEC.test(codec) && durationTs !== undefined && sampleTimeBase;
+  const counted = !stated && !(duration > 0) ? await countDecodedFrames(path) : undefined;
+  const frames = stated ? durationTs! : (counted ?? Math.max(0, Math.round(duration * sampleRate)));
+  const framesExact = stated || counted !== undefined;
   const bitRate = toNumber(stream.bit_rate) ?? toNumber(data.format.bit_rate);
   return {
     format: String(data.format.format_name ?? 'unknown'),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AudioDecodeError, countDecodedFrames, ffprobeAudio, probeAudio } from '../src/index.ts';
 import { probeWavHeader } from '../src/wav-header.ts';
+import { ffprobeView, REAL_FILES, realFilePath } from '../../../fixtures/real-files/index.ts';
 import { withTempDir, writeTone } from './support/fixtures.ts';
 
 describe('probeAudio', () => {
@@ -40,6 +41,23 @@ describe('probeAudio', () => {
       assert.deepEqual([o.format, o.codec, o.sampleRate, o.framesExact], ['matroska,webm', 'opus', 48000, false]);
       assert.equal(await countDecodedFrames(webm), 100_000);
     });
+  });
+
+  it('counts the frames of streams whose container states no length (streamed FLAC, MediaRecorder-style WebM)', async () => {
+    const unstated = REAL_FILES.filter((f) => !f.durationStated);
+    assert.ok(unstated.some((f) => f.format === 'flac') && unstated.some((f) => f.codec === 'opus') && unstated.some((f) => f.codec === 'vorbis'));
+    for (const file of unstated) {
+      const path = realFilePath(file.name);
+      assert.equal((await ffprobeView(path)).statedDuration, null, `${file.name} must state no duration`);
+      const p = await probeAudio(path);
+      assert.deepEqual([p.codec, p.sampleRate, p.channels, p.framesExact], [file.codec, file.sampleRate, file.channels, true], file.name);
+      assert.equal(p.frames, await countDecodedFrames(path), file.name);
+      assert.equal(p.duration, p.frames / p.sampleRate);
+      // FLAC and Opus (whose container carries the encoder delay and padding) decode to the length
+      // generated; Vorbis in WebM keeps its last block's padding
+      if (file.codec === 'vorbis') assert.ok(p.frames >= file.seconds * file.sampleRate && p.frames < (file.seconds + 0.05) * file.sampleRate, `${file.name}: ${p.frames}`);
+      else assert.equal(p.frames, file.seconds * file.sampleRate, file.name);
+    }
   });
 
   it('rejects an empty or missing file with AudioDecodeError', async () => {

@@ -55,7 +55,7 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
   const probe = await probeAudio(inputPath).catch((err: Error) => {
     throw err instanceof AudioDecodeError ? err : new AudioDecodeError(inputPath, err.message, { cause: err });
   });
-  const frames = await countDecodedFrames(inputPath);
+  const frames = probe.framesExact ? probe.frames : await countDecodedFrames(inputPath);
   if (frames === 0) throw new AudioDecodeError(inputPath, "no audio samples");
   const inputRate = probe.sampleRate;
 

@@ -1,6 +1,6 @@
 import { unprocessable, unsupportedMediaType } from "../http/errors.ts";
 import { sniffAudioFormat, type AudioFormat } from "./audio-format.ts";
-import { probeAudio, ProbeError } from "./probe.ts";
+import { decodedDuration, decodeTimeLimitMs, probeAudio, ProbeError } from "./probe.ts";
 import type { ReceivedFile } from "./receive-form.ts";
 
 const FFPROBE_FORMATS: Record<AudioFormat, string[]> = {
@@ -16,8 +16,10 @@ function list(formats: readonly AudioFormat[]): string {
 
 /**
  * Decides a file's format from its bytes (magic numbers), then confirms with ffprobe that it
- * decodes as that format, has an audio stream and a positive duration. The file name plays no
- * part. 415: not one of the accepted formats; 422: an accepted format that does not decode.
+ * decodes as that format, has an audio stream and a positive duration: the one the container
+ * states, or, where it states none (streamed FLAC, MediaRecorder WebM), the one found by decoding
+ * the audio. The file name plays no part. 415: not one of the accepted formats; 422: an accepted
+ * format that does not decode.
  */
 export async function checkAudioUpload(
   file: ReceivedFile,
@@ -35,13 +37,13 @@ export async function checkAudioUpload(
   const allowed = candidates.filter((f) => accepted.includes(f));
   if (allowed.length === 0) throw unsupported(sniffed === "id3" ? "an ID3-tagged file" : sniffed);
 
-  let probe;
-  try {
-    probe = await probeAudio(file.path, ffprobePath);
-  } catch (error) {
-    if (error instanceof ProbeError) throw unprocessable(`${field} is not decodable ${list(allowed)} audio: ${error.message}`);
-    throw error;
-  }
+  const undecodable = (error: unknown) => {
+    if (error instanceof ProbeError) return unprocessable(`${field} is not decodable ${list(allowed)} audio: ${error.message}`);
+    return error;
+  };
+  const probe = await probeAudio(file.path, ffprobePath).catch((error: unknown) => {
+    throw undecodable(error);
+  });
   const format = allowed.find((f) => FFPROBE_FORMATS[f].includes(probe.formatName));
   if (!format) {
     const detected = (Object.keys(FFPROBE_FORMATS) as AudioFormat[]).find((f) => FFPROBE_FORMATS[f].includes(probe.formatName));
@@ -49,6 +51,12 @@ export async function checkAudioUpload(
     throw unprocessable(`${field} is not decodable ${list(allowed)} audio (ffprobe reads it as ${probe.formatName || "unknown"})`);
   }
   if (probe.audioStreams === 0) throw unprocessable(`${field} has no audio stream`);
-  if (!(probe.durationSeconds > 0)) throw unprocessable(`${field} has no audio (duration 0)`);
+  const seconds =
+    probe.durationSeconds > 0
+      ? probe.durationSeconds
+      : await decodedDuration(file.path, decodeTimeLimitMs(file.size)).catch((error: unknown) => {
+          throw undecodable(error);
+        });
+  if (!(seconds > 0)) throw unprocessable(`${field} has no audio (duration 0)`);
   return format;
 }
