@@ -4,6 +4,8 @@
 #   ./mixdown.sh test         run every test (`./mixdown.sh test --filter @mixdown/db`: one package)
 #   ./mixdown.sh setup        only install what is missing
 #   ./mixdown.sh <command>    any Mixdown CLI command: keys, voices, separate, migrate, ...
+#   ./mixdown.sh <script>     a workspace script: bench:separation, eval:voice, typecheck, ...
+#   ./mixdown.sh pnpm ...     pnpm itself, with the project's toolchain
 #   ./mixdown.sh help         this text and the CLI's commands
 # The first run installs what is missing, and nothing that is already there: apt packages
 # (redis-server, ffmpeg, ...), and the project's own toolchain (Node 24 and pnpm 12 under
@@ -28,7 +30,7 @@ die() {
 }
 
 usage() {
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 SUDO=()
@@ -175,6 +177,11 @@ case "$command" in
   pnpm)
     setup
     exec pnpm "$@"
+    ;;
+  typecheck | *:*)
+    # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck.
+    setup
+    exec pnpm run "$command" "$@"
     ;;
   -h | --help | help)
     usage

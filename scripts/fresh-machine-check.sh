@@ -129,9 +129,13 @@ step_done "base toolchain and clone"
 
 # --- 2. ./mixdown.sh up -------------------------------------------------------------------------
 say "./mixdown.sh up (PORT=$PORT), in a new login shell"
-setsid chroot "$root" /usr/bin/env -i "${login_env[@]}" PORT="$PORT" \
+# Job control gives `up` a process group of its own, as a terminal's foreground job has, with
+# SIGINT not ignored (a script's plain `&` job ignores it), so Ctrl-C can be sent as a terminal does.
+set -m
+chroot "$root" /usr/bin/env -i "${login_env[@]}" PORT="$PORT" \
   /bin/bash -lc 'cd /work/mixdown && ./mixdown.sh up' >"$up_log" 2>&1 </dev/null &
 up_pid=$!
+set +m
 key=""
 deadline=$(($(date +%s) + UP_TIMEOUT_S))
 while [ -z "$key" ]; do
