@@ -167,6 +167,11 @@ export class Supervisor {
     return this.stopping;
   }
 
+  /** Ends every running child now (a second Ctrl-C); a `stop()` under way then finishes at once. */
+  kill(): void {
+    for (const entry of this.children) entry.child?.kill("SIGKILL");
+  }
+
   private async launch(entry: Supervised): Promise<void> {
     this.mark(entry, "starting");
     entry.startedAt = Date.now();
