@@ -2,9 +2,9 @@ import { parseArgs } from "node:util";
 import { ApiKeyRepository, createPrismaClient } from "@mixdown/db";
 import { UsageError, withDatabase } from "../database.ts";
 
-export const keysUsage = `pnpm mixdown keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
-pnpm mixdown keys revoke <id|prefix>                 revoke a key
-pnpm mixdown keys list                               list keys (never the keys themselves)`;
+export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
+./mixdown.sh keys revoke <id|prefix>                 revoke a key
+./mixdown.sh keys list                               list keys (never the keys themselves)`;
 
 export async function keysCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const [action, ...rest] = argv;
@@ -37,7 +37,7 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
       parseArgs({ args: rest, options: {} });
       const list = await withDatabase(env, (url) => withKeys(url, (keys) => keys.listApiKeys()));
       if (list.length === 0) {
-        console.log("No keys yet: pnpm mixdown keys create --name NAME");
+        console.log("No keys yet: ./mixdown.sh keys create --name NAME");
         return 0;
       }
       const rows = list.map((k) => [

@@ -24,15 +24,14 @@ const LOCAL_CALLER = "local";
 /** Lines of a failing child's log shown on the terminal. */
 const FAILURE_TAIL = 15;
 
+const API_ENTRY = "apps/api/src/main.ts";
+
 /**
- * The programs `up` runs as the API and the worker. Only tests change them (to a worker that
- * crashes on purpose); they are not a setting for people.
+ * The program `up` runs as the worker. Only tests change it (to a worker that crashes on purpose,
+ * `MIXDOWN_UP_TEST_WORKER_ENTRY`); it is not a setting for people.
  */
-function entries(env: Record<string, string | undefined>): { api: string; worker: string } {
-  return {
-    api: env.MIXDOWN_UP_TEST_API_ENTRY ?? "apps/api/src/main.ts",
-    worker: env.MIXDOWN_UP_TEST_WORKER_ENTRY ?? "apps/worker/src/main.ts",
-  };
+function workerEntry(env: Record<string, string | undefined>): string {
+  return env.MIXDOWN_UP_TEST_WORKER_ENTRY ?? "apps/worker/src/main.ts";
 }
 
 /**
@@ -148,18 +147,18 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     mkdirSync(config.STORAGE_LOCAL_DIR, { recursive: true });
     mkdirSync(config.TMP_DIR, { recursive: true });
 
-    const entry = entries(env);
+    const worker = workerEntry(env);
     const startup = new AbortController();
-    if (!existsSync(path.join(repoRoot, entry.api))) throw new UsageError(`${entry.api} is missing from this checkout.`);
-    await supervisor.start(appSpec("api", entry.api, childEnv));
+    if (!existsSync(path.join(repoRoot, API_ENTRY))) throw new UsageError(`${API_ENTRY} is missing from this checkout.`);
+    await supervisor.start(appSpec("api", API_ENTRY, childEnv));
     const ready = [waitForHealth("API", `http://127.0.0.1:${port}/healthz`, startup.signal)];
     if (values["no-worker"]) {
       console.log("Worker not started (--no-worker): jobs stay queued.");
-    } else if (existsSync(path.join(repoRoot, entry.worker))) {
-      await supervisor.start(appSpec("worker", entry.worker, childEnv));
+    } else if (existsSync(path.join(repoRoot, worker))) {
+      await supervisor.start(appSpec("worker", worker, childEnv));
       ready.push(waitForHealth("worker", `http://127.0.0.1:${workerHealthPort}/healthz`, startup.signal));
     } else {
-      console.log(`No ${entry.worker} in this checkout yet: jobs are accepted and stay queued.`);
+      console.log(`No ${worker} in this checkout yet: jobs are accepted and stay queued.`);
     }
     const startupFailure = supervisor.failed.then((failure) => {
       throw new ChildFailedError(describeFailure(failure));
