@@ -107,8 +107,9 @@ describe("mixdown up keeps the service up", { skip: workerMissing && "apps/worke
       };
       const kill = async (name: "worker" | "redis", ready: { what: string; check: () => Promise<boolean> }) => {
         const pid = running.pid(name)!;
+        const inFlight = jobs.filter((j) => j.status === "running" && j.progress > 0).map((j) => `job ${j.id} at ${j.progress}%`);
         process.kill(pid, "SIGKILL");
-        note(`SIGKILL ${name} (pid ${pid})`);
+        note(`SIGKILL ${name} (pid ${pid}) while ${inFlight.join(", ") || "no job shows progress"}`);
         await waitUntil(`${name} is restarted`, () => running.pid(name) !== undefined && running.pid(name) !== pid, 60_000);
         note(`${name} restarted (pid ${running.pid(name)})`);
         await waitUntil(ready.what, ready.check, 120_000);
