@@ -188,7 +188,7 @@ case "$command" in
     if [ -x "$TOOLCHAIN/bin/pnpm" ] && [ -d node_modules ]; then
       use_toolchain
       printf '\n'
-      pnpm --silent mixdown help | sed 's/pnpm mixdown /.\/mixdown.sh /'
+      pnpm --silent mixdown help
     else
       printf '\nThe CLI commands are listed here once the first run has installed the toolchain.\n'
     fi

@@ -20,7 +20,7 @@ export async function withDatabase<T>(
   const dataDir = path.join(dir, "postgres");
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     throw new UsageError(
-      "No database: set DATABASE_URL, or run `pnpm mixdown up` once to create the local one.",
+      "No database: set DATABASE_URL, or run `./mixdown.sh up` once to create the local one.",
     );
   }
   const { startPostgres } = await import("@mixdown/devstack");

@@ -4,13 +4,16 @@ import { keysCommand, keysUsage } from "./commands/keys.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { voicesUsage } from "./commands/voices.ts";
 
-const usage = `Mixdown command line. Run from the repository root as: pnpm mixdown <command>
+const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
+with the project's own Node and pnpm).
 
-pnpm mixdown up [--no-worker]   run the whole service locally (embedded PostgreSQL, redis-server,
-                                local-disk storage, API, worker); prints the URL and a fresh key
-pnpm mixdown migrate            apply the committed database migrations
+./mixdown.sh up [--no-worker]   run the whole service locally (embedded PostgreSQL, redis-server,
+                                local-disk storage, API, worker) and keep it up: a child that dies
+                                is restarted; prints the URL and, last, a fresh key; logs in
+                                .mixdown/logs/
+./mixdown.sh migrate            apply the committed database migrations
 ${keysUsage}
-pnpm mixdown separate …         separate a local audio file (see: pnpm mixdown separate --help)
+./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
 ${voicesUsage}
 
 Commands that need the database use DATABASE_URL, else the local stack of \`mixdown up\`.`;

@@ -132,7 +132,7 @@ describe("mixdown migrate", () => {
   test("without DATABASE_URL and without a local stack it says what to do (exit 2)", async () => {
     const result = await runCli(["migrate"], { DATABASE_URL: "", MIXDOWN_HOME: home });
     assert.equal(result.code, 2);
-    assert.match(result.stderr, /set DATABASE_URL, or run `pnpm mixdown up`/);
+    assert.match(result.stderr, /set DATABASE_URL, or run `\.\/mixdown\.sh up`/);
   });
 });
 
@@ -141,14 +141,14 @@ describe("mixdown", () => {
     const result = await runCli(["frobnicate"], env);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /Unknown command "frobnicate"/);
-    assert.match(result.stderr, /pnpm mixdown up/);
+    assert.match(result.stderr, /\.\/mixdown\.sh up/);
   });
 
   test("help lists every command", async () => {
     const result = await runCli(["help"], env);
     assert.equal(result.code, 0);
     for (const command of ["up", "migrate", "keys create", "keys revoke", "keys list", "separate"]) {
-      assert.match(result.stdout, new RegExp(`pnpm mixdown ${command}`));
+      assert.match(result.stdout, new RegExp(`\\./mixdown\\.sh ${command}`));
     }
   });
 });

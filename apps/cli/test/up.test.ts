@@ -1,74 +1,51 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
-import os from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { freePort } from "@mixdown/devstack";
 import { repoRoot, runCli } from "./run-cli.ts";
+import { isAlive, isListening, type RunningUp, startUp, waitUntil } from "./run-up.ts";
 
 const apiMissing = !existsSync(path.join(repoRoot, "apps/api/src/main.ts"));
 
-function isListening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
-}
-
-const homes: string[] = [];
+const ups: RunningUp[] = [];
 after(async () => {
-  await Promise.all(homes.map((h) => rm(h, { recursive: true, force: true })));
+  // Whatever happened, no `up` outlives the tests.
+  for (const up of ups) up.interrupt();
+  await Promise.all(ups.map(async (up) => (await up.exited, await up.cleanUp())));
 });
 
 describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in this checkout yet" }, () => {
-  test("serves /healthz, prints the base URL and a working key last, and stops cleanly on SIGTERM", { timeout: 240_000 }, async () => {
-    const home = await mkdtemp(path.join(os.tmpdir(), "mixdown-up-test-"));
-    homes.push(home);
-    // mkdtemp makes it private; PostgreSQL runs as the postgres user when the tests run as root.
-    await chmod(home, 0o755);
-    const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", "up"], {
-      cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: "", MIXDOWN_HOME: home, PORT: String(port), LOG_LEVEL: "warn", WORKER_HEALTH_PORT: String(await freePort()) },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stderr.on("data", (c) => (stderr += c));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    child.stdout.on("data", (c) => (stdout += c));
-    // Whatever happens below, no `up` outlives the test.
-    const stopUp = () => child.kill("SIGTERM");
-    const ready = new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", () => {
-        const match = /A fresh API key[^\n]*\n(mxd_\S+)\n/.exec(stdout);
-        if (match) resolve(match[1]!);
-      });
-      void exited.then((code) => reject(new Error(`up exited with ${code}\n${stdout}\n${stderr}`)));
-      setTimeout(() => reject(new Error(`up was not ready after 180 s\n${stdout}\n${stderr}`)), 180_000).unref();
-    });
-    let key: string;
-    try {
-      key = await ready;
-    } catch (error) {
-      stopUp();
-      await exited;
-      throw error;
-    }
+  test(
+    "serves /healthz, prints the key as the last line before the logs, and a Ctrl-C stops every process it started",
+    { timeout: 240_000 },
+    async () => {
+      // At info the API and the worker log at start: none of it may land after the key.
+      const up = await startUp({ LOG_LEVEL: "info" });
+      ups.push(up);
+      const { port, home } = up;
+      const key = await up.key;
 
-    try {
-      assert.match(stdout, new RegExp(`Base URL:\\s+http://127\\.0\\.0\\.1:${port}/api/kits/v1`));
-      assert.match(stdout, /curl -H "Authorization: Bearer mxd_/);
+      const lines = up.stdout().split("\n");
+      const keyLine = lines.indexOf(key);
+      const childLine = /^(api|worker) *\| /;
+      assert.deepEqual(lines.slice(0, keyLine).filter((l) => childLine.test(l)), [], "no child output before the key");
+      assert.match(up.stdout(), new RegExp(`Base URL:\\s+http://127\\.0\\.0\\.1:${port}/api/kits/v1`));
+      assert.match(up.stdout(), new RegExp(`Logs:\\s+${home}/logs`));
+      assert.match(up.stdout(), /curl -H "Authorization: Bearer mxd_/);
+      // The worker's start-up lines went to its log file instead.
+      assert.match(readFileSync(path.join(home, "logs", "worker.log"), "utf8"), /worker started/);
+
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       assert.equal(health.status, 200);
       const list = await fetch(`http://127.0.0.1:${port}/api/kits/v1/vocal-separations`, {
         headers: { authorization: `Bearer ${key}` },
       });
       assert.equal(list.status, 200, await list.clone().text());
+      // A request's log line is streamed, prefixed, after the key.
+      await waitUntil("the API's request log line is streamed", () => up.stdout().split("\n").slice(keyLine + 1).some((l) => l.startsWith("api   | ")), 10_000);
+      const afterKey = up.stdout().split("\n").slice(keyLine + 1).filter(Boolean);
+      assert.deepEqual(afterKey.filter((l) => !childLine.test(l)), [], "after the key only child log lines");
       const anonymous = await fetch(`http://127.0.0.1:${port}/api/kits/v1/vocal-separations`);
       assert.equal(anonymous.status, 401);
       assert.ok(existsSync(path.join(home, "stack.json")));
@@ -78,16 +55,46 @@ describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in thi
       const listed = await runCli(["keys", "list"], { DATABASE_URL: "", MIXDOWN_HOME: home });
       assert.equal(listed.code, 0, listed.stderr);
       assert.match(listed.stdout, /mixdown up .*\(local\)/);
-    } finally {
-      stopUp();
-    }
-    assert.equal(await exited, 0, `${stdout}\n${stderr}`);
-    assert.equal(await isListening(port), false);
-    assert.ok(!existsSync(path.join(home, "stack.json")));
 
-    // Stopped: the key and its caller are kept in the persistent cluster, which a command can still open.
-    const after = await runCli(["keys", "list"], { DATABASE_URL: "", MIXDOWN_HOME: home });
-    assert.equal(after.code, 0, after.stderr);
-    assert.ok(after.stdout.includes(key.slice(0, 12)));
+      const pids = { api: up.pid("api"), worker: up.pid("worker"), redis: up.pid("redis"), postgres: up.postgresPid() };
+      for (const [name, pid] of Object.entries(pids)) assert.ok(pid && isAlive(pid), `${name} runs (pid ${pid})`);
+      up.interrupt();
+      assert.equal(await up.exited, 0, `${up.stdout()}\n${up.stderr()}`);
+      for (const [name, pid] of Object.entries(pids)) assert.equal(isAlive(pid!), false, `${name} (pid ${pid}) was left behind`);
+      assert.doesNotMatch(up.stdout(), /restarting in/, "nothing is restarted during the stop");
+      assert.equal(await isListening(port), false);
+      assert.ok(!existsSync(path.join(home, "stack.json")));
+      for (const name of ["api", "worker", "redis"]) assert.equal(up.pid(name), undefined, `${name}.pid removed`);
+
+      // Stopped: the key and its caller are kept in the persistent cluster, which a command can still open.
+      const later = await runCli(["keys", "list"], { DATABASE_URL: "", MIXDOWN_HOME: home });
+      assert.equal(later.code, 0, later.stderr);
+      assert.ok(later.stdout.includes(key.slice(0, 12)));
+    },
+  );
+
+  test("a worker that keeps dying makes up say so with its last log lines, stop everything and exit 1", { timeout: 180_000 }, async () => {
+    const up = await startUp({
+      MIXDOWN_UP_TEST_WORKER_ENTRY: "apps/cli/test/fixtures/crashing-worker.ts",
+      WORKER_HEALTH_PORT: String(await freePort()),
+    });
+    ups.push(up);
+    await up.key;
+    const pids = { api: up.pid("api"), redis: up.pid("redis"), postgres: up.postgresPid() };
+    assert.equal(await up.exited, 1, `${up.stdout()}\n${up.stderr()}`);
+
+    const restarts = up.stdout().match(/^worker exited \(code 3\) after [\d.]+ s; restarting in [\d.]+ s/gm) ?? [];
+    assert.deepEqual(
+      restarts.map((r) => /restarting in ([\d.]+) s/.exec(r)![1]),
+      ["0.5", "1", "2", "4", "8"],
+      up.stdout(),
+    );
+    assert.match(
+      up.stderr(),
+      new RegExp(`worker keeps failing: 6 exits within 60 s \\(last: code 3\\)\\. Its last lines \\(${up.home}/logs/worker\\.log\\):\\n.*cannot open models/vocals\\.onnx`),
+    );
+    assert.match(up.stdout(), /Stopped\./);
+    for (const [name, pid] of Object.entries(pids)) assert.equal(isAlive(pid!), false, `${name} (pid ${pid}) was left behind`);
+    assert.equal(await isListening(up.port), false);
   });
 });

@@ -26,6 +26,8 @@ export interface RunningPostgres {
   url: string;
   port: number;
   dataDir: string;
+  /** Settles when the server process ends, a `stop()` included: a supervisor can notice a crash. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 }
 
@@ -95,6 +97,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
   }
   const { child } = server;
   superviseChild(child, "SIGINT");
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
 
   const baseUrl = `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
   try {
@@ -109,6 +114,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
     url: `${baseUrl}/${database}`,
     port,
     dataDir,
+    exited,
     stop() {
       stopped ??= (async () => {
         // SIGINT is PostgreSQL's "fast" shutdown: disconnect clients, checkpoint, exit.

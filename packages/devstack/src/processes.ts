@@ -65,7 +65,16 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals, tim
 export function spawnUntilReady(
   command: string,
   args: string[],
-  options: { ready: RegExp; timeoutMs?: number; uid?: number; gid?: number; env?: NodeJS.ProcessEnv; name: string },
+  options: {
+    ready: RegExp;
+    timeoutMs?: number;
+    uid?: number;
+    gid?: number;
+    env?: NodeJS.ProcessEnv;
+    name: string;
+    /** Called right after the spawn, before any output is read: a caller that keeps the output sees all of it. */
+    onSpawn?: (child: ChildProcess) => void;
+  },
 ): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
@@ -76,6 +85,7 @@ export function spawnUntilReady(
       gid: options.gid,
       env: options.env ?? process.env,
     });
+    options.onSpawn?.(child);
     let output = "";
     let settled = false;
     const keep = (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
@@ -41,36 +41,50 @@ export function findRedisServer(): string | null {
   return ["/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"].find((p) => existsSync(p)) ?? null;
 }
 
+export interface RedisServerOptions {
+  port: number;
+  /** Working directory (AOF files); must exist. */
+  dir: string;
+  appendOnly: boolean;
+  /** See `spawnUntilReady`: sees the server's process before any of its output is read. */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
 /**
- * Runs the system `redis-server` on 127.0.0.1 in the foreground as our child, configured as BullMQ
- * wants it (`noeviction`), without RDB snapshots.
+ * One `redis-server` process on 127.0.0.1, configured as BullMQ wants it (`noeviction`), without
+ * RDB snapshots; resolves once it accepts connections. For callers that restart it themselves
+ * (`mixdown up`'s supervisor); `startRedis` wraps it for tests.
  */
-export async function startRedis(options: RedisOptions = {}): Promise<RunningRedis> {
+export async function launchRedisServer(options: RedisServerOptions): Promise<ChildProcess> {
   const binary = findRedisServer();
   if (!binary) throw new RedisNotInstalledError();
-  const ephemeral = options.dataDir === undefined;
-  const dir = options.dataDir ? path.resolve(options.dataDir) : await scratchDir();
-  await mkdir(dir, { recursive: true });
-  const port = options.port ?? (await freePort());
   const args = [
-    "--port", String(port),
+    "--port", String(options.port),
     "--bind", "127.0.0.1",
     "--daemonize", "no",
     "--save", "",
     "--appendonly", options.appendOnly ? "yes" : "no",
-    "--dir", dir,
+    "--dir", options.dir,
     "--maxmemory-policy", "noeviction",
     "--logfile", "",
   ];
+  const { child } = await spawnUntilReady(binary, args, {
+    name: `redis-server (port ${options.port})`,
+    ready: /Ready to accept connections/,
+    onSpawn: options.onSpawn,
+  });
+  superviseChild(child, "SIGTERM");
+  return child;
+}
 
-  const launch = async () => {
-    const { child } = await spawnUntilReady(binary, args, {
-      name: `redis-server (port ${port})`,
-      ready: /Ready to accept connections/,
-    });
-    superviseChild(child, "SIGTERM");
-    return child;
-  };
+/** Runs the system `redis-server` in the foreground as our child (see `launchRedisServer`). */
+export async function startRedis(options: RedisOptions = {}): Promise<RunningRedis> {
+  if (!findRedisServer()) throw new RedisNotInstalledError();
+  const ephemeral = options.dataDir === undefined;
+  const dir = options.dataDir ? path.resolve(options.dataDir) : await scratchDir();
+  await mkdir(dir, { recursive: true });
+  const port = options.port ?? (await freePort());
+  const launch = () => launchRedisServer({ port, dir, appendOnly: options.appendOnly ?? false });
 
   let child = await launch();
   let stopped: Promise<void> | undefined;

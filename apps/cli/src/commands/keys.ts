@@ -2,12 +2,12 @@ import { parseArgs } from "node:util";
 import { ApiKeyRepository, createPrismaClient, type KeyRateLimits } from "@mixdown/db";
 import { UsageError, withDatabase } from "../database.ts";
 
-export const keysUsage = `pnpm mixdown keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
+export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
     [--reads-per-minute N] [--writes-per-minute N]     its own rate limits (0 = unlimited; default: RATE_LIMIT_*_PER_MINUTE)
-pnpm mixdown keys limits <id|prefix> [--reads-per-minute N|default] [--writes-per-minute N|default]
+./mixdown.sh keys limits <id|prefix> [--reads-per-minute N|default] [--writes-per-minute N|default]
                                                      change a key's rate limits
-pnpm mixdown keys revoke <id|prefix>                 revoke a key
-pnpm mixdown keys list                               list keys (never the keys themselves)`;
+./mixdown.sh keys revoke <id|prefix>                 revoke a key
+./mixdown.sh keys list                               list keys (never the keys themselves)`;
 
 const LIMIT_OPTIONS = { "reads-per-minute": { type: "string" }, "writes-per-minute": { type: "string" } } as const;
 
@@ -79,7 +79,7 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
       parseArgs({ args: rest, options: {} });
       const list = await withDatabase(env, (url) => withKeys(url, (keys) => keys.listApiKeys()));
       if (list.length === 0) {
-        console.log("No keys yet: pnpm mixdown keys create --name NAME");
+        console.log("No keys yet: ./mixdown.sh keys create --name NAME");
         return 0;
       }
       const rows = list.map((k) => [

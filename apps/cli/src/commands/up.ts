@@ -1,34 +1,46 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { loadConfig, publicBaseUrl } from "@mixdown/config";
 import { ApiKeyRepository, applyMigrations, createPrismaClient } from "@mixdown/db";
 import {
   findRedisServer,
+  freePort,
+  launchRedisServer,
   postgresCanUse,
   RedisNotInstalledError,
   type RunningPostgres,
-  type RunningRedis,
   startPostgres,
-  startRedis,
-  stopChild,
   superviseChild,
 } from "@mixdown/devstack";
 import { UsageError } from "../database.ts";
+import { type ChildFailure, type ChildSpec, Supervisor } from "../supervisor.ts";
 import { persistentSecret, readRunningStack, removeStackInfo, repoRoot, stateDir, writeStackInfo } from "../local-state.ts";
 
-const API_ENTRY = "apps/api/src/main.ts";
-const WORKER_ENTRY = "apps/worker/src/main.ts";
 const LOCAL_CALLER = "local";
+/** Lines of a failing child's log shown on the terminal. */
+const FAILURE_TAIL = 15;
+
+const API_ENTRY = "apps/api/src/main.ts";
+
+/**
+ * The program `up` runs as the worker. Only tests change it (to a worker that crashes on purpose,
+ * `MIXDOWN_UP_TEST_WORKER_ENTRY`); it is not a setting for people.
+ */
+function workerEntry(env: Record<string, string | undefined>): string {
+  return env.MIXDOWN_UP_TEST_WORKER_ENTRY ?? "apps/worker/src/main.ts";
+}
 
 /**
  * `pnpm mixdown up`: the whole service on this machine without Docker. Embedded PostgreSQL and
  * redis-server keep their data under the state dir, objects go to local disk, the API and (when
- * present) the worker run as children. Stops everything on Ctrl-C / SIGTERM.
+ * present) the worker run as children. A dead redis-server, API or worker is restarted with
+ * backoff (`Supervisor`); one that keeps dying stops everything with its last log lines. Each
+ * child's output goes to `<state>/logs/<name>.log`; the terminal shows the API's and the worker's
+ * only once the banner (ending with the key) is out. Stops everything on Ctrl-C / SIGTERM.
  */
 export async function upCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { "no-worker": { type: "boolean" } } });
@@ -41,18 +53,26 @@ export async function upCommand(argv: string[], env: Record<string, string | und
   const port = Number(env.PORT ?? 8080);
   const host = env.HOST ?? "0.0.0.0";
   if (!(await canListen(port, host))) {
-    throw new UsageError(`Port ${port} is in use. Pick another: PORT=8090 pnpm mixdown up`);
+    throw new UsageError(`Port ${port} is in use. Pick another: PORT=8090 ./mixdown.sh up`);
   }
+  const logsDir = path.join(dir, "logs");
+  let bannerShown = false;
+  const supervisor = new Supervisor({
+    logsDir,
+    runDir: path.join(dir, "run"),
+    report: (line) => console.log(line),
+    onLine: (name, line) => {
+      if (bannerShown && name !== "redis") process.stdout.write(`${name.padEnd(6)}| ${line}\n`);
+    },
+  });
 
-  const services: { postgres?: RunningPostgres; redis?: RunningRedis; children: Array<{ name: string; child: ChildProcess }> } = {
-    children: [],
-  };
+  let postgres: RunningPostgres | undefined;
   let shuttingDown: Promise<number> | undefined;
   const shutdown = (code: number) => {
     shuttingDown ??= (async () => {
       process.stdout.write("\nStopping Mixdown…\n");
-      await Promise.allSettled(services.children.map(({ child }) => stopChild(child, "SIGTERM", 10_000)));
-      await Promise.allSettled([services.redis?.stop(), services.postgres?.stop()]);
+      await supervisor.stop();
+      await postgres?.stop();
       removeStackInfo(dir);
       process.stdout.write("Stopped.\n");
       return code;
@@ -67,7 +87,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
       if (forced || Date.now() - firstSignalAt < 2_000) return;
       forced = true;
       process.stdout.write(`${signal} again: killing everything now.\n`);
-      for (const { child } of services.children) child.kill("SIGKILL");
+      supervisor.kill();
       return;
     }
     firstSignalAt = Date.now();
@@ -78,30 +98,47 @@ export async function upCommand(argv: string[], env: Record<string, string | und
 
   try {
     const pgDir = await postgresDataDir(dir);
-    console.log(`Starting PostgreSQL (${pgDir}) and Redis (${path.join(dir, "redis")})…`);
-    const [postgres, redis] = await Promise.all([
-      startPostgres({ dataDir: pgDir }).then((s) => (services.postgres = s)),
-      startRedis({ dataDir: path.join(dir, "redis"), appendOnly: true }).then((s) => (services.redis = s)),
+    const redisDir = path.join(dir, "redis");
+    mkdirSync(redisDir, { recursive: true });
+    // Fixed once: a restarted redis-server must come back where the API and the worker reconnect.
+    const redisPort = await freePort();
+    console.log(`Starting PostgreSQL (${pgDir}) and Redis (${redisDir})…`);
+    const [database] = await Promise.all([
+      // Kept as soon as it runs, so that a failing redis-server still gets it stopped.
+      startPostgres({ dataDir: pgDir }).then((started) => (postgres = started)),
+      supervisor.start({
+        name: "redis",
+        launch: (attach) => launchRedisServer({ port: redisPort, dir: redisDir, appendOnly: true, onSpawn: attach }),
+        stopSignal: "SIGTERM",
+        stopTimeoutMs: 10_000,
+      }),
     ]);
-    const migrations = await applyMigrations(postgres.url);
+    const migrations = await applyMigrations(database.url);
     console.log(
       migrations.applied.length
         ? `Applied migrations: ${migrations.applied.join(", ")}`
         : `Database up to date (${migrations.alreadyApplied.length} migrations).`,
     );
 
+    const workerHealthPort = Number(env.WORKER_HEALTH_PORT ?? (await freePort()));
     const childEnv: Record<string, string | undefined> = {
       ...env,
       NODE_ENV: env.NODE_ENV ?? "development",
       HOST: host,
       PORT: String(port),
-      DATABASE_URL: postgres.url,
-      REDIS_URL: redis.url,
+      DATABASE_URL: database.url,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       STORAGE_DRIVER: "local",
       STORAGE_LOCAL_DIR: path.join(dir, "storage"),
       SIGNED_URL_SECRET: env.SIGNED_URL_SECRET ?? persistentSecret(dir),
       TMP_DIR: env.TMP_DIR ?? path.join(dir, "tmp"),
       MODELS_DIR: env.MODELS_DIR ?? path.join(repoRoot, "models"),
+      WORKER_HEALTH_PORT: String(workerHealthPort),
+      // One worker on one machine, restarted within a second when it dies: its jobs are taken up
+      // again once their lock lapses (10 s, found within 5 s more) rather than after 30-60 s.
+      WORKER_LOCK_DURATION_MS: env.WORKER_LOCK_DURATION_MS ?? "10000",
+      WORKER_STALLED_INTERVAL_MS: env.WORKER_STALLED_INTERVAL_MS ?? "5000",
+      RECONCILE_INTERVAL_SECONDS: env.RECONCILE_INTERVAL_SECONDS ?? "10",
       // Already migrated above, once, before either process starts.
       AUTO_MIGRATE: "false",
     };
@@ -110,28 +147,27 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     mkdirSync(config.STORAGE_LOCAL_DIR, { recursive: true });
     mkdirSync(config.TMP_DIR, { recursive: true });
 
+    const worker = workerEntry(env);
+    const startup = new AbortController();
     if (!existsSync(path.join(repoRoot, API_ENTRY))) throw new UsageError(`${API_ENTRY} is missing from this checkout.`);
-    const api = startApp("api", API_ENTRY, childEnv);
-    services.children.push({ name: "api", child: api });
+    await supervisor.start(appSpec("api", API_ENTRY, childEnv));
+    const ready = [waitForHealth("API", `http://127.0.0.1:${port}/healthz`, startup.signal)];
     if (values["no-worker"]) {
       console.log("Worker not started (--no-worker): jobs stay queued.");
-    } else if (existsSync(path.join(repoRoot, WORKER_ENTRY))) {
-      services.children.push({ name: "worker", child: startApp("worker", WORKER_ENTRY, childEnv) });
+    } else if (existsSync(path.join(repoRoot, worker))) {
+      await supervisor.start(appSpec("worker", worker, childEnv));
+      ready.push(waitForHealth("worker", `http://127.0.0.1:${workerHealthPort}/healthz`, startup.signal));
     } else {
-      console.log(`No ${WORKER_ENTRY} in this checkout yet: jobs are accepted and stay queued.`);
+      console.log(`No ${worker} in this checkout yet: jobs are accepted and stay queued.`);
     }
-    for (const { name, child } of services.children) {
-      child.once("exit", (code, signal) => {
-        if (shuttingDown) return;
-        console.error(`${name} exited (code ${code}, signal ${signal}); stopping everything.`);
-        void shutdown(1).then((c) => process.exit(c));
-      });
-    }
+    const startupFailure = supervisor.failed.then((failure) => {
+      throw new ChildFailedError(describeFailure(failure));
+    });
+    await Promise.race([Promise.all(ready), startupFailure]).finally(() => startup.abort());
+    supervisor.restartOnExit();
+    writeStackInfo(dir, { pid: process.pid, databaseUrl: database.url, redisUrl: childEnv.REDIS_URL!, baseUrl });
 
-    await waitForHealth(`http://127.0.0.1:${port}/healthz`, api, 120_000);
-    writeStackInfo(dir, { pid: process.pid, databaseUrl: postgres.url, redisUrl: redis.url, baseUrl });
-
-    const key = await issueLocalKey(postgres.url);
+    const key = await issueLocalKey(database.url);
     console.log(
       [
         "",
@@ -139,6 +175,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
         `  Base URL:  ${baseUrl}/api/kits/v1`,
         `  Docs:      ${baseUrl}/docs`,
         `  Data:      ${dir}`,
+        `  Logs:      ${logsDir}`,
         "",
         "Try it:",
         `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/api/kits/v1/vocal-separations`,
@@ -148,11 +185,30 @@ export async function upCommand(argv: string[], env: Record<string, string | und
         key,
       ].join("\n"),
     );
-    return await new Promise<number>(() => undefined);
+    bannerShown = true;
+
+    const failure = await Promise.race([
+      supervisor.failed.then(describeFailure),
+      // Not restarted: its crash recovery is a thing to look at, and nothing works without it.
+      database.exited.then(({ code, signal }) => `PostgreSQL exited (${signal ? `signal ${signal}` : `code ${code}`}); Mixdown cannot run without it.`),
+    ]);
+    if (shuttingDown) return await shuttingDown;
+    console.error(failure);
+    return await shutdown(1).then((code) => process.exit(code));
   } catch (error) {
+    const childFailed = error instanceof ChildFailedError;
+    if (childFailed) console.error(error.message);
     await shutdown(1);
+    if (childFailed) return 1;
     throw error;
   }
+}
+
+class ChildFailedError extends Error {}
+
+function describeFailure(failure: ChildFailure): string {
+  const tail = failure.lastLines.slice(-FAILURE_TAIL).map((line) => `  ${line}`);
+  return [`${failure.reason}. Its last lines (${failure.logFile}):`, ...tail].join("\n");
 }
 
 /** `.mixdown/postgres`, unless we are root and the postgres user cannot reach it (a checkout in /root). */
@@ -164,24 +220,30 @@ async function postgresDataDir(dir: string): Promise<string> {
   return fallback;
 }
 
-function startApp(name: string, entry: string, env: Record<string, string | undefined>): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: repoRoot,
-    env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  superviseChild(child, "SIGTERM");
-  for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on("line", (line) => process.stdout.write(`${name.padEnd(6)}| ${line}\n`));
-  }
-  return child;
+/** The API or the worker: node with tsx, its own process group (a Ctrl-C reaches it through our stop). */
+function appSpec(name: string, entry: string, env: Record<string, string | undefined>): ChildSpec {
+  return {
+    name,
+    launch: () => {
+      const child = spawn(process.execPath, ["--import", "tsx", entry], {
+        cwd: repoRoot,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      superviseChild(child, "SIGTERM");
+      return child;
+    },
+    stopSignal: "SIGTERM",
+    // The worker finishes its running job first, if that is quick.
+    stopTimeoutMs: 10_000,
+  };
 }
 
-async function waitForHealth(url: string, api: ChildProcess, timeoutMs: number): Promise<void> {
+/** Polls `url` until it answers 200 or `signal` ends the wait (a child died: `supervisor.failed`). */
+async function waitForHealth(what: string, url: string, signal: AbortSignal, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (api.exitCode !== null || api.signalCode !== null) throw new Error(`The API exited during start (code ${api.exitCode}).`);
+  while (Date.now() < deadline && !signal.aborted) {
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
       if (response.ok) return;
@@ -190,7 +252,8 @@ async function waitForHealth(url: string, api: ChildProcess, timeoutMs: number):
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`The API did not answer ${url} within ${timeoutMs / 1000} s.`);
+  if (signal.aborted) return;
+  throw new Error(`The ${what} did not answer ${url} within ${timeoutMs / 1000} s.`);
 }
 
 async function issueLocalKey(databaseUrl: string): Promise<string> {

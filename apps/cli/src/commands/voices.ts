@@ -8,7 +8,7 @@ import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model
 import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
 
-export const voicesUsage = `pnpm mixdown voices import <file.onnx> --title TITLE [--public | --owner CALLER_ID]
+export const voicesUsage = `./mixdown.sh voices import <file.onnx> --title TITLE [--public | --owner CALLER_ID]
                          [--tags a,b] [--sample-rate 40000]   import an RVC v2 or native ONNX voice model`;
 
 /**
