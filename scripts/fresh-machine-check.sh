@@ -22,6 +22,8 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BASE_NODE_VERSION=20.20.2
 SUITE=bookworm
 PORT="${FRESH_PORT:-8080}"
+# The README's default port, unless something on this machine already listens there.
+if [ -z "${FRESH_PORT:-}" ] && (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then PORT=18080; fi
 UP_TIMEOUT_S="${FRESH_UP_TIMEOUT_S:-900}"
 JOB_TIMEOUT_S=300
 
