@@ -60,15 +60,18 @@ export class ApiMetrics {
       labelNames: ["kind"],
       registers,
     });
-    const sourceUp = new Gauge({
-      name: "mixdown_metrics_source_up",
-      help: "1 when the last scrape could read the source (redis: queue depth, postgres: job totals), else 0",
-      labelNames: ["source"],
-      registers,
-    });
-    const report = (source: string, error: unknown) => {
-      sourceUp.set({ source }, 0);
-      sources.log.warn({ err: error, source }, "metrics source unavailable");
+    // Set by the two gauges below while they collect; read by mixdown_metrics_source_up after them.
+    const up = new Map<string, Promise<boolean>>();
+    const attempt = (source: string, work: () => Promise<void>) => {
+      const done = work().then(
+        () => true,
+        (error: unknown) => {
+          sources.log.warn({ err: error, source }, "metrics source unavailable");
+          return false;
+        },
+      );
+      up.set(source, done);
+      return done;
     };
     new Gauge({
       name: "mixdown_queue_jobs",
@@ -77,7 +80,7 @@ export class ApiMetrics {
       registers,
       async collect() {
         this.reset();
-        try {
+        await attempt("redis", async () => {
           const counts = await withTimeout(
             Promise.all(QUEUE_NAMES.map((name) => sources.queues.queue(name).getJobCounts(...QUEUE_STATES))),
             "redis",
@@ -85,10 +88,7 @@ export class ApiMetrics {
           QUEUE_NAMES.forEach((queue, i) => {
             for (const state of QUEUE_STATES) this.set({ queue, state }, counts[i]![state] ?? 0);
           });
-          sourceUp.set({ source: "redis" }, 1);
-        } catch (error) {
-          report("redis", error);
-        }
+        });
       },
     });
     new Gauge({
@@ -98,15 +98,23 @@ export class ApiMetrics {
       registers,
       async collect() {
         this.reset();
-        try {
+        await attempt("postgres", async () => {
           const groups = await withTimeout(sources.counts.jobsByKindAndStatus(), "postgres");
           // Every kind/status pair is present (0 when there is none), so rate() and alerts see a series from the start.
           for (const kind of JOB_KINDS) for (const status of JOB_STATUSES) this.set({ kind, status }, 0);
           for (const g of groups) this.set({ kind: g.kind, status: g.status }, g.count);
-          sourceUp.set({ source: "postgres" }, 1);
-        } catch (error) {
-          report("postgres", error);
-        }
+        });
+      },
+    });
+    // Registered after the gauges it reports on: a scrape starts the collects in registration
+    // order, so this one finds the current scrape's attempts in `up`.
+    new Gauge({
+      name: "mixdown_metrics_source_up",
+      help: "1 when this scrape could read the source (redis: queue depth, postgres: job totals), else 0",
+      labelNames: ["source"],
+      registers,
+      async collect() {
+        for (const [source, done] of up) this.set({ source }, (await done) ? 1 : 0);
       },
     });
   }
