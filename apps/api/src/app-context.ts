@@ -1,6 +1,8 @@
 import type { Config } from "@mixdown/config";
 import type { ApiKeyRepository, PrismaClient } from "@mixdown/db";
 import type { JobQueues } from "@mixdown/queue";
+import type { IdempotentCreates } from "./idempotency/idempotent-creates.ts";
+import type { ApiMetrics } from "./metrics/api-metrics.ts";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { SeparationService } from "./separations/separation-service.ts";
 import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
@@ -22,4 +24,7 @@ export interface AppContext {
   blends: VoiceBlendService;
   models: VoiceModelService;
   modelImports: VoiceModelImportService;
+  idempotency: IdempotentCreates;
+  /** Absent when METRICS_ENABLED is false. */
+  metrics?: ApiMetrics;
 }

@@ -7,7 +7,9 @@ import { publicBaseUrl, type Config } from "@mixdown/config";
 import {
   ApiKeyRepository,
   createPrismaClient,
+  IdempotencyKeyRepository,
   SeparationJobRepository,
+  ServiceCountRepository,
   VoiceBlendJobRepository,
   VoiceConversionJobRepository,
   VoiceModelImportRepository,
@@ -23,7 +25,10 @@ import { fileRoutes } from "./files/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
 import { installErrorHandling } from "./http/errors.ts";
 import { ErrorResponse } from "./http/schemas.ts";
+import { IDEMPOTENCY_WINDOW_MS, IdempotentCreates } from "./idempotency/idempotent-creates.ts";
 import { JobSubmitter } from "./jobs/job-submitter.ts";
+import { ApiMetrics } from "./metrics/api-metrics.ts";
+import { metricsRoutes } from "./metrics/routes.ts";
 import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
 import { registerRateLimit } from "./rate-limit/rate-limit.ts";
 import { RecordPresenter } from "./records/present.ts";
@@ -86,6 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`);
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
+  const idempotencyKeys = new IdempotencyKeyRepository(prisma);
   const serviceDeps = { storage, submitter, presenter, log: app.log, ffprobePath: deps.ffprobePath };
   const ctx: AppContext = {
     config,
@@ -102,8 +108,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
+    idempotency: new IdempotentCreates(idempotencyKeys, app.log),
+    metrics: config.METRICS_ENABLED ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log }) : undefined,
   };
   app.decorate("ctx", ctx);
+  const { metrics } = ctx;
+  if (metrics) {
+    // The route pattern, not the URL: one series per route however many ids are requested.
+    app.addHook("onResponse", async (request, reply) => {
+      metrics.observeRequest(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
+  pruneIdempotencyKeys(app, idempotencyKeys);
 
   installErrorHandling(app);
   await app.register(multipart, { throwFileSizeLimit: true });
@@ -116,7 +132,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         description:
           "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`.",
       },
-      components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key from `pnpm mixdown keys create`" } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: "http", scheme: "bearer", description: "An API key from `pnpm mixdown keys create`" },
+          metricsToken: { type: "http", scheme: "bearer", description: "METRICS_TOKEN (GET /metrics only)" },
+        },
+      },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
@@ -125,6 +146,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   for (const schema of sharedRecordSchemas) app.addSchema(schema);
 
   await app.register(healthRoutes, { ctx });
+  if (metrics) await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN });
   if (storage instanceof LocalDiskStorage) {
     await app.register(fileRoutes, { storage, secret: config.SIGNED_URL_SECRET! });
   }
@@ -144,4 +166,20 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     { prefix: API_PREFIX },
   );
   return app as unknown as App;
+}
+
+/**
+ * Keys older than the 24-hour window are ignored by the claim already; this deletes them so the
+ * table stays the size of a day's creates. Hourly, and once at start.
+ */
+function pruneIdempotencyKeys(app: FastifyInstance, keys: IdempotencyKeyRepository): void {
+  const prune = () =>
+    keys
+      .pruneOlderThan(new Date(Date.now() - IDEMPOTENCY_WINDOW_MS))
+      .catch((error: unknown) => app.log.warn({ err: error }, "could not prune expired idempotency keys"));
+  const timer = setInterval(prune, 3600_000).unref();
+  app.addHook("onReady", async () => {
+    void prune();
+  });
+  app.addHook("onClose", async () => clearInterval(timer));
 }

@@ -2,12 +2,14 @@ import { pino } from "pino";
 import { loadConfig } from "@mixdown/config";
 import { startHealthServer } from "./health.ts";
 import { startWorkerApp } from "./worker-app.ts";
+import { WorkerMetrics } from "./worker-metrics.ts";
 
 const config = loadConfig();
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "worker", pid: process.pid } });
 
 let shuttingDown = false;
-const app = await startWorkerApp(config, logger).catch((err: Error) => {
+const metrics = config.METRICS_ENABLED ? new WorkerMetrics() : undefined;
+const app = await startWorkerApp(config, logger, metrics).catch((err: Error) => {
   logger.fatal({ err: err.message }, "worker could not start");
   process.exit(1);
 });
@@ -17,6 +19,7 @@ const health =
         queues: app.queues,
         activeJobs: () => app.activeJobs(),
         shuttingDown: () => shuttingDown,
+        metrics: metrics && { registry: metrics.registry, token: config.METRICS_TOKEN },
       })
     : undefined;
 

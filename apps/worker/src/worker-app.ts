@@ -25,6 +25,7 @@ import { processVoiceModelMediaJob } from "./jobs/voice-model-media.ts";
 import { createVoiceConversionPool, type VoiceConversionPool } from "./voice-conversion-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { registerDefaultVoices } from "./voice-catalogue.ts";
+import type { WorkerMetrics } from "./worker-metrics.ts";
 
 export interface WorkerApp {
   /** Queues this process serves. */
@@ -58,7 +59,7 @@ export function selectQueues(list: string, available: readonly string[]): QueueN
  * Everything a worker process runs: one BullMQ Worker per configured queue, the threads that do
  * the audio work, and the reconciler. The caller owns the process (signals, health endpoint).
  */
-export async function startWorkerApp(config: Config, logger: Logger): Promise<WorkerApp> {
+export async function startWorkerApp(config: Config, logger: Logger, metrics?: WorkerMetrics): Promise<WorkerApp> {
   const prisma: PrismaClient = createPrismaClient(config.DATABASE_URL);
   const storage: ObjectStorage = createStorage(config);
   const tmpDir = resolve(config.TMP_DIR || tmpdir());
@@ -182,6 +183,7 @@ export async function startWorkerApp(config: Config, logger: Logger): Promise<Wo
       logger.warn({ queue, jobId: job?.data?.jobId, bullJobId: job?.id, attempt: job?.attemptsMade, err: err.message }, "job attempt failed"),
     );
     worker.on("error", (err) => logger.warn({ queue, err: err.message }, "worker error"));
+    metrics?.watch(queue, worker, concurrency[queue]);
     return worker;
   });
 

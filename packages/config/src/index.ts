@@ -25,6 +25,10 @@ export const EnvSchema = z
     RATE_LIMIT_READS_PER_MINUTE: int(0).default(0),
     RATE_LIMIT_WRITES_PER_MINUTE: int(0).default(0),
     TMP_DIR: z.string().default("/tmp/mixdown"),
+    /** `GET /metrics` on the API and on the worker's health port (Prometheus exposition format). */
+    METRICS_ENABLED: bool.default(true),
+    /** When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
+    METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters (generate one with: openssl rand -hex 24)").optional(),
 
     // Postgres and Redis
     DATABASE_URL: z.string().min(1),

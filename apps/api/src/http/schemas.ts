@@ -60,3 +60,13 @@ export function errorResponses(...codes: number[]): Record<number, TSchema> {
 }
 
 export const bearerSecurity = [{ bearerAuth: [] as string[] }];
+
+/** The headers every create route documents. Checked by the handler (400), not by the schema. */
+export const CreateHeaders = Type.Object({
+  "idempotency-key": Type.Optional(
+    Type.String({
+      description:
+        "Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key.",
+    }),
+  ),
+});

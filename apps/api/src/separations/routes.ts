@@ -4,9 +4,9 @@ import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "../records/schemas.ts";
-import { receiveForm } from "../uploads/receive-form.ts";
 
 const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = [
   { path: "vocal-separations", kind: "vocal_separation", tag: "Vocal separations", noun: "vocal separation" },
@@ -30,26 +30,21 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB.`,
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
+          headers: CreateHeaders,
           body: separationForm,
-          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(400, 401, 413, 415, 422, 429) },
+          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
         },
         validatorCompiler: documentOnly,
       },
-      async (request, reply) => {
-        const form = await receiveForm(
+      (request, reply) =>
+        multipartCreate(
+          ctx,
           request,
+          reply,
           { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: textFieldsOf(separationForm) },
-          config.TMP_DIR,
-        );
-        let record;
-        try {
-          record = await ctx.separations.create(request.auth.caller.id, kind, form);
-        } finally {
-          await form.cleanup();
-        }
-        // Temporary files are gone before the answer leaves.
-        return reply.code(200).send(record);
-      },
+          { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => ctx.separations.get(callerId, kind, id) },
+          (form) => ctx.separations.create(request.auth.caller.id, kind, form),
+        ),
     );
 
     app.get(

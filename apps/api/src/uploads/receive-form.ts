@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
@@ -19,6 +20,8 @@ export interface ReceivedFile {
   filename: string | undefined;
   /** The first HEAD_BYTES bytes. */
   head: Buffer;
+  /** Hex sha256 of the bytes, hashed as they streamed in (an Idempotency-Key's request fingerprint uses it). */
+  sha256: string;
 }
 
 export interface ReceivedForm {
@@ -128,10 +131,12 @@ async function readParts(
     let size = 0;
     const headChunks: Buffer[] = [];
     let headLength = 0;
+    const hash = createHash("sha256");
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         size += chunk.length;
         if (size > fileSpec.maxBytes) return callback(tooLarge(part.fieldname, fileSpec.maxBytes));
+        hash.update(chunk);
         if (headLength < HEAD_BYTES) {
           headChunks.push(Buffer.from(chunk.subarray(0, HEAD_BYTES - headLength)));
           headLength += Math.min(chunk.length, HEAD_BYTES - headLength);
@@ -141,7 +146,7 @@ async function readParts(
     });
     await pipeline(part.file, counter, createWriteStream(target));
     if (part.file.truncated) throw tooLarge(part.fieldname, fileSpec.maxBytes);
-    files.set(part.fieldname, { field: part.fieldname, path: target, size, filename: part.filename, head: Buffer.concat(headChunks) });
+    files.set(part.fieldname, { field: part.fieldname, path: target, size, filename: part.filename, head: Buffer.concat(headChunks), sha256: hash.digest("hex") });
   }
 }
 

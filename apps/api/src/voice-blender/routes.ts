@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../app-context.ts";
 import { badRequest, unprocessable } from "../http/errors.ts";
-import { bearerSecurity, errorResponses, IdParams } from "../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, errorResponses, IdParams } from "../http/schemas.ts";
+import { jsonCreate } from "../idempotency/create-request.ts";
 
 const ModelId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
@@ -30,8 +31,9 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         description:
           "One alpha fewer than models: the last share is computed as 1 minus the sum of the given ones (alpha2 with two models, alpha3 with three, alpha4 with four) and must not be negative. Models must be visible to the caller, usable, and share architecture and sample rate. The output model (outputModelId) is created at once in state `pending` and is usable once the job's status is `success`.",
         security: bearerSecurity,
+        headers: CreateHeaders,
         body: BlendBody,
-        response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 422, 429) },
+        response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 409, 422, 429) },
       },
       preValidation: async (request) => {
         if (request.isMultipart() || typeof request.body !== "object" || request.body === null || Array.isArray(request.body)) {
@@ -44,10 +46,14 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         if (extraModel) throw unprocessable(`${extraModel}: at most four models can be blended`);
       },
     },
-    async (request, reply) => {
-      const record = await ctx.blends.create(request.auth.caller.id, request.body);
-      return reply.code(201).send(record);
-    },
+    (request, reply) =>
+      jsonCreate(
+        ctx,
+        request,
+        reply,
+        { resource: "voice_blend", jobKind: "voice_blend", status: 201, current: (callerId, id) => ctx.blends.get(callerId, id) },
+        () => ctx.blends.create(request.auth.caller.id, request.body),
+      ),
   );
 
   app.get(

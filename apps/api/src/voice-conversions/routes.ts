@@ -3,9 +3,9 @@ import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "../records/schemas.ts";
-import { receiveForm } from "../uploads/receive-form.ts";
 import { POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
 
 const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
@@ -41,26 +41,21 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
         description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\`. Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
+        headers: CreateHeaders,
         body: conversionForm,
-        response: { 201: Type.Ref("VoiceConversionJob"), ...errorResponses(400, 401, 413, 415, 422, 429) },
+        response: { 201: Type.Ref("VoiceConversionJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
-    async (request, reply) => {
-      const form = await receiveForm(
+    (request, reply) =>
+      multipartCreate(
+        ctx,
         request,
+        reply,
         { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: textFieldsOf(conversionForm) },
-        config.TMP_DIR,
-      );
-      let record;
-      try {
-        record = await ctx.conversions.create(request.auth.caller.id, form);
-      } finally {
-        await form.cleanup();
-      }
-      // Temporary files are gone before the answer leaves.
-      return reply.code(201).send(record);
-    },
+        { resource: "voice_conversion", jobKind: "voice_conversion", status: 201, current: (callerId, id) => ctx.conversions.get(callerId, id) },
+        (form) => ctx.conversions.create(request.auth.caller.id, form),
+      ),
   );
 
   app.get(

@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "../records/schemas.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
-import { receiveForm } from "../uploads/receive-form.ts";
 
 /** `/voice-models`: list (public catalogue + own, or own only) and fetch. */
 export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -52,14 +52,17 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           TEXT_PARTS_AS_FILES,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
+        headers: CreateHeaders,
         body: importForm,
-        response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 413, 415, 422, 429) },
+        response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
-    async (request, reply) => {
-      const form = await receiveForm(
+    (request, reply) =>
+      multipartCreate(
+        ctx,
         request,
+        reply,
         {
           files: {
             modelFile: { maxBytes: ctx.config.MAX_VOICE_MODEL_UPLOAD_BYTES },
@@ -68,17 +71,10 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           },
           textFields: textFieldsOf(importForm),
         },
-        ctx.config.TMP_DIR,
-      );
-      let record;
-      try {
-        record = await ctx.modelImports.import(request.auth.caller.id, form);
-      } finally {
-        await form.cleanup();
-      }
-      // Temporary files are gone before the answer leaves.
-      return reply.code(201).send(record);
-    },
+        // An import creates the model and queues the job that renders its demo and cover.
+        { resource: "voice_model", jobKind: "voice_model_media", status: 201, current: (callerId, id) => ctx.models.get(callerId, id) },
+        (form) => ctx.modelImports.import(request.auth.caller.id, form),
+      ),
   );
 
   for (const media of ["image", "demo"] as const) {

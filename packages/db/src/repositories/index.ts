@@ -19,3 +19,9 @@ export {
 export { VoiceConversionJobRunRepository, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
 export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
+export {
+  IdempotencyKeyRepository,
+  type IdempotencyClaim,
+  type IdempotentResource,
+} from "./idempotency-keys.ts";
+export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";

@@ -1,0 +1,94 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Job, Worker } from "bullmq";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** The kind label shared with the API's metrics: `vocal_separation`, `stem_split`, `voice_conversion`, ... */
+function kindOf(queue: string, job: Job | undefined): string {
+  const kind = queue === "separation" && typeof job?.data?.kind === "string" ? (job.data.kind as string) : queue;
+  return kind.replaceAll("-", "_");
+}
+
+/**
+ * A worker process's metrics: jobs ended and their durations by kind, and how busy each queue's
+ * BullMQ Worker is. Fed by the Workers' events only, so the job handlers know nothing of it.
+ */
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  private readonly ended: Counter<"kind" | "status">;
+  private readonly retried: Counter<"kind">;
+  private readonly duration: Histogram<"kind" | "status">;
+  private readonly concurrency: Gauge<"queue">;
+  private readonly active = new Map<string, Set<string>>();
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.ended = new Counter({
+      name: "mixdown_jobs_ended_total",
+      help: "Jobs this worker ended, by kind and status (success, or error after the last attempt)",
+      labelNames: ["kind", "status"],
+      registers,
+    });
+    this.retried = new Counter({
+      name: "mixdown_job_attempts_failed_total",
+      help: "Failed attempts that will be retried, by kind",
+      labelNames: ["kind"],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: "mixdown_job_duration_seconds",
+      help: "Time from the start of a job's last attempt to its end, by kind and status",
+      labelNames: ["kind", "status"],
+      buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    });
+    const active = this.active;
+    new Gauge({
+      name: "mixdown_worker_active_jobs",
+      help: "Jobs this worker is running now, by queue (busy slots; idle = concurrency - active)",
+      labelNames: ["queue"],
+      registers,
+      collect() {
+        for (const [queue, jobs] of active) this.set({ queue }, jobs.size);
+      },
+    });
+    this.concurrency = new Gauge({
+      name: "mixdown_worker_concurrency",
+      help: "Jobs this worker may run at once, by queue (WORKER_CONCURRENCY_*)",
+      labelNames: ["queue"],
+      registers,
+    });
+  }
+
+  /** Follows one BullMQ Worker through its events. */
+  watch(queue: string, worker: Worker, concurrency: number): void {
+    const running = new Set<string>();
+    this.active.set(queue, running);
+    this.concurrency.set({ queue }, concurrency);
+    worker.on("active", (job) => running.add(String(job.id)));
+    worker.on("completed", (job) => {
+      running.delete(String(job.id));
+      this.end(queue, job, "success");
+    });
+    worker.on("failed", (job) => {
+      if (job) running.delete(String(job.id));
+      // BullMQ sets finishedOn only when the job moved to failed for good; a retry leaves it unset.
+      if (job?.finishedOn) this.end(queue, job, "error");
+      else this.retried.inc({ kind: kindOf(queue, job) });
+    });
+  }
+
+  private end(queue: string, job: Job, status: string): void {
+    const kind = kindOf(queue, job);
+    this.ended.inc({ kind, status });
+    if (job.processedOn && job.finishedOn) this.duration.observe({ kind, status }, Math.max(0, job.finishedOn - job.processedOn) / 1000);
+  }
+}
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+/** `Authorization: Bearer <token>`, compared by digest so the timing shows nothing of the token. */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const match = /^bearer\s+(.+)$/i.exec(header?.trim() ?? "");
+  return match !== null && timingSafeEqual(digest(match[1]!), digest(token));
+}
