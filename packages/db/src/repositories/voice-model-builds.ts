@@ -1,5 +1,6 @@
 import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
 import type { JobTable } from "./job-table.ts";
+import { voiceModelJobRows } from "./voice-model-media.ts";
 
 /** A native voice still to be built from its reference recording: to the reconciler, a running `voice-model-build` job. */
 export const VOICE_MODEL_AWAITING_BUILD = {
@@ -43,18 +44,6 @@ export function voiceModelBuildTable(prisma: PrismaClient): JobTable<VoiceModelT
     },
     fail: end,
     cancel: (id) => end(id, "cancelled"),
-    async findRunning(createdBefore, afterId, take) {
-      const rows = await prisma.voiceModel.findMany({
-        where: { ...VOICE_MODEL_AWAITING_BUILD, createdAt: { lt: createdBefore }, id: { gt: afterId } },
-        orderBy: { id: "asc" },
-        take,
-        select: { id: true, buildEnqueuedAt: true, createdAt: true },
-      });
-      return rows.map((r) => ({ ref: { queue: "voice-model-build", payload: { voiceModelId: r.id } }, enqueuedAt: r.buildEnqueuedAt, createdAt: r.createdAt }));
-    },
-    isRunning: async (id) => (await prisma.voiceModel.count({ where: { id, ...VOICE_MODEL_AWAITING_BUILD } })) > 0,
-    async markEnqueued(id) {
-      await prisma.voiceModel.updateMany({ where: { id }, data: { buildEnqueuedAt: new Date() } });
-    },
+    ...voiceModelJobRows(prisma, "voice-model-build", VOICE_MODEL_AWAITING_BUILD, "buildEnqueuedAt"),
   };
 }

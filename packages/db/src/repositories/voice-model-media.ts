@@ -1,3 +1,4 @@
+import type { JobRef } from "@mixdown/jobs";
 import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
 import type { JobTable } from "./job-table.ts";
 
@@ -39,19 +40,7 @@ export function voiceModelMediaTable(prisma: PrismaClient): JobTable<VoiceModel,
     },
     fail: giveUp,
     cancel: (id) => giveUp(id, "cancelled"),
-    async findRunning(createdBefore, afterId, take) {
-      const rows = await prisma.voiceModel.findMany({
-        where: { ...VOICE_MODEL_LACKING_MEDIA, createdAt: { lt: createdBefore }, id: { gt: afterId } },
-        orderBy: { id: "asc" },
-        take,
-        select: { id: true, mediaEnqueuedAt: true, createdAt: true },
-      });
-      return rows.map((r) => ({ ref: { queue: "voice-model-media", payload: { voiceModelId: r.id } }, enqueuedAt: r.mediaEnqueuedAt, createdAt: r.createdAt }));
-    },
-    isRunning: async (id) => (await prisma.voiceModel.count({ where: { id, ...VOICE_MODEL_LACKING_MEDIA } })) > 0,
-    async markEnqueued(id) {
-      await prisma.voiceModel.updateMany({ where: { id }, data: { mediaEnqueuedAt: new Date() } });
-    },
+    ...voiceModelJobRows(prisma, "voice-model-media", VOICE_MODEL_LACKING_MEDIA, "mediaEnqueuedAt"),
   };
 }
 
@@ -59,4 +48,31 @@ export function voiceModelMediaTable(prisma: PrismaClient): JobTable<VoiceModel,
 export async function listModelsOwedMedia(prisma: PrismaClient, limit = 10_000): Promise<number[]> {
   const rows = await prisma.voiceModel.findMany({ where: VOICE_MODEL_LACKING_MEDIA, select: { id: true }, orderBy: { id: "asc" }, take: limit });
   return rows.map((r) => r.id);
+}
+
+/**
+ * The reconciler's side of a job kind whose row is a VoiceModel: `where` says which models have
+ * work to do, `enqueuedColumn` records that their queue entry was added.
+ */
+export function voiceModelJobRows(
+  prisma: PrismaClient,
+  queue: "voice-model-media" | "voice-model-build",
+  where: Prisma.VoiceModelWhereInput,
+  enqueuedColumn: "mediaEnqueuedAt" | "buildEnqueuedAt",
+): Pick<JobTable<never, never>, "findRunning" | "isRunning" | "markEnqueued"> {
+  return {
+    async findRunning(createdBefore, afterId, take) {
+      const rows = await prisma.voiceModel.findMany({
+        where: { ...where, createdAt: { lt: createdBefore }, id: { gt: afterId } },
+        orderBy: { id: "asc" },
+        take,
+        select: { id: true, createdAt: true, mediaEnqueuedAt: true, buildEnqueuedAt: true },
+      });
+      return rows.map((r) => ({ ref: { queue, payload: { voiceModelId: r.id } } as JobRef, enqueuedAt: r[enqueuedColumn], createdAt: r.createdAt }));
+    },
+    isRunning: async (id) => (await prisma.voiceModel.count({ where: { id, ...where } })) > 0,
+    async markEnqueued(id) {
+      await prisma.voiceModel.updateMany({ where: { id }, data: enqueuedColumn === "mediaEnqueuedAt" ? { mediaEnqueuedAt: new Date() } : { buildEnqueuedAt: new Date() } });
+    },
+  };
 }
