@@ -5,7 +5,7 @@ import { Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "@mixdown/config";
-import { createJobTables, createPrismaClient, listModelsOwedMedia, RunningJobRepository, type PrismaClient } from "@mixdown/db";
+import { createJobTables, createPrismaClient, listModelsOwedMedia, registerDefaultVoices, RunningJobRepository, type PrismaClient } from "@mixdown/db";
 import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues } from "@mixdown/queue";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
@@ -18,7 +18,6 @@ import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.
 import { createSeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { createVoiceBuildPool } from "./voice-build-protocol.ts";
-import { registerDefaultVoices } from "./voice-catalogue.ts";
 import { createVoiceConversionPool, type VoiceConversionPool } from "./voice-conversion-protocol.ts";
 import { VoiceModelFiles } from "./voice-model-files.ts";
 

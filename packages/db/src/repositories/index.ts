@@ -16,5 +16,5 @@ export { separationJobTable, type SeparationOutputs, type StoredStem } from "./s
 export { HealthRepository } from "./health.ts";
 export { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
 export { voiceConversionJobTable, type RunnableVoiceConversion, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
-export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
+export { registerDefaultVoices, registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
