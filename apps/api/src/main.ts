@@ -1,8 +1,7 @@
 import { loadConfig } from "@mixdown/config";
-import { applyMigrations, RunningJobRepository } from "@mixdown/db";
+import { applyMigrations, registerDefaultVoices, RunningJobRepository } from "@mixdown/db";
 import { startReconciler } from "@mixdown/queue";
 import { buildApp } from "./app.ts";
-import { registerDefaultVoices } from "./voice-models/default-voices.ts";
 
 /** The API process: migrate (AUTO_MIGRATE), listen on PORT, reconcile queue entries, stop cleanly on SIGTERM. */
 async function main(): Promise<void> {

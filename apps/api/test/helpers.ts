@@ -6,6 +6,7 @@ import { mkdir, readdir, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { JOB_KINDS } from "@mixdown/jobs";
 import { loadConfig, type Config } from "@mixdown/config";
 import { ApiKeyRepository, VoiceModelRepository, type KeyRateLimits, type NewVoiceModel, type PrismaClient } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
@@ -148,7 +149,7 @@ export async function footprint(h: Harness): Promise<Footprint> {
     prisma.voiceModel.count(),
     ctx.storage.list("uploads/"),
     ctx.storage.list("voice-models/"),
-    Promise.all([ctx.queues.separation, ctx.queues.voiceConversion, ctx.queues.voiceBlend, ctx.queues.voiceModelMedia].map((q) => q.count())),
+    Promise.all(JOB_KINDS.map((kind) => ctx.queues.queue(kind).count())),
     readdir(h.config.TMP_DIR).catch(() => []),
   ]);
   return { rows: sep + conv + blend + models, objects: uploads.length + modelFiles.length, queued: counts.reduce((a, b) => a + b, 0), tempFiles: tmp.length };

@@ -210,12 +210,12 @@ test("a create whose queue add fails still answers 200; the reconciler queues th
     const id = res.json().id;
     const row = await new SeparationJobRepository(h.prisma).findById(id);
     assert.equal(row?.enqueuedAt, null);
-    assert.equal(await h.app.ctx.queues.separation.getJob(bullJobId("separation", id)), undefined);
+    assert.equal(await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", id)), undefined);
 
     const reconciler = new Reconciler({ queues: h.app.ctx.queues, source: new RunningJobRepository(h.prisma), graceSeconds: 30 });
     const result = await reconciler.reconcileOnce(new Date(Date.now() + 60_000));
     assert.ok(result.requeued.some((r) => r.queue === "separation" && r.payload.jobId === id));
-    assert.deepEqual((await h.app.ctx.queues.separation.getJob(bullJobId("separation", id)))?.data, { kind: "vocal-separation", jobId: id });
+    assert.deepEqual((await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", id)))?.data, { kind: "vocal-separation", jobId: id });
     assert.notEqual((await new SeparationJobRepository(h.prisma).findById(id))?.enqueuedAt, null);
   } finally {
     await app.close();

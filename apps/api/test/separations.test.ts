@@ -82,7 +82,7 @@ describe("creating separation jobs", () => {
     assert.notEqual(row?.enqueuedAt, null, "enqueuedAt is set once the queue entry exists");
     assert.match(row!.inputKey, /^uploads\/vocal-separation\/[0-9a-f-]{36}\.wav$/);
     assert.equal(await h.app.ctx.storage.exists(row!.inputKey), true);
-    const job = await h.app.ctx.queues.separation.getJob(bullJobId("separation", record.id));
+    const job = await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", record.id));
     assert.deepEqual(job?.data, { kind: "vocal-separation", jobId: record.id });
 
     const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/vocal-separations/${record.id}`, headers: caller.auth });
@@ -99,7 +99,7 @@ describe("creating separation jobs", () => {
       const row = await new SeparationJobRepository(h.prisma).findById(res.json().id);
       assert.equal(row?.kind, "stem_split");
       assert.equal(row?.inputFormat, format === "id3flac" ? "flac" : format);
-      const job = await h.app.ctx.queues.separation.getJob(bullJobId("separation", row!.id));
+      const job = await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", row!.id));
       assert.deepEqual(job?.data, { kind: "stem-split", jobId: row!.id });
     });
   }

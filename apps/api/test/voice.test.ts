@@ -107,7 +107,7 @@ describe("voice conversions", () => {
       post: { reverb: { room_size: 0.5, damping: 0.5, wet_level: 0.33, dry_level: 0.4, width: 1, freeze_mode: 0 } },
     });
     assert.notEqual(row?.enqueuedAt, null);
-    const job = await h.app.ctx.queues.voiceConversion.getJob(bullJobId("voice-conversion", record.id));
+    const job = await h.app.ctx.queues.queue("voice-conversion").getJob(bullJobId("voice-conversion", record.id));
     assert.deepEqual(job?.data, { jobId: record.id });
 
     const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-conversions/${record.id}`, headers: me.auth });
@@ -204,7 +204,7 @@ describe("voice blender", () => {
     assert.equal(output?.architecture, "native");
     assert.equal(output?.sampleRate, 40000);
     assert.equal(output?.title, record.title);
-    const job = await h.app.ctx.queues.voiceBlend.getJob(bullJobId("voice-blend", record.id));
+    const job = await h.app.ctx.queues.queue("voice-blend").getJob(bullJobId("voice-blend", record.id));
     assert.deepEqual(job?.data, { jobId: record.id });
 
     const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-blender/${record.id}`, headers: me.auth });
@@ -364,7 +364,7 @@ describe("voice models", () => {
       const served = await fetch(model.imageUrl);
       assert.equal(served.headers.get("content-type"), contentType);
       assert.deepEqual(Buffer.from(await served.arrayBuffer()), picture);
-      assert.equal(await h.app.ctx.queues.voiceModelMedia.getJobState(bullJobId("voice-model-media", model.id)), "waiting");
+      assert.equal(await h.app.ctx.queues.queue("voice-model-media").getJobState(bullJobId("voice-model-media", model.id)), "waiting");
       assert.notEqual(row.mediaEnqueuedAt, null);
     }
   });

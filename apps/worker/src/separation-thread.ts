@@ -27,5 +27,9 @@ serveTasks<SeparationRequest, SeparateFileResult>({
       onProgress: (p) => onProgress(p.fraction ?? 0),
     });
   },
-  isUnrecoverable: (err) => err instanceof AudioDecodeError || err instanceof UnknownModelError,
+  classify(err) {
+    if (err instanceof AudioDecodeError) return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
+    if (err instanceof UnknownModelError) return { kind: "permanent", message: err.message };
+    return undefined;
+  },
 });

@@ -2,17 +2,7 @@
 // conversion). Threads keep what they load (onnxruntime sessions) between tasks, so the main
 // thread only moves files and rows, and its event loop stays free for BullMQ's lock renewals.
 import { parentPort, Worker } from "node:worker_threads";
-
-/** A task that failed inside a thread; `unrecoverable` says whether a retry could help. */
-export class TaskFailure extends Error {
-  override readonly name = "TaskFailure";
-  constructor(
-    message: string,
-    readonly unrecoverable: boolean,
-  ) {
-    super(message);
-  }
-}
+import { JobFailure, type SerialisedJobError } from "@mixdown/jobs";
 
 type ToThread<Req> = { type: "task"; id: number; request: Req };
 type FromThread<Res> =
@@ -20,7 +10,7 @@ type FromThread<Res> =
   | { type: "fatal"; message: string }
   | { type: "progress"; id: number; fraction: number }
   | { type: "result"; id: number; result: Res }
-  | { type: "error"; id: number; message: string; unrecoverable: boolean };
+  | { type: "error"; id: number; error: SerialisedJobError };
 
 interface Slot<Res> {
   worker: Worker;
@@ -103,7 +93,7 @@ export class TaskThreadPool<Req, Res> {
       if (pending?.id !== m.id) return;
       if (m.type === "progress") pending.onProgress(m.fraction);
       else if (m.type === "result") pending.resolve(m.result);
-      else pending.reject(new TaskFailure(m.message, m.unrecoverable));
+      else pending.reject(JobFailure.from(m.error));
     });
     let dead = false;
     const replace = (error: Error) => {
@@ -130,8 +120,11 @@ export interface TaskHandler<Req, Res> {
   /** Loaded before the thread reports ready (models), so the first task pays no load time. */
   preload?(): Promise<void>;
   run(request: Req, onProgress: (fraction: number) => void): Promise<Res>;
-  /** Errors no retry can fix (undecodable audio, a broken model file). */
-  isUnrecoverable(error: unknown): boolean;
+  /**
+   * The class of a known error (undecodable audio, a broken model file: `bad-input`), with the
+   * message a caller may be shown; undefined for the rest, which are `transient` (retried).
+   */
+  classify(error: unknown): SerialisedJobError | undefined;
 }
 
 /** The thread side: serves tasks from the pool one at a time, reporting progress in whole percents. */
@@ -154,7 +147,8 @@ export function serveTasks<Req, Res>(handler: TaskHandler<Req, Res>): void {
       });
       post({ type: "result", id, result });
     } catch (err) {
-      post({ type: "error", id, message: (err as Error).message, unrecoverable: handler.isUnrecoverable(err) });
+      const error = handler.classify(err) ?? { kind: "transient", message: err instanceof Error ? err.message : String(err) };
+      post({ type: "error", id, error });
     }
   });
 }

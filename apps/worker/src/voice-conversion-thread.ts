@@ -48,5 +48,9 @@ serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
       onProgress,
     });
   },
-  isUnrecoverable: (err) => err instanceof AudioDecodeError || err instanceof VoiceModelFileError,
+  classify(err) {
+    if (err instanceof AudioDecodeError) return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
+    if (err instanceof VoiceModelFileError) return { kind: "bad-input", message: err.message };
+    return undefined;
+  },
 });

@@ -1,44 +1,56 @@
-import { access } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
-import { UnrecoverableError } from "bullmq";
+import { createHash } from "node:crypto";
+import { access, mkdir, rename, rm } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
 import type { VoiceModel } from "@mixdown/db";
+import { JobFailure } from "@mixdown/jobs";
 import { ObjectNotFoundError, type ObjectStorage } from "@mixdown/storage";
 import { BUILTIN_FILE_PREFIX } from "@mixdown/voice/catalogue";
 
-export interface VoiceModelFileSources {
-  storage: ObjectStorage;
-  /** MODELS_DIR: built-in catalogue voices may name a file there instead of a storage key. */
-  modelsDir: string;
-}
+const exists = (path: string) => access(path).then(
+  () => true,
+  () => false,
+);
 
 /**
- * A local path to a voice model's ONNX file. Uploaded and blended models live in object storage
- * at `fileKey` (`voice-models/<id>/...`) and are downloaded to `downloadTo`; built-in catalogue
- * voices name a file under MODELS_DIR (`models:voices/alto.onnx`, as the catalogue registers
- * them, or `voices/alto.onnx` / `models/voices/alto.onnx`), used where it is. A model without a
- * file, or whose file is gone, can never be used: that is an UnrecoverableError naming the model.
+ * Local paths of voice models' ONNX files, for every job that uses a model (conversion, blend,
+ * demo). Uploaded and blended models live in object storage at `fileKey` (`voice-models/<id>/...`)
+ * and are downloaded once into `cacheDir`, named by the key's sha256: a model's file never changes
+ * once it is ready, and the conversion threads keep loaded models by path. Built-in catalogue
+ * voices name a file under MODELS_DIR (`models:voices/alto.onnx` as the catalogue registers them,
+ * or the legacy `voices/alto.onnx` / `models/voices/alto.onnx`), used where it is. A model without
+ * a file, or whose file is gone, can never be used: a `permanent` JobFailure naming the model.
  */
-export async function resolveVoiceModelFile(model: VoiceModel, sources: VoiceModelFileSources, downloadTo: string): Promise<string> {
-  const key = model.fileKey;
-  if (!key) throw new UnrecoverableError(`voice model ${model.id} has no model file`);
-  if (key.startsWith(BUILTIN_FILE_PREFIX)) {
-    const relative = key.slice(BUILTIN_FILE_PREFIX.length);
-    if (isAbsolute(relative) || relative.split("/").includes("..")) throw new UnrecoverableError(`voice model ${model.id}: invalid built-in model path ${relative}`);
-    const path = resolve(sources.modelsDir, relative);
-    if (await access(path).then(() => true, () => false)) return path;
-    throw new UnrecoverableError(`the model file of voice model ${model.id} is missing (${key})`);
-  }
-  if (!key.startsWith("voice-models/")) {
-    const candidates = isAbsolute(key) ? [key] : [resolve(sources.modelsDir, key), resolve(sources.modelsDir, key.replace(/^models\//, ""))];
-    for (const path of candidates) {
-      if (await access(path).then(() => true, () => false)) return path;
+export class VoiceModelFiles {
+  constructor(private readonly sources: { storage: ObjectStorage; modelsDir: string; cacheDir: string }) {}
+
+  async resolve(model: Pick<VoiceModel, "id" | "fileKey">): Promise<string> {
+    const key = model.fileKey;
+    const missing = () => new JobFailure("permanent", `the model file of voice model ${model.id} is missing (${key})`);
+    if (!key) throw new JobFailure("permanent", `voice model ${model.id} has no model file`);
+    if (key.startsWith(BUILTIN_FILE_PREFIX)) {
+      const relative = key.slice(BUILTIN_FILE_PREFIX.length);
+      if (isAbsolute(relative) || relative.split("/").includes("..")) throw new JobFailure("permanent", `voice model ${model.id}: invalid built-in model path ${relative}`);
+      const path = resolve(this.sources.modelsDir, relative);
+      if (await exists(path)) return path;
+      throw missing();
     }
-  }
-  try {
-    await sources.storage.downloadToFile(key, downloadTo);
-    return downloadTo;
-  } catch (err) {
-    if (err instanceof ObjectNotFoundError) throw new UnrecoverableError(`the model file of voice model ${model.id} is missing (${key})`);
-    throw err;
+    if (!key.startsWith("voice-models/")) {
+      const candidates = isAbsolute(key) ? [key] : [resolve(this.sources.modelsDir, key), resolve(this.sources.modelsDir, key.replace(/^models\//, ""))];
+      for (const path of candidates) if (await exists(path)) return path;
+    }
+    const path = join(this.sources.cacheDir, `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.onnx`);
+    if (await exists(path)) return path;
+    await mkdir(this.sources.cacheDir, { recursive: true });
+    // Downloaded beside the final name and renamed, so a concurrent job never reads half a file.
+    const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
+    try {
+      await this.sources.storage.downloadToFile(key, partial);
+    } catch (err) {
+      await rm(partial, { force: true });
+      if (err instanceof ObjectNotFoundError) throw missing();
+      throw err;
+    }
+    await rename(partial, path);
+    return path;
   }
 }

@@ -37,7 +37,7 @@ describe("voice conversion jobs through the API and the worker", () => {
   before(async () => {
     models = await mkdtemp(join(tmpdir(), "mixdown-vc-models-"));
     await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
-    d = await startDeployment({ WORKER_QUEUES: "voice-conversion", VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx") });
+    d = await startDeployment({ WORKER_QUEUES: "voice-conversion,voice-model-build", VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx") });
     await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
     aria = (await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug: "native-aria" } })).id;
   });
@@ -104,16 +104,55 @@ describe("voice conversion jobs through the API and the worker", () => {
     assert.equal((await d.api.ctx.storage.list("voice-models/")).length, storedBefore);
   });
 
-  it("builds a private native voice from an uploaded reference recording", async () => {
+  /** Polls a voice model until it leaves `pending`. */
+  async function waitForBuild(id: number, timeoutMs = 60_000): Promise<any> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const model: any = await (await fetch(`${d.baseUrl}/api/kits/v1/voice-models/${id}`, { headers: { authorization: `Bearer ${d.key}` } })).json();
+      if (model.state !== "pending") return model;
+      if (Date.now() > deadline) throw new Error(`voice model ${id} is still pending after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it("answers a reference recording with a pending private model that the worker builds into a ready native voice", async () => {
     const reference = await speech("en-us+f4", "Every morning she sings a quiet song by the open window of the kitchen, and the birds answer her.");
     const res = await post(d, "voice-models", { metadata: JSON.stringify({ title: "From my recording" }), referenceFile: { path: reference } });
     assert.equal(res.status, 201, await res.clone().text());
     const model = (await res.json()) as any;
     assert.equal(model.architecture, "native");
     assert.equal(model.public, false);
+    assert.equal(model.state, "pending");
+    assert.equal(model.usable, false);
+    const stored = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    assert.match(stored.referenceKey ?? "", /^uploads\/voice-models\/.+\.wav$/);
+
+    const built = await waitForBuild(model.id);
+    assert.equal(built.state, "ready");
+    assert.equal(built.usable, true);
     const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
     assert.equal(row.fileKey, `voice-models/${model.id}/model.onnx`);
     assert.ok(await d.api.ctx.storage.exists(row.fileKey!));
+    assert.equal((row.metadata as any).source, "reference");
+    assert.ok((row.metadata as any).activeSeconds > 1, "the model was measured from the recording's voiced seconds");
+    // The built model's media is queued next, as for any new ready model.
+    assert.notEqual(await d.api.ctx.queues.queue("voice-model-media").getJobState(`voice-model-media-${model.id}`), "unknown");
+  });
+
+  it("ends the build of a reference recording too short to measure a voice as a failed model with the reason, not retried", async () => {
+    // 0.15 s is about 13 analysis frames; a build needs 20 with voice in them.
+    const blip = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "blip.wav");
+    await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=220:r=44100", "-t", "0.15", blip]);
+    const res = await post(d, "voice-models", { metadata: JSON.stringify({ title: "Too short" }), referenceFile: { path: blip } });
+    assert.equal(res.status, 201, await res.clone().text());
+    const model = (await res.json()) as any;
+    const ended = await waitForBuild(model.id);
+    assert.equal(ended.state, "failed");
+    const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    assert.match(row.buildError ?? "", /^referenceFile: the reference recording has too little voice/);
+    assert.equal(row.fileKey, null);
+    const job = await d.api.ctx.queues.queue("voice-model-build").getJob(`voice-model-build-${model.id}`);
+    assert.equal(job?.attemptsMade, 1, "bad input is not retried");
   });
 
   it("imports an RVC v2 ONNX of the exact signature and converts through it, keeping length and rate", async () => {

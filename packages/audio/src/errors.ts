@@ -5,10 +5,13 @@
 export class AudioDecodeError extends Error {
   override readonly name = 'AudioDecodeError';
   readonly path: string;
+  /** Why, without the path: what a caller who uploaded the file may be told. */
+  readonly reason: string;
 
   constructor(path: string, message: string, options?: { cause?: unknown }) {
     super(`cannot decode ${path}: ${message}`, options);
     this.path = path;
+    this.reason = message;
   }
 }
 

@@ -1,3 +1,4 @@
+import { concurrencySettings, JOB_KINDS, type ConcurrencySetting } from "@mixdown/jobs";
 import { z } from "zod";
 
 const MB = 1024 * 1024;
@@ -7,6 +8,12 @@ const bool = z
   .transform((v) => v === true || v === "true" || v === "1" || v === "yes");
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/** WORKER_CONCURRENCY_<KIND>: one per job kind whose catalogue entry names a setting. */
+const workerConcurrency = Object.fromEntries(concurrencySettings().map((s) => [s.setting, int(1).default(s.default)])) as Record<
+  ConcurrencySetting,
+  z.ZodDefault<ReturnType<typeof int>>
+>;
 
 /** Every setting of every Mixdown process. `.env.example` documents each one. */
 export const EnvSchema = z
@@ -54,10 +61,8 @@ export const EnvSchema = z
 
     // Worker
     /** Queues this worker serves, comma-separated; a GPU node can take only the heavy ones. */
-    WORKER_QUEUES: z.string().default("separation,voice-conversion,voice-blend,voice-model-media"),
-    WORKER_CONCURRENCY_SEPARATION: int(1).default(1),
-    WORKER_CONCURRENCY_VOICE_CONVERSION: int(1).default(1),
-    WORKER_CONCURRENCY_VOICE_BLEND: int(1).default(2),
+    WORKER_QUEUES: z.string().default(JOB_KINDS.join(",")),
+    ...workerConcurrency,
     WORKER_HEALTH_PORT: int(0, 65535).default(8081),
     JOB_ATTEMPTS: int(1).default(5),
     /** A job whose worker stops renewing its lock this long (killed, hung) is handed to another worker. */

@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { bullJobId, bullJobName, QueueName, rowIdOf, type JobRef, type PayloadByQueue } from "./jobs.ts";
+import { bullJobId, bullJobName, JOB_CATALOGUE, JOB_KINDS, rowIdOf, type JobKind, type JobRef } from "./jobs.ts";
 
 export interface QueueOptions {
   /** A Redis URL (a connection is opened and owned) or an ioredis client (shared, not closed). */
@@ -18,25 +18,26 @@ export interface QueueOptions {
   onError?: (error: Error) => void;
 }
 
-/** Retry and retention policy of every Mixdown job. */
-export function defaultJobOptions(attempts: number, backoffDelayMs = 5_000): JobsOptions {
+/**
+ * Retry and retention policy of a kind's jobs: its catalogue entry's tries (or JOB_ATTEMPTS) and
+ * backoff, unless `backoffDelayMs` overrides the delay (tests).
+ */
+export function defaultJobOptions(kind: JobKind, configuredAttempts: number, backoffDelayMs?: number): JobsOptions {
+  const { retry } = JOB_CATALOGUE[kind];
   return {
-    attempts,
-    backoff: { type: "exponential", delay: backoffDelayMs },
+    attempts: retry.attempts === "configured" ? configuredAttempts : retry.attempts,
+    backoff: { type: "exponential", delay: backoffDelayMs ?? retry.backoffDelayMs },
     // Finished entries are kept a while for inspection; the rows in Postgres are the record.
     removeOnComplete: { age: 24 * 3600, count: 10_000 },
     removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
   };
 }
 
-/** Mixdown's queues over one Redis connection. */
+/** One BullMQ queue per job kind, over one Redis connection. */
 export class JobQueues {
-  readonly separation: Queue;
-  readonly voiceConversion: Queue;
-  readonly voiceBlend: Queue;
-  readonly voiceModelMedia: Queue;
   readonly connection: Redis;
   readonly prefix: string;
+  private readonly queues: ReadonlyMap<JobKind, Queue>;
   private readonly ownsConnection: boolean;
 
   constructor(options: QueueOptions) {
@@ -46,15 +47,16 @@ export class JobQueues {
         ? new Redis(options.connection, { maxRetriesPerRequest: 3, connectTimeout: 5_000, lazyConnect: false })
         : options.connection;
     this.prefix = options.prefix;
-    const opts = {
-      connection: this.connection,
-      prefix: options.prefix,
-      defaultJobOptions: defaultJobOptions(options.attempts, options.backoffDelayMs),
-    };
-    this.separation = new Queue(QueueName.separation, opts);
-    this.voiceConversion = new Queue(QueueName.voiceConversion, opts);
-    this.voiceBlend = new Queue(QueueName.voiceBlend, opts);
-    this.voiceModelMedia = new Queue(QueueName.voiceModelMedia, opts);
+    this.queues = new Map(
+      JOB_KINDS.map((kind) => [
+        kind,
+        new Queue(kind, {
+          connection: this.connection,
+          prefix: options.prefix,
+          defaultJobOptions: defaultJobOptions(kind, options.attempts, options.backoffDelayMs),
+        }),
+      ]),
+    );
     let lastReport = 0;
     const report = (error: Error) => {
       if (!options.onError || Date.now() - lastReport < 10_000) return;
@@ -63,24 +65,12 @@ export class JobQueues {
     };
     // An 'error' event without a listener would crash the process.
     if (this.ownsConnection) this.connection.on("error", report);
-    for (const queue of this.all()) queue.on("error", report);
+    for (const queue of this.queues.values()) queue.on("error", report);
   }
 
-  queue(name: keyof PayloadByQueue): Queue {
-    switch (name) {
-      case "separation":
-        return this.separation;
-      case "voice-conversion":
-        return this.voiceConversion;
-      case "voice-blend":
-        return this.voiceBlend;
-      case "voice-model-media":
-        return this.voiceModelMedia;
-    }
-  }
-
-  private all(): Queue[] {
-    return [this.separation, this.voiceConversion, this.voiceBlend, this.voiceModelMedia];
+  /** The BullMQ queue of a kind. */
+  queue(kind: JobKind): Queue {
+    return this.queues.get(kind)!;
   }
 
   /**
@@ -93,22 +83,6 @@ export class JobQueues {
     return id;
   }
 
-  enqueueSeparation(payload: PayloadByQueue["separation"]): Promise<string> {
-    return this.enqueue({ queue: "separation", payload });
-  }
-
-  enqueueVoiceConversion(payload: PayloadByQueue["voice-conversion"]): Promise<string> {
-    return this.enqueue({ queue: "voice-conversion", payload });
-  }
-
-  enqueueVoiceBlend(payload: PayloadByQueue["voice-blend"]): Promise<string> {
-    return this.enqueue({ queue: "voice-blend", payload });
-  }
-
-  enqueueVoiceModelMedia(payload: PayloadByQueue["voice-model-media"]): Promise<string> {
-    return this.enqueue({ queue: "voice-model-media", payload });
-  }
-
   /** Resolves when Redis answers (readiness checks). */
   async ping(): Promise<void> {
     const answer = await this.connection.ping();
@@ -116,7 +90,7 @@ export class JobQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.all().map((q) => q.close()));
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
     if (this.ownsConnection) await this.connection.quit().catch(() => this.connection.disconnect());
   }
 }

@@ -12,7 +12,7 @@ import {
   type PrismaClient,
 } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
-import { bullJobId, createQueues, Reconciler, rowIdOf, type JobQueues } from "../src/index.ts";
+import { bullJobId, createQueues, JOB_KINDS, Reconciler, rowIdOf, type JobQueues } from "../src/index.ts";
 
 let stack: TestStack;
 let config: Config;
@@ -37,7 +37,7 @@ after(async () => {
   await stack?.stop();
 });
 beforeEach(async () => {
-  await Promise.all([queues.separation, queues.voiceBlend, queues.voiceModelMedia].map((q) => q.obliterate({ force: true })));
+  await Promise.all(JOB_KINDS.map((kind) => queues.queue(kind).obliterate({ force: true })));
   await prisma.separationJob.deleteMany();
   await prisma.voiceBlendJob.deleteMany();
   await prisma.voiceModel.deleteMany();
@@ -46,11 +46,11 @@ beforeEach(async () => {
 const later = () => new Date(Date.now() + 60_000);
 
 test("enqueue uses the row's deterministic id, so a second add is a no-op", async () => {
-  await queues.enqueueSeparation({ kind: "stem-split", jobId: 41 });
-  await queues.enqueueSeparation({ kind: "stem-split", jobId: 41 });
-  const counts = await queues.separation.getJobCounts("waiting");
+  await queues.enqueue({ queue: "separation", payload: { kind: "stem-split", jobId: 41 } });
+  await queues.enqueue({ queue: "separation", payload: { kind: "stem-split", jobId: 41 } });
+  const counts = await queues.queue("separation").getJobCounts("waiting");
   assert.equal(counts.waiting, 1);
-  const job = await queues.separation.getJob("separation-41");
+  const job = await queues.queue("separation").getJob("separation-41");
   assert.deepEqual(job?.data, { kind: "stem-split", jobId: 41 });
   assert.equal(job?.name, "stem-split");
   assert.equal(job?.opts.attempts, 2);
@@ -63,7 +63,7 @@ test("re-queues an orphaned running row (inserted without a queue entry) once pa
   assert.equal(early.requeued.length, 0, "a fresh row is left to its create request");
   const result = await reconciler.reconcileOnce(later());
   assert.deepEqual(result.requeued, [{ queue: "separation", payload: { kind: "vocal-separation", jobId: row.id } }]);
-  const job = await queues.separation.getJob(bullJobId("separation", row.id));
+  const job = await queues.queue("separation").getJob(bullJobId("separation", row.id));
   assert.deepEqual(job?.data, { kind: "vocal-separation", jobId: row.id });
   assert.notEqual((await separations.findById(row.id))?.enqueuedAt, null);
   const again = await reconciler.reconcileOnce(later());
@@ -72,7 +72,7 @@ test("re-queues an orphaned running row (inserted without a queue entry) once pa
 
 test("sets enqueuedAt on a row whose entry exists (crash between add and update)", async () => {
   const row = await separations.create({ callerId, kind: "stem_split", inputKey: "uploads/y.wav", inputFormat: "wav" });
-  await queues.enqueueSeparation({ kind: "stem-split", jobId: row.id });
+  await queues.enqueue({ queue: "separation", payload: { kind: "stem-split", jobId: row.id } });
   const result = await reconciler.reconcileOnce(later());
   assert.equal(result.requeued.length, 0);
   assert.equal(result.marked.length, 1);
@@ -84,13 +84,13 @@ test("re-adds a completed entry whose row is still running; leaves finished rows
   const done = await separations.create({ callerId, kind: "stem_split", inputKey: "uploads/w.wav", inputFormat: "wav" });
   await prisma.separationJob.update({ where: { id: done.id }, data: { status: "success", jobEndTime: new Date() } });
   for (const id of [running.id, done.id]) {
-    await queues.enqueueSeparation({ kind: "stem-split", jobId: id });
+    await queues.enqueue({ queue: "separation", payload: { kind: "stem-split", jobId: id } });
     await markCompleted(bullJobId("separation", id));
   }
   const result = await reconciler.reconcileOnce(later());
   assert.deepEqual(result.requeued.map(rowIdOf), [running.id]);
-  assert.equal(await queues.separation.getJobState(bullJobId("separation", running.id)), "waiting");
-  assert.equal(await queues.separation.getJobState(bullJobId("separation", done.id)), "completed");
+  assert.equal(await queues.queue("separation").getJobState(bullJobId("separation", running.id)), "waiting");
+  assert.equal(await queues.queue("separation").getJobState(bullJobId("separation", done.id)), "completed");
 });
 
 test("a failed-for-good entry of a running row ends the row as error (blend: output model failed too)", async () => {
@@ -105,7 +105,7 @@ test("a failed-for-good entry of a running row ends the row as error (blend: out
     architecture: "native",
     sampleRate: 40000,
   });
-  await queues.enqueueVoiceBlend({ jobId: job.id });
+  await queues.enqueue({ queue: "voice-blend", payload: { jobId: job.id } });
   await markFailed(bullJobId("voice-blend", job.id), "weights do not match");
   const result = await reconciler.reconcileOnce(later());
   assert.equal(result.failed.length, 1);
@@ -124,7 +124,7 @@ test("a ready voice model lacking media gets a media entry; a failed-for-good on
   const first = await reconciler.reconcileOnce(later());
   assert.deepEqual(first.requeued, [{ queue: "voice-model-media", payload: { voiceModelId: owed.id } }]);
   assert.notEqual((await models.findById(owed.id))?.mediaEnqueuedAt, null);
-  assert.equal(await queues.voiceModelMedia.getJobState(bullJobId("voice-model-media", owed.id)), "waiting");
+  assert.equal(await queues.queue("voice-model-media").getJobState(bullJobId("voice-model-media", owed.id)), "waiting");
 
   await markFailed(bullJobId("voice-model-media", owed.id), "the model file is missing", "voice-model-media");
   const second = await reconciler.reconcileOnce(later());
@@ -132,6 +132,25 @@ test("a ready voice model lacking media gets a media entry; a failed-for-good on
   assert.match((await models.findById(owed.id))?.mediaError ?? "", /the model file is missing/);
   const third = await reconciler.reconcileOnce(later());
   assert.equal(third.checked, 0, "a model whose media failed for good is not owed any more");
+});
+
+test("a native voice awaiting its build gets a build entry; one whose build failed for good ends failed with the reason", async () => {
+  const models = new VoiceModelRepository(prisma);
+  const pending = await models.create({ title: "Mine", architecture: "native", sampleRate: 44100, state: "pending", referenceKey: "uploads/voice-models/r.wav" });
+  // A blend's output model is pending too, but it is the blend job's to finish.
+  await models.create({ title: "Blend output", architecture: "native", sampleRate: 44100, state: "pending" });
+
+  const first = await reconciler.reconcileOnce(later());
+  assert.deepEqual(first.requeued, [{ queue: "voice-model-build", payload: { voiceModelId: pending.id } }]);
+  assert.notEqual((await models.findById(pending.id))?.buildEnqueuedAt, null);
+
+  await markFailed(bullJobId("voice-model-build", pending.id), "no voiced audio in the reference", "voice-model-build");
+  const second = await reconciler.reconcileOnce(later());
+  assert.equal(second.failed.length, 1);
+  const failed = await models.findById(pending.id);
+  assert.equal(failed?.state, "failed");
+  assert.match(failed?.buildError ?? "", /no voiced audio/);
+  assert.equal((await reconciler.reconcileOnce(later())).checked, 0);
 });
 
 test("passes in two processes do not overlap (Redis lock)", async () => {

@@ -1,5 +1,6 @@
 import type { ServiceCountRepository } from "@mixdown/db";
-import { QUEUE_NAMES, type JobQueues } from "@mixdown/queue";
+import { JOB_KINDS as QUEUES } from "@mixdown/jobs";
+import type { JobQueues } from "@mixdown/queue";
 import type { FastifyBaseLogger } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
@@ -82,10 +83,10 @@ export class ApiMetrics {
         this.reset();
         await attempt("redis", async () => {
           const counts = await withTimeout(
-            Promise.all(QUEUE_NAMES.map((name) => sources.queues.queue(name).getJobCounts(...QUEUE_STATES))),
+            Promise.all(QUEUES.map((name) => sources.queues.queue(name).getJobCounts(...QUEUE_STATES))),
             "redis",
           );
-          QUEUE_NAMES.forEach((queue, i) => {
+          QUEUES.forEach((queue, i) => {
             for (const state of QUEUE_STATES) this.set({ queue, state }, counts[i]![state] ?? 0);
           });
         });

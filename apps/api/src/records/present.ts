@@ -1,4 +1,5 @@
 import type { SeparationJob, VoiceBlendJob, VoiceConversionJobWithModel, VoiceModel } from "@mixdown/db";
+import type { JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { SeparationJobRecord, VoiceBlendJobRecord, VoiceConversionJobRecord, VoiceModelRecord } from "./schemas.ts";
 import { formatTimestamp } from "./timestamps.ts";
@@ -14,6 +15,16 @@ function storedStems(value: unknown): StoredStem[] {
     (s): s is StoredStem => typeof s === "object" && s !== null && typeof s.instrument === "string" && typeof s.key === "string",
   );
 }
+
+/** The row each public record type of the job catalogue is presented from. */
+export interface RecordRows {
+  separationJob: SeparationJob;
+  voiceConversionJob: VoiceConversionJobWithModel;
+  voiceBlendJob: VoiceBlendJob;
+  voiceModel: VoiceModel;
+}
+/** A presenter per record type the catalogue names (`JobKindEntry.record`): a record type without one does not compile. */
+type PresenterMap = { [R in JobRecordType]: (row: RecordRows[R]) => unknown };
 
 /**
  * Turns rows into the interface's records. Rows hold storage keys, never URLs: download URLs
@@ -142,5 +153,11 @@ export class RecordPresenter {
       progress: row.progress,
       errorMessage: row.errorMessage,
     };
+  }
+
+  /** The public record of any job kind's row, by the record type its catalogue entry names (webhooks send this). */
+  present<R extends JobRecordType>(type: R, row: RecordRows[R]): Promise<unknown> {
+    const presenters: PresenterMap = this;
+    return Promise.resolve((presenters[type] as (row: RecordRows[R]) => unknown).call(this, row));
   }
 }

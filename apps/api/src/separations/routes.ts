@@ -1,4 +1,5 @@
 import type { SeparationKind } from "@mixdown/db";
+import { SEPARATION_KINDS } from "@mixdown/jobs";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
@@ -8,10 +9,12 @@ import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } fr
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "../records/schemas.ts";
 
-const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = [
-  { path: "vocal-separations", kind: "vocal_separation", tag: "Vocal separations", noun: "vocal separation" },
-  { path: "stem-splits", kind: "stem_split", tag: "Stem splits", noun: "stem split" },
-];
+const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map((k) => ({
+  path: k.apiPath,
+  kind: k.dbKind,
+  tag: k.tag,
+  noun: k.noun,
+}));
 
 /** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch. */
 export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {

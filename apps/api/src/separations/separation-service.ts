@@ -1,4 +1,5 @@
 import type { PageRequest, SeparationJobRepository, SeparationKind } from "@mixdown/db";
+import { SEPARATION_KINDS, separationKindOf } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../http/errors.ts";
@@ -12,11 +13,7 @@ import type { ReceivedForm } from "../uploads/receive-form.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
-const SLUG: Record<SeparationKind, "vocal-separation" | "stem-split"> = {
-  vocal_separation: "vocal-separation",
-  stem_split: "stem-split",
-};
-const NOUN: Record<SeparationKind, string> = { vocal_separation: "vocal separation", stem_split: "stem split" };
+const NOUN = (kind: SeparationKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
 
 export interface SeparationServiceDeps {
   separations: SeparationJobRepository;
@@ -37,11 +34,11 @@ export class SeparationService {
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
     const format = await checkAudioUpload(input, SEPARATION_FORMATS, this.deps.ffprobePath);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
-    const inputKey = await uploads.commit(() => uploads.store(SLUG[kind], input, format));
+    const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
     const row = await uploads.commit(() =>
       this.deps.separations.create({ callerId, kind, inputKey, inputFormat: format, inputFileName: input.filename?.slice(0, 255) ?? null }),
     );
-    await this.deps.submitter.submit({ queue: "separation", payload: { kind: SLUG[kind], jobId: row.id } }, () =>
+    await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>
       this.deps.separations.markEnqueued(row.id),
     );
     return this.deps.presenter.separationJob(row);
@@ -49,7 +46,7 @@ export class SeparationService {
 
   async get(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
     const row = await this.deps.separations.findForCaller(callerId, kind, id);
-    if (!row) throw notFound(`${NOUN[kind]} ${id} not found`);
+    if (!row) throw notFound(`${NOUN(kind)} ${id} not found`);
     return this.deps.presenter.separationJob(row);
   }
 

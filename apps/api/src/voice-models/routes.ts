@@ -72,7 +72,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           textFields: textFieldsOf(importForm),
         },
         // An import creates the model and queues the job that renders its demo and cover.
-        { resource: "voice_model", jobKind: "voice_model_media", status: 201, current: (callerId, id) => ctx.models.get(callerId, id) },
+        { resource: "voice_model", jobKind: "voice_model_import", status: 201, current: (callerId, id) => ctx.models.get(callerId, id) },
         (form) => ctx.modelImports.import(request.auth.caller.id, form),
       ),
   );

@@ -2,13 +2,13 @@ import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { VoiceModelImportRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
-import { buildNativeVoiceModel } from "@mixdown/voice/build";
 import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
 import type { RecordPresenter } from "../records/present.ts";
 import type { VoiceModelRecord } from "../records/schemas.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import { StoredUploads } from "../jobs/stored-upload.ts";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import { checkImageUpload } from "../uploads/image-check.ts";
 import type { ReceivedForm } from "../uploads/receive-form.ts";
@@ -58,10 +58,13 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
 /**
  * Imports a caller's voice model: an ONNX file of a known architecture (checked by its signature
  * with onnx-proto, without loading onnxruntime in the API), or a reference recording from which
- * a native model is built, with an optional cover `image`. The row is created `pending`, the
- * files stored at `voice-models/<id>/model.onnx` (and `cover.<ext>`), then the row is published
- * `ready`; on any failure nothing stays. The worker then renders the demo (and a cover when none
- * was uploaded): a `voice-model-media` job.
+ * the worker builds a native model, with an optional cover `image`.
+ * - modelFile: the row is created `pending`, the files stored at `voice-models/<id>/model.onnx`
+ *   (and `cover.<ext>`), then the row is published `ready`; on any failure nothing stays.
+ * - referenceFile: the recording is checked (it must decode) and stored under `uploads/voice-models/`,
+ *   the row is created `pending` with its `referenceKey`, and a `voice-model-build` job is queued;
+ *   the answer is the pending model. The worker publishes it `ready` or `failed`.
+ * A ready model then gets its demo (and a cover when none was uploaded): a `voice-model-media` job.
  */
 export class VoiceModelImportService {
   constructor(
@@ -82,45 +85,43 @@ export class VoiceModelImportService {
     if (!modelFile === !reference) throw unprocessable("send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)");
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
+    const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
 
-    let bytes: Uint8Array;
-    let architecture: "native" | "rvc";
-    let sampleRate: number;
-    let extra: Record<string, string | number> = {};
-    if (modelFile) {
-      bytes = await readFile(modelFile.path);
-      let info;
-      try {
-        info = inspectVoiceModelFile(bytes);
-      } catch (err) {
-        if (err instanceof VoiceModelFileError) throw unprocessable(`modelFile: ${err.message}`);
-        throw err;
+    if (reference) {
+      const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"], this.deps.ffprobePath);
+      const uploads = new StoredUploads(this.deps.storage, this.deps.log);
+      const referenceKey = await uploads.commit(() => uploads.store("voice-models", reference, format));
+      const row = await uploads.commit(() =>
+        this.deps.imports.createPending({ ...fields, architecture: "native", sampleRate: 44100, metadata: { source: "reference" }, referenceKey }),
+      );
+      let pending = row;
+      if (image && imageFile) {
+        const imageKey = `voice-models/${row.id}/cover.${image.ext}`;
+        pending = await uploads.commit(async () => {
+          try {
+            await this.deps.storage.putFile(imageKey, imageFile.path, { contentType: image.contentType });
+            return await this.deps.imports.setCover(row.id, imageKey);
+          } catch (err) {
+            await this.deps.storage.delete(imageKey).catch((e: unknown) => this.deps.log.error({ err: e, key: imageKey }, "could not delete an orphaned cover"));
+            await this.deps.imports.delete(row.id);
+            throw err;
+          }
+        });
       }
-      architecture = info.architecture;
-      sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
-      extra = { source: "upload" };
-    } else {
-      await checkAudioUpload(reference!, ["wav", "mp3", "flac"], this.deps.ffprobePath);
-      try {
-        const built = await buildNativeVoiceModel([reference!.path], { slug: "uploaded", title: metadata.title });
-        bytes = built.onnx;
-        extra = { source: "reference", activeSeconds: Math.round(built.activeSeconds * 10) / 10 };
-      } catch (err) {
-        throw unprocessable(`referenceFile: ${(err as Error).message}`);
-      }
-      architecture = "native";
-      sampleRate = 44100;
+      await this.deps.submitter.submit({ queue: "voice-model-build", payload: { voiceModelId: row.id } }, () => this.deps.imports.markBuildEnqueued(row.id));
+      return this.deps.presenter.voiceModel(pending);
     }
 
-    const row = await this.deps.imports.createPending({
-      ownerId: callerId,
-      title: metadata.title,
-      tags: metadata.tags,
-      ...metadata.links,
-      architecture,
-      sampleRate,
-      metadata: extra,
-    });
+    const bytes = await readFile(modelFile!.path);
+    let info;
+    try {
+      info = inspectVoiceModelFile(bytes);
+    } catch (err) {
+      if (err instanceof VoiceModelFileError) throw unprocessable(`modelFile: ${err.message}`);
+      throw err;
+    }
+    const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
+    const row = await this.deps.imports.createPending({ ...fields, architecture: info.architecture, sampleRate, metadata: { source: "upload" } });
     const key = `voice-models/${row.id}/model.onnx`;
     const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
     let published;

@@ -7,17 +7,16 @@ export {
 } from "./voice-conversion-jobs.ts";
 export { VoiceBlendJobRepository, type NewVoiceBlendJob } from "./voice-blend-jobs.ts";
 export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
-export { RunningJobRepository, VOICE_MODEL_LACKING_MEDIA, type RunningJobRef } from "./running-jobs.ts";
-export { VoiceModelMediaRepository, type RenderedVoiceMedia } from "./voice-model-media.ts";
-export { SeparationJobRunRepository, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
+export { RunningJobRepository } from "./running-jobs.ts";
+export { statusTable, type JobTable, type JobTables, type RunningRow } from "./job-table.ts";
+export { createJobTables, type JobRowTypes, type MixdownJobTables, type OutputOf, type RunnableOf } from "./job-tables.ts";
+export { listModelsOwedMedia, VOICE_MODEL_LACKING_MEDIA, voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
+export { VOICE_MODEL_AWAITING_BUILD, voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";
+export { separationJobTable, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
 export { HealthRepository } from "./health.ts";
-export {
-  VoiceBlendJobRunRepository,
-  type RunnableVoiceBlend,
-  type VoiceBlendOutput,
-} from "./voice-blend-job-runs.ts";
-export { VoiceConversionJobRunRepository, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
-export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
+export { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
+export { voiceConversionJobTable, type RunnableVoiceConversion, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
+export { registerDefaultVoices, registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export {
   IdempotencyKeyRepository,

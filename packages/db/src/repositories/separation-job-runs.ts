@@ -1,4 +1,6 @@
+import { separationKindOf } from "@mixdown/jobs";
 import type { PrismaClient, SeparationJob } from "../generated/prisma/client.ts";
+import { statusTable, type JobTable } from "./job-table.ts";
 
 export interface StoredStem {
   instrument: string;
@@ -14,53 +16,27 @@ export interface SeparationOutputs {
 }
 
 /**
- * What the worker writes on a separation row. Every write is conditioned on the row still being
- * `running`, so a retried or duplicated delivery can never move a finished job again.
+ * What the worker and the reconciler read and write on a separation row (both separation kinds).
  */
-export class SeparationJobRunRepository {
-  constructor(private readonly prisma: PrismaClient) {}
-
-  /** The row when it still has work to do, else null (finished, cancelled or deleted). */
-  findRunnable(id: number): Promise<SeparationJob | null> {
-    return this.prisma.separationJob.findFirst({ where: { id, status: "running" } });
-  }
-
-  async markStarted(id: number, firstAttempt: boolean): Promise<void> {
-    await this.prisma.separationJob.updateMany({
-      where: { id, status: "running" },
-      data: firstAttempt ? { jobStartTime: new Date(), progress: 1 } : { progress: 1 },
-    });
-  }
-
-  async setProgress(id: number, progress: number): Promise<void> {
-    await this.prisma.separationJob.updateMany({
-      where: { id, status: "running", progress: { lt: progress } },
-      data: { progress },
-    });
-  }
-
-  /** Publishes every output at once; returns false when the row had already left `running`. */
-  async complete(id: number, outputs: SeparationOutputs): Promise<boolean> {
-    const { count } = await this.prisma.separationJob.updateMany({
-      where: { id, status: "running" },
-      data: {
-        ...outputs,
-        stems: outputs.stems as unknown as object[],
-        lossyStems: outputs.lossyStems as unknown as object[],
-        status: "success",
-        progress: 100,
-        errorMessage: null,
-        jobEndTime: new Date(),
-      },
-    });
-    return count === 1;
-  }
-
-  async fail(id: number, message: string): Promise<boolean> {
-    const { count } = await this.prisma.separationJob.updateMany({
-      where: { id, status: "running" },
-      data: { status: "error", errorMessage: message, jobEndTime: new Date() },
-    });
-    return count === 1;
-  }
+export function separationJobTable(prisma: PrismaClient): JobTable<SeparationJob, SeparationOutputs> {
+  return {
+    ...statusTable(prisma, "separationJob", (r) => ({ queue: "separation", payload: { kind: separationKindOf(r.kind as SeparationJob["kind"]), jobId: r.id } }), { kind: true }),
+    findRunnable: (id) => prisma.separationJob.findFirst({ where: { id, status: "running" } }),
+    callerOf: (row) => row.callerId,
+    async complete(id, outputs) {
+      const { count } = await prisma.separationJob.updateMany({
+        where: { id, status: "running" },
+        data: {
+          ...outputs,
+          stems: outputs.stems as unknown as object[],
+          lossyStems: outputs.lossyStems as unknown as object[],
+          status: "success",
+          progress: 100,
+          errorMessage: null,
+          jobEndTime: new Date(),
+        },
+      });
+      return count === 1;
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import type { Prisma, PrismaClient, VoiceBlendJob, VoiceModel } from "../generated/prisma/client.ts";
+import { statusTable, type JobTable } from "./job-table.ts";
 
 export interface RunnableVoiceBlend {
   job: VoiceBlendJob;
@@ -14,86 +15,73 @@ export interface VoiceBlendOutput {
 }
 
 /**
- * What the worker writes for a voice blender job. Every write is conditioned on the job still
- * being `running`, so a retried or duplicated delivery never moves a finished job or its model.
+ * What the worker and the reconciler read and write for a voice blender job. A job that ends
+ * other than `success` (error, cancelled) takes its pending output model to `failed` with it.
  */
-export class VoiceBlendJobRunRepository {
-  constructor(private readonly prisma: PrismaClient) {}
-
-  /** The job and its input models when it still has work to do, else null. A missing input model is left out of `inputs`. */
-  async findRunnable(id: number): Promise<RunnableVoiceBlend | null> {
-    const job = await this.prisma.voiceBlendJob.findFirst({ where: { id, status: "running" } });
-    if (!job) return null;
-    const ids = [job.model1Id, job.model2Id, job.model3Id, job.model4Id];
-    const alphas = [job.alpha, job.alpha2, job.alpha3, job.alpha4];
-    const rows = await this.prisma.voiceModel.findMany({ where: { id: { in: ids.filter((m): m is number => m !== null) } } });
-    const byId = new Map(rows.map((m) => [m.id, m]));
-    const inputs: RunnableVoiceBlend["inputs"] = [];
-    ids.forEach((modelId, i) => {
-      const model = modelId === null ? undefined : byId.get(modelId);
-      if (model) inputs.push({ model, alpha: alphas[i] ?? 0 });
-    });
-    return { job, inputs };
-  }
-
-  async markStarted(id: number, firstAttempt: boolean): Promise<void> {
-    await this.prisma.voiceBlendJob.updateMany({
-      where: { id, status: "running" },
-      data: firstAttempt ? { jobStartTime: new Date(), progress: 1 } : { progress: 1 },
-    });
-  }
-
-  async setProgress(id: number, progress: number): Promise<void> {
-    await this.prisma.voiceBlendJob.updateMany({ where: { id, status: "running", progress: { lt: progress } }, data: { progress } });
-  }
-
-  /**
-   * Publishes the output model (file, `ready`, architecture, sample rate and metadata of model 1)
-   * and ends the job `success`, in one transaction; false when the job had already left `running`.
-   */
-  complete(id: number, output: VoiceBlendOutput): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.voiceBlendJob.updateMany({
-        where: { id, status: "running" },
-        data: { status: "success", progress: 100, errorMessage: null, jobEndTime: new Date() },
-      });
-      if (count !== 1) return false;
-      const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id } });
-      const [first, target] = await Promise.all([
-        tx.voiceModel.findUnique({ where: { id: job.model1Id } }),
-        tx.voiceModel.findUniqueOrThrow({ where: { id: job.outputModelId } }),
-      ]);
-      // Model 1's parameters (f0, ...) carry over; its files (feature index, ...) belong to that voice alone.
-      const inherited = Object.fromEntries(
-        Object.entries(asObject(first?.metadata)).filter(([key]) => !/Key$/.test(key)),
-      );
-      const metadata = { ...inherited, blend: { ...asObject(asObject(target.metadata).blend as Prisma.JsonValue), ...output.details } };
-      await tx.voiceModel.update({
-        where: { id: job.outputModelId },
-        data: {
-          fileKey: output.fileKey,
-          state: "ready",
-          ...(first ? { architecture: first.architecture, sampleRate: first.sampleRate } : {}),
-          metadata: metadata as Prisma.InputJsonValue,
-        },
-      });
-      return true;
-    });
-  }
-
-  /** Ends a running job `error` with the reason and marks its output model `failed`. */
-  fail(id: number, message: string): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.voiceBlendJob.updateMany({
-        where: { id, status: "running" },
-        data: { status: "error", errorMessage: message, jobEndTime: new Date() },
-      });
-      if (count !== 1) return false;
-      const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id } });
+export function voiceBlendJobTable(prisma: PrismaClient): JobTable<RunnableVoiceBlend, VoiceBlendOutput> {
+  const refOf = (r: { id: number }) => ({ queue: "voice-blend" as const, payload: { jobId: r.id } });
+  // The job and its model end together, in one transaction.
+  const endWithOutputModel = (id: number, end: (job: ReturnType<typeof statusTable>) => Promise<boolean>): Promise<boolean> =>
+    prisma.$transaction(async (tx) => {
+      if (!(await end(statusTable(tx, "voiceBlendJob", refOf)))) return false;
+      const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id }, select: { outputModelId: true } });
       await tx.voiceModel.updateMany({ where: { id: job.outputModelId, state: "pending" }, data: { state: "failed" } });
       return true;
     });
-  }
+  return {
+    ...statusTable(prisma, "voiceBlendJob", refOf),
+    fail: (id, message) => endWithOutputModel(id, (job) => job.fail(id, message)),
+    cancel: (id) => endWithOutputModel(id, (job) => job.cancel(id)),
+    callerOf: (runnable) => runnable.job.callerId,
+
+    /** The job and its input models; a missing input model is left out of `inputs`. */
+    async findRunnable(id) {
+      const job = await prisma.voiceBlendJob.findFirst({ where: { id, status: "running" } });
+      if (!job) return null;
+      const ids = [job.model1Id, job.model2Id, job.model3Id, job.model4Id];
+      const alphas = [job.alpha, job.alpha2, job.alpha3, job.alpha4];
+      const rows = await prisma.voiceModel.findMany({ where: { id: { in: ids.filter((m): m is number => m !== null) } } });
+      const byId = new Map(rows.map((m) => [m.id, m]));
+      const inputs: RunnableVoiceBlend["inputs"] = [];
+      ids.forEach((modelId, i) => {
+        const model = modelId === null ? undefined : byId.get(modelId);
+        if (model) inputs.push({ model, alpha: alphas[i] ?? 0 });
+      });
+      return { job, inputs };
+    },
+
+    /**
+     * Publishes the output model (file, `ready`, architecture, sample rate and metadata of model 1)
+     * and ends the job `success`, in one transaction.
+     */
+    complete(id, output) {
+      return prisma.$transaction(async (tx) => {
+        const { count } = await tx.voiceBlendJob.updateMany({
+          where: { id, status: "running" },
+          data: { status: "success", progress: 100, errorMessage: null, jobEndTime: new Date() },
+        });
+        if (count !== 1) return false;
+        const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id } });
+        const [first, target] = await Promise.all([
+          tx.voiceModel.findUnique({ where: { id: job.model1Id } }),
+          tx.voiceModel.findUniqueOrThrow({ where: { id: job.outputModelId } }),
+        ]);
+        // Model 1's parameters (f0, ...) carry over; its files (feature index, ...) belong to that voice alone.
+        const inherited = Object.fromEntries(Object.entries(asObject(first?.metadata)).filter(([key]) => !/Key$/.test(key)));
+        const metadata = { ...inherited, blend: { ...asObject(asObject(target.metadata).blend as Prisma.JsonValue), ...output.details } };
+        await tx.voiceModel.update({
+          where: { id: job.outputModelId },
+          data: {
+            fileKey: output.fileKey,
+            state: "ready",
+            ...(first ? { architecture: first.architecture, sampleRate: first.sampleRate } : {}),
+            metadata: metadata as Prisma.InputJsonValue,
+          },
+        });
+        return true;
+      });
+    },
+  };
 }
 
 function asObject(value: Prisma.JsonValue | undefined): Record<string, unknown> {

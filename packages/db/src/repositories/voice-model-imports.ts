@@ -4,13 +4,22 @@ import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/clien
 export class VoiceModelImportRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  createPending(input: Omit<Prisma.VoiceModelUncheckedCreateInput, "id" | "createdAt" | "state" | "fileKey" | "imageKey">): Promise<VoiceModel> {
+  createPending(input: Omit<Prisma.VoiceModelUncheckedCreateInput, "id" | "createdAt" | "state" | "fileKey" | "imageKey" | "buildEnqueuedAt" | "buildError">): Promise<VoiceModel> {
     return this.prisma.voiceModel.create({ data: { ...input, state: "pending" } });
   }
 
   /** `imageKey`: the cover the owner uploaded, stored before the model is published. */
   publish(id: number, fileKey: string, imageKey?: string): Promise<VoiceModel> {
     return this.prisma.voiceModel.update({ where: { id }, data: { fileKey, state: "ready", ...(imageKey ? { imageKey } : {}) } });
+  }
+
+  /** The cover the owner uploaded with a reference recording, stored while the model is still to be built. */
+  setCover(id: number, imageKey: string): Promise<VoiceModel> {
+    return this.prisma.voiceModel.update({ where: { id }, data: { imageKey } });
+  }
+
+  async markBuildEnqueued(id: number): Promise<void> {
+    await this.prisma.voiceModel.updateMany({ where: { id }, data: { buildEnqueuedAt: new Date() } });
   }
 
   async markMediaEnqueued(id: number): Promise<void> {

@@ -3,6 +3,11 @@ import { measureVoiceStatsOf } from "./measure.ts";
 import { writeNativeVoiceModel } from "./model-graph.ts";
 import { NATIVE_LAYOUT } from "./layout.ts";
 
+/** A reference recording no native voice can be built from (not one that failed to decode: that is AudioDecodeError). */
+export class ReferenceRecordingError extends Error {
+  override readonly name = "ReferenceRecordingError";
+}
+
 /** Mono blocks of an audio file at the native models' rate. */
 export async function* monoBlocks(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate): AsyncGenerator<Float32Array> {
   for await (const block of decodeToPcm(path, { sampleRate, blockFrames: 65536 })) {
@@ -35,7 +40,7 @@ export async function buildNativeVoiceModel(referencePaths: string[], info: { sl
     for (const path of referencePaths) yield* monoBlocks(path);
   }
   const stats = await measureVoiceStatsOf(all());
-  if (stats.activeFrames < 20) throw new Error(`the reference recording has too little voice (${stats.activeFrames} active frames)`);
+  if (stats.activeFrames < 20) throw new ReferenceRecordingError(`the reference recording has too little voice (${stats.activeFrames} active frames)`);
   const onnx = writeNativeVoiceModel({ targetMean: stats.mean, targetStd: stats.std, targetLevel: stats.level }, info);
   return { onnx, activeSeconds: (stats.activeFrames * NATIVE_LAYOUT.hop) / NATIVE_LAYOUT.sampleRate };
 }

@@ -1,0 +1,187 @@
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { UnrecoverableError, type Job } from "bullmq";
+import type { Logger } from "pino";
+import type { JobTable, MixdownJobTables, OutputOf, RunnableOf } from "@mixdown/db";
+import { jobKind, JobFailure, type JobEndStatus, type JobKind, type PayloadByKind } from "@mixdown/jobs";
+import { progressReporter } from "./jobs/progress.ts";
+
+/** What `runJob` hands a kind's handler: its row, a work directory and the means to report and to stop. */
+export interface JobContext<K extends JobKind> {
+  kind: K;
+  payload: PayloadByKind[K];
+  rowId: number;
+  /** What the kind's table found runnable (the row, with what the handler needs). */
+  row: RunnableOf<K>;
+  /** An empty directory of this attempt, removed when the attempt ends however it ends. */
+  workDir: string;
+  /** Aborted when the job is cancelled (`JobRunner.cancel`); handlers pass it on to long work. */
+  signal: AbortSignal;
+  log: Logger;
+  /** A thread's progress fraction (0..1) -> the row's and the BullMQ job's progress (1..90). */
+  reportProgress(fraction: number): void;
+  /** Sets the row's progress to `percent` directly (for work done in a few known steps). */
+  setProgress(percent: number): Promise<void>;
+}
+
+/**
+ * A kind's audio work, and nothing of the lifecycle: it reads `ctx.row`, writes files under
+ * `ctx.workDir` and storage keys of its own row, and returns what the table publishes. A
+ * `JobFailure` says what kind of failure it is (`bad-input` ends the row at once); any other
+ * error is `transient` and retried.
+ */
+export interface JobHandler<K extends JobKind> {
+  run(ctx: JobContext<K>): Promise<OutputOf<K>>;
+  /** After the row was published (`updated` false: it had ended meanwhile), e.g. queue follow-up work. */
+  afterComplete?(ctx: JobContext<K>, output: OutputOf<K>, updated: boolean): Promise<void>;
+}
+
+/** A handler for every kind in the catalogue: a kind without one does not compile. */
+export type JobHandlerFactories = { [K in JobKind]: () => JobHandler<K> };
+
+/** Announced once per job when it ends for good (not on an attempt that will be retried). */
+export interface JobEnded {
+  kind: JobKind;
+  rowId: number;
+  /** The caller who owns the row; null for the public catalogue's voice models. */
+  callerId: number | null;
+  status: JobEndStatus;
+  /** The reason, for `error`. */
+  errorMessage?: string;
+  /** This attempt's duration. */
+  durationMs: number;
+  bullJobId: string | undefined;
+}
+export type JobEndedListener = (event: JobEnded) => void | Promise<void>;
+
+/**
+ * Owns every job's lifecycle, the same for each kind: a child logger, the table's `findRunnable`
+ * (a row that ended meanwhile is a no-op: jobs are at-least-once), `markStarted`, a work
+ * directory removed in `finally`, the handler, then `complete` and progress 100; or, on failure,
+ * `cancelled` -> the row ends `cancelled`; `bad-input`/`permanent` -> the row ends `error` and
+ * BullMQ gets an UnrecoverableError (no retry); `transient` -> retried with backoff, and the last
+ * attempt ends the row `error`. Each end is announced to the `onJobEnded` listeners.
+ */
+export class JobRunner {
+  readonly #listeners = new Set<JobEndedListener>();
+  readonly #running = new Map<string, AbortController>();
+
+  constructor(
+    private readonly tables: MixdownJobTables,
+    private readonly options: { tmpDir: string; logger: Logger },
+  ) {}
+
+  /** Calls `listener` after every job's end; returns the unsubscribe function. A failing listener is logged, never fatal. */
+  onJobEnded(listener: JobEndedListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Aborts the running attempt of a row in this process: its handler's `signal` fires, and the
+   * row ends `cancelled` (publishing nothing). False when this process is not running it.
+   */
+  cancel(kind: JobKind, rowId: number, reason = "cancelled"): boolean {
+    const controller = this.#running.get(`${kind}:${rowId}`);
+    if (!controller) return false;
+    controller.abort(new JobFailure("cancelled", reason));
+    return true;
+  }
+
+  /** Rows running in this process right now. */
+  runningJobs(): Array<{ kind: JobKind; rowId: number }> {
+    return [...this.#running.keys()].map((key) => {
+      const [kind, id] = key.split(":");
+      return { kind: kind as JobKind, rowId: Number(id) };
+    });
+  }
+
+  async run<K extends JobKind>(kind: K, job: Job<PayloadByKind[K]>, handler: JobHandler<K>): Promise<void> {
+    const table: JobTable<RunnableOf<K>, OutputOf<K>> = this.tables[kind];
+    const rowId = (jobKind(kind).rowId as (p: PayloadByKind[K]) => number)(job.data);
+    const log = this.options.logger.child({ kind, rowId, bullJobId: job.id, attempt: job.attemptsMade + 1 });
+    const row = await table.findRunnable(rowId);
+    if (!row) {
+      log.info("row has no work left; nothing to do");
+      return;
+    }
+    const started = performance.now();
+    const callerId = table.callerOf(row);
+    const announce = (status: JobEndStatus, errorMessage?: string) =>
+      this.#announce({ kind, rowId, callerId, status, ...(errorMessage !== undefined ? { errorMessage } : {}), durationMs: Math.round(performance.now() - started), bullJobId: job.id }, log);
+
+    await table.markStarted(rowId, job.attemptsMade === 0);
+    const key = `${kind}:${rowId}`;
+    const controller = new AbortController();
+    this.#running.set(key, controller);
+    const workDir = join(this.options.tmpDir, "jobs", `${kind}-${rowId}-${job.attemptsMade}-${process.pid}`);
+    const progress = progressReporter(job, (percent) => table.setProgress(rowId, percent), log);
+    const ctx: JobContext<K> = {
+      kind,
+      payload: job.data,
+      rowId,
+      row,
+      workDir,
+      signal: controller.signal,
+      log,
+      reportProgress: progress.report,
+      setProgress: (percent) => table.setProgress(rowId, percent),
+    };
+    try {
+      await mkdir(workDir, { recursive: true });
+      log.info("job started");
+      const output = await handler.run(ctx);
+      await progress.flush();
+      controller.signal.throwIfAborted();
+      const updated = await table.complete(rowId, output);
+      await handler.afterComplete?.(ctx, output, updated);
+      await job.updateProgress(100);
+      log.info({ ms: Math.round(performance.now() - started), updated }, updated ? "job succeeded" : "row had already ended");
+      if (updated) await announce("success");
+    } catch (err) {
+      await progress.flush();
+      const failure = classify(err, controller.signal);
+      if (failure.kind === "cancelled") {
+        const ended = await table.cancel(rowId);
+        log.info({ ended }, "job cancelled");
+        if (ended) await announce("cancelled");
+        return;
+      }
+      const attempts = job.opts.attempts ?? 1;
+      const final = !failure.retryable || job.attemptsMade + 1 >= attempts;
+      if (!final) throw err;
+      const message = failure.retryable ? `Processing failed after ${attempts} attempts: ${failure.message}` : failure.message;
+      const ended = await table.fail(rowId, message).catch((e: Error) => {
+        // The reconciler ends the row from BullMQ's failed entry.
+        log.error({ err: e.message }, "could not mark the row as failed");
+        return false;
+      });
+      if (ended) await announce("error", message);
+      throw failure.retryable ? err : new UnrecoverableError(message);
+    } finally {
+      this.#running.delete(key);
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  async #announce(event: JobEnded, log: Logger): Promise<void> {
+    for (const listener of this.#listeners) {
+      try {
+        await listener(event);
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, "a job-ended listener failed");
+      }
+    }
+  }
+}
+
+/**
+ * The failure class of whatever a handler threw: a `JobFailure` says it; an abort of the job's
+ * own signal is `cancelled`; BullMQ's UnrecoverableError is `permanent`; the rest is `transient`.
+ */
+function classify(err: unknown, signal: AbortSignal): JobFailure {
+  if (signal.aborted) return signal.reason instanceof JobFailure ? signal.reason : new JobFailure("cancelled", "cancelled");
+  if (err instanceof JobFailure) return err;
+  if (err instanceof UnrecoverableError) return new JobFailure("permanent", err.message);
+  return new JobFailure("transient", err instanceof Error ? err.message : String(err));
+}

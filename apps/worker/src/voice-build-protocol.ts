@@ -1,0 +1,19 @@
+import { TaskThreadPool } from "./task-threads.ts";
+
+export interface VoiceBuildRequest {
+  referencePath: string;
+  /** Where the thread writes the built ONNX model. */
+  outPath: string;
+  title: string;
+}
+
+export interface VoiceBuildResult {
+  /** Seconds of voiced audio the model was measured from. */
+  activeSeconds: number;
+}
+
+export type VoiceBuildPool = TaskThreadPool<VoiceBuildRequest, VoiceBuildResult>;
+
+export function createVoiceBuildPool(size: number): VoiceBuildPool {
+  return new TaskThreadPool("voice build", new URL("./voice-build-thread.ts", import.meta.url), size, {});
+}

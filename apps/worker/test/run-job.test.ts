@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { access, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, beforeEach, test } from "node:test";
+import { Worker, type Job } from "bullmq";
+import pino from "pino";
+import { loadConfig, type Config } from "@mixdown/config";
+import { ApiKeyRepository, createJobTables, createPrismaClient, SeparationJobRepository, type PrismaClient } from "@mixdown/db";
+import { startTestStack, type TestStack } from "@mixdown/devstack";
+import { JobFailure } from "@mixdown/jobs";
+import { createQueues, type JobQueues } from "@mixdown/queue";
+import { JobRunner, type JobEnded, type JobHandler } from "../src/run-job.ts";
+import { selectQueues, startWorkerApp } from "../src/worker-app.ts";
+
+let stack: TestStack;
+let config: Config;
+let prisma: PrismaClient;
+let queues: JobQueues;
+let runner: JobRunner;
+let callerId: number;
+let ended: JobEnded[];
+
+before(async () => {
+  stack = await startTestStack({ storage: "local" });
+  config = loadConfig(stack.env);
+  prisma = createPrismaClient(config.DATABASE_URL);
+  queues = createQueues({ connection: config.REDIS_URL, prefix: config.QUEUE_PREFIX, attempts: 2, backoffDelayMs: 50 });
+  callerId = (await new ApiKeyRepository(prisma).createApiKey({ name: "run-job-test" })).callerId;
+  runner = new JobRunner(createJobTables(prisma), { tmpDir: config.TMP_DIR, logger: pino({ level: "silent" }) });
+  runner.onJobEnded((event) => {
+    ended.push(event);
+  });
+});
+after(async () => {
+  await queues?.close();
+  await prisma?.$disconnect();
+  await stack?.stop();
+});
+beforeEach(async () => {
+  ended = [];
+  await queues.queue("separation").obliterate({ force: true });
+});
+
+/** Queues a new separation row and runs it through `runJob` with `handler` in a real BullMQ worker until it settles. */
+async function runSeparation(handler: JobHandler<"separation">, whileRunning?: (rowId: number) => Promise<void>) {
+  const row = await new SeparationJobRepository(prisma).create({ callerId, kind: "stem_split", inputKey: "uploads/x.wav", inputFormat: "wav" });
+  const settled = new Promise<void>((resolve) => {
+    const worker = new Worker(
+      "separation",
+      (job: Job) => runner.run("separation", job, handler),
+      { connection: { url: config.REDIS_URL, maxRetriesPerRequest: null }, prefix: config.QUEUE_PREFIX },
+    );
+    const done = () => void worker.close().then(() => resolve());
+    worker.on("completed", done);
+    // A failed attempt that will be retried is `delayed`; one that failed for good stays `failed`.
+    worker.on("failed", (job) => void job?.getState().then((state) => state === "failed" && done()));
+  });
+  await queues.enqueue({ queue: "separation", payload: { kind: "stem-split", jobId: row.id } });
+  await whileRunning?.(row.id);
+  await settled;
+  return { rowId: row.id, row: await prisma.separationJob.findUniqueOrThrow({ where: { id: row.id } }) };
+}
+
+const outputs = { vocalKey: "v", lossyVocalKey: "lv", backingKey: "b", stems: [], lossyStems: [] };
+
+test("a successful handler's outputs are published, its work directory removed, and the end announced once with the caller", async () => {
+  let workDir = "";
+  const { rowId, row } = await runSeparation({
+    async run(ctx) {
+      workDir = ctx.workDir;
+      await writeFile(join(ctx.workDir, "scratch"), "x");
+      return outputs;
+    },
+  });
+  assert.equal(row.status, "success");
+  assert.equal(row.progress, 100);
+  assert.equal(row.vocalKey, "v");
+  await assert.rejects(access(workDir), "the work directory is gone");
+  assert.deepEqual(
+    ended.map(({ kind, rowId: id, callerId: caller, status }) => ({ kind, id, caller, status })),
+    [{ kind: "separation", id: rowId, caller: callerId, status: "success" }],
+  );
+});
+
+test("a bad-input failure ends the row error at once with its message, without a retry", async () => {
+  let attempts = 0;
+  const { row } = await runSeparation({
+    async run() {
+      attempts++;
+      throw new JobFailure("bad-input", "The uploaded audio could not be decoded (no audio stream)");
+    },
+  });
+  assert.equal(attempts, 1);
+  assert.equal(row.status, "error");
+  assert.equal(row.errorMessage, "The uploaded audio could not be decoded (no audio stream)");
+  assert.deepEqual(ended.map((e) => [e.status, e.errorMessage]), [["error", row.errorMessage]]);
+});
+
+test("a transient failure is retried, and the last attempt ends the row error naming the attempts", async () => {
+  let attempts = 0;
+  const { row } = await runSeparation({
+    async run() {
+      attempts++;
+      throw new Error("storage unreachable");
+    },
+  });
+  assert.equal(attempts, 2);
+  assert.equal(row.status, "error");
+  assert.equal(row.errorMessage, "Processing failed after 2 attempts: storage unreachable");
+  assert.equal(ended.length, 1, "the end is announced once, not per attempt");
+});
+
+test("cancel aborts the handler's signal; the row ends cancelled, publishing nothing", async () => {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const { rowId, row } = await runSeparation(
+    {
+      async run(ctx) {
+        started();
+        await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+        return outputs;
+      },
+    },
+    async (id) => {
+      await running;
+      assert.deepEqual(runner.runningJobs(), [{ kind: "separation", rowId: id }]);
+      assert.equal(runner.cancel("separation", id), true);
+    },
+  );
+  assert.equal(row.status, "cancelled");
+  assert.equal(row.vocalKey, null);
+  assert.equal(runner.cancel("separation", rowId), false, "a job no longer running cannot be cancelled here");
+  assert.deepEqual(ended.map((e) => e.status), ["cancelled"]);
+});
+
+test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run", async () => {
+  assert.throws(() => selectQueues("separation,karaoke"), /WORKER_QUEUES names queues this worker has no handler for: karaoke/);
+  await assert.rejects(startWorkerApp({ ...config, WORKER_QUEUES: "voice-model-build,karaoke" }, pino({ level: "silent" })), /karaoke/);
+  assert.deepEqual(selectQueues("voice-model-build, separation"), ["voice-model-build", "separation"]);
+});

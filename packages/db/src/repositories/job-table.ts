@@ -1,0 +1,91 @@
+import type { JobKind, JobRef } from "@mixdown/jobs";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+
+/** A row the reconciler must keep queued, as `@mixdown/queue`'s ReconcileSource returns it. */
+export interface RunningRow {
+  ref: JobRef;
+  enqueuedAt: Date | null;
+  createdAt: Date;
+}
+
+/**
+ * What the worker and the reconciler read and write for one job kind. Every write is conditioned
+ * on the row still having work to do, so a retried or duplicated delivery never moves a finished
+ * job again; the booleans say whether the write happened.
+ */
+export interface JobTable<Runnable, Output> {
+  /** The row (with what the handler needs) when it still has work to do, else null (finished, cancelled, deleted). */
+  findRunnable(rowId: number): Promise<Runnable | null>;
+  /** The caller who owns the job (null for the public catalogue's models), for the job-ended announcement. */
+  callerOf(runnable: Runnable): number | null;
+  markStarted(rowId: number, firstAttempt: boolean): Promise<void>;
+  /** Raises the row's progress (never lowers it). */
+  setProgress(rowId: number, percent: number): Promise<void>;
+  /** Publishes every output at once and ends the job `success`. */
+  complete(rowId: number, output: Output): Promise<boolean>;
+  /** Ends the job `error` with the reason. */
+  fail(rowId: number, message: string): Promise<boolean>;
+  /** Ends the job `cancelled`, publishing nothing. */
+  cancel(rowId: number): Promise<boolean>;
+  /** Rows with work to do created before `createdBefore`, in id order after `afterId`. */
+  findRunning(createdBefore: Date, afterId: number, take: number): Promise<RunningRow[]>;
+  isRunning(rowId: number): Promise<boolean>;
+  markEnqueued(rowId: number): Promise<void>;
+}
+
+/**
+ * The columns the three job tables (SeparationJob, VoiceConversionJob, VoiceBlendJob) share:
+ * `status`, `progress`, `errorMessage`, `enqueuedAt`, `createdAt`, `jobStartTime`, `jobEndTime`.
+ * Prisma generates no common type for their delegates, hence this structural one.
+ */
+interface StatusTableDelegate {
+  updateMany(args: { where: object; data: object }): PromiseLike<{ count: number }>;
+  count(args: { where: object }): PromiseLike<number>;
+  findMany(args: { where: object; orderBy: object; take: number; select: object }): PromiseLike<Array<{ id: number; enqueuedAt: Date | null; createdAt: Date }>>;
+}
+export type StatusTableModel = "separationJob" | "voiceConversionJob" | "voiceBlendJob";
+
+const running = (id: number) => ({ id, status: "running" as const });
+
+/**
+ * The lifecycle writes of a job table with a `status` column, shared by every kind that has one;
+ * a kind adds its own `findRunnable`, `callerOf` and `complete` (and may wrap `fail`/`cancel`).
+ * `refOf` builds the queue entry of a row the reconciler found (given the extra columns it selects).
+ */
+export function statusTable<Extra extends Record<string, true>>(
+  prisma: Pick<PrismaClient, StatusTableModel>,
+  model: StatusTableModel,
+  refOf: (row: { id: number } & Record<keyof Extra, unknown>) => JobRef,
+  extraColumns?: Extra,
+): Omit<JobTable<never, never>, "findRunnable" | "callerOf" | "complete"> {
+  const table = prisma[model] as unknown as StatusTableDelegate;
+  const end = async (id: number, data: object) => (await table.updateMany({ where: running(id), data: { ...data, jobEndTime: new Date() } })).count === 1;
+  return {
+    async markStarted(id, firstAttempt) {
+      await table.updateMany({ where: running(id), data: firstAttempt ? { jobStartTime: new Date(), progress: 1 } : { progress: 1 } });
+    },
+    async setProgress(id, progress) {
+      await table.updateMany({ where: { ...running(id), progress: { lt: progress } }, data: { progress } });
+    },
+    fail: (id, message) => end(id, { status: "error", errorMessage: message }),
+    cancel: (id) => end(id, { status: "cancelled" }),
+    async findRunning(createdBefore, afterId, take) {
+      const rows = await table.findMany({
+        where: { status: "running", createdAt: { lt: createdBefore }, id: { gt: afterId } },
+        orderBy: { id: "asc" },
+        take,
+        select: { id: true, enqueuedAt: true, createdAt: true, ...extraColumns },
+      });
+      return rows.map((r) => ({ ref: refOf(r as { id: number } & Record<keyof Extra, unknown>), enqueuedAt: r.enqueuedAt, createdAt: r.createdAt }));
+    },
+    isRunning: async (id) => (await table.count({ where: running(id) })) > 0,
+    async markEnqueued(id) {
+      await table.updateMany({ where: { id }, data: { enqueuedAt: new Date() } });
+    },
+  };
+}
+
+/** The job table of every kind (see `createJobTables`); keyed by the catalogue, so a kind without one does not compile. */
+export type JobTables<Types extends { [K in JobKind]: { runnable: unknown; output: unknown } }> = {
+  [K in JobKind]: JobTable<Types[K]["runnable"], Types[K]["output"]>;
+};

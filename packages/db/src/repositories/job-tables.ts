@@ -1,0 +1,36 @@
+import type { JobKind, JobRef } from "@mixdown/jobs";
+import type { PrismaClient, SeparationJob, VoiceModel } from "../generated/prisma/client.ts";
+import type { JobTable, JobTables } from "./job-table.ts";
+import { separationJobTable, type SeparationOutputs } from "./separation-job-runs.ts";
+import { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
+import { voiceConversionJobTable, type RunnableVoiceConversion, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
+import { voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";
+import { voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
+
+/** What each kind's handler receives from its table and hands back to it. */
+export interface JobRowTypes {
+  separation: { runnable: SeparationJob; output: SeparationOutputs };
+  "voice-conversion": { runnable: RunnableVoiceConversion; output: VoiceConversionOutputs };
+  "voice-blend": { runnable: RunnableVoiceBlend; output: VoiceBlendOutput };
+  "voice-model-media": { runnable: VoiceModel; output: RenderedVoiceMedia };
+  "voice-model-build": { runnable: VoiceModelToBuild; output: BuiltVoiceModel };
+}
+export type MixdownJobTables = JobTables<JobRowTypes>;
+export type RunnableOf<K extends JobKind> = JobRowTypes[K]["runnable"];
+export type OutputOf<K extends JobKind> = JobRowTypes[K]["output"];
+
+/** The table of every job kind in the catalogue. */
+export function createJobTables(prisma: PrismaClient): MixdownJobTables {
+  return {
+    separation: separationJobTable(prisma),
+    "voice-conversion": voiceConversionJobTable(prisma),
+    "voice-blend": voiceBlendJobTable(prisma),
+    "voice-model-media": voiceModelMediaTable(prisma),
+    "voice-model-build": voiceModelBuildTable(prisma),
+  };
+}
+
+/** The table of a queue entry's kind, without the per-kind row types (the reconciler needs none). */
+export function tableOf(tables: MixdownJobTables, ref: JobRef): JobTable<unknown, unknown> {
+  return tables[ref.queue] as JobTable<unknown, unknown>;
+}

@@ -1,0 +1,157 @@
+/**
+ * The two public kinds that share the `separation` queue and table. Each has three spellings,
+ * all derived from here: the payload's and the storage keys' (`vocal-separation`), the database
+ * enum's (`vocal_separation`) and the API path's (`vocal-separations`).
+ */
+export const SEPARATION_KINDS = {
+  "vocal-separation": { dbKind: "vocal_separation", apiPath: "vocal-separations", noun: "vocal separation", tag: "Vocal separations" },
+  "stem-split": { dbKind: "stem_split", apiPath: "stem-splits", noun: "stem split", tag: "Stem splits" },
+} as const;
+export type SeparationKind = keyof typeof SEPARATION_KINDS;
+export type SeparationDbKind = (typeof SEPARATION_KINDS)[SeparationKind]["dbKind"];
+
+/** The payload kind of a database enum value (`stem_split` -> `stem-split`). */
+export function separationKindOf(dbKind: SeparationDbKind): SeparationKind {
+  const found = (Object.keys(SEPARATION_KINDS) as SeparationKind[]).find((k) => SEPARATION_KINDS[k].dbKind === dbKind);
+  if (!found) throw new Error(`unknown separation kind ${String(dbKind)}`);
+  return found;
+}
+
+/** What each kind's queue entries carry: only the row id (and the separation kind); the row holds the rest. */
+export interface PayloadByKind {
+  separation: { kind: SeparationKind; jobId: number };
+  "voice-conversion": { jobId: number };
+  "voice-blend": { jobId: number };
+  /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
+  "voice-model-media": { voiceModelId: number };
+  /** Builds a native voice model from its stored reference recording; the VoiceModel row is the record. */
+  "voice-model-build": { voiceModelId: number };
+}
+
+/** A kind of queued work. The name is also its BullMQ queue's name and its job ids' prefix. */
+export type JobKind = keyof PayloadByKind;
+export type SeparationPayload = PayloadByKind["separation"];
+export type VoiceConversionPayload = PayloadByKind["voice-conversion"];
+export type VoiceBlendPayload = PayloadByKind["voice-blend"];
+export type VoiceModelMediaPayload = PayloadByKind["voice-model-media"];
+export type VoiceModelBuildPayload = PayloadByKind["voice-model-build"];
+
+/** A queue entry to be: one member per kind (a discriminated union on `queue`). */
+export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }[JobKind];
+
+/** The public record a kind's row is presented as (what GET answers and a webhook will carry). */
+export type JobRecordType = "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "voiceModel";
+
+export interface JobKindEntry<K extends JobKind> {
+  /** The row the entry works on: a job row, or a voice model for the kinds without a job table. */
+  rowId(payload: PayloadByKind[K]): number;
+  /** The BullMQ job name (shown by queue dashboards). */
+  jobName(payload: PayloadByKind[K]): string;
+  /** Jobs one worker process runs at once: a setting (with its default), or a fixed number. */
+  concurrency: { setting: `WORKER_CONCURRENCY_${string}`; default: number } | { fixed: number };
+  /** Tries per job (`"configured"`: JOB_ATTEMPTS) and the first retry's delay, doubled on each further retry. */
+  retry: { attempts: "configured" | number; backoffDelayMs: number };
+  /** How the row is presented to its caller. */
+  record: JobRecordType;
+  /** Where the row lives: a job table with `status`, or a VoiceModel row whose state stands for the job's. */
+  rows: "job-table" | "voice-model";
+}
+
+const byJobId = { rowId: (p: { jobId: number }) => p.jobId } as const;
+const byVoiceModelId = { rowId: (p: { voiceModelId: number }) => p.voiceModelId } as const;
+
+/**
+ * Every job kind, declared once. Queues, job tables (`@mixdown/db`'s `jobTables`), the reconciler,
+ * the worker's handler map and the config's concurrency settings are all keyed by it, so a kind
+ * added here does not compile until each of them knows it.
+ */
+export const JOB_CATALOGUE = {
+  separation: {
+    ...byJobId,
+    jobName: (p) => p.kind,
+    concurrency: { setting: "WORKER_CONCURRENCY_SEPARATION", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "separationJob",
+    rows: "job-table",
+  },
+  "voice-conversion": {
+    ...byJobId,
+    jobName: () => "voice-conversion",
+    concurrency: { setting: "WORKER_CONCURRENCY_VOICE_CONVERSION", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "voiceConversionJob",
+    rows: "job-table",
+  },
+  "voice-blend": {
+    ...byJobId,
+    jobName: () => "voice-blend",
+    concurrency: { setting: "WORKER_CONCURRENCY_VOICE_BLEND", default: 2 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "voiceBlendJob",
+    rows: "job-table",
+  },
+  "voice-model-media": {
+    ...byVoiceModelId,
+    jobName: () => "voice-model-media",
+    // A demo takes a second or two of a conversion thread; one at a time leaves the others to jobs callers wait on.
+    concurrency: { fixed: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "voiceModel",
+    rows: "voice-model",
+  },
+  "voice-model-build": {
+    ...byVoiceModelId,
+    jobName: () => "voice-model-build",
+    // A build is a few seconds of one core; callers wait for conversions more than for new voices.
+    concurrency: { fixed: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "voiceModel",
+    rows: "voice-model",
+  },
+} as const satisfies { [K in JobKind]: JobKindEntry<K> };
+
+export const JOB_KINDS = Object.keys(JOB_CATALOGUE) as JobKind[];
+
+/** The entry of a kind, typed by its payload. */
+export function jobKind<K extends JobKind>(kind: K): JobKindEntry<K> {
+  return JOB_CATALOGUE[kind] as unknown as JobKindEntry<K>;
+}
+
+export function isJobKind(name: string): name is JobKind {
+  return Object.hasOwn(JOB_CATALOGUE, name);
+}
+
+/** The id of the row a queue entry works on. */
+export function rowIdOf(ref: JobRef): number {
+  return (jobKind(ref.queue).rowId as (p: unknown) => number)(ref.payload);
+}
+
+/** The BullMQ job name of an entry: the separation kind, else the kind's name. */
+export function bullJobName(ref: JobRef): string {
+  return (jobKind(ref.queue).jobName as (p: unknown) => string)(ref.payload);
+}
+
+/**
+ * The BullMQ job id of a row: derived from the row id so that adding the same row twice is a
+ * no-op (`separation-12`, `voice-conversion-3`, `voice-model-build-5`).
+ */
+export function bullJobId(kind: JobKind, rowId: number): string {
+  return `${kind}-${rowId}`;
+}
+
+/** The concurrency settings the catalogue names, each once, with its default (the config schema is built from these). */
+export type ConcurrencySetting = Extract<(typeof JOB_CATALOGUE)[JobKind]["concurrency"], { setting: string }>["setting"];
+export function concurrencySettings(): Array<{ setting: ConcurrencySetting; default: number }> {
+  const out = new Map<ConcurrencySetting, number>();
+  for (const kind of JOB_KINDS) {
+    const c = JOB_CATALOGUE[kind].concurrency;
+    if ("setting" in c) out.set(c.setting, c.default);
+  }
+  return [...out].map(([setting, value]) => ({ setting, default: value }));
+}
+
+/** Jobs of `kind` one worker process runs at once, under `settings` (the parsed config). */
+export function concurrencyOf(kind: JobKind, settings: Record<ConcurrencySetting, number>): number {
+  const c = JOB_CATALOGUE[kind].concurrency;
+  return "setting" in c ? settings[c.setting] : c.fixed;
+}

@@ -1,0 +1,46 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  bullJobId,
+  bullJobName,
+  concurrencyOf,
+  concurrencySettings,
+  JOB_KINDS,
+  JobFailure,
+  rowIdOf,
+  SEPARATION_KINDS,
+  separationKindOf,
+} from "../src/index.ts";
+
+test("every separation kind's database and API spellings translate back to the payload kind", () => {
+  for (const [kind, entry] of Object.entries(SEPARATION_KINDS)) assert.equal(separationKindOf(entry.dbKind), kind);
+  assert.equal(SEPARATION_KINDS["vocal-separation"].apiPath, "vocal-separations");
+  assert.equal(SEPARATION_KINDS["stem-split"].dbKind, "stem_split");
+});
+
+test("a queue entry's id, name and row come from its kind's entry", () => {
+  assert.equal(rowIdOf({ queue: "separation", payload: { kind: "stem-split", jobId: 4 } }), 4);
+  assert.equal(rowIdOf({ queue: "voice-model-build", payload: { voiceModelId: 9 } }), 9);
+  assert.equal(bullJobName({ queue: "separation", payload: { kind: "stem-split", jobId: 4 } }), "stem-split");
+  assert.equal(bullJobName({ queue: "voice-blend", payload: { jobId: 4 } }), "voice-blend");
+  assert.equal(bullJobId("voice-model-build", 9), "voice-model-build-9");
+});
+
+test("concurrency is read from the kind's setting, or fixed for the kinds without one", () => {
+  const names = concurrencySettings().map((s) => s.setting);
+  assert.deepEqual(names, ["WORKER_CONCURRENCY_SEPARATION", "WORKER_CONCURRENCY_VOICE_CONVERSION", "WORKER_CONCURRENCY_VOICE_BLEND"]);
+  const settings = { WORKER_CONCURRENCY_SEPARATION: 3, WORKER_CONCURRENCY_VOICE_CONVERSION: 2, WORKER_CONCURRENCY_VOICE_BLEND: 5 };
+  assert.deepEqual(
+    JOB_KINDS.map((k) => concurrencyOf(k, settings)),
+    [3, 2, 5, 1, 1],
+  );
+});
+
+test("a job failure keeps its kind across a structured clone (the thread boundary)", () => {
+  const sent = structuredClone(new JobFailure("bad-input", "cannot decode").serialise());
+  const received = JobFailure.from(sent);
+  assert.equal(received.kind, "bad-input");
+  assert.equal(received.message, "cannot decode");
+  assert.equal(received.retryable, false);
+  assert.equal(new JobFailure("transient", "s3 down").retryable, true);
+});
