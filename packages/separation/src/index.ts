@@ -30,4 +30,3 @@ export {
   type OutputSpec,
   type OutputFormat,
 } from './separate-file.ts';
-export { runSeparateCommand, type CommandOutput } from './cli-separate.ts';

@@ -8,20 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { probeAudio } from '@mixdown/audio';
-import { ModelRegistry, runSeparateCommand, separateFile, type CommandOutput, type SeparateFileResult, type SeparationProgress } from '../src/index.ts';
+import { ModelRegistry, separateFile, type SeparateFileResult, type SeparationProgress } from '../src/index.ts';
 import { SMALL, writeTestModel } from './support/mdx-test-models.ts';
 import { faded, readStereo, snrDb, tones, writeStereo } from './support/signals.ts';
 
 const run = promisify(execFile);
 const PACKAGE_DIR = resolve(import.meta.dirname, '..');
 const DEFAULT_MODELS_DIR = resolve(PACKAGE_DIR, '../../models');
-
-async function captureOutput(fn: (io: CommandOutput) => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await fn({ stdout: { write: (t: string) => out.push(t) }, stderr: { write: (t: string) => err.push(t) } });
-  return { code, out: out.join(''), err: err.join('') };
-}
 
 describe('entry points', () => {
   let dir: string;
@@ -30,7 +23,6 @@ describe('entry points', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mixdown-entry-test-'));
     await writeTestModel(dir, { ...SMALL, name: 'vocals' });
-    await writeTestModel(dir, { ...SMALL, name: 'stems', stems: ['vocals', 'drums', 'bass', 'other'].map((name) => ({ name, gain: 0.25 })) });
     inputPath = join(dir, 'song.wav');
     const x = faded(tones(20_000, SMALL.sampleRate, [{ freq: 440, amp: 0.3 }]), 512);
     await writeStereo(inputPath, { left: x, right: x }, SMALL.sampleRate);
@@ -56,32 +48,6 @@ describe('entry points', () => {
     assert.equal((await probeAudio(result.stems.vocals.flac!)).frames, 20_000);
   });
 
-  it('mixdown separate writes one lossless file per stem named after it and prints timings', async () => {
-    const out = join(dir, 'cli-out');
-    const { code, out: stdout } = await captureOutput((io) => runSeparateCommand([inputPath, '--model', 'stems', '--out', out, '--models-dir', dir, '--format', 'flac', '--threads', '1'], io));
-    assert.equal(code, 0);
-    assert.deepEqual((await readdir(out)).sort(), ['backing.flac', 'bass.flac', 'drums.flac', 'other.flac', 'vocals.flac']);
-    assert.match(stdout, /^vocals\t.*vocals\.flac$/m);
-    assert.match(stdout, /realtime.*decode \d+ ms, inference \d+ ms \(waited for \d+ ms\), post \d+ ms, encode \d+ ms/);
-  });
-
-  it('mixdown separate answers 2 with usage on bad arguments and 1 on an unknown model', async () => {
-    for (const argv of [[], [inputPath], [inputPath, '--model', 'vocals'], [inputPath, '--model', 'vocals', '--out', dir, '--format', 'mp3'], [inputPath, '--bogus']]) {
-      const { code, err } = await captureOutput((io) => runSeparateCommand(argv, io));
-      assert.equal(code, 2, argv.join(' '));
-      assert.match(err, /usage: mixdown separate/);
-    }
-    const { code, err } = await captureOutput((io) => runSeparateCommand([inputPath, '--model', 'nope', '--out', join(dir, 'x'), '--models-dir', dir], io));
-    assert.equal(code, 1);
-    assert.match(err, /no model named "nope"/);
-  });
-
-  it('runs directly with tsx', async () => {
-    const out = join(dir, 'direct-out');
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(PACKAGE_DIR, 'src/cli-separate.ts'), inputPath, '--model', 'vocals', '--out', out, '--models-dir', dir], { cwd: PACKAGE_DIR });
-    assert.match(stdout, /backing\t/);
-    assert.deepEqual((await readdir(out)).sort(), ['backing.wav', 'vocals.wav']);
-  });
 });
 
 describe('default models (run when models/*.onnx exist)', () => {

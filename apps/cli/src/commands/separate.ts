@@ -1,20 +1,120 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { prepareFfmpeg } from "@mixdown/audio";
+import { ModelRegistry, separateFile, type ExecutionProvider, type OutputSpec } from "@mixdown/separation";
+import { repoRoot } from "../local-state.ts";
+
+const USAGE = `usage: mixdown separate <file> --model <name> --out <dir> [options]
+
+Separates <file> with a model from the models directory and writes one
+lossless file per stem, named after the stem (vocals.wav, backing.wav, ...).
+
+  --model NAME        model manifest name, e.g. vocals or stems (required)
+  --out DIR           output directory, created if missing (required)
+  --format wav|flac   output format (default wav, 32-bit float; flac is 24-bit)
+  --models-dir DIR    where <name>.json and <name>.onnx live (default: the repo"s models/)
+  --threads N         onnxruntime intra-op threads (default: one per core)
+  --provider cpu|cuda execution provider (default cpu)
+  --batch N           chunks per inference call
+  --overlap X         chunk overlap in [0, 1) (default 0.25)
+`;
+
+const DEFAULT_MODELS_DIR = resolve(repoRoot, "models");
+
+class UsageError extends Error {}
+
+function positiveInteger(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+export interface CommandOutput {
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+}
+
 /**
- * `pnpm mixdown separate …` belongs to @mixdown/separation; it is imported only when used, so the
- * other commands never load onnxruntime.
+ * `mixdown separate`: the separation engine on a local file, no service needed. Returns the
+ * process exit code (0 done, 1 failed, 2 bad arguments) instead of exiting, so the caller owns
+ * the process. main.ts imports this module only for `separate`, so the other commands never
+ * load onnxruntime.
  */
-export async function separateCommand(argv: string[]): Promise<number> {
-  let separation: { runSeparateCommand?: (argv: string[]) => Promise<number> };
+export async function separateCommand(argv: string[], io: CommandOutput = process): Promise<number> {
+  let registry: ModelRegistry | undefined;
   try {
-    // A computed specifier: the package may not export the command yet, and typecheck must pass either way.
-    const specifier = "@mixdown/separation";
-    separation = await import(specifier);
-  } catch (error) {
-    console.error(`The separation engine could not be loaded: ${(error as Error).message}`);
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        model: { type: "string" },
+        out: { type: "string" },
+        format: { type: "string", default: "wav" },
+        "models-dir": { type: "string" },
+        threads: { type: "string" },
+        provider: { type: "string", default: "cpu" },
+        batch: { type: "string" },
+        overlap: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+    if (values.help) {
+      io.stdout.write(USAGE);
+      return 0;
+    }
+    if (positionals.length !== 1) throw new UsageError("expected exactly one input file");
+    if (!values.model) throw new UsageError("--model is required");
+    if (!values.out) throw new UsageError("--out is required");
+    if (values.format !== "wav" && values.format !== "flac") throw new UsageError(`--format must be wav or flac, got "${values.format}"`);
+    if (values.provider !== "cpu" && values.provider !== "cuda") throw new UsageError(`--provider must be cpu or cuda, got "${values.provider}"`);
+    const threads = positiveInteger(values.threads, "--threads");
+    const batchSize = positiveInteger(values.batch, "--batch");
+    const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
+    if (overlap !== undefined && !(overlap >= 0 && overlap < 1)) throw new UsageError(`--overlap must be in [0, 1), got "${values.overlap}"`);
+
+    const inputPath = resolve(positionals[0]);
+    const outDir = resolve(values.out);
+    registry = new ModelRegistry({
+      modelsDir: resolve(values["models-dir"] ?? DEFAULT_MODELS_DIR),
+      executionProvider: values.provider as ExecutionProvider,
+      ...(threads !== undefined ? { intraOpThreads: threads } : {}),
+    });
+    const loadStart = performance.now();
+    const [model] = await Promise.all([registry.load(values.model), prepareFfmpeg()]);
+    const loadMs = performance.now() - loadStart;
+    const outputs: OutputSpec[] = [{ format: values.format }];
+    const showProgress = io.stderr.isTTY === true;
+    const result = await separateFile({
+      inputPath,
+      model,
+      outDir,
+      outputs,
+      ...(batchSize !== undefined ? { batchSize } : {}),
+      ...(overlap !== undefined ? { overlap } : {}),
+      onProgress: (p) => {
+        if (showProgress && p.fraction !== undefined) io.stderr.write(`\r${(100 * p.fraction).toFixed(0)}%`);
+      },
+    });
+    if (showProgress) io.stderr.write("\r");
+
+    const seconds = result.frames / result.sampleRate;
+    const t = result.timings;
+    for (const [stem, files] of Object.entries(result.stems)) io.stdout.write(`${stem}\t${files[values.format]}\n`);
+    io.stdout.write(
+      `${seconds.toFixed(1)} s of audio in ${(t.totalMs / 1000).toFixed(2)} s (${(seconds / (t.totalMs / 1000)).toFixed(1)}x realtime, ${result.chunks} chunks); ` +
+        `model load ${loadMs.toFixed(0)} ms, decode ${t.decodeMs.toFixed(0)} ms, inference ${t.inferenceMs.toFixed(0)} ms ` +
+        `(waited for ${t.inferenceWaitMs.toFixed(0)} ms), post ${t.postMs.toFixed(0)} ms, encode ${t.encodeMs.toFixed(0)} ms\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
+      io.stderr.write(`mixdown separate: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    io.stderr.write(`mixdown separate: ${(err as Error).message}\n`);
     return 1;
+  } finally {
+    await registry?.close();
   }
-  if (typeof separation.runSeparateCommand !== "function") {
-    console.error("This checkout's @mixdown/separation has no `separate` command yet.");
-    return 1;
-  }
-  return separation.runSeparateCommand(argv);
 }

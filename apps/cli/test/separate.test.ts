@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { probeAudio } from "@mixdown/audio";
+import { runCli } from "./run-cli.ts";
+
+const run = promisify(execFile);
+
+describe("mixdown separate", () => {
+  let dir: string;
+  let input: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-separate-"));
+    input = path.join(dir, "song.mp3");
+    // 3 s at 48 kHz: the default model runs at 44.1 kHz, so the way back to the input rate is used too.
+    await run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=220:r=48000:d=3", "-f", "lavfi", "-i", "anoisesrc=c=pink:r=48000:d=3:a=0.05",
+      "-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo", "-c:a", "libmp3lame", "-b:a", "192k", input]);
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  test("separates a local file with a default model into one lossless file per stem, at the input's rate and length, and prints timings", async () => {
+    const out = path.join(dir, "out");
+    const result = await runCli(["separate", input, "--model", "vocals", "--out", out, "--format", "flac"], {});
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual((await readdir(out)).sort(), ["backing.flac", "vocals.flac"]);
+    assert.match(result.stdout, /^vocals\t.*vocals\.flac$/m);
+    assert.match(result.stdout, /realtime.*model load \d+ ms, decode \d+ ms, inference \d+ ms/);
+    const [source, vocals] = await Promise.all([probeAudio(input), probeAudio(path.join(out, "vocals.flac"))]);
+    assert.equal(vocals.sampleRate, 48000);
+    assert.ok(Math.abs(vocals.frames - source.frames) <= 1152, `${vocals.frames} frames against the mp3's ${source.frames}`);
+  });
+
+  test("answers 2 with the usage on bad arguments and 1 on an unknown model", async () => {
+    for (const argv of [[], [input], [input, "--model", "vocals"], [input, "--model", "vocals", "--out", dir, "--format", "mp3"], [input, "--bogus"]]) {
+      const result = await runCli(["separate", ...argv], {});
+      assert.equal(result.code, 2, argv.join(" "));
+      assert.match(result.stderr, /usage: mixdown separate/);
+    }
+    const unknown = await runCli(["separate", input, "--model", "nope", "--out", path.join(dir, "x")], {});
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no model named "nope"/);
+  });
+});
