@@ -52,7 +52,6 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** How long a resolved API key is cached (a revoked key keeps working at most this long). */
   authCacheTtlMs?: number;
-  ffprobePath?: string;
   /** How long a create waits for Redis to take the queue entry before leaving it to the reconciler. */
   enqueueTimeoutMs?: number;
 }
@@ -92,7 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
-  const serviceDeps = { storage, submitter, presenter, log: app.log, ffprobePath: deps.ffprobePath };
+  const serviceDeps = { storage, submitter, presenter, log: app.log };
   const ctx: AppContext = {
     config,
     prisma,

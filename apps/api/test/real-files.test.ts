@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import { ffprobeView, REAL_FILES, realFilePath } from "../../../fixtures/real-files/index.ts";
-import { decodedDuration, ProbeError } from "../src/uploads/probe.ts";
+import { AudioDecodeError, countDecodedFramesWithin } from "@mixdown/audio";
 import { assertUnchanged, footprint, multipart, sortedKeys, startHarness, type Harness } from "./helpers.ts";
 
 let h: Harness;
@@ -98,19 +98,19 @@ describe("real files: streamed and unusual containers", () => {
   });
 });
 
-describe("decodedDuration", () => {
-  test("finds the length of audio whose container states none: streamed FLAC to the sample, WebM within a frame", async () => {
-    assert.equal(await decodedDuration(realFilePath("flac-stream-8k-mono.flac"), 10_000), 1.5);
-    for (const name of ["webm-opus-stream-48k-stereo.webm", "webm-vorbis-stream-22k05-mono.webm", "webm-vp8-opus-stream.webm"]) {
-      const seconds = await decodedDuration(realFilePath(name), 10_000);
-      assert.ok(Math.abs(seconds - 1.5) < 0.03, `${name}: ${seconds} s`);
+describe("the length check of uploads whose container states none", () => {
+  test("counts streamed FLAC to the sample and WebM within a frame, inside the time limit", async () => {
+    assert.deepEqual(await countDecodedFramesWithin(realFilePath("flac-stream-8k-mono.flac"), 10_000), { frames: 12_000, complete: true });
+    for (const [name, rate] of [["webm-opus-stream-48k-stereo.webm", 48_000], ["webm-vorbis-stream-22k05-mono.webm", 22_050], ["webm-vp8-opus-stream.webm", 48_000]] as const) {
+      const { frames, complete } = await countDecodedFramesWithin(realFilePath(name), 10_000);
+      assert.ok(complete && Math.abs(frames / rate - 1.5) < 0.03, `${name}: ${frames} frames`);
     }
   });
 
-  test("rejects with ProbeError when its time limit ends the decode before any audio came out", async () => {
-    await assert.rejects(() => decodedDuration(realFilePath("flac-stream-44k1-stereo.flac"), 1), (error: Error) => {
-      assert.ok(error instanceof ProbeError);
-      assert.match(error.message, /no audio decoded within/);
+  test("rejects with AudioDecodeError when its time limit ends the decode before any audio came out", async () => {
+    await assert.rejects(() => countDecodedFramesWithin(realFilePath("flac-stream-44k1-stereo.flac"), 1), (error: Error) => {
+      assert.ok(error instanceof AudioDecodeError);
+      assert.match(error.reason, /no audio decoded within/);
       return true;
     });
   });

@@ -9,12 +9,44 @@ import { startFfmpeg } from './ffmpeg-process.ts';
  * only one for streams whose container states none. Memory stays flat: the
  * decoded audio is counted as it passes, never kept.
  */
-export async function countDecodedFrames(path: string, signal?: AbortSignal): Promise<number> {
+export function countDecodedFrames(path: string, signal?: AbortSignal): Promise<number> {
+  return decodeCounting(path, signal);
+}
+
+/**
+ * countDecodedFrames within `timeoutMs` (no limit when undefined). `complete` is false when the
+ * limit ended the count after audio came out: `frames` is then a lower bound. Rejects with
+ * AudioDecodeError when the stream does not decode, or when the limit struck before any audio
+ * came out.
+ */
+export async function countDecodedFramesWithin(
+  path: string,
+  timeoutMs: number | undefined,
+  signal?: AbortSignal,
+): Promise<{ frames: number; complete: boolean }> {
+  if (timeoutMs === undefined) return { frames: await decodeCounting(path, signal), complete: true };
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(new Error('time limit')), timeoutMs);
+  let seen = 0;
+  try {
+    const frames = await decodeCounting(path, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal, (n) => (seen = n));
+    return { frames, complete: true };
+  } catch (err) {
+    if (!limit.signal.aborted || signal?.aborted) throw err;
+    if (seen > 0) return { frames: seen, complete: false };
+    throw new AudioDecodeError(path, `no audio decoded within ${Math.round(timeoutMs / 1000)} s`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function decodeCounting(path: string, signal?: AbortSignal, onCount?: (frames: number) => void): Promise<number> {
   signal?.throwIfAborted();
   const sink = new PassThrough({ autoDestroy: false });
   let bytes = 0;
   sink.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
+    onCount?.(bytes);
   });
   // one byte per frame keeps the pipe small
   const command = ffmpeg(path)
@@ -30,9 +62,15 @@ export async function countDecodedFrames(path: string, signal?: AbortSignal): Pr
     if (!sink.readableEnded) await new Promise((resolve) => sink.once('end', resolve));
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
-    throw new AudioDecodeError(path, (err as Error).message, { cause: err });
+    throw new AudioDecodeError(path, lastLineWithoutPath((err as Error).message, path), { cause: err });
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
   return bytes;
+}
+
+/** ffmpeg's own last word on the failure, without the file's path: the reason reaches uploaders. */
+function lastLineWithoutPath(message: string, path: string): string {
+  const line = message.trim().split('\n').filter(Boolean).pop() ?? message;
+  return line.replaceAll(`${path}: `, '').replaceAll(path, 'the file');
 }

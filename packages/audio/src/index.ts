@@ -1,6 +1,6 @@
-export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe } from './probe-audio.ts';
+export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe, type ProbeOptions } from './probe-audio.ts';
 export { decodeToPcm, type DecodeToPcmOptions } from './decode-to-pcm.ts';
-export { countDecodedFrames } from './count-decoded-frames.ts';
+export { countDecodedFrames, countDecodedFramesWithin } from './count-decoded-frames.ts';
 export {
   StereoPcmEncoder,
   encodeStereoPcm,

@@ -1,6 +1,7 @@
 import ffmpeg from 'fluent-ffmpeg';
-import { countDecodedFrames } from './count-decoded-frames.ts';
+import { countDecodedFramesWithin } from './count-decoded-frames.ts';
 import { AudioDecodeError } from './errors.ts';
+import { runTool } from './run-tool.ts';
 import { probeWavHeader } from './wav-header.ts';
 
 export interface AudioProbe {
@@ -18,7 +19,8 @@ export interface AudioProbe {
    * True when `frames` is sample-accurate (lossless codec with a duration counted
    * in samples, or a stream that had to be decoded to find its length). Lossy
    * containers only give an estimate: encoder delay and padding make the decoded
-   * length differ; use `countDecodedFrames` then.
+   * length differ; use `countDecodedFrames` then. Also false when a count was
+   * cut short by `countTimeoutMs`: `frames` is then a lower bound.
    */
   framesExact: boolean;
   /** bits per second, when the container says */
@@ -32,25 +34,57 @@ function toNumber(value: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+export interface ProbeOptions {
+  signal?: AbortSignal;
+  /** Longest ffprobe may take (default 30 s): a file it cannot get through is no audio to us. */
+  ffprobeTimeoutMs?: number;
+  /**
+   * Longest the frame count of a stream whose container states no length may take (default: no
+   * limit). When the limit ends the count after audio came out, that much is returned with
+   * `framesExact: false`, so a slow machine does not turn valid audio into an error; when none
+   * came out, AudioDecodeError. The API bounds its uploads' checks with it.
+   */
+  countTimeoutMs?: number;
+}
+
+interface FfprobeJson {
+  format?: { format_name?: string; duration?: string; bit_rate?: string };
+  streams?: Array<Record<string, string | number | undefined>>;
+}
+
 /**
  * Reads format, codec, rate, channels and length of the first audio stream:
  * from the header for plain PCM WAV files, with ffprobe for everything else.
  * Where the container states no length (FLAC written to a pipe, WebM from a
  * browser's MediaRecorder), the stream is decoded once to count its frames.
+ * Rejects with AudioDecodeError (its `reason` names no path) when the file is
+ * not readable audio.
  */
-export async function probeAudio(path: string): Promise<AudioProbe> {
-  return (await probeWavHeader(path)) ?? ffprobeAudio(path);
+export async function probeAudio(path: string, options: ProbeOptions = {}): Promise<AudioProbe> {
+  return (await probeWavHeader(path)) ?? ffprobeAudio(path, options);
 }
 
 /** probeAudio through ffprobe, whatever the format. */
-export async function ffprobeAudio(path: string): Promise<AudioProbe> {
-  const data = await new Promise<ffmpeg.FfprobeData>((resolve, reject) => {
-    ffmpeg.ffprobe(path, (err, result) => {
-      if (err) reject(new AudioDecodeError(path, String((err as Error).message ?? err).trim(), { cause: err }));
-      else resolve(result);
-    });
-  });
-  const stream = data.streams.find((s) => s.codec_type === 'audio');
+export async function ffprobeAudio(path: string, options: ProbeOptions = {}): Promise<AudioProbe> {
+  let out = '';
+  const run = await runTool(
+    'ffprobe',
+    path,
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path],
+    { timeoutMs: options.ffprobeTimeoutMs ?? 30_000, signal: options.signal },
+    (chunk) => (out += chunk),
+  );
+  if (run.aborted) throw options.signal!.reason;
+  if (run.timedOut) throw new AudioDecodeError(path, 'ffprobe took too long');
+  if (run.code !== 0) throw new AudioDecodeError(path, run.lastError || `ffprobe exited with ${run.code ?? run.signal}`);
+  let data: FfprobeJson;
+  try {
+    data = JSON.parse(out) as FfprobeJson;
+  } catch (err) {
+    throw new AudioDecodeError(path, `unreadable ffprobe output: ${(err as Error).message}`);
+  }
+  data.format ??= {};
+  const stream = (data.streams ?? []).find((s) => s.codec_type === 'audio');
   if (!stream) throw new AudioDecodeError(path, 'no audio stream');
   const sampleRate = toNumber(stream.sample_rate);
   const channels = toNumber(stream.channels);
@@ -60,16 +94,16 @@ export async function ffprobeAudio(path: string): Promise<AudioProbe> {
   const sampleTimeBase = stream.time_base === `1/${sampleRate}`;
   const duration = toNumber(stream.duration) ?? toNumber(data.format.duration) ?? 0;
   const stated = LOSSLESS_CODEC.test(codec) && durationTs !== undefined && sampleTimeBase;
-  const counted = !stated && !(duration > 0) ? await countDecodedFrames(path) : undefined;
-  const frames = stated ? durationTs! : (counted ?? Math.max(0, Math.round(duration * sampleRate)));
-  const framesExact = stated || counted !== undefined;
+  const counted = !stated && !(duration > 0) ? await countDecodedFramesWithin(path, options.countTimeoutMs, options.signal) : undefined;
+  const frames = stated ? durationTs! : (counted?.frames ?? Math.max(0, Math.round(duration * sampleRate)));
+  const framesExact = stated || counted?.complete === true;
   const bitRate = toNumber(stream.bit_rate) ?? toNumber(data.format.bit_rate);
   return {
     format: String(data.format.format_name ?? 'unknown'),
     codec,
     sampleRate,
     channels,
-    duration: framesExact ? frames / sampleRate : duration,
+    duration: framesExact || counted ? frames / sampleRate : duration,
     frames,
     framesExact,
     ...(bitRate !== undefined ? { bitRate } : {}),

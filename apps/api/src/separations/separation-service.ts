@@ -21,7 +21,6 @@ export interface SeparationServiceDeps {
   submitter: JobSubmitter;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
-  ffprobePath?: string;
 }
 
 /** Vocal separations and stem splits: one shape, two kinds. */
@@ -32,7 +31,7 @@ export class SeparationService {
   async create(callerId: number, kind: SeparationKind, form: ReceivedForm): Promise<SeparationJobRecord> {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
-    const format = await checkAudioUpload(input, SEPARATION_FORMATS, this.deps.ffprobePath);
+    const format = await checkAudioUpload(input, SEPARATION_FORMATS);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
     const row = await uploads.commit(() =>

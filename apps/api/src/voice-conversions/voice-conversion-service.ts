@@ -60,7 +60,6 @@ export interface VoiceConversionServiceDeps {
   submitter: JobSubmitter;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
-  ffprobePath?: string;
 }
 
 export class VoiceConversionService {
@@ -78,8 +77,8 @@ export class VoiceConversionService {
       throw unprocessable(`voiceModelId: voice model ${voiceModelId} is not usable yet (state ${model.state})`);
     }
 
-    const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS, this.deps.ffprobePath);
-    const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS, this.deps.ffprobePath) : null;
+    const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS);
+    const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS) : null;
 
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const row = await uploads.commit(async () => {

@@ -74,7 +74,6 @@ export class VoiceModelImportService {
       submitter: JobSubmitter;
       presenter: RecordPresenter;
       log: FastifyBaseLogger;
-      ffprobePath?: string;
     },
   ) {}
 
@@ -88,7 +87,7 @@ export class VoiceModelImportService {
     const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
 
     if (reference) {
-      const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"], this.deps.ffprobePath);
+      const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"]);
       const uploads = new StoredUploads(this.deps.storage, this.deps.log);
       const referenceKey = await uploads.commit(() => uploads.store("voice-models", reference, format));
       const row = await uploads.commit(() =>
