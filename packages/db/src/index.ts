@@ -19,4 +19,3 @@ export {
   type KeyRateLimits,
 } from "./api-keys.ts";
 export * from "./repositories/index.ts";
-export * from "./repositories/index.ts";
