@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { publicBaseUrl, type Config } from "@mixdown/config";
 import {
   ApiKeyRepository,
+  createJobTables,
   createPrismaClient,
   IdempotencyKeyRepository,
   SeparationJobRepository,
@@ -26,6 +27,7 @@ import { healthRoutes } from "./health/routes.ts";
 import { installErrorHandling } from "./http/errors.ts";
 import { ErrorResponse } from "./http/schemas.ts";
 import { IDEMPOTENCY_WINDOW_MS, IdempotentCreates } from "./idempotency/idempotent-creates.ts";
+import { JobCancels } from "./jobs/job-cancels.ts";
 import { JobSubmitter } from "./jobs/job-submitter.ts";
 import { ApiMetrics } from "./metrics/api-metrics.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
@@ -91,7 +93,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
-  const serviceDeps = { storage, submitter, presenter, log: app.log };
+  const cancels = new JobCancels(createJobTables(prisma), queues, app.log);
+  const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
   const ctx: AppContext = {
     config,
     prisma,

@@ -280,6 +280,51 @@ describe("voice blender", () => {
     await assertUnchanged(h, before);
   });
 
+  const cancelBlend = (id: number | string, auth = me.auth) => h.app.inject({ method: "POST", url: `/api/kits/v1/voice-blender/${id}/cancel`, headers: auth });
+
+  test("cancel of a queued blend: 200 cancelled, output model failed, queue entry removed; again → 409 naming the status; someone else's → 404", async () => {
+    const created = (await blend({ modelId1: publicModel, modelId2: myModel, alpha: 0.5 })).json();
+    const queue = h.app.ctx.queues.queue("voice-blend");
+    assert.ok(await queue.getJob(bullJobId("voice-blend", created.id)), "queued before the cancel");
+    expectError(await cancelBlend(created.id, stranger.auth), 404, new RegExp(`voice blender job ${created.id} not found`));
+
+    const res = await cancelBlend(created.id);
+    assert.equal(res.statusCode, 200, res.body);
+    const record = res.json();
+    assert.equal(record.status, "cancelled");
+    assert.match(record.jobEndTime, TIMESTAMP);
+    assert.equal(record.outputModelId, created.outputModelId);
+    const model = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: created.outputModelId } });
+    assert.equal(model.state, "failed", "a cancelled blend's output model ends failed");
+    assert.equal(await queue.getJob(bullJobId("voice-blend", created.id)), undefined, "no worker will start it");
+
+    expectError(await cancelBlend(created.id), 409, /voice blender job \d+ has already ended \(status cancelled\)/);
+    expectError(await cancelBlend(999999), 404, /not found/);
+    expectError(await cancelBlend("x1"), 404, /not found/);
+  });
+
+  test("a cancel racing the job's completion leaves exactly one end state", async () => {
+    const { createJobTables } = await import("@mixdown/db");
+    const table = createJobTables(h.prisma)["voice-blend"];
+    for (let i = 0; i < 6; i++) {
+      const created = (await blend({ modelId1: publicModel, modelId2: myModel, alpha: 0.5 })).json();
+      const [completed, cancelled] = await Promise.all([
+        table.complete(created.id, { fileKey: `voice-models/${created.outputModelId}/model.onnx`, details: { size: 1 } }),
+        cancelBlend(created.id),
+      ]);
+      const job = await h.prisma.voiceBlendJob.findUniqueOrThrow({ where: { id: created.id } });
+      const model = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: created.outputModelId } });
+      if (completed) {
+        assert.equal(cancelled.statusCode, 409, cancelled.body);
+        assert.match(cancelled.json().message, /status success/);
+        assert.deepEqual([job.status, model.state], ["success", "ready"]);
+      } else {
+        assert.equal(cancelled.statusCode, 200, cancelled.body);
+        assert.deepEqual([job.status, model.state], ["cancelled", "failed"]);
+      }
+    }
+  });
+
   test("malformed JSON or a non-JSON body → 400", async () => {
     const bad = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: { ...me.auth, "content-type": "application/json" }, payload: "{modelId1:" });
     expectError(bad, 400, /JSON/);

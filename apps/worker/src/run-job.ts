@@ -34,7 +34,15 @@ export interface JobHandler<K extends JobKind> {
   run(ctx: JobContext<K>): Promise<OutputOf<K>>;
   /** After the row was published (`updated` false: it had ended meanwhile), e.g. queue follow-up work. */
   afterComplete?(ctx: JobContext<K>, output: OutputOf<K>, updated: boolean): Promise<void>;
+  /**
+   * After the job was cancelled: removes whatever `run` had already stored under the row's own
+   * keys, so a cancelled job leaves no outputs behind. A failure is logged, never fatal.
+   */
+  discard?(ctx: JobContext<K>): Promise<void>;
 }
+
+/** How one delivery ended in this process: BullMQ's return value, which the worker metrics read. */
+export type AttemptOutcome = "success" | "cancelled" | "nothing-to-do";
 
 /** A handler for every kind in the catalogue: a kind without one does not compile. */
 export type JobHandlerFactories = { [K in JobKind]: () => JobHandler<K> };
@@ -68,7 +76,15 @@ export class JobRunner {
 
   constructor(
     private readonly tables: MixdownJobTables,
-    private readonly options: { tmpDir: string; logger: Logger },
+    private readonly options: {
+      tmpDir: string;
+      logger: Logger;
+      /**
+       * How often a running job's row is checked to be still running (default 3 s): the safety
+       * net under the cancel messages (a worker that missed one still stops the job this soon).
+       */
+      rowCheckIntervalMs?: number;
+    },
   ) {}
 
   /** Calls `listener` after every job's end; returns the unsubscribe function. A failing listener is logged, never fatal. */
@@ -96,14 +112,14 @@ export class JobRunner {
     });
   }
 
-  async run<K extends JobKind>(kind: K, job: Job<PayloadByKind[K]>, handler: JobHandler<K>): Promise<void> {
+  async run<K extends JobKind>(kind: K, job: Job<PayloadByKind[K]>, handler: JobHandler<K>): Promise<AttemptOutcome> {
     const table: JobTable<RunnableOf<K>, OutputOf<K>> = this.tables[kind];
     const rowId = (jobKind(kind).rowId as (p: PayloadByKind[K]) => number)(job.data);
     const log = this.options.logger.child({ kind, rowId, bullJobId: job.id, attempt: job.attemptsMade + 1 });
     const row = await table.findRunnable(rowId);
     if (!row) {
       log.info("row has no work left; nothing to do");
-      return;
+      return "nothing-to-do";
     }
     const started = performance.now();
     const callerId = table.callerOf(row);
@@ -116,6 +132,14 @@ export class JobRunner {
     this.#running.set(key, controller);
     const workDir = join(this.options.tmpDir, "jobs", `${kind}-${rowId}-${job.attemptsMade}-${process.pid}`);
     const progress = progressReporter(job, (percent) => table.setProgress(rowId, percent), log);
+    // A row found no longer running may have been completed by a duplicate delivery rather than
+    // cancelled: then the outputs under its keys are that delivery's, and must not be discarded.
+    let endedElsewhere = false;
+    const rowCheck = watchRowStillRunning(table, rowId, this.options.rowCheckIntervalMs ?? 3_000, log, () => {
+      if (controller.signal.aborted) return;
+      endedElsewhere = true;
+      controller.abort(new JobFailure("cancelled", "the row is no longer running"));
+    });
     const ctx: JobContext<K> = {
       kind,
       payload: job.data,
@@ -134,18 +158,23 @@ export class JobRunner {
       await progress.flush();
       controller.signal.throwIfAborted();
       const updated = await table.complete(rowId, output);
+      // Not published because the row was cancelled while the outputs were being stored.
+      if (!updated && controller.signal.aborted) throw controller.signal.reason;
       await handler.afterComplete?.(ctx, output, updated);
       await job.updateProgress(100);
       log.info({ ms: Math.round(performance.now() - started), updated }, updated ? "job succeeded" : "row had already ended");
       if (updated) await announce("success");
+      return "success";
     } catch (err) {
       await progress.flush();
       const failure = classify(err, controller.signal);
       if (failure.kind === "cancelled") {
+        // False when the API had ended the row already; the work stopped here either way.
         const ended = await table.cancel(rowId);
-        log.info({ ended }, "job cancelled");
+        if (ended || !endedElsewhere) await handler.discard?.(ctx).catch((e: Error) => log.warn({ err: e.message }, "could not remove the cancelled job's partial outputs"));
+        log.info({ ended, ms: Math.round(performance.now() - started) }, "job cancelled");
         if (ended) await announce("cancelled");
-        return;
+        return "cancelled";
       }
       const attempts = job.opts.attempts ?? 1;
       const final = !failure.retryable || job.attemptsMade + 1 >= attempts;
@@ -159,6 +188,7 @@ export class JobRunner {
       if (ended) await announce("error", message);
       throw failure.retryable ? err : new UnrecoverableError(message);
     } finally {
+      rowCheck.stop();
       this.#running.delete(key);
       await rm(workDir, { recursive: true, force: true });
     }
@@ -173,6 +203,41 @@ export class JobRunner {
       }
     }
   }
+}
+
+/**
+ * Calls `stop` once the row is no longer running: ended by a cancel whose message this worker
+ * missed, by a duplicate delivery, or deleted. A failed check is only logged.
+ */
+function watchRowStillRunning(table: JobTable<unknown, unknown>, rowId: number, intervalMs: number, log: Logger, stop: () => void) {
+  let checking = false;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (checking || stopped) return;
+    checking = true;
+    table
+      .isRunning(rowId)
+      .then(
+        (running) => {
+          if (!running && !stopped) {
+            stopped = true;
+            log.info("the row is no longer running; stopping the job");
+            stop();
+          }
+        },
+        (err: Error) => log.warn({ err: err.message }, "could not check that the row is still running"),
+      )
+      .finally(() => {
+        checking = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }
 
 /**

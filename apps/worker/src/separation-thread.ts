@@ -17,9 +17,10 @@ serveTasks<SeparationRequest, SeparateFileResult>({
   async preload() {
     for (const name of data.preload) await registry.load(name);
   },
-  async run(request, onProgress) {
+  async run(request, onProgress, signal) {
     const model = await registry.load(request.modelName);
     return separateFile({
+      signal,
       inputPath: request.inputPath,
       model,
       outDir: request.outDir,

@@ -4,7 +4,7 @@
 import { parentPort, Worker } from "node:worker_threads";
 import { JobFailure, type SerialisedJobError } from "@mixdown/jobs";
 
-type ToThread<Req> = { type: "task"; id: number; request: Req };
+type ToThread<Req> = { type: "task"; id: number; request: Req } | { type: "cancel"; id: number };
 type FromThread<Res> =
   | { type: "ready" }
   | { type: "fatal"; message: string }
@@ -17,9 +17,23 @@ interface Slot<Res> {
   ready: Promise<void>;
   busy: boolean;
   pending?: { id: number; resolve: (r: Res) => void; reject: (e: Error) => void; onProgress: (f: number) => void };
+  /** Fails the slot's task with `error`, terminates the thread and puts a fresh one in its place. */
+  retire(error: Error): void;
 }
 
-/** The main-thread side: a fixed number of threads; a thread that dies fails its task (the job retries) and is replaced. */
+/**
+ * How long a cancelled task may take to stop on its own before its thread is terminated: work
+ * that checks the signal between blocks stops well within it; a long synchronous stretch (one
+ * inference call) is cut short by the termination.
+ */
+export const CANCEL_GRACE_MS = 1_500;
+
+/**
+ * The main-thread side: a fixed number of threads; a thread that dies fails its task (the job
+ * retries) and is replaced. A task whose `signal` fires is told to stop; one that has not
+ * stopped after CANCEL_GRACE_MS loses its thread (terminated and replaced), so a cancelled job
+ * never keeps a core busy.
+ */
 export class TaskThreadPool<Req, Res> {
   readonly #slots: Slot<Res>[] = [];
   readonly #waiting: Array<() => void> = [];
@@ -40,16 +54,32 @@ export class TaskThreadPool<Req, Res> {
     await Promise.all(this.#slots.map((s) => s.ready));
   }
 
-  async run(request: Req, onProgress: (fraction: number) => void): Promise<Res> {
+  /** Runs one task on a free thread; rejects with `signal.reason` once a cancelled task has stopped (or its thread was replaced). */
+  async run(request: Req, onProgress: (fraction: number) => void, signal?: AbortSignal): Promise<Res> {
+    signal?.throwIfAborted();
     const slot = await this.#acquire();
+    let grace: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     try {
       await slot.ready;
+      signal?.throwIfAborted();
       return await new Promise<Res>((resolve, reject) => {
         const id = this.#nextId++;
         slot.pending = { id, resolve, reject, onProgress };
+        onAbort = () => {
+          slot.worker.postMessage({ type: "cancel", id } satisfies ToThread<Req>);
+          grace = setTimeout(() => {
+            if (slot.pending?.id === id) slot.retire(signal!.reason as Error);
+          }, CANCEL_GRACE_MS);
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
         slot.worker.postMessage({ type: "task", id, request } satisfies ToThread<Req>);
       });
+    } catch (err) {
+      throw signal?.aborted ? signal.reason : err;
     } finally {
+      clearTimeout(grace);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
       slot.pending = undefined;
       slot.busy = false;
       this.#waiting.shift()?.();
@@ -84,6 +114,10 @@ export class TaskThreadPool<Req, Res> {
         markReady = resolve;
         markFatal = reject;
       }),
+      retire: (error) => {
+        replace(error);
+        void worker.terminate();
+      },
     };
     slot.ready.catch(() => {});
     worker.on("message", (m: FromThread<Res>) => {
@@ -119,7 +153,8 @@ export class TaskThreadPool<Req, Res> {
 export interface TaskHandler<Req, Res> {
   /** Loaded before the thread reports ready (models), so the first task pays no load time. */
   preload?(): Promise<void>;
-  run(request: Req, onProgress: (fraction: number) => void): Promise<Res>;
+  /** `signal` fires when the job is cancelled: stop child processes and loops, then throw (its reason, or anything). */
+  run(request: Req, onProgress: (fraction: number) => void, signal: AbortSignal): Promise<Res>;
   /**
    * The class of a known error (undecodable audio, a broken model file: `bad-input`), with the
    * message a caller may be shown; undefined for the rest, which are `transient` (retried).
@@ -135,20 +170,36 @@ export function serveTasks<Req, Res>(handler: TaskHandler<Req, Res>): void {
     () => post({ type: "ready" }),
     (err: Error) => post({ type: "fatal", message: `cannot load models: ${err.message}` }),
   );
-  port.on("message", async ({ id, request }: ToThread<Req>) => {
+  const cancels = new Map<number, AbortController>();
+  port.on("message", async (message: ToThread<Req>) => {
+    if (message.type === "cancel") {
+      cancels.get(message.id)?.abort(new JobFailure("cancelled", "cancelled"));
+      return;
+    }
+    const { id, request } = message;
+    const controller = new AbortController();
+    cancels.set(id, controller);
     let lastPercent = -1;
     try {
-      const result = await handler.run(request, (fraction) => {
-        const percent = Math.floor(fraction * 100);
-        if (percent !== lastPercent) {
-          lastPercent = percent;
-          post({ type: "progress", id, fraction });
-        }
-      });
+      const result = await handler.run(
+        request,
+        (fraction) => {
+          const percent = Math.floor(fraction * 100);
+          if (percent !== lastPercent) {
+            lastPercent = percent;
+            post({ type: "progress", id, fraction });
+          }
+        },
+        controller.signal,
+      );
       post({ type: "result", id, result });
     } catch (err) {
-      const error = handler.classify(err) ?? { kind: "transient", message: err instanceof Error ? err.message : String(err) };
+      const error = controller.signal.aborted
+        ? { kind: "cancelled" as const, message: "cancelled" }
+        : (handler.classify(err) ?? { kind: "transient", message: err instanceof Error ? err.message : String(err) });
       post({ type: "error", id, error });
+    } finally {
+      cancels.delete(id);
     }
   });
 }

@@ -7,8 +7,8 @@ import type { VoiceBuildRequest, VoiceBuildResult } from "./voice-build-protocol
 import { serveTasks } from "./task-threads.ts";
 
 serveTasks<VoiceBuildRequest, VoiceBuildResult>({
-  async run(request) {
-    const built = await buildNativeVoiceModel([request.referencePath], { slug: "uploaded", title: request.title });
+  async run(request, _onProgress, signal) {
+    const built = await buildNativeVoiceModel([request.referencePath], { slug: "uploaded", title: request.title }, signal);
     await writeFile(request.outPath, built.onnx);
     return { activeSeconds: built.activeSeconds };
   },

@@ -35,9 +35,11 @@ function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
 }
 
 serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
-  async run(request, onProgress) {
+  async run(request, onProgress, signal) {
     const engine = await engineFor(request.modelPath, request.sampleRate);
+    signal.throwIfAborted();
     return convertVoiceFile({
+      signal,
       inputPath: request.inputPath,
       ...(request.backingPath ? { backingPath: request.backingPath } : {}),
       engine,

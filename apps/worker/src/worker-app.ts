@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { Config } from "@mixdown/config";
 import { createJobTables, createPrismaClient, listModelsOwedMedia, registerDefaultVoices, RunningJobRepository, type PrismaClient } from "@mixdown/db";
 import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
-import { startReconciler, JobQueues } from "@mixdown/queue";
+import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { separationHandler } from "./jobs/separation.ts";
 import { voiceBlendHandler } from "./jobs/voice-blend.ts";
@@ -58,7 +58,12 @@ export function selectQueues(list: string, available: readonly string[] = JOB_KI
  * Everything a worker process runs: one BullMQ Worker per configured kind, the threads that do
  * the audio work, the job runner and the reconciler. The caller owns the process (signals, health endpoint).
  */
-export async function startWorkerApp(config: Config, logger: Logger, metrics?: WorkerMetrics): Promise<WorkerApp> {
+export async function startWorkerApp(
+  config: Config,
+  logger: Logger,
+  metrics?: WorkerMetrics,
+  options: { rowCheckIntervalMs?: number } = {},
+): Promise<WorkerApp> {
   const queues = selectQueues(config.WORKER_QUEUES);
   const prisma: PrismaClient = createPrismaClient(config.DATABASE_URL);
   const storage: ObjectStorage = createStorage(config);
@@ -114,7 +119,16 @@ export async function startWorkerApp(config: Config, logger: Logger, metrics?: W
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );
 
-  const runner = new JobRunner(createJobTables(prisma), { tmpDir, logger });
+  const runner = new JobRunner(createJobTables(prisma), { tmpDir, logger, ...options });
+  // Cancels from the API (see @mixdown/queue's job-cancels.ts): a row this process is not running is ignored.
+  const cancels = await subscribeToCancels(
+    config.REDIS_URL,
+    config.QUEUE_PREFIX,
+    ({ kind, rowId }) => {
+      if (runner.cancel(kind, rowId, "cancelled by the client")) logger.info({ kind, rowId }, "cancel received; stopping the job");
+    },
+    (err) => logger.warn({ err: err.message }, "redis connection error (cancel messages)"),
+  );
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   connection.on("error", (err) => logger.warn({ err: err.message }, "redis connection error"));
   let active = 0;
@@ -125,7 +139,7 @@ export async function startWorkerApp(config: Config, logger: Logger, metrics?: W
       async (job: Job) => {
         active++;
         try {
-          await runner.run(kind, job, handler);
+          return await runner.run(kind, job, handler);
         } finally {
           active--;
         }
@@ -165,6 +179,7 @@ export async function startWorkerApp(config: Config, logger: Logger, metrics?: W
     async close() {
       await reconciler?.stop();
       await Promise.all(workers.map((w) => w.close()));
+      await cancels.close();
       await Promise.all(pools.map((p) => p.close()));
       await jobQueues.close();
       connection.disconnect();

@@ -25,7 +25,7 @@ export class WorkerMetrics {
     collectDefaultMetrics({ register: this.registry });
     this.ended = new Counter({
       name: "mixdown_jobs_ended_total",
-      help: "Jobs this worker ended, by kind and status (success, or error after the last attempt)",
+      help: "Jobs this worker ended, by kind and status (success; error after the last attempt; cancelled while it ran)",
       labelNames: ["kind", "status"],
       registers,
     });
@@ -66,9 +66,10 @@ export class WorkerMetrics {
     this.active.set(queue, running);
     this.concurrency.set({ queue }, concurrency);
     worker.on("active", (job) => running.add(String(job.id)));
-    worker.on("completed", (job) => {
+    // A cancelled job completes its BullMQ entry too (no retry); runJob's outcome tells them apart.
+    worker.on("completed", (job, outcome) => {
       running.delete(String(job.id));
-      this.end(queue, job, "success");
+      this.end(queue, job, outcome === "cancelled" ? "cancelled" : "success");
     });
     worker.on("failed", (job) => {
       if (job) running.delete(String(job.id));

@@ -26,7 +26,7 @@ before(async () => {
   prisma = createPrismaClient(config.DATABASE_URL);
   queues = createQueues({ connection: config.REDIS_URL, prefix: config.QUEUE_PREFIX, attempts: 2, backoffDelayMs: 50 });
   callerId = (await new ApiKeyRepository(prisma).createApiKey({ name: "run-job-test" })).callerId;
-  runner = new JobRunner(createJobTables(prisma), { tmpDir: config.TMP_DIR, logger: pino({ level: "silent" }) });
+  runner = new JobRunner(createJobTables(prisma), { tmpDir: config.TMP_DIR, logger: pino({ level: "silent" }), rowCheckIntervalMs: 200 });
   runner.onJobEnded((event) => {
     ended.push(event);
   });
@@ -131,6 +131,54 @@ test("cancel aborts the handler's signal; the row ends cancelled, publishing not
   assert.equal(row.vocalKey, null);
   assert.equal(runner.cancel("separation", rowId), false, "a job no longer running cannot be cancelled here");
   assert.deepEqual(ended.map((e) => e.status), ["cancelled"]);
+});
+
+/** A handler that waits for its signal, recording when it started and whether `discard` ran. */
+function waitsForCancel() {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const seen = { discarded: false, abortedAt: 0 };
+  const handler: JobHandler<"separation"> = {
+    async run(ctx) {
+      started();
+      await new Promise((_, reject) =>
+        ctx.signal.addEventListener("abort", () => {
+          seen.abortedAt = performance.now();
+          reject(ctx.signal.reason);
+        }),
+      );
+      return outputs;
+    },
+    async discard() {
+      seen.discarded = true;
+    },
+  };
+  return { handler, running, seen };
+}
+
+test("a row cancelled without a message reaching the worker is noticed by the row check: the handler stops within the check interval", async () => {
+  const { handler, running, seen } = waitsForCancel();
+  let cancelledAt = 0;
+  const { row } = await runSeparation(handler, async (rowId) => {
+    await running;
+    assert.equal(await createJobTables(prisma).separation.cancel(rowId), true);
+    cancelledAt = performance.now();
+  });
+  assert.equal(row.status, "cancelled");
+  assert.ok(seen.abortedAt - cancelledAt < 1_000, `aborted ${(seen.abortedAt - cancelledAt).toFixed(0)} ms after the row was cancelled`);
+  assert.deepEqual(ended, [], "the API ended the row, so the worker announces nothing");
+});
+
+test("a row completed by a duplicate delivery stops this attempt but keeps the outputs it published", async () => {
+  const { handler, running, seen } = waitsForCancel();
+  const { row } = await runSeparation(handler, async (rowId) => {
+    await running;
+    assert.equal(await createJobTables(prisma).separation.complete(rowId, { ...outputs, vocalKey: "from-the-other-delivery" }), true);
+  });
+  assert.equal(row.status, "success");
+  assert.equal(row.vocalKey, "from-the-other-delivery");
+  assert.ok(seen.abortedAt > 0, "this attempt was stopped");
+  assert.equal(seen.discarded, false, "the shared output keys were not deleted");
 });
 
 test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run", async () => {

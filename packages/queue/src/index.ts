@@ -8,3 +8,4 @@ export {
   type ReconcilerOptions,
   type RunningJob,
 } from "./reconciler.ts";
+export { cancelChannel, parseCancelNotice, subscribeToCancels, type CancelNotice, type CancelSubscription } from "./job-cancels.ts";

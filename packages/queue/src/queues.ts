@@ -1,5 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
 import { Redis } from "ioredis";
+import { cancelChannel, type CancelNotice } from "./job-cancels.ts";
 import { bullJobId, bullJobName, JOB_CATALOGUE, JOB_KINDS, rowIdOf, type JobKind, type JobRef } from "./jobs.ts";
 
 export interface QueueOptions {
@@ -81,6 +82,16 @@ export class JobQueues {
     const id = bullJobId(ref.queue, rowIdOf(ref));
     await this.queue(ref.queue).add(bullJobName(ref), ref.payload, { jobId: id });
     return id;
+  }
+
+  /**
+   * After a row was cancelled: tells every worker (the one running it aborts it) and removes the
+   * entry if it is still waiting, so no worker picks it up (one that does finds the row ended).
+   * An active entry is locked and stays; its worker completes it once the job has stopped.
+   */
+  async announceCancel(notice: CancelNotice): Promise<void> {
+    await this.connection.publish(cancelChannel(this.prefix), JSON.stringify(notice));
+    await this.queue(notice.kind).remove(bullJobId(notice.kind, notice.rowId));
   }
 
   /** Resolves when Redis answers (readiness checks). */

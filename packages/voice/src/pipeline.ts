@@ -21,6 +21,8 @@ export interface ConvertVoiceFileRequest {
   lossless?: "wav" | "flac";
   mp3BitrateKbps?: number;
   onProgress?: (fraction: number) => void;
+  /** Stops the conversion (its ffmpeg processes are killed) and rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface ConvertVoiceFileResult {
@@ -32,12 +34,18 @@ export interface ConvertVoiceFileResult {
   seconds: { prepare: number; convert: number; finish: number };
 }
 
-function run(command: ffmpeg.FfmpegCommand): Promise<void> {
-  return new Promise((resolve, reject) => {
-    command.on("error", (err: Error, _stdout: string | null, stderr: string | null) => reject(new Error(`${err.message}${stderr ? `: ${stderr.split("\n").slice(-4).join(" ")}` : ""}`)));
+function run(command: ffmpeg.FfmpegCommand, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
+  const kill = () => command.kill("SIGKILL");
+  signal?.addEventListener("abort", kill, { once: true });
+  return new Promise<void>((resolve, reject) => {
+    command.on("error", (err: Error, _stdout: string | null, stderr: string | null) => {
+      if (signal?.aborted) return reject(signal.reason);
+      reject(new Error(`${err.message}${stderr ? `: ${stderr.split("\n").slice(-4).join(" ")}` : ""}`));
+    });
     command.on("end", () => resolve());
     command.run();
-  });
+  }).finally(() => signal?.removeEventListener("abort", kill));
 }
 
 /**
@@ -48,14 +56,15 @@ function run(command: ffmpeg.FfmpegCommand): Promise<void> {
  * every stage streams through files in `outDir`.
  */
 export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promise<ConvertVoiceFileResult> {
-  const { inputPath, engine, params, outDir } = request;
+  const { inputPath, engine, params, outDir, signal } = request;
+  signal?.throwIfAborted();
   const lossless = request.lossless ?? "wav";
   await mkdir(outDir, { recursive: true });
   const t0 = performance.now();
   const probe = await probeAudio(inputPath).catch((err: Error) => {
     throw err instanceof AudioDecodeError ? err : new AudioDecodeError(inputPath, err.message, { cause: err });
   });
-  const frames = probe.framesExact ? probe.frames : await countDecodedFrames(inputPath);
+  const frames = probe.framesExact ? probe.frames : await countDecodedFrames(inputPath, signal);
   if (frames === 0) throw new AudioDecodeError(inputPath, "no audio samples");
   const inputRate = probe.sampleRate;
 
@@ -74,7 +83,9 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
       .outputOptions(["-map", "0:a:0", "-vn", "-af", filters.join(","), "-c:a", "pcm_f32le"])
       .format("wav")
       .output(prepared),
+    signal,
   ).catch((err: Error) => {
+    if (signal?.aborted) throw signal.reason;
     throw new AudioDecodeError(inputPath, err.message, { cause: err });
   });
   const t1 = performance.now();
@@ -84,7 +95,7 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
   let done = 0;
   const source = () =>
     (async function* () {
-      for await (const block of decodeToPcm(prepared, { sampleRate: engine.sampleRate, blockFrames: 65536 })) {
+      for await (const block of decodeToPcm(prepared, { sampleRate: engine.sampleRate, blockFrames: 65536, ...(signal ? { signal } : {}) })) {
         const mono = new Float32Array(block.length / 2);
         for (let i = 0; i < mono.length; i++) mono[i] = block[2 * i]!;
         yield mono;
@@ -97,9 +108,11 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
     outputSampleRate: inputRate,
     frames,
     targets: [{ format: "wav", path: converted, sampleFormat: "f32" }],
+    ...(signal ? { signal } : {}),
   });
   try {
     for await (const block of engine.convert(source, params)) {
+      signal?.throwIfAborted();
       const stereo = new Float32Array(block.length * 2);
       for (let i = 0; i < block.length; i++) stereo[2 * i] = stereo[2 * i + 1] = block[i]!;
       await encoder.write(stereo);
@@ -136,7 +149,8 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
     .output(lossyOutput)
     .outputOptions(["-map", "[lossy]", "-c:a", "libmp3lame", "-b:a", `${request.mp3BitrateKbps ?? 320}k`]);
   if (recombined) command.output(recombined).outputOptions(["-map", "[mix]", ...losslessCodec]);
-  await run(command).catch((err: Error) => {
+  await run(command, signal).catch((err: Error) => {
+    if (signal?.aborted) throw signal.reason;
     if (request.backingPath && /backing|Invalid data|1:a/i.test(err.message)) throw new AudioDecodeError(request.backingPath, err.message, { cause: err });
     throw err;
   });

@@ -16,7 +16,7 @@ const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: stri
   noun: k.noun,
 }));
 
-/** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch. */
+/** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch, cancel. */
 export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const { config } = ctx;
   const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
@@ -79,6 +79,21 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         },
       },
       (request) => ctx.separations.get(request.auth.caller.id, kind, request.params.id),
+    );
+
+    app.post(
+      `/${path}/:id/cancel`,
+      {
+        schema: {
+          tags: [tag],
+          summary: `Cancel a running ${noun} job`,
+          description: "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
+          security: bearerSecurity,
+          params: IdParams,
+          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(401, 404, 409, 429) },
+        },
+      },
+      (request) => ctx.separations.cancel(request.auth.caller.id, kind, request.params.id),
     );
   }
 };

@@ -3,6 +3,7 @@ import { SEPARATION_KINDS, separationKindOf } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../http/errors.ts";
+import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
 import type { RecordPresenter } from "../records/present.ts";
@@ -19,6 +20,7 @@ export interface SeparationServiceDeps {
   separations: SeparationJobRepository;
   storage: ObjectStorage;
   submitter: JobSubmitter;
+  cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
 }
@@ -46,6 +48,12 @@ export class SeparationService {
   async get(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
     const row = await this.deps.separations.findForCaller(callerId, kind, id);
     if (!row) throw notFound(`${NOUN(kind)} ${id} not found`);
+    return this.deps.presenter.separationJob(row);
+  }
+
+  /** Ends a running job `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
+  async cancel(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
+    const row = await this.deps.cancels.cancelOwned("separation", id, NOUN(kind), () => this.deps.separations.findForCaller(callerId, kind, id));
     return this.deps.presenter.separationJob(row);
   }
 

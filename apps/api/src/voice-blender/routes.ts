@@ -69,4 +69,19 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
     },
     (request) => ctx.blends.get(request.auth.caller.id, request.params.id),
   );
+
+  app.post(
+    "/voice-blender/:id/cancel",
+    {
+      schema: {
+        tags,
+        summary: "Cancel a running voice blender job",
+        description: "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. Its output voice model ends `failed`. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: Type.Ref("VoiceBlendJob"), ...errorResponses(401, 404, 409, 429) },
+      },
+    },
+    (request) => ctx.blends.cancel(request.auth.caller.id, request.params.id),
+  );
 };

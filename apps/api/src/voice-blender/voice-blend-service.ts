@@ -1,5 +1,6 @@
 import type { VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
 import { notFound, unprocessable } from "../http/errors.ts";
+import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import type { RecordPresenter } from "../records/present.ts";
 import type { VoiceBlendJobRecord } from "../records/schemas.ts";
@@ -65,6 +66,7 @@ export interface VoiceBlendServiceDeps {
   blends: VoiceBlendJobRepository;
   models: VoiceModelRepository;
   submitter: JobSubmitter;
+  cancels: JobCancels;
   presenter: RecordPresenter;
 }
 
@@ -115,6 +117,15 @@ export class VoiceBlendService {
       this.deps.blends.markEnqueued(job.id),
     );
     return this.deps.presenter.voiceBlendJob(job);
+  }
+
+  /**
+   * Ends a running blend `cancelled` and its output model `failed`, in one transaction (see
+   * JobCancels); 409 once it has ended, 404 when it is not the caller's.
+   */
+  async cancel(callerId: number, id: number): Promise<VoiceBlendJobRecord> {
+    const row = await this.deps.cancels.cancelOwned("voice-blend", id, "voice blender job", () => this.deps.blends.findForCaller(callerId, id));
+    return this.deps.presenter.voiceBlendJob(row);
   }
 
   async get(callerId: number, id: number): Promise<VoiceBlendJobRecord> {

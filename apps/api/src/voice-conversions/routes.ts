@@ -88,4 +88,19 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
     },
     (request) => ctx.conversions.get(request.auth.caller.id, request.params.id),
   );
+
+  app.post(
+    "/voice-conversions/:id/cancel",
+    {
+      schema: {
+        tags,
+        summary: "Cancel a running voice conversion job",
+        description: "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: Type.Ref("VoiceConversionJob"), ...errorResponses(401, 404, 409, 429) },
+      },
+    },
+    (request) => ctx.conversions.cancel(request.auth.caller.id, request.params.id),
+  );
 };

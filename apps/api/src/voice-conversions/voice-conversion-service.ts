@@ -2,6 +2,7 @@ import type { PageRequest, VoiceConversionJobRepository, VoiceModelRepository } 
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../http/errors.ts";
+import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
 import type { RecordPresenter } from "../records/present.ts";
@@ -58,6 +59,7 @@ export interface VoiceConversionServiceDeps {
   models: VoiceModelRepository;
   storage: ObjectStorage;
   submitter: JobSubmitter;
+  cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
 }
@@ -96,6 +98,12 @@ export class VoiceConversionService {
     await this.deps.submitter.submit({ queue: "voice-conversion", payload: { jobId: row.id } }, () =>
       this.deps.conversions.markEnqueued(row.id),
     );
+    return this.deps.presenter.voiceConversionJob(row);
+  }
+
+  /** Ends a running conversion `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
+  async cancel(callerId: number, id: number): Promise<VoiceConversionJobRecord> {
+    const row = await this.deps.cancels.cancelOwned("voice-conversion", id, "voice conversion", () => this.deps.conversions.findForCaller(callerId, id));
     return this.deps.presenter.voiceConversionJob(row);
   }
 

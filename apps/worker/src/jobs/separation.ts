@@ -23,16 +23,17 @@ const VOCAL_SEPARATION_STEMS = ["vocals", "backing"];
  */
 export function separationHandler(deps: SeparationJobDeps): JobHandler<"separation"> {
   return {
-    async run({ row, payload, rowId, workDir, log, reportProgress }) {
+    async run({ row, payload, rowId, workDir, log, reportProgress, signal }) {
       const { kind } = payload;
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
+      signal.throwIfAborted();
       const outputs: OutputSpec[] = [
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
       const modelName = kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit;
-      const result = await deps.pool.run({ inputPath, modelName, outDir: join(workDir, "out"), outputs }, reportProgress);
+      const result = await deps.pool.run({ inputPath, modelName, outDir: join(workDir, "out"), outputs }, reportProgress, signal);
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
       const lossless = deps.losslessFormat;
@@ -48,6 +49,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const stems: StoredStem[] = [];
       const lossyStems: StoredStem[] = [];
       for (const stem of new Set([...stemNames, "vocals", "backing"])) {
+        signal.throwIfAborted();
         const [losslessKey, lossyKey] = await Promise.all([upload(stem, lossless), upload(stem, "mp3")]);
         if (stemNames.includes(stem)) {
           stems.push({ instrument: stem, key: losslessKey });
@@ -61,6 +63,9 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         stems,
         lossyStems,
       } satisfies SeparationOutputs;
+    },
+    async discard({ payload, rowId }) {
+      await deps.storage.deletePrefix(`outputs/${payload.kind}/${rowId}/`);
     },
   };
 }

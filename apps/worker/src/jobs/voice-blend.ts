@@ -26,7 +26,7 @@ export const blendedModelKey = (outputModelId: number) => `voice-models/${output
  */
 export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-blend"> {
   return {
-    async run({ row: { job: row, inputs }, workDir, setProgress }) {
+    async run({ row: { job: row, inputs }, workDir, setProgress, signal }) {
       const wanted = [row.model1Id, row.model2Id, row.model3Id, row.model4Id].filter((m): m is number => m !== null);
       const gone = wanted.filter((id) => !inputs.some((i) => i.model.id === id));
       if (gone.length > 0) throw new JobFailure("bad-input", `voice model ${gone.join(", ")} no longer exists`);
@@ -53,12 +53,16 @@ export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-bl
         throw err;
       });
       await setProgress(80);
+      signal.throwIfAborted();
       const fileKey = blendedModelKey(row.outputModelId);
       await deps.storage.putFile(fileKey, output, { contentType: "application/octet-stream" });
       return {
         fileKey,
         details: { size: result.size, blendedTensors: result.blended, ...(result.truncated.length ? { truncated: result.truncated } : {}) },
       };
+    },
+    async discard({ row: { job: row } }) {
+      await deps.storage.delete(blendedModelKey(row.outputModelId));
     },
     // Also after a lost update (updated false): the media job does nothing when it is not owed.
     async afterComplete({ row: { job: row }, log }) {

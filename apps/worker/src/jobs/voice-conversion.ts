@@ -23,7 +23,7 @@ export const DEFAULT_CONVERSION_PARAMS: ConversionParams = { conversionStrength:
  */
 export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler<"voice-conversion"> {
   return {
-    async run({ row, rowId, workDir, log, reportProgress }) {
+    async run({ row, rowId, workDir, log, reportProgress, signal }) {
       const model = row.voiceModel;
       if (model.state !== "ready" || !model.fileKey) throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
       const inputPath = join(workDir, "input");
@@ -34,6 +34,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         await deps.storage.downloadToFile(row.backingKey, backingPath);
       }
       const modelPath = await deps.modelFiles.resolve(model);
+      signal.throwIfAborted();
       const params = { ...DEFAULT_CONVERSION_PARAMS, ...(row.params as Partial<ConversionParams>) };
       const result = await deps.pool.run(
         {
@@ -47,6 +48,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
           mp3BitrateKbps: deps.lossyBitrateKbps,
         },
         reportProgress,
+        signal,
       );
       log.info({ seconds: result.seconds, frames: result.frames }, "converted");
 
@@ -60,6 +62,9 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         ...(result.recombined && recombinedKey ? [deps.storage.putFile(recombinedKey, result.recombined)] : []),
       ]);
       return { outputKey, lossyOutputKey, recombinedKey };
+    },
+    async discard({ rowId }) {
+      await deps.storage.deletePrefix(`outputs/voice-conversion/${rowId}/`);
     },
   };
 }

@@ -21,11 +21,11 @@ export const builtModelKey = (voiceModelId: number) => `voice-models/${voiceMode
  */
 export function voiceModelBuildHandler(deps: VoiceModelBuildJobDeps): JobHandler<"voice-model-build"> {
   return {
-    async run({ row: model, rowId, workDir, log }) {
+    async run({ row: model, rowId, workDir, log, signal }) {
       const referencePath = join(workDir, "reference");
       await deps.storage.downloadToFile(model.referenceKey, referencePath);
       const outPath = join(workDir, "model.onnx");
-      const built = await deps.pool.run({ referencePath, outPath, title: model.title }, () => {});
+      const built = await deps.pool.run({ referencePath, outPath, title: model.title }, () => {}, signal);
       const fileKey = builtModelKey(rowId);
       await deps.storage.putFile(fileKey, outPath, { contentType: "application/octet-stream" });
       log.info({ activeSeconds: built.activeSeconds }, "native voice built");

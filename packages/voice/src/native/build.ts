@@ -9,8 +9,8 @@ export class ReferenceRecordingError extends Error {
 }
 
 /** Mono blocks of an audio file at the native models' rate. */
-export async function* monoBlocks(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate): AsyncGenerator<Float32Array> {
-  for await (const block of decodeToPcm(path, { sampleRate, blockFrames: 65536 })) {
+export async function* monoBlocks(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate, signal?: AbortSignal): AsyncGenerator<Float32Array> {
+  for await (const block of decodeToPcm(path, { sampleRate, blockFrames: 65536, ...(signal ? { signal } : {}) })) {
     const mono = new Float32Array(block.length / 2);
     for (let i = 0; i < mono.length; i++) mono[i] = (block[2 * i]! + block[2 * i + 1]!) / 2;
     yield mono;
@@ -35,9 +35,13 @@ export async function readMono(path: string, sampleRate: number = NATIVE_LAYOUT.
  * the statistics of its level-normalised log-mel envelope and its loudness over active frames.
  * Needs no onnxruntime (the API can run it).
  */
-export async function buildNativeVoiceModel(referencePaths: string[], info: { slug: string; title: string }): Promise<{ onnx: Uint8Array; activeSeconds: number }> {
+export async function buildNativeVoiceModel(
+  referencePaths: string[],
+  info: { slug: string; title: string },
+  signal?: AbortSignal,
+): Promise<{ onnx: Uint8Array; activeSeconds: number }> {
   async function* all() {
-    for (const path of referencePaths) yield* monoBlocks(path);
+    for (const path of referencePaths) yield* monoBlocks(path, NATIVE_LAYOUT.sampleRate, signal);
   }
   const stats = await measureVoiceStatsOf(all());
   if (stats.activeFrames < 20) throw new ReferenceRecordingError(`the reference recording has too little voice (${stats.activeFrames} active frames)`);
