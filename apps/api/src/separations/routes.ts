@@ -7,7 +7,7 @@ import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
-import { listOf } from "../records/schemas.ts";
+import { listOf } from "@mixdown/records";
 
 const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map((k) => ({
   path: k.apiPath,

@@ -1,8 +1,8 @@
 import type { VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
-import type { RecordPresenter } from "../records/present.ts";
-import type { VoiceBlendJobRecord } from "../records/schemas.ts";
+import type { RecordPresenter } from "@mixdown/records";
+import type { VoiceBlendJobRecord } from "@mixdown/records";
 
 export interface BlendRequest {
   modelId1: number;

@@ -5,7 +5,7 @@ import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipa
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
-import { listOf } from "../records/schemas.ts";
+import { listOf } from "@mixdown/records";
 import { POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
 
 const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
