@@ -18,6 +18,7 @@ import {
 } from "@mixdown/db";
 import { createQueues, type JobQueues } from "@mixdown/queue";
 import { createStorage, LocalDiskStorage, type ObjectStorage } from "@mixdown/storage";
+import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
@@ -76,6 +77,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       connection: config.REDIS_URL,
       prefix: config.QUEUE_PREFIX,
       attempts: config.JOB_ATTEMPTS,
+      backoffDelayMsByKind: { "webhook-delivery": config.WEBHOOK_RETRY_DELAY_MS },
       onError: (error) => app.log.warn({ err: error }, "redis connection error"),
     });
   if (!deps.queues) owned.push(() => queues.close());
@@ -109,6 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
+    webhookPolicy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
     metrics: config.METRICS_ENABLED ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log }) : undefined,
   };
   app.decorate("ctx", ctx);

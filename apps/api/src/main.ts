@@ -1,5 +1,5 @@
 import { loadConfig } from "@mixdown/config";
-import { applyMigrations, registerDefaultVoices, RunningJobRepository } from "@mixdown/db";
+import { applyMigrations, registerDefaultVoices, RunningJobRepository, webhookDeliveryTable } from "@mixdown/db";
 import { startReconciler } from "@mixdown/queue";
 import { buildApp } from "./app.ts";
 
@@ -13,7 +13,13 @@ async function main(): Promise<void> {
   const reconciler = startReconciler(
     {
       queues: ctx.queues,
-      source: new RunningJobRepository(ctx.prisma),
+      // A row the reconciler ends `error` may owe a webhook: queued at once rather than on the next pass.
+      source: new RunningJobRepository(ctx.prisma, {
+        onWebhookOwed: async (deliveryId) => {
+          await ctx.queues.enqueue({ queue: "webhook-delivery", payload: { deliveryId } });
+          await webhookDeliveryTable(ctx.prisma).markEnqueued(deliveryId);
+        },
+      }),
       graceSeconds: config.RECONCILE_GRACE_SECONDS,
       log: app.log,
     },

@@ -2,6 +2,7 @@ import type { VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import type { RecordPresenter } from "@mixdown/records";
+import type { JobOrigin } from "../jobs/job-origin.ts";
 import type { VoiceBlendJobRecord } from "@mixdown/records";
 
 export interface BlendRequest {
@@ -75,7 +76,7 @@ export class VoiceBlendService {
    * Checks the rules and the models (visible to the caller, usable, one architecture and sample
    * rate), then creates the output model (`pending`) and the job in one transaction and queues it.
    */
-  async create(callerId: number, body: BlendRequest): Promise<VoiceBlendJobRecord> {
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, body: BlendRequest): Promise<VoiceBlendJobRecord> {
     const { modelIds, alphas } = planBlend(body);
     const found = await this.deps.models.findManyVisible(callerId, [...new Set(modelIds)]);
     const byId = new Map(found.map((m) => [m.id, m]));
@@ -105,6 +106,8 @@ export class VoiceBlendService {
     const title = body.title?.trim() || defaultTitle(models);
     const { job } = await this.deps.blends.create({
       callerId,
+      apiKeyId,
+      webhookUrl,
       modelIds,
       alphas,
       title,

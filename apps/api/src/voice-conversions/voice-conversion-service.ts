@@ -5,6 +5,7 @@ import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
 import type { RecordPresenter } from "@mixdown/records";
+import type { JobOrigin } from "../jobs/job-origin.ts";
 import type { VoiceConversionJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import type { AudioFormat } from "../uploads/audio-format.ts";
@@ -66,7 +67,7 @@ export interface VoiceConversionServiceDeps {
 export class VoiceConversionService {
   constructor(private readonly deps: VoiceConversionServiceDeps) {}
 
-  async create(callerId: number, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
     const { voiceModelId, params } = parseConversionFields(form);
     const sound = form.files.get("soundFile");
     if (!sound) throw unprocessable("soundFile is required (a wav, mp3 or flac file part)");
@@ -87,6 +88,8 @@ export class VoiceConversionService {
       const backingKey = backing && backingFormat ? await uploads.store("voice-conversion", backing, backingFormat) : null;
       return this.deps.conversions.create({
         callerId,
+        apiKeyId,
+        webhookUrl,
         voiceModelId,
         inputKey,
         inputFormat: soundFormat,
