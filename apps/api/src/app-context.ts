@@ -4,6 +4,7 @@ import type { JobQueues } from "@mixdown/queue";
 import type { IdempotentCreates } from "./idempotency/idempotent-creates.ts";
 import type { ApiMetrics } from "./metrics/api-metrics.ts";
 import type { ObjectStorage } from "@mixdown/storage";
+import type { WebhookAddressPolicy } from "@mixdown/webhooks";
 import type { SeparationService } from "./separations/separation-service.ts";
 import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import type { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
@@ -25,6 +26,8 @@ export interface AppContext {
   models: VoiceModelService;
   modelImports: VoiceModelImportService;
   idempotency: IdempotentCreates;
+  /** Which addresses `webhookUrl`s may reach (WEBHOOK_DENIED_NETWORKS). */
+  webhookPolicy: WebhookAddressPolicy;
   /** Absent when METRICS_ENABLED is false. */
   metrics?: ApiMetrics;
 }

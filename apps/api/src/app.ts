@@ -7,6 +7,7 @@ import { publicBaseUrl, type Config } from "@mixdown/config";
 import {
   ApiKeyRepository,
   createJobTables,
+  queueOwedWebhooks,
   createPrismaClient,
   IdempotencyKeyRepository,
   SeparationJobRepository,
@@ -19,6 +20,7 @@ import {
 } from "@mixdown/db";
 import { createQueues, type JobQueues } from "@mixdown/queue";
 import { createStorage, LocalDiskStorage, type ObjectStorage } from "@mixdown/storage";
+import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
@@ -33,8 +35,8 @@ import { ApiMetrics } from "./metrics/api-metrics.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
 import { registerRateLimit } from "./rate-limit/rate-limit.ts";
-import { RecordPresenter } from "./records/present.ts";
-import { sharedRecordSchemas } from "./records/schemas.ts";
+import { RecordPresenter } from "@mixdown/records";
+import { sharedRecordSchemas } from "@mixdown/records";
 import { SeparationService } from "./separations/separation-service.ts";
 import { separationRoutes } from "./separations/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
@@ -77,6 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       connection: config.REDIS_URL,
       prefix: config.QUEUE_PREFIX,
       attempts: config.JOB_ATTEMPTS,
+      backoffDelayMsByKind: { "webhook-delivery": config.WEBHOOK_RETRY_DELAY_MS },
       onError: (error) => app.log.warn({ err: error }, "redis connection error"),
     });
   if (!deps.queues) owned.push(() => queues.close());
@@ -93,7 +96,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
-  const cancels = new JobCancels(createJobTables(prisma), queues, app.log);
+  // A cancel may owe a webhook: queued at once, like the worker's ends.
+  const cancels = new JobCancels(createJobTables(prisma, queueOwedWebhooks(prisma, (ref) => queues.enqueue(ref))), queues, app.log);
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
   const ctx: AppContext = {
     config,
@@ -111,6 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
+    webhookPolicy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
     metrics: config.METRICS_ENABLED ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log }) : undefined,
   };
   app.decorate("ctx", ctx);

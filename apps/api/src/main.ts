@@ -1,5 +1,5 @@
 import { loadConfig } from "@mixdown/config";
-import { applyMigrations, registerDefaultVoices, RunningJobRepository } from "@mixdown/db";
+import { applyMigrations, registerDefaultVoices, RunningJobRepository, queueOwedWebhooks } from "@mixdown/db";
 import { startReconciler } from "@mixdown/queue";
 import { buildApp } from "./app.ts";
 
@@ -13,7 +13,8 @@ async function main(): Promise<void> {
   const reconciler = startReconciler(
     {
       queues: ctx.queues,
-      source: new RunningJobRepository(ctx.prisma),
+      // A row the reconciler ends `error` may owe a webhook: queued at once rather than on the next pass.
+      source: new RunningJobRepository(ctx.prisma, queueOwedWebhooks(ctx.prisma, (ref) => ctx.queues.enqueue(ref))),
       graceSeconds: config.RECONCILE_GRACE_SECONDS,
       log: app.log,
     },

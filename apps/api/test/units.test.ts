@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { paginationMeta } from "../src/http/pagination.ts";
 import { parseRange } from "../src/files/routes.ts";
-import { formatTimestamp } from "../src/records/timestamps.ts";
+import { formatTimestamp } from "@mixdown/records";
 import { sniffAudioFormat } from "../src/uploads/audio-format.ts";
 import { planBlend } from "../src/voice-blender/voice-blend-service.ts";
 import { parseEffectChain } from "../src/voice-conversions/effects.ts";

@@ -38,6 +38,31 @@ describe("mixdown keys", () => {
     assert.equal(found?.caller.name, "ci");
   });
 
+  test("create prints the key's webhook secret on the line before the key; keys webhook-secret prints it again", async () => {
+    const result = await runCli(["keys", "create", "--name", "hooks"], env);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split("\n");
+    const key = lines.at(-1)!;
+    const secretLine = lines.at(-2)!;
+    assert.match(secretLine, /^webhook-secret: whsec_[0-9a-f]{64}$/);
+    const secret = secretLine.slice("webhook-secret: ".length);
+    const found = await keys.findCallerByKey(key);
+    assert.ok(found);
+    const row = await prisma.apiKey.findUniqueOrThrow({ where: { id: found.apiKeyId } });
+    assert.equal(row.webhookSecret, secret, "the printed secret is the stored one");
+
+    for (const name of [String(found.apiKeyId), found.keyPrefix]) {
+      const again = await runCli(["keys", "webhook-secret", name], env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(lastLine(again.stdout), secret);
+    }
+    const other = await keys.createApiKey({ name: "other" });
+    assert.notEqual(other.webhookSecret, secret, "each key has its own secret");
+    const missing = await runCli(["keys", "webhook-secret", "999999"], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /No key matches/);
+  });
+
   test("create --caller adds a key to an existing caller", async () => {
     const first = await keys.createApiKey({ name: "team" });
     const result = await runCli(["keys", "create", "--name", "team laptop", "--caller", String(first.callerId)], env);

@@ -4,16 +4,28 @@ import { fileURLToPath } from "node:url";
 import { Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { Config } from "@mixdown/config";
-import { createJobTables, createPrismaClient, listModelsOwedMedia, registerDefaultVoices, RunningJobRepository, type PrismaClient } from "@mixdown/db";
+import { publicBaseUrl, type Config } from "@mixdown/config";
+import {
+  createJobTables,
+  createPrismaClient,
+  listModelsOwedMedia,
+  queueOwedWebhooks,
+  recordWebhookAttempt,
+  registerDefaultVoices,
+  RunningJobRepository,
+  type PrismaClient,
+} from "@mixdown/db";
 import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
+import { RecordPresenter } from "@mixdown/records";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
+import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { separationHandler } from "./jobs/separation.ts";
 import { voiceBlendHandler } from "./jobs/voice-blend.ts";
 import { voiceConversionHandler } from "./jobs/voice-conversion.ts";
 import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
+import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
 import { createSeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
@@ -87,7 +99,14 @@ export async function startWorkerApp(
       }),
     ));
   // Blends and builds queue their model's media; the reconciler uses the same queues.
-  const jobQueues = new JobQueues({ connection: config.REDIS_URL, prefix: config.QUEUE_PREFIX, attempts: config.JOB_ATTEMPTS });
+  const jobQueues = new JobQueues({
+    connection: config.REDIS_URL,
+    prefix: config.QUEUE_PREFIX,
+    attempts: config.JOB_ATTEMPTS,
+    backoffDelayMsByKind: { "webhook-delivery": config.WEBHOOK_RETRY_DELAY_MS },
+  });
+  // A job's end writes its webhook in the same transaction; queued here right after the commit.
+  const tableOptions = queueOwedWebhooks(prisma, (ref) => jobQueues.enqueue(ref));
   const modelFiles = new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") });
   const output = { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS };
   const handlerFactories: JobHandlerFactories = {
@@ -111,6 +130,14 @@ export async function startWorkerApp(
     "voice-model-media": () =>
       voiceModelMediaHandler({ storage, pool: voiceConversionPool(), modelFiles, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS, demoPhrasePath: DEMO_PHRASE_PATH }),
     "voice-model-build": () => voiceModelBuildHandler({ storage, pool: pooled(createVoiceBuildPool(1)), queues: jobQueues }),
+    "webhook-delivery": () =>
+      webhookDeliveryHandler({
+        // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.
+        presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}/api/kits/v1`),
+        policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        recordAttempt: (id, outcome) => recordWebhookAttempt(prisma, id, outcome),
+      }),
   };
   const handlers = new Map(queues.map((kind) => [kind, handlerFactories[kind]() as JobHandler<JobKind>]));
   await Promise.all(pools.map((p) => p.ready()));
@@ -119,7 +146,7 @@ export async function startWorkerApp(
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );
 
-  const runner = new JobRunner(createJobTables(prisma), { tmpDir, logger, ...options });
+  const runner = new JobRunner(createJobTables(prisma, tableOptions), { tmpDir, logger, ...options });
   // Cancels from the API (see @mixdown/queue's job-cancels.ts): a row this process is not running is ignored.
   const cancels = await subscribeToCancels(
     config.REDIS_URL,
@@ -166,7 +193,7 @@ export async function startWorkerApp(
   const reconciler =
     config.RECONCILE_INTERVAL_SECONDS > 0
       ? startReconciler(
-          { queues: jobQueues, source: new RunningJobRepository(prisma), graceSeconds: config.RECONCILE_GRACE_SECONDS, log: logger },
+          { queues: jobQueues, source: new RunningJobRepository(prisma, tableOptions), graceSeconds: config.RECONCILE_GRACE_SECONDS, log: logger },
           config.RECONCILE_INTERVAL_SECONDS * 1000,
         )
       : undefined;

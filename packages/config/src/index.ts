@@ -1,5 +1,16 @@
 import { concurrencySettings, JOB_KINDS, type ConcurrencySetting } from "@mixdown/jobs";
+import { isIP } from "node:net";
 import { z } from "zod";
+
+/** `private`, or an IPv4/IPv6 CIDR (`10.0.0.0/8`, `fd00::/8`; a bare address is a /32 or /128). */
+function isNetworkEntry(entry: string): boolean {
+  if (entry === "private") return true;
+  const [address = "", prefix] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 const MB = 1024 * 1024;
 
@@ -86,6 +97,26 @@ export const EnvSchema = z
     ORT_INTER_OP_THREADS: int(0).default(1),
     LOSSLESS_FORMAT: z.enum(["wav", "flac"]).default("wav"),
     LOSSY_BITRATE_KBPS: int(32, 320).default(320),
+
+    // Webhooks
+    /**
+     * Networks webhook URLs may not reach, comma-separated CIDRs (`10.0.0.0/8,fd00::/8`) and/or
+     * `private` (loopback, RFC 1918, link-local, CGNAT, ULA, ...). Empty (default): any address,
+     * since a self-hoster's receivers usually live on its own network.
+     */
+    WEBHOOK_DENIED_NETWORKS: z
+      .string()
+      .default("")
+      .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+      .superRefine((entries, ctx) => {
+        for (const entry of entries) {
+          if (!isNetworkEntry(entry)) ctx.addIssue({ code: "custom", message: `"${entry}" is neither \`private\` nor a CIDR such as 10.0.0.0/8 or fd00::/8` });
+        }
+      }),
+    /** How long one delivery waits for the receiver's answer. */
+    WEBHOOK_TIMEOUT_MS: int(100).default(10_000),
+    /** The first retry's delay, doubled on each of the 8 tries (5 s: 635 s in all). */
+    WEBHOOK_RETRY_DELAY_MS: int(1).default(5_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_DRIVER === "s3") {

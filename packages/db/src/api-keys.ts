@@ -21,6 +21,8 @@ export interface CreatedApiKey {
   id: number;
   callerId: number;
   prefix: string;
+  /** Signs the webhooks of jobs this key creates (`Mixdown-Signature`). */
+  webhookSecret: string;
 }
 
 export interface ApiKeySummary {
@@ -67,7 +69,15 @@ export class ApiKeyRepository {
         caller: input.callerId === undefined ? { create: { name: input.name } } : { connect: { id: input.callerId } },
       },
     });
-    return { key, id: row.id, callerId: row.callerId, prefix };
+    return { key, id: row.id, callerId: row.callerId, prefix, webhookSecret: row.webhookSecret };
+  }
+
+  /** The webhook signing secret of a key named by id or displayed prefix (revoked keys too: their jobs' webhooks are still signed with it). */
+  async webhookSecret(idOrPrefix: string | number): Promise<{ summary: ApiKeySummary; webhookSecret: string } | null> {
+    const match = await this.findOne(idOrPrefix);
+    if (!match) return null;
+    const row = await this.prisma.apiKey.findUniqueOrThrow({ where: { id: match.id }, include: { caller: true } });
+    return { summary: summarise(row), webhookSecret: row.webhookSecret };
   }
 
   /** The caller a presented key belongs to, or null for unknown and revoked keys. */

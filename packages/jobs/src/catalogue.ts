@@ -26,6 +26,8 @@ export interface PayloadByKind {
   "voice-model-media": { voiceModelId: number };
   /** Builds a native voice model from its stored reference recording; the VoiceModel row is the record. */
   "voice-model-build": { voiceModelId: number };
+  /** POSTs a job's end to its webhook URL; the WebhookDelivery row (the outbox) holds the rest. */
+  "webhook-delivery": { deliveryId: number };
 }
 
 /** A kind of queued work. The name is also its BullMQ queue's name and its job ids' prefix. */
@@ -35,6 +37,7 @@ export type VoiceConversionPayload = PayloadByKind["voice-conversion"];
 export type VoiceBlendPayload = PayloadByKind["voice-blend"];
 export type VoiceModelMediaPayload = PayloadByKind["voice-model-media"];
 export type VoiceModelBuildPayload = PayloadByKind["voice-model-build"];
+export type WebhookDeliveryPayload = PayloadByKind["webhook-delivery"];
 
 /** A queue entry to be: one member per kind (a discriminated union on `queue`). */
 export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }[JobKind];
@@ -51,10 +54,13 @@ export interface JobKindEntry<K extends JobKind> {
   concurrency: { setting: `WORKER_CONCURRENCY_${string}`; default: number } | { fixed: number };
   /** Tries per job (`"configured"`: JOB_ATTEMPTS) and the first retry's delay, doubled on each further retry. */
   retry: { attempts: "configured" | number; backoffDelayMs: number };
-  /** How the row is presented to its caller. */
-  record: JobRecordType;
-  /** Where the row lives: a job table with `status`, or a VoiceModel row whose state stands for the job's. */
-  rows: "job-table" | "voice-model";
+  /** How the row is presented to its caller (null: the work has no public record of its own). */
+  record: JobRecordType | null;
+  /**
+   * Where the row lives: a job table with `status`, a VoiceModel row whose state stands for the
+   * job's, or a WebhookDelivery row (delivered or given up = ended).
+   */
+  rows: "job-table" | "voice-model" | "webhook-outbox";
 }
 
 const byJobId = { rowId: (p: { jobId: number }) => p.jobId } as const;
@@ -107,6 +113,17 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "voiceModel",
     rows: "voice-model",
+  },
+  "webhook-delivery": {
+    rowId: (p: { deliveryId: number }) => p.deliveryId,
+    jobName: () => "webhook-delivery",
+    // Deliveries mostly wait on the network, not the CPU.
+    concurrency: { setting: "WORKER_CONCURRENCY_WEBHOOK_DELIVERY", default: 4 },
+    // Retries after 5, 10, 20, 40, 80, 160 and 320 s: 8 tries over 635 s (~10.6 min), the
+    // receiver's outage window the issue asks to ride out. WEBHOOK_RETRY_DELAY_MS overrides the 5 s.
+    retry: { attempts: 8, backoffDelayMs: 5_000 },
+    record: null,
+    rows: "webhook-outbox",
   },
 } as const satisfies { [K in JobKind]: JobKindEntry<K> };
 

@@ -17,4 +17,5 @@ export {
   type VoiceConversionPayload,
   type VoiceModelBuildPayload,
   type VoiceModelMediaPayload,
+  type WebhookDeliveryPayload,
 } from "@mixdown/jobs";

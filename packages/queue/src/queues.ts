@@ -10,8 +10,10 @@ export interface QueueOptions {
   prefix: string;
   /** Tries per job before it fails for good (JOB_ATTEMPTS). */
   attempts: number;
-  /** First retry delay; doubled on each further retry. */
+  /** First retry delay of every kind (tests); doubled on each further retry. */
   backoffDelayMs?: number;
+  /** First retry delay of some kinds (WEBHOOK_RETRY_DELAY_MS for `webhook-delivery`); wins over `backoffDelayMs`. */
+  backoffDelayMsByKind?: Partial<Record<JobKind, number>>;
   /**
    * Connection errors (Redis down, reconnecting). Reported at most once per 10 s; without a
    * handler they are ignored here (readiness checks report an unreachable Redis).
@@ -54,7 +56,7 @@ export class JobQueues {
         new Queue(kind, {
           connection: this.connection,
           prefix: options.prefix,
-          defaultJobOptions: defaultJobOptions(kind, options.attempts, options.backoffDelayMs),
+          defaultJobOptions: defaultJobOptions(kind, options.attempts, options.backoffDelayMsByKind?.[kind] ?? options.backoffDelayMs),
         }),
       ]),
     );

@@ -7,7 +7,8 @@ import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
-import { listOf } from "../records/schemas.ts";
+import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
+import { listOf } from "@mixdown/records";
 
 const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map((k) => ({
   path: k.apiPath,
@@ -22,6 +23,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
   const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
   const separationForm = Type.Object({
     inputFile: Type.String({ format: "binary", description: `wav, webm, mp3 or flac; max ${maxMb} MB` }),
+    webhookUrl: WebhookUrlField,
   });
   for (const { path, kind, tag, noun } of KINDS) {
     app.post(
@@ -30,7 +32,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         schema: {
           tags: [tag],
           summary: `Create a ${noun} job and queue it`,
-          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB.`,
+          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text field \`webhookUrl\`.`,
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
           headers: CreateHeaders,
@@ -46,7 +48,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           reply,
           { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: textFieldsOf(separationForm) },
           { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => ctx.separations.get(callerId, kind, id) },
-          (form) => ctx.separations.create(request.auth.caller.id, kind, form),
+          (form) => ctx.separations.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), kind, form),
         ),
     );
 

@@ -5,9 +5,10 @@ import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import type { JobOrigin } from "../jobs/job-origin.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
-import type { RecordPresenter } from "../records/present.ts";
-import type { SeparationJobRecord } from "../records/schemas.ts";
+import type { RecordPresenter } from "@mixdown/records";
+import type { SeparationJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import type { AudioFormat } from "../uploads/audio-format.ts";
 import type { ReceivedForm } from "../uploads/receive-form.ts";
@@ -30,14 +31,14 @@ export class SeparationService {
   constructor(private readonly deps: SeparationServiceDeps) {}
 
   /** Checks the upload, stores it, writes the row and queues the job. */
-  async create(callerId: number, kind: SeparationKind, form: ReceivedForm): Promise<SeparationJobRecord> {
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, kind: SeparationKind, form: ReceivedForm): Promise<SeparationJobRecord> {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
     const format = await checkAudioUpload(input, SEPARATION_FORMATS);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
     const row = await uploads.commit(() =>
-      this.deps.separations.create({ callerId, kind, inputKey, inputFormat: format, inputFileName: input.filename?.slice(0, 255) ?? null }),
+      this.deps.separations.create({ callerId, apiKeyId, webhookUrl, kind, inputKey, inputFormat: format, inputFileName: input.filename?.slice(0, 255) ?? null }),
     );
     await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>
       this.deps.separations.markEnqueued(row.id),

@@ -4,6 +4,7 @@ import type { AppContext } from "../app-context.ts";
 import { badRequest, unprocessable } from "../http/errors.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams } from "../http/schemas.ts";
 import { jsonCreate } from "../idempotency/create-request.ts";
+import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 
 const ModelId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
@@ -17,6 +18,7 @@ export const BlendBody = Type.Object({
   alpha2: Type.Optional(Share("Share of the second model; required with 3 or 4 models, not given with 2")),
   alpha3: Type.Optional(Share("Share of the third model; required with 4 models, not given with 2 or 3")),
   title: Type.Optional(Type.String({ maxLength: 200, description: 'Title of the new model; default "Blend of <title1> and <title2>"' })),
+  webhookUrl: WebhookUrlField,
 });
 
 /** `/voice-blender`: create (JSON) and fetch. */
@@ -52,7 +54,7 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         request,
         reply,
         { resource: "voice_blend", jobKind: "voice_blend", status: 201, current: (callerId, id) => ctx.blends.get(callerId, id) },
-        () => ctx.blends.create(request.auth.caller.id, request.body),
+        () => ctx.blends.create(jobOrigin(request, request.body.webhookUrl, ctx.webhookPolicy), request.body),
       ),
   );
 

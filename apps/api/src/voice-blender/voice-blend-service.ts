@@ -2,8 +2,9 @@ import type { VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
-import type { RecordPresenter } from "../records/present.ts";
-import type { VoiceBlendJobRecord } from "../records/schemas.ts";
+import type { RecordPresenter } from "@mixdown/records";
+import type { JobOrigin } from "../jobs/job-origin.ts";
+import type { VoiceBlendJobRecord } from "@mixdown/records";
 
 export interface BlendRequest {
   modelId1: number;
@@ -77,7 +78,7 @@ export class VoiceBlendService {
    * Checks the rules and the models (visible to the caller, usable, one architecture and sample
    * rate), then creates the output model (`pending`) and the job in one transaction and queues it.
    */
-  async create(callerId: number, body: BlendRequest): Promise<VoiceBlendJobRecord> {
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, body: BlendRequest): Promise<VoiceBlendJobRecord> {
     const { modelIds, alphas } = planBlend(body);
     const found = await this.deps.models.findManyVisible(callerId, [...new Set(modelIds)]);
     const byId = new Map(found.map((m) => [m.id, m]));
@@ -107,6 +108,8 @@ export class VoiceBlendService {
     const title = body.title?.trim() || defaultTitle(models);
     const { job } = await this.deps.blends.create({
       callerId,
+      apiKeyId,
+      webhookUrl,
       modelIds,
       alphas,
       title,

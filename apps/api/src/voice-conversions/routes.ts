@@ -5,7 +5,8 @@ import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipa
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
-import { listOf } from "../records/schemas.ts";
+import { listOf } from "@mixdown/records";
+import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 import { POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
 
 const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
@@ -30,6 +31,7 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
     backingSoundFile: Type.Optional(
       Type.String({ format: "binary", description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)" }),
     ),
+    webhookUrl: WebhookUrlField,
   });
 
   app.post(
@@ -54,7 +56,7 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
         reply,
         { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: textFieldsOf(conversionForm) },
         { resource: "voice_conversion", jobKind: "voice_conversion", status: 201, current: (callerId, id) => ctx.conversions.get(callerId, id) },
-        (form) => ctx.conversions.create(request.auth.caller.id, form),
+        (form) => ctx.conversions.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), form),
       ),
   );
 

@@ -5,8 +5,9 @@ import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
-import type { RecordPresenter } from "../records/present.ts";
-import type { VoiceConversionJobRecord } from "../records/schemas.ts";
+import type { RecordPresenter } from "@mixdown/records";
+import type { JobOrigin } from "../jobs/job-origin.ts";
+import type { VoiceConversionJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import type { AudioFormat } from "../uploads/audio-format.ts";
 import type { ReceivedForm } from "../uploads/receive-form.ts";
@@ -67,7 +68,7 @@ export interface VoiceConversionServiceDeps {
 export class VoiceConversionService {
   constructor(private readonly deps: VoiceConversionServiceDeps) {}
 
-  async create(callerId: number, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
     const { voiceModelId, params } = parseConversionFields(form);
     const sound = form.files.get("soundFile");
     if (!sound) throw unprocessable("soundFile is required (a wav, mp3 or flac file part)");
@@ -88,6 +89,8 @@ export class VoiceConversionService {
       const backingKey = backing && backingFormat ? await uploads.store("voice-conversion", backing, backingFormat) : null;
       return this.deps.conversions.create({
         callerId,
+        apiKeyId,
+        webhookUrl,
         voiceModelId,
         inputKey,
         inputFormat: soundFormat,

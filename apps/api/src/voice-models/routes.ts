@@ -4,7 +4,7 @@ import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
-import { listOf } from "../records/schemas.ts";
+import { listOf } from "@mixdown/records";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
 
 /** `/voice-models`: list (public catalogue + own, or own only) and fetch. */

@@ -1,7 +1,7 @@
 import type { PageRequest, VoiceModelRepository } from "@mixdown/db";
 import { conflict, notFound } from "../http/errors.ts";
-import type { RecordPresenter } from "../records/present.ts";
-import type { VoiceModelRecord } from "../records/schemas.ts";
+import type { RecordPresenter } from "@mixdown/records";
+import type { VoiceModelRecord } from "@mixdown/records";
 
 /** Voice models a caller can see: the public catalogue and its own. */
 export class VoiceModelService {

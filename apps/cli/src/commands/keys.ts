@@ -7,6 +7,7 @@ export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   c
 ./mixdown.sh keys limits <id|prefix> [--reads-per-minute N|default] [--writes-per-minute N|default]
                                                      change a key's rate limits
 ./mixdown.sh keys revoke <id|prefix>                 revoke a key
+./mixdown.sh keys webhook-secret <id|prefix>         print the secret that signs the key's webhooks
 ./mixdown.sh keys list                               list keys (never the keys themselves)`;
 
 const LIMIT_OPTIONS = { "reads-per-minute": { type: "string" }, "writes-per-minute": { type: "string" } } as const;
@@ -43,6 +44,8 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
         ),
       );
       console.log(`Created key ${created.id} (${created.prefix}…) for caller ${created.callerId}. It is shown only now:`);
+      // Before the key: scripts take the last line as the key.
+      console.log(`webhook-secret: ${created.webhookSecret}`);
       console.log(created.key);
       return 0;
     }
@@ -55,6 +58,17 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
         return 1;
       }
       console.log(`Revoked key ${revoked.id} (${revoked.prefix}…, "${revoked.name}").`);
+      return 0;
+    }
+    case "webhook-secret": {
+      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      if (positionals.length !== 1) throw new UsageError("keys webhook-secret takes one key id or prefix");
+      const found = await withDatabase(env, (url) => withKeys(url, (keys) => keys.webhookSecret(positionals[0]!)));
+      if (!found) {
+        console.error(`No key matches "${positionals[0]}".`);
+        return 1;
+      }
+      console.log(found.webhookSecret);
       return 0;
     }
     case "limits": {

@@ -8,7 +8,24 @@ export {
 export { VoiceBlendJobRepository, type NewVoiceBlendJob } from "./voice-blend-jobs.ts";
 export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository } from "./running-jobs.ts";
-export { statusTable, type JobTable, type JobTables, type RunningRow } from "./job-table.ts";
+export {
+  endInTransaction,
+  endJobRow,
+  statusTable,
+  type JobTable,
+  type JobTableOptions,
+  type JobTables,
+  type RunningRow,
+  type WebhookOwedListener,
+} from "./job-table.ts";
+export {
+  queueOwedWebhooks,
+  recordWebhookAttempt,
+  webhookDeliveryTable,
+  type WebhookDelivered,
+  type WebhookDeliveryToSend,
+  type WebhookJobRow,
+} from "./webhook-deliveries.ts";
 export { createJobTables, type JobRowTypes, type MixdownJobTables, type OutputOf, type RunnableOf } from "./job-tables.ts";
 export { listModelsOwedMedia, VOICE_MODEL_LACKING_MEDIA, voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
 export { VOICE_MODEL_AWAITING_BUILD, voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";

@@ -1,6 +1,6 @@
 import { JOB_KINDS, rowIdOf, type JobKind, type JobRef } from "@mixdown/jobs";
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import type { RunningRow } from "./job-table.ts";
+import type { JobTableOptions, RunningRow } from "./job-table.ts";
 import { createJobTables, tableOf, type MixdownJobTables } from "./job-tables.ts";
 
 /**
@@ -10,8 +10,9 @@ import { createJobTables, tableOf, type MixdownJobTables } from "./job-tables.ts
 export class RunningJobRepository {
   private readonly tables: MixdownJobTables;
 
-  constructor(prisma: PrismaClient) {
-    this.tables = createJobTables(prisma);
+  /** `options.onWebhookOwed` queues the webhook of a row `markFailed` ends (see `createJobTables`). */
+  constructor(prisma: PrismaClient, options: JobTableOptions = {}) {
+    this.tables = createJobTables(prisma, options);
   }
 
   /** Running rows created before `createdBefore`, kind by kind in catalogue order, each in id order. */

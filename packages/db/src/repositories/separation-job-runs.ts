@@ -1,6 +1,6 @@
 import { separationKindOf } from "@mixdown/jobs";
 import type { PrismaClient, SeparationJob } from "../generated/prisma/client.ts";
-import { statusTable, type JobTable } from "./job-table.ts";
+import { endInTransaction, endJobRow, statusTable, type JobTable, type JobTableOptions } from "./job-table.ts";
 
 export interface StoredStem {
   instrument: string;
@@ -18,25 +18,21 @@ export interface SeparationOutputs {
 /**
  * What the worker and the reconciler read and write on a separation row (both separation kinds).
  */
-export function separationJobTable(prisma: PrismaClient): JobTable<SeparationJob, SeparationOutputs> {
+export function separationJobTable(prisma: PrismaClient, options: JobTableOptions = {}): JobTable<SeparationJob, SeparationOutputs> {
   return {
-    ...statusTable(prisma, "separationJob", (r) => ({ queue: "separation", payload: { kind: separationKindOf(r.kind as SeparationJob["kind"]), jobId: r.id } }), { kind: true }),
+    ...statusTable(prisma, "separationJob", (r) => ({ queue: "separation", payload: { kind: separationKindOf(r.kind as SeparationJob["kind"]), jobId: r.id } }), { kind: true }, options),
     findRunnable: (id) => prisma.separationJob.findFirst({ where: { id, status: "running" } }),
     callerOf: (row) => row.callerId,
-    async complete(id, outputs) {
-      const { count } = await prisma.separationJob.updateMany({
-        where: { id, status: "running" },
-        data: {
+    complete: (id, outputs) =>
+      endInTransaction(prisma, options, (tx) =>
+        endJobRow(tx, "separationJob", id, {
           ...outputs,
           stems: outputs.stems as unknown as object[],
           lossyStems: outputs.lossyStems as unknown as object[],
           status: "success",
           progress: 100,
           errorMessage: null,
-          jobEndTime: new Date(),
-        },
-      });
-      return count === 1;
-    },
+        }),
+      ),
   };
 }

@@ -7,6 +7,9 @@ export interface NewSeparationJob {
   inputKey: string;
   inputFormat: string;
   inputFileName?: string | null;
+  /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
+  webhookUrl?: string | null;
+  apiKeyId?: number | null;
 }
 
 /** Vocal separation and stem split rows. */

@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient, VoiceBlendJob, VoiceModel } from "../generated/prisma/client.ts";
-import { statusTable, type JobTable } from "./job-table.ts";
+import { endInTransaction, endJobRow, statusTable, type JobTable, type JobTableOptions } from "./job-table.ts";
 
 export interface RunnableVoiceBlend {
   job: VoiceBlendJob;
@@ -18,20 +18,21 @@ export interface VoiceBlendOutput {
  * What the worker and the reconciler read and write for a voice blender job. A job that ends
  * other than `success` (error, cancelled) takes its pending output model to `failed` with it.
  */
-export function voiceBlendJobTable(prisma: PrismaClient): JobTable<RunnableVoiceBlend, VoiceBlendOutput> {
+export function voiceBlendJobTable(prisma: PrismaClient, options: JobTableOptions = {}): JobTable<RunnableVoiceBlend, VoiceBlendOutput> {
   const refOf = (r: { id: number }) => ({ queue: "voice-blend" as const, payload: { jobId: r.id } });
-  // The job and its model end together, in one transaction.
-  const endWithOutputModel = (id: number, end: (job: ReturnType<typeof statusTable>) => Promise<boolean>): Promise<boolean> =>
-    prisma.$transaction(async (tx) => {
-      if (!(await end(statusTable(tx, "voiceBlendJob", refOf)))) return false;
+  // The job, its model and its webhook end together, in one transaction.
+  const endWithOutputModel = (id: number, data: Parameters<typeof endJobRow>[3]): Promise<boolean> =>
+    endInTransaction(prisma, options, async (tx) => {
+      const ended = await endJobRow(tx, "voiceBlendJob", id, data);
+      if (!ended) return null;
       const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id }, select: { outputModelId: true } });
       await tx.voiceModel.updateMany({ where: { id: job.outputModelId, state: "pending" }, data: { state: "failed" } });
-      return true;
+      return ended;
     });
   return {
-    ...statusTable(prisma, "voiceBlendJob", refOf),
-    fail: (id, message) => endWithOutputModel(id, (job) => job.fail(id, message)),
-    cancel: (id) => endWithOutputModel(id, (job) => job.cancel(id)),
+    ...statusTable(prisma, "voiceBlendJob", refOf, undefined, options),
+    fail: (id, message) => endWithOutputModel(id, { status: "error", errorMessage: message }),
+    cancel: (id) => endWithOutputModel(id, { status: "cancelled" }),
     callerOf: (runnable) => runnable.job.callerId,
 
     /** The job and its input models; a missing input model is left out of `inputs`. */
@@ -55,12 +56,9 @@ export function voiceBlendJobTable(prisma: PrismaClient): JobTable<RunnableVoice
      * and ends the job `success`, in one transaction.
      */
     complete(id, output) {
-      return prisma.$transaction(async (tx) => {
-        const { count } = await tx.voiceBlendJob.updateMany({
-          where: { id, status: "running" },
-          data: { status: "success", progress: 100, errorMessage: null, jobEndTime: new Date() },
-        });
-        if (count !== 1) return false;
+      return endInTransaction(prisma, options, async (tx) => {
+        const ended = await endJobRow(tx, "voiceBlendJob", id, { status: "success", progress: 100, errorMessage: null });
+        if (!ended) return null;
         const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id } });
         const [first, target] = await Promise.all([
           tx.voiceModel.findUnique({ where: { id: job.model1Id } }),
@@ -78,7 +76,7 @@ export function voiceBlendJobTable(prisma: PrismaClient): JobTable<RunnableVoice
             metadata: metadata as Prisma.InputJsonValue,
           },
         });
-        return true;
+        return ended;
       });
     },
   };

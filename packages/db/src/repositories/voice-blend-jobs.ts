@@ -10,6 +10,9 @@ export interface NewVoiceBlendJob {
   /** Copied from the first model onto the output model. */
   architecture: string;
   sampleRate: number;
+  /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
+  webhookUrl?: string | null;
+  apiKeyId?: number | null;
 }
 
 /** Voice blender rows and the output voice model each one creates. */
@@ -37,6 +40,8 @@ export class VoiceBlendJobRepository {
       const job = await tx.voiceBlendJob.create({
         data: {
           callerId: input.callerId,
+          webhookUrl: input.webhookUrl ?? null,
+          apiKeyId: input.apiKeyId ?? null,
           model1Id: m1!,
           model2Id: m2!,
           model3Id: m3 ?? null,

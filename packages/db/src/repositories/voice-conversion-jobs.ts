@@ -8,6 +8,9 @@ export interface NewVoiceConversionJob {
   inputFormat: string;
   backingKey?: string | null;
   params: Prisma.InputJsonValue;
+  /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
+  webhookUrl?: string | null;
+  apiKeyId?: number | null;
 }
 
 export type VoiceConversionJobWithModel = VoiceConversionJob & { voiceModel: VoiceModel };

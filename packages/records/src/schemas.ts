@@ -1,5 +1,5 @@
 import { Type, type Static } from "typebox";
-import { JobStatus, Nullable, PaginationMeta, SignedUrl, Timestamp } from "../http/schemas.ts";
+import { JobStatus, Nullable, PaginationMeta, SignedUrl, Timestamp } from "./fields.ts";
 
 export const StemEntry = Type.Object({
   instrument: Type.String({ description: "e.g. vocals, backing, drums, bass, other, harmony, reverb" }),

@@ -1,0 +1,32 @@
+import { isIP } from "node:net";
+import type { WebhookAddressPolicy } from "./address-policy.ts";
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/**
+ * Why `value` cannot be a webhook URL, or null when it can: an absolute http(s) URL of at most
+ * 2048 characters, without credentials (they would be sent to every proxy and log on the way;
+ * receivers authenticate deliveries by their signature), whose host, when it is an IP literal,
+ * the policy allows. Host names are checked on the address each delivery connects to.
+ */
+export function webhookUrlProblem(value: string, policy: WebhookAddressPolicy): string | null {
+  if (value.length > MAX_WEBHOOK_URL_LENGTH) return `webhookUrl must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "webhookUrl must be an absolute URL (https://host/path)";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `webhookUrl must use http or https, not ${url.protocol.replace(/:$/, "")}`;
+  if (url.username || url.password) return "webhookUrl must not contain credentials (user:password@); receivers verify the Mixdown-Signature header instead";
+  if (!url.hostname) return "webhookUrl must name a host";
+  const literal = hostAddress(url);
+  if (literal && !policy.allows(literal)) return `webhookUrl points to ${literal}, in a network this service does not deliver to (WEBHOOK_DENIED_NETWORKS)`;
+  return null;
+}
+
+/** The URL's host as an IP address when it is one (brackets of IPv6 literals removed), else null. */
+export function hostAddress(url: URL): string | null {
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  return isIP(host) ? host : null;
+}

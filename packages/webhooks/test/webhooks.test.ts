@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { test } from "node:test";
+import { deliverWebhook, signatureHeader, verifySignature, WebhookAddressPolicy, WebhookRefused, webhookUrlProblem } from "../src/index.ts";
+
+const any = new WebhookAddressPolicy([]);
+const noPrivate = new WebhookAddressPolicy(["private"]);
+
+test("the default policy allows every address; `private` denies loopback, RFC 1918, link-local (metadata), ULA and IPv4-mapped forms", () => {
+  for (const a of ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1"]) assert.equal(any.allows(a), true, a);
+  for (const a of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "::1", "fd12::1", "fe80::1", "::ffff:10.0.0.1"]) {
+    assert.equal(noPrivate.allows(a), false, a);
+  }
+  for (const a of ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]) assert.equal(noPrivate.allows(a), true, a);
+  const cidr = new WebhookAddressPolicy(["203.0.113.0/24"]);
+  assert.equal(cidr.allows("203.0.113.9"), false);
+  assert.equal(cidr.allows("10.0.0.1"), true);
+});
+
+test("a webhook URL must be absolute http(s), without credentials, at most 2048 characters, and not a denied literal address", () => {
+  assert.equal(webhookUrlProblem("https://example.com/hook?x=1", any), null);
+  assert.equal(webhookUrlProblem("http://127.0.0.1:9000/hook", any), null);
+  assert.match(webhookUrlProblem("mailto:a@b.c", any)!, /http or https/);
+  assert.match(webhookUrlProblem("example.com/hook", any)!, /absolute/);
+  assert.match(webhookUrlProblem("https://u:p@example.com/", any)!, /credentials/);
+  assert.match(webhookUrlProblem(`https://example.com/${"x".repeat(2048)}`, any)!, /2048/);
+  assert.match(webhookUrlProblem("http://127.0.0.1:9000/hook", noPrivate)!, /WEBHOOK_DENIED_NETWORKS/);
+  assert.match(webhookUrlProblem("http://[::1]/hook", noPrivate)!, /WEBHOOK_DENIED_NETWORKS/);
+});
+
+test("a signature verifies for its body and secret only, and not once too old", () => {
+  const header = signatureHeader("whsec_abc", '{"id":1}');
+  assert.equal(verifySignature("whsec_abc", '{"id":1}', header), true);
+  assert.equal(verifySignature("whsec_abc", '{"id":2}', header), false);
+  assert.equal(verifySignature("whsec_abd", '{"id":1}', header), false);
+  const old = signatureHeader("whsec_abc", "{}", new Date(Date.now() - 600_000));
+  assert.equal(verifySignature("whsec_abc", "{}", old), false);
+});
+
+test("with `private` denied, a host name resolving to loopback is refused on the address it connects to, and nothing reaches the receiver", async () => {
+  let hits = 0;
+  const server = createServer((_req, res) => {
+    hits++;
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  try {
+    const req = { body: "{}", secret: "s", event: "job.success", deliveryId: 1, timeoutMs: 2000 };
+    await assert.rejects(deliverWebhook({ ...req, url: `http://localhost:${port}/`, policy: noPrivate }), WebhookRefused);
+    await assert.rejects(deliverWebhook({ ...req, url: `http://127.0.0.1:${port}/`, policy: noPrivate }), WebhookRefused);
+    assert.equal(hits, 0);
+    assert.deepEqual(await deliverWebhook({ ...req, url: `http://localhost:${port}/`, policy: any }), { statusCode: 200 });
+    assert.equal(hits, 1);
+  } finally {
+    server.close();
+  }
+});
