@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { loadConfig } from "@mixdown/config";
+import { metricSample } from "@mixdown/devstack";
 import { buildApp, type App } from "../src/index.ts";
 import { audio, multipart, startHarness, type Harness } from "./helpers.ts";
 
@@ -22,17 +23,6 @@ async function appWith(env: Record<string, string>): Promise<App> {
   return app;
 }
 
-/** The value of one sample of the exposition, by name and exact labels. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split("\n")) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = (m[2] ?? "").split(",").filter(Boolean);
-    if (have.length === wanted.length && wanted.every((w) => have.includes(w))) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe("GET /metrics", () => {
   test("after creates: jobs created, jobs by kind and status, queue depth, upload bytes and request durations by route pattern", async () => {
@@ -64,29 +54,29 @@ describe("GET /metrics", () => {
     assert.equal(res.statusCode, 200);
     assert.match(res.headers["content-type"] as string, /^text\/plain; version=0\.0\.4/);
     const text = res.body;
-    assert.equal(sample(text, "mixdown_jobs_created_total", { kind: "vocal_separation" }), 2);
-    assert.equal(sample(text, "mixdown_jobs_created_total", { kind: "stem_split" }), 1);
-    assert.equal(sample(text, "mixdown_jobs", { kind: "vocal_separation", status: "running" }), 1);
-    assert.equal(sample(text, "mixdown_jobs", { kind: "vocal_separation", status: "success" }), 1);
-    assert.equal(sample(text, "mixdown_jobs", { kind: "stem_split", status: "running" }), 1);
-    assert.equal(sample(text, "mixdown_jobs", { kind: "voice_blend", status: "error" }), 0);
-    assert.equal(sample(text, "mixdown_queue_jobs", { queue: "separation", state: "waiting" }), 3);
-    assert.equal(sample(text, "mixdown_queue_jobs", { queue: "voice-conversion", state: "waiting" }), 0);
-    assert.equal(sample(text, "mixdown_metrics_source_up", { source: "redis" }), 1);
-    assert.equal(sample(text, "mixdown_metrics_source_up", { source: "postgres" }), 1);
+    assert.equal(metricSample(text, "mixdown_jobs_created_total", { kind: "vocal_separation" }), 2);
+    assert.equal(metricSample(text, "mixdown_jobs_created_total", { kind: "stem_split" }), 1);
+    assert.equal(metricSample(text, "mixdown_jobs", { kind: "vocal_separation", status: "running" }), 1);
+    assert.equal(metricSample(text, "mixdown_jobs", { kind: "vocal_separation", status: "success" }), 1);
+    assert.equal(metricSample(text, "mixdown_jobs", { kind: "stem_split", status: "running" }), 1);
+    assert.equal(metricSample(text, "mixdown_jobs", { kind: "voice_blend", status: "error" }), 0);
+    assert.equal(metricSample(text, "mixdown_queue_jobs", { queue: "separation", state: "waiting" }), 3);
+    assert.equal(metricSample(text, "mixdown_queue_jobs", { queue: "voice-conversion", state: "waiting" }), 0);
+    assert.equal(metricSample(text, "mixdown_metrics_source_up", { source: "redis" }), 1);
+    assert.equal(metricSample(text, "mixdown_metrics_source_up", { source: "postgres" }), 1);
     // Three bodies received whole (the replay's bytes were received too).
-    assert.equal(sample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/vocal-separations", field: "inputFile" }), 2 * wav.length);
-    assert.equal(sample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/stem-splits", field: "inputFile" }), 2 * wav.length);
+    assert.equal(metricSample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/vocal-separations", field: "inputFile" }), 2 * wav.length);
+    assert.equal(metricSample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/stem-splits", field: "inputFile" }), 2 * wav.length);
     assert.equal(
-      sample(text, "mixdown_http_request_duration_seconds_count", { method: "POST", route: "/api/kits/v1/vocal-separations", status_code: "200" }),
+      metricSample(text, "mixdown_http_request_duration_seconds_count", { method: "POST", route: "/api/kits/v1/vocal-separations", status_code: "200" }),
       2,
     );
     assert.equal(
-      sample(text, "mixdown_http_request_duration_seconds_count", { method: "GET", route: "/api/kits/v1/vocal-separations/:id", status_code: "404" }),
+      metricSample(text, "mixdown_http_request_duration_seconds_count", { method: "GET", route: "/api/kits/v1/vocal-separations/:id", status_code: "404" }),
       1,
     );
     assert.doesNotMatch(text, /vocal-separations\/999999/, "raw URLs are not labels");
-    assert.ok(sample(text, "process_cpu_user_seconds_total", {})! > 0, "prom-client's default process metrics");
+    assert.ok(metricSample(text, "process_cpu_user_seconds_total", {})! > 0, "prom-client's default process metrics");
   });
 
   test("with METRICS_TOKEN set: 401 JSON without or with a wrong token, 200 with it", async () => {

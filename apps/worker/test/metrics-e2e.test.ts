@@ -1,29 +1,11 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { freePort, metricSample } from "@mixdown/devstack";
 import { startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const TOKEN = "worker-metrics-token-42";
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
-/** The value of one sample of the exposition, by name and exact labels. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split("\n")) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = (m[2] ?? "").split(",").filter(Boolean);
-    if (have.length === wanted.length && wanted.every((w) => have.includes(w))) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe("metrics of a worker running real jobs", () => {
   let d: Deployment;
@@ -81,23 +63,23 @@ describe("metrics of a worker running real jobs", () => {
       assert.equal(res.status, 200);
       assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
       text = await res.text();
-      if ((sample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "error" }) ?? 0) >= 1) break;
+      if ((metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "error" }) ?? 0) >= 1) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.equal(sample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "success" }), 1);
-    assert.equal(sample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "error" }), 1);
-    assert.equal(sample(text, "mixdown_job_duration_seconds_count", { kind: "voice_blend", status: "success" }), 1);
-    assert.ok(sample(text, "mixdown_job_duration_seconds_sum", { kind: "voice_blend", status: "success" })! > 0);
-    assert.equal(sample(text, "mixdown_job_duration_seconds_bucket", { kind: "voice_blend", status: "success", le: "+Inf" }), 1);
-    assert.equal(sample(text, "mixdown_worker_concurrency", { queue: "voice-blend" }), 2);
-    assert.equal(sample(text, "mixdown_worker_active_jobs", { queue: "voice-blend" }), 0);
-    assert.ok(sample(text, "process_resident_memory_bytes", {})! > 0);
+    assert.equal(metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "success" }), 1);
+    assert.equal(metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "error" }), 1);
+    assert.equal(metricSample(text, "mixdown_job_duration_seconds_count", { kind: "voice_blend", status: "success" }), 1);
+    assert.ok(metricSample(text, "mixdown_job_duration_seconds_sum", { kind: "voice_blend", status: "success" })! > 0);
+    assert.equal(metricSample(text, "mixdown_job_duration_seconds_bucket", { kind: "voice_blend", status: "success", le: "+Inf" }), 1);
+    assert.equal(metricSample(text, "mixdown_worker_concurrency", { queue: "voice-blend" }), 2);
+    assert.equal(metricSample(text, "mixdown_worker_active_jobs", { queue: "voice-blend" }), 0);
+    assert.ok(metricSample(text, "process_resident_memory_bytes", {})! > 0);
 
     const api = await (await scrape(d.baseUrl, TOKEN)).text();
-    assert.equal(sample(api, "mixdown_jobs", { kind: "voice_blend", status: "success" }), 1);
-    assert.equal(sample(api, "mixdown_jobs", { kind: "voice_blend", status: "error" }), 1);
-    assert.equal(sample(api, "mixdown_jobs_created_total", { kind: "voice_blend" }), 2);
-    assert.equal(sample(api, "mixdown_queue_jobs", { queue: "voice-blend", state: "completed" }), 1);
-    assert.equal(sample(api, "mixdown_queue_jobs", { queue: "voice-blend", state: "failed" }), 1);
+    assert.equal(metricSample(api, "mixdown_jobs", { kind: "voice_blend", status: "success" }), 1);
+    assert.equal(metricSample(api, "mixdown_jobs", { kind: "voice_blend", status: "error" }), 1);
+    assert.equal(metricSample(api, "mixdown_jobs_created_total", { kind: "voice_blend" }), 2);
+    assert.equal(metricSample(api, "mixdown_queue_jobs", { queue: "voice-blend", state: "completed" }), 1);
+    assert.equal(metricSample(api, "mixdown_queue_jobs", { queue: "voice-blend", state: "failed" }), 1);
   });
 });

@@ -3,3 +3,4 @@ export { startPostgres, postgresBinDir, postgresCanUse, type PostgresOptions, ty
 export { startRedis, launchRedisServer, findRedisServer, RedisNotInstalledError, type RedisOptions, type RedisServerOptions, type RunningRedis } from "./redis.ts";
 export { startS3, type S3Options, type RunningS3 } from "./s3.ts";
 export { startTestStack, type TestStack, type TestStackOptions } from "./test-stack.ts";
+export { metricSample } from "./prometheus.ts";
