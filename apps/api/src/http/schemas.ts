@@ -43,3 +43,21 @@ export const CreateHeaders = Type.Object({
     }),
   ),
 });
+
+/**
+ * The schema of a `POST …/:id/cancel` route: what every job kind's cancel promises, with a note
+ * for what a kind adds (a blend's output model ends `failed`).
+ */
+export function cancelRouteSchema(options: { tags: string[]; noun: string; record: string; note?: string }) {
+  return {
+    tags: options.tags,
+    summary: `Cancel a running ${options.noun} job`,
+    description:
+      "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started." +
+      (options.note ? ` ${options.note}` : "") +
+      " A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
+    security: bearerSecurity,
+    params: IdParams,
+    response: { 200: Type.Ref(options.record), ...errorResponses(401, 404, 409, 429) },
+  };
+}

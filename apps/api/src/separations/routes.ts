@@ -5,7 +5,7 @@ import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 import { listOf } from "@mixdown/records";
@@ -85,16 +85,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
 
     app.post(
       `/${path}/:id/cancel`,
-      {
-        schema: {
-          tags: [tag],
-          summary: `Cancel a running ${noun} job`,
-          description: "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
-          security: bearerSecurity,
-          params: IdParams,
-          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(401, 404, 409, 429) },
-        },
-      },
+      { schema: cancelRouteSchema({ tags: [tag], noun, record: "SeparationJob" }) },
       (request) => ctx.separations.cancel(request.auth.caller.id, kind, request.params.id),
     );
   }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../app-context.ts";
 import { badRequest, unprocessable } from "../http/errors.ts";
-import { bearerSecurity, CreateHeaders, errorResponses, IdParams } from "../http/schemas.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams } from "../http/schemas.ts";
 import { jsonCreate } from "../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 
@@ -74,16 +74,7 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
 
   app.post(
     "/voice-blender/:id/cancel",
-    {
-      schema: {
-        tags,
-        summary: "Cancel a running voice blender job",
-        description: "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. Its output voice model ends `failed`. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
-        security: bearerSecurity,
-        params: IdParams,
-        response: { 200: Type.Ref("VoiceBlendJob"), ...errorResponses(401, 404, 409, 429) },
-      },
-    },
+    { schema: cancelRouteSchema({ tags, noun: "voice blender", record: "VoiceBlendJob", note: "Its output voice model ends `failed`." }) },
     (request) => ctx.blends.cancel(request.auth.caller.id, request.params.id),
   );
 };

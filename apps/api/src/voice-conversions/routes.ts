@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "@mixdown/records";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
@@ -93,16 +93,7 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
 
   app.post(
     "/voice-conversions/:id/cancel",
-    {
-      schema: {
-        tags,
-        summary: "Cancel a running voice conversion job",
-        description: "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.",
-        security: bearerSecurity,
-        params: IdParams,
-        response: { 200: Type.Ref("VoiceConversionJob"), ...errorResponses(401, 404, 409, 429) },
-      },
-    },
+    { schema: cancelRouteSchema({ tags, noun: "voice conversion", record: "VoiceConversionJob" }) },
     (request) => ctx.conversions.cancel(request.auth.caller.id, request.params.id),
   );
 };
