@@ -49,7 +49,7 @@ export interface InferenceOptions {
 }
 
 export class ModelLoadError extends Error {
-  override readonly name = 'ModelLoadError';
+  override readonly name: string = 'ModelLoadError';
 }
 
 /** The provider could not load or run a model that loads and runs on CPU. */
