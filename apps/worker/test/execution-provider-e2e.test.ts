@@ -33,7 +33,10 @@ function logLines(child: ChildProcess): Array<Record<string, unknown>> {
 describe("worker execution provider at start", () => {
   let d: Deployment;
   before(async () => {
-    d = await startDeployment({ WORKER_QUEUES: "separation", ORT_EXECUTION_PROVIDER: "webgpu", LOG_LEVEL: "info", HOST: "127.0.0.1" }, { worker: false });
+    d = await startDeployment(
+      { WORKER_QUEUES: "separation", ORT_EXECUTION_PROVIDER: "webgpu", LOG_LEVEL: "info", HOST: "127.0.0.1" },
+      { worker: false },
+    );
   });
   after(async () => {
     await d?.stop();
@@ -50,7 +53,10 @@ describe("worker execution provider at start", () => {
     assert.equal(code, 1);
     const fatal = lines.find((l) => l.msg === "worker could not start");
     assert.ok(fatal, JSON.stringify(lines));
-    assert.match(String(fatal.err), /execution provider "webgpu" cannot run .*vocals\.onnx \(the model runs on cpu\): .*adapter.*libvulkan1/);
+    assert.match(
+      String(fatal.err),
+      /execution provider "webgpu" cannot run .*vocals\.onnx \(the model runs on cpu\): .*adapter.*libvulkan1/,
+    );
   });
 
   it("with ORT_PROVIDER_FALLBACK=cpu, starts on cpu, warns with the reason and shows the provider in /metrics", async (t) => {
@@ -60,7 +66,12 @@ describe("worker execution provider at start", () => {
     const worker = d.startWorker("pipe");
     const lines = logLines(worker);
     const deadline = Date.now() + 120_000;
-    while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       assert.equal(worker.exitCode, null, `the worker exited: ${JSON.stringify(lines)}`);
       assert.ok(Date.now() < deadline, "the worker's health port never opened");
       await new Promise((r) => setTimeout(r, 250));

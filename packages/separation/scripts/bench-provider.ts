@@ -14,16 +14,16 @@
  *   node packages/separation/scripts/bench-provider.ts [--providers cpu,webgpu] [--models vocals,stems]
  *        [--seconds 180] [--batches 1,4,16] [--models-dir models] [--threads N] [--json FILE]
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { availableParallelism, cpus } from 'node:os';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { ModelRegistry } from '../src/model-registry.ts';
-import type { ExecutionProvider } from '../src/mdx-model.ts';
-import { emptyTimings, separateStream } from '../src/separate-stream.ts';
+import { spawn, spawnSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { availableParallelism, cpus } from "node:os";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ModelRegistry } from "../src/model-registry.ts";
+import type { ExecutionProvider } from "../src/mdx-model.ts";
+import { emptyTimings, separateStream } from "../src/separate-stream.ts";
 
-const PROVIDERS: readonly ExecutionProvider[] = ['cpu', 'webgpu', 'cuda'];
+const PROVIDERS: readonly ExecutionProvider[] = ["cpu", "webgpu", "cuda"];
 
 interface CaseResult {
   model: string;
@@ -73,7 +73,8 @@ function generateMix(seconds: number, rate = 44100): Float32Array {
     voice *= 0.12 * syllable;
     bassPhase += (2 * Math.PI * 55 * 2 ** (bassLine[Math.floor(t / 1) % bassLine.length] / 12)) / rate;
     const bass = 0.25 * Math.sin(bassPhase) * (0.6 + 0.4 * Math.sin(2 * Math.PI * 2 * t));
-    const chords = 0.05 * (Math.sin(2 * Math.PI * 261.6 * t) + Math.sin(2 * Math.PI * 329.6 * t) + Math.sin(2 * Math.PI * 392 * t));
+    const chords =
+      0.05 * (Math.sin(2 * Math.PI * 261.6 * t) + Math.sin(2 * Math.PI * 329.6 * t) + Math.sin(2 * Math.PI * 392 * t));
     const hat = (t % 0.25 < 0.03 ? 0.3 : 0) * noise();
     out[2 * i] = voice + bass + chords + 0.4 * hat;
     out[2 * i + 1] = voice + bass + 0.6 * chords + hat;
@@ -88,14 +89,16 @@ async function* blocks(mix: Float32Array, rate = 44100): AsyncGenerator<Float32A
 
 /** Samples nvidia-smi's memory.used every 100 ms; absent where there is no nvidia-smi. */
 function gpuMemorySampler(): { peakSince(): number; reset(): void; stop(): void } | undefined {
-  if (spawnSync('nvidia-smi', ['-L']).status !== 0) return undefined;
-  const child = spawn('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits', '-lms', '100'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  if (spawnSync("nvidia-smi", ["-L"]).status !== 0) return undefined;
+  const child = spawn("nvidia-smi", ["--query-gpu=memory.used", "--format=csv,noheader,nounits", "-lms", "100"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   let peak = 0;
-  let buffered = '';
-  child.stdout.on('data', (d: Buffer) => {
+  let buffered = "";
+  child.stdout.on("data", (d: Buffer) => {
     buffered += d.toString();
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
+    const lines = buffered.split("\n");
+    buffered = lines.pop() ?? "";
     for (const line of lines) peak = Math.max(peak, Number(line.trim()) || 0);
   });
   return {
@@ -108,7 +111,7 @@ function gpuMemorySampler(): { peakSince(): number; reset(): void; stop(): void 
 }
 
 function gpuMemoryNow(): number | undefined {
-  const r = spawnSync('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits']);
+  const r = spawnSync("nvidia-smi", ["--query-gpu=memory.used", "--format=csv,noheader,nounits"]);
   return r.status === 0 ? Number(r.stdout.toString().trim()) : undefined;
 }
 
@@ -117,34 +120,42 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      providers: { type: 'string', default: 'cpu,webgpu' },
-      models: { type: 'string', default: 'vocals,stems' },
-      seconds: { type: 'string', default: '180' },
-      batches: { type: 'string', default: '1,4,16' },
-      'models-dir': { type: 'string', default: resolve(import.meta.dirname, '../../../models') },
-      threads: { type: 'string' },
-      json: { type: 'string' },
+      providers: { type: "string", default: "cpu,webgpu" },
+      models: { type: "string", default: "vocals,stems" },
+      seconds: { type: "string", default: "180" },
+      batches: { type: "string", default: "1,4,16" },
+      "models-dir": { type: "string", default: resolve(import.meta.dirname, "../../../models") },
+      threads: { type: "string" },
+      json: { type: "string" },
     },
   });
-  const providers = values.providers.split(',') as ExecutionProvider[];
-  for (const p of providers) if (!PROVIDERS.includes(p)) throw new Error(`unknown provider ${p} (${PROVIDERS.join(', ')})`);
+  const providers = values.providers.split(",") as ExecutionProvider[];
+  for (const p of providers) if (!PROVIDERS.includes(p)) throw new Error(`unknown provider ${p} (${PROVIDERS.join(", ")})`);
   const seconds = Number(values.seconds);
-  const batches = values.batches.split(',').map(Number);
+  const batches = values.batches.split(",").map(Number);
   const threads = values.threads ? Number(values.threads) : undefined;
   const mix = generateMix(seconds);
   const gpu = gpuMemorySampler();
   const results: CaseResult[] = [];
-  const gpuName = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader']).stdout?.toString().trim();
-  console.log(`# provider bench, ${new Date().toISOString()}, ${availableParallelism()} x ${cpus()[0]?.model ?? '?'}${gpuName ? `, GPU ${gpuName}` : ''}`);
-  console.log(`# ${seconds} s generated mix, overlap 0.25, STFT helper thread on, intra-op threads ${threads ?? 'onnxruntime default'}`);
+  const gpuName = spawnSync("nvidia-smi", ["--query-gpu=name,driver_version", "--format=csv,noheader"]).stdout?.toString().trim();
+  console.log(
+    `# provider bench, ${new Date().toISOString()}, ${availableParallelism()} x ${cpus()[0]?.model ?? "?"}${gpuName ? `, GPU ${gpuName}` : ""}`,
+  );
+  console.log(
+    `# ${seconds} s generated mix, overlap 0.25, STFT helper thread on, intra-op threads ${threads ?? "onnxruntime default"}`,
+  );
 
-  for (const modelName of values.models.split(',')) {
+  for (const modelName of values.models.split(",")) {
     let reference: Record<string, Float32Array> | undefined;
     for (const provider of providers) {
       await sleep(300);
       const baseline = gpuMemoryNow();
       gpu?.reset();
-      const registry = new ModelRegistry({ modelsDir: values['models-dir'], executionProvider: provider, ...(threads ? { intraOpThreads: threads } : {}) });
+      const registry = new ModelRegistry({
+        modelsDir: values["models-dir"],
+        executionProvider: provider,
+        ...(threads ? { intraOpThreads: threads } : {}),
+      });
       const loadStart = performance.now();
       let loadMs = 0;
       try {
@@ -180,7 +191,18 @@ async function main(): Promise<void> {
           console.log(JSON.stringify(result));
         }
       } catch (err) {
-        const result: CaseResult = { model: modelName, provider, batch: 0, seconds, loadMs, wallMs: 0, inferenceMs: 0, chunks: 0, realtime: 0, error: (err as Error).message };
+        const result: CaseResult = {
+          model: modelName,
+          provider,
+          batch: 0,
+          seconds,
+          loadMs,
+          wallMs: 0,
+          inferenceMs: 0,
+          chunks: 0,
+          realtime: 0,
+          error: (err as Error).message,
+        };
         results.push(result);
         console.log(JSON.stringify(result));
       } finally {
@@ -191,16 +213,18 @@ async function main(): Promise<void> {
   gpu?.stop();
   if (values.json) await writeFile(values.json, JSON.stringify(results, null, 2));
 
-  console.log('\n| model | provider | batch | load + warm-up s | wall s | onnxruntime s | x realtime | SNR vs first dB | GPU memory MiB |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log(
+    "\n| model | provider | batch | load + warm-up s | wall s | onnxruntime s | x realtime | SNR vs first dB | GPU memory MiB |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     if (r.error) {
-      console.log(`| ${r.model} | ${r.provider} | - | failed: ${r.error.replace(/\s+/g, ' ').slice(0, 300)} |||||||`);
+      console.log(`| ${r.model} | ${r.provider} | - | failed: ${r.error.replace(/\s+/g, " ").slice(0, 300)} |||||||`);
       continue;
     }
-    const snr = r.snrDb === undefined ? 'reference' : r.snrDb === Infinity ? 'identical' : r.snrDb.toFixed(1);
+    const snr = r.snrDb === undefined ? "reference" : r.snrDb === Infinity ? "identical" : r.snrDb.toFixed(1);
     console.log(
-      `| ${r.model} | ${r.provider} | ${r.batch} | ${(r.loadMs / 1000).toFixed(2)} | ${(r.wallMs / 1000).toFixed(2)} | ${(r.inferenceMs / 1000).toFixed(2)} | ${r.realtime.toFixed(1)} | ${snr} | ${r.gpuMemMiB ?? '-'} |`,
+      `| ${r.model} | ${r.provider} | ${r.batch} | ${(r.loadMs / 1000).toFixed(2)} | ${(r.wallMs / 1000).toFixed(2)} | ${(r.inferenceMs / 1000).toFixed(2)} | ${r.realtime.toFixed(1)} | ${snr} | ${r.gpuMemMiB ?? "-"} |`,
     );
   }
 }
