@@ -1,10 +1,11 @@
-import type { OutputSpec, SeparateFileResult } from "@mixdown/separation";
+import type { ExecutionProvider, OutputSpec, ProviderFallback, SeparateFileResult } from "@mixdown/separation";
 import { TaskThreadPool } from "./task-threads.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
 export interface SeparationThreadData {
   modelsDir: string;
-  executionProvider: "cpu" | "cuda";
+  executionProvider: ExecutionProvider;
+  providerFallback: ProviderFallback;
   intraOpThreads: number;
   interOpThreads: number;
   /** Models loaded at start, so the first job pays no load time. */
@@ -16,6 +17,15 @@ export interface SeparationRequest {
   modelName: string;
   outDir: string;
   outputs: OutputSpec[];
+}
+
+/** What a separation thread reports once its models are loaded: where each one runs. */
+export interface SeparationModelProvider {
+  model: string;
+  requested: ExecutionProvider;
+  running: ExecutionProvider;
+  /** why it runs on cpu when another provider was asked for */
+  fallbackReason?: string;
 }
 
 export type SeparationPool = TaskThreadPool<SeparationRequest, SeparateFileResult>;

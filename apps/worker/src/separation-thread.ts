@@ -2,20 +2,31 @@
 import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
 import { ModelRegistry, separateFile, UnknownModelError, type SeparateFileResult } from "@mixdown/separation";
-import type { SeparationRequest, SeparationThreadData } from "./separation-protocol.ts";
+import type { SeparationModelProvider, SeparationRequest, SeparationThreadData } from "./separation-protocol.ts";
 import { serveTasks } from "./task-threads.ts";
 
 const data = workerData as SeparationThreadData;
 const registry = new ModelRegistry({
   modelsDir: data.modelsDir,
   executionProvider: data.executionProvider,
+  providerFallback: data.providerFallback,
   ...(data.intraOpThreads > 0 ? { intraOpThreads: data.intraOpThreads } : {}),
   ...(data.interOpThreads > 0 ? { interOpThreads: data.interOpThreads } : {}),
 });
 
 serveTasks<SeparationRequest, SeparateFileResult>({
-  async preload() {
-    for (const name of data.preload) await registry.load(name);
+  async preload(): Promise<SeparationModelProvider[]> {
+    const providers: SeparationModelProvider[] = [];
+    for (const name of data.preload) {
+      const model = await registry.load(name);
+      providers.push({
+        model: name,
+        requested: data.executionProvider,
+        running: model.executionProvider,
+        ...(model.fallbackReason ? { fallbackReason: model.fallbackReason } : {}),
+      });
+    }
+    return providers;
   },
   async run(request, onProgress, signal) {
     const model = await registry.load(request.modelName);

@@ -6,7 +6,7 @@ import { JobFailure, type SerialisedJobError } from "@mixdown/jobs";
 
 type ToThread<Req> = { type: "task"; id: number; request: Req } | { type: "cancel"; id: number };
 type FromThread<Res> =
-  | { type: "ready" }
+  | { type: "ready"; info: unknown }
   | { type: "fatal"; message: string }
   | { type: "progress"; id: number; fraction: number }
   | { type: "result"; id: number; result: Res }
@@ -14,7 +14,7 @@ type FromThread<Res> =
 
 interface Slot<Res> {
   worker: Worker;
-  ready: Promise<void>;
+  ready: Promise<unknown>;
   busy: boolean;
   pending?: { id: number; resolve: (r: Res) => void; reject: (e: Error) => void; onProgress: (f: number) => void };
   /** Fails the slot's task with `error`, terminates the thread and puts a fresh one in its place. */
@@ -49,9 +49,9 @@ export class TaskThreadPool<Req, Res> {
     for (let i = 0; i < size; i++) this.#slots.push(this.#spawn());
   }
 
-  /** Resolves once every thread has loaded what it preloads; rejects when one cannot. */
-  async ready(): Promise<void> {
-    await Promise.all(this.#slots.map((s) => s.ready));
+  /** Resolves once every thread has loaded what it preloads, with what each one's preload returned; rejects when one cannot. */
+  async ready(): Promise<unknown[]> {
+    return Promise.all(this.#slots.map((s) => s.ready));
   }
 
   /** Runs one task on a free thread; rejects with `signal.reason` once a cancelled task has stopped (or its thread was replaced). */
@@ -105,12 +105,12 @@ export class TaskThreadPool<Req, Res> {
 
   #spawn(): Slot<Res> {
     const worker = new Worker(this.threadUrl, { workerData: this.workerData });
-    let markReady!: () => void;
+    let markReady!: (info: unknown) => void;
     let markFatal!: (error: Error) => void;
     const slot: Slot<Res> = {
       worker,
       busy: false,
-      ready: new Promise<void>((resolve, reject) => {
+      ready: new Promise<unknown>((resolve, reject) => {
         markReady = resolve;
         markFatal = reject;
       }),
@@ -121,7 +121,7 @@ export class TaskThreadPool<Req, Res> {
     };
     slot.ready.catch(() => {});
     worker.on("message", (m: FromThread<Res>) => {
-      if (m.type === "ready") return markReady();
+      if (m.type === "ready") return markReady(m.info);
       if (m.type === "fatal") return markFatal(new Error(m.message));
       const pending = slot.pending;
       if (pending?.id !== m.id) return;
@@ -151,8 +151,11 @@ export class TaskThreadPool<Req, Res> {
 }
 
 export interface TaskHandler<Req, Res> {
-  /** Loaded before the thread reports ready (models), so the first task pays no load time. */
-  preload?(): Promise<void>;
+  /**
+   * Loaded before the thread reports ready (models), so the first task pays no load time; what
+   * it returns (plain data) reaches the pool's ready().
+   */
+  preload?(): Promise<unknown>;
   /** `signal` fires when the job is cancelled: stop child processes and loops, then throw (its reason, or anything). */
   run(request: Req, onProgress: (fraction: number) => void, signal: AbortSignal): Promise<Res>;
   /**
@@ -167,7 +170,7 @@ export function serveTasks<Req, Res>(handler: TaskHandler<Req, Res>): void {
   const port = parentPort!;
   const post = (m: FromThread<Res>) => port.postMessage(m);
   (handler.preload?.() ?? Promise.resolve()).then(
-    () => post({ type: "ready" }),
+    (info) => post({ type: "ready", info }),
     (err: Error) => post({ type: "fatal", message: `cannot load models: ${err.message}` }),
   );
   const cancels = new Map<number, AbortController>();

@@ -27,7 +27,7 @@ import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
-import { createSeparationPool } from "./separation-protocol.ts";
+import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { createVoiceBuildPool } from "./voice-build-protocol.ts";
 import { createVoiceConversionPool, type VoiceConversionPool } from "./voice-conversion-protocol.ts";
@@ -109,19 +109,21 @@ export async function startWorkerApp(
   const tableOptions = queueOwedWebhooks(prisma, (ref) => jobQueues.enqueue(ref));
   const modelFiles = new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") });
   const output = { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS };
+  let separationPool: SeparationPool | undefined;
   const handlerFactories: JobHandlerFactories = {
     separation: () =>
       separationHandler({
         storage,
-        pool: pooled(
+        pool: (separationPool = pooled(
           createSeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
             modelsDir,
             executionProvider: config.ORT_EXECUTION_PROVIDER,
+            providerFallback: config.ORT_PROVIDER_FALLBACK,
             intraOpThreads: config.ORT_INTRA_OP_THREADS,
             interOpThreads: config.ORT_INTER_OP_THREADS,
             preload: [config.SEPARATION_MODEL_VOCALS, config.SEPARATION_MODEL_STEMS],
           }),
-        ),
+        )),
         ...output,
         models: { vocalSeparation: config.SEPARATION_MODEL_VOCALS, stemSplit: config.SEPARATION_MODEL_STEMS },
       }),
@@ -141,6 +143,7 @@ export async function startWorkerApp(
   };
   const handlers = new Map(queues.map((kind) => [kind, handlerFactories[kind]() as JobHandler<JobKind>]));
   await Promise.all(pools.map((p) => p.ready()));
+  if (separationPool) reportProviders((await separationPool.ready()) as SeparationModelProvider[][], logger, metrics);
   await registerDefaultVoices(prisma, modelsDir).catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
   await queueOwedMedia(prisma, jobQueues).catch((err: Error) =>
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
@@ -222,4 +225,22 @@ export async function startWorkerApp(
  */
 async function queueOwedMedia(prisma: PrismaClient, queues: JobQueues): Promise<void> {
   for (const voiceModelId of await listModelsOwedMedia(prisma)) await queues.enqueue({ queue: "voice-model-media", payload: { voiceModelId } });
+}
+
+/**
+ * Says where the separation models run, once per model (every thread of the pool loads them
+ * alike): info when on the configured provider, a warning with the reason after a fallback.
+ */
+function reportProviders(threads: SeparationModelProvider[][], logger: Logger, metrics: WorkerMetrics | undefined): void {
+  const seen = new Set<string>();
+  for (const p of threads.flat()) {
+    if (seen.has(p.model)) continue;
+    seen.add(p.model);
+    metrics?.executionProvider(p.model, p.requested, p.running);
+    if (p.fallbackReason) {
+      logger.warn({ model: p.model, requested: p.requested, provider: p.running, reason: p.fallbackReason }, `separation model runs on ${p.running}: ${p.requested} is unavailable (ORT_PROVIDER_FALLBACK=cpu)`);
+    } else {
+      logger.info({ model: p.model, provider: p.running }, `separation model runs on ${p.running}`);
+    }
+  }
 }

@@ -18,6 +18,7 @@ export class WorkerMetrics {
   private readonly retried: Counter<"kind">;
   private readonly duration: Histogram<"kind" | "status">;
   private readonly concurrency: Gauge<"queue">;
+  private readonly provider: Gauge<"model" | "requested" | "provider">;
   private readonly active = new Map<string, Set<string>>();
 
   constructor() {
@@ -58,6 +59,17 @@ export class WorkerMetrics {
       labelNames: ["queue"],
       registers,
     });
+    this.provider = new Gauge({
+      name: "mixdown_worker_execution_provider",
+      help: "1 for the onnxruntime provider each separation model runs on (provider) and the one configured (requested); they differ after a fallback to cpu",
+      labelNames: ["model", "requested", "provider"],
+      registers,
+    });
+  }
+
+  /** Where a separation model runs, once its threads have loaded it. */
+  executionProvider(model: string, requested: string, provider: string): void {
+    this.provider.set({ model, requested, provider }, 1);
   }
 
   /** Follows one BullMQ Worker through its events. */

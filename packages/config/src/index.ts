@@ -92,7 +92,14 @@ export const EnvSchema = z
     MAX_VOICE_MODEL_UPLOAD_BYTES: int(1).default(200 * MB),
     /** Largest cover image (`image` part, PNG/JPEG/WebP) POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_IMAGE_BYTES: int(1).default(5 * MB),
-    ORT_EXECUTION_PROVIDER: z.enum(["cpu", "cuda"]).default("cpu"),
+    /** Where the separation models run; a provider that cannot load them stops the worker at start (see ORT_PROVIDER_FALLBACK). */
+    ORT_EXECUTION_PROVIDER: z.enum(["cpu", "webgpu", "cuda"]).default("cpu"),
+    /**
+     * `none`: a provider that cannot load the models stops the worker at start, so a GPU node
+     * that lost its GPU does not take GPU-sized work at CPU speed unnoticed. `cpu`: warn and run
+     * on CPU.
+     */
+    ORT_PROVIDER_FALLBACK: z.enum(["none", "cpu"]).default("none"),
     ORT_INTRA_OP_THREADS: int(0).default(0),
     ORT_INTER_OP_THREADS: int(0).default(1),
     LOSSLESS_FORMAT: z.enum(["wav", "flac"]).default("wav"),

@@ -5,7 +5,7 @@ export {
   BACKING_STEM,
   type MdxManifest,
 } from './manifest.ts';
-export { MdxModel, ModelLoadError, type InferenceOptions, type ExecutionProvider } from './mdx-model.ts';
+export { MdxModel, ModelLoadError, ProviderUnavailableError, type InferenceOptions, type ExecutionProvider, type ProviderFallback } from './mdx-model.ts';
 export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from './model-registry.ts';
 export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from './mdx-stft.ts';
 export { HelperThreadStft, type HelperThreadStftOptions } from './helper-thread-stft.ts';

@@ -4,12 +4,30 @@ import type * as ort from 'onnxruntime-node';
 import { createLocalSession, createThreadSession, type RunnableSession } from './inference-session.ts';
 import { parseMdxManifest, type MdxManifest } from './manifest.ts';
 
-export type ExecutionProvider = 'cpu' | 'cuda';
+export type ExecutionProvider = 'cpu' | 'webgpu' | 'cuda';
+export type ProviderFallback = 'cpu' | 'none';
+
+/** What each provider needs, for the message when it cannot load. */
+const PROVIDER_NEEDS: Record<ExecutionProvider, string> = {
+  cpu: '',
+  webgpu: 'it needs a GPU whose driver offers Vulkan and the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); software Vulkan (lavapipe) is refused',
+  cuda: "it needs onnxruntime-node's CUDA provider libraries (libonnxruntime_providers_cuda.so, fetched from NuGet by its install script unless ONNXRUNTIME_NODE_INSTALL=skip), CUDA 12 and cuDNN 9",
+};
 
 /** How sessions run; the caller reads its own configuration and passes it in. */
 export interface InferenceOptions {
-  /** default `cpu`; `cuda` needs onnxruntime-node's CUDA libraries installed */
+  /**
+   * default `cpu`. `webgpu` ships in onnxruntime-node and runs through Vulkan
+   * on Linux (it needs libvulkan1 and a GPU driver with Vulkan); `cuda` needs
+   * the CUDA provider libraries that onnxruntime-node's install script fetches.
+   */
   executionProvider?: ExecutionProvider;
+  /**
+   * What ModelRegistry does when the provider cannot load a model that CPU
+   * can: `none` (default) fails, `cpu` runs the model on CPU and says why in
+   * `MdxModel.fallbackReason`.
+   */
+  providerFallback?: ProviderFallback;
   /** threads inside one operator (ORT's default: one per core) */
   intraOpThreads?: number;
   /** threads across independent operators (ORT's default) */
@@ -31,7 +49,26 @@ export interface InferenceOptions {
 }
 
 export class ModelLoadError extends Error {
-  override readonly name = 'ModelLoadError';
+  override readonly name: string = 'ModelLoadError';
+}
+
+/** The provider could not load or run a model that loads and runs on CPU. */
+export class ProviderUnavailableError extends ModelLoadError {
+  override readonly name = 'ProviderUnavailableError';
+  readonly provider: ExecutionProvider;
+  /** onnxruntime's own message */
+  readonly reason: string;
+
+  constructor(provider: ExecutionProvider, onnxPath: string, reason: string, options?: ErrorOptions) {
+    super(`execution provider "${provider}" cannot run ${onnxPath} (the model runs on cpu): ${oneLine(reason)}; ${PROVIDER_NEEDS[provider]}`, options);
+    this.provider = provider;
+    this.reason = oneLine(reason);
+  }
+}
+
+/** onnxruntime's messages span lines and repeat its source path; a log line wants one line. */
+function oneLine(message: string): string {
+  return message.replace(/\s+/g, ' ').trim();
 }
 
 /**
@@ -45,11 +82,16 @@ export class MdxModel {
   readonly outputName: string;
   /** largest batch the graph accepts (1 when the batch dimension is fixed) */
   readonly maxBatch: number;
+  /** the provider this model's session runs on */
+  readonly executionProvider: ExecutionProvider;
+  /** set when the configured provider could not run it and it fell back to cpu */
+  fallbackReason?: string;
   readonly #session: RunnableSession;
   readonly #specSize: number;
 
-  private constructor(manifest: MdxManifest, onnxPath: string, session: RunnableSession) {
+  private constructor(manifest: MdxManifest, onnxPath: string, session: RunnableSession, executionProvider: ExecutionProvider) {
     this.manifest = manifest;
+    this.executionProvider = executionProvider;
     this.onnxPath = onnxPath;
     this.#session = session;
     this.#specSize = 4 * manifest.dimF * manifest.dimT;
@@ -94,8 +136,9 @@ export class MdxModel {
   }
 
   static async fromManifest(manifest: MdxManifest, onnxPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
+    const provider = options.executionProvider ?? 'cpu';
     const sessionOptions: ort.InferenceSession.SessionOptions = {
-      executionProviders: [options.executionProvider ?? 'cpu'],
+      executionProviders: [provider],
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
       ...(options.intraOpThreads !== undefined ? { intraOpNumThreads: options.intraOpThreads } : {}),
@@ -108,7 +151,7 @@ export class MdxModel {
     } catch (err) {
       throw new ModelLoadError(`${onnxPath}: ${(err as Error).message}`, { cause: err });
     }
-    return new MdxModel(manifest, onnxPath, session);
+    return new MdxModel(manifest, onnxPath, session, provider);
   }
 
   /**

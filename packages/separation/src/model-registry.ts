@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ManifestError, parseMdxManifest, type MdxManifest } from './manifest.ts';
-import { MdxModel, type InferenceOptions } from './mdx-model.ts';
+import { MdxModel, ProviderUnavailableError, type InferenceOptions } from './mdx-model.ts';
 import { HelperThreadStft } from './helper-thread-stft.ts';
 
 export interface ModelRegistryOptions extends InferenceOptions {
@@ -70,10 +70,7 @@ export class ModelRegistry {
     }
     let model = this.#loaded.get(name);
     if (!model) {
-      model = this.#open(name).then(async (m) => {
-        await Promise.all([m.warmUp(), HelperThreadStft.warmUp(m.manifest)]);
-        return m;
-      });
+      model = this.#openOnProvider(name);
       this.#loaded.set(name, model);
       // a failed load is not cached: the file may be fixed or still being written
       model.catch(() => this.#loaded.delete(name));
@@ -88,7 +85,42 @@ export class ModelRegistry {
     await Promise.all(models.map((m) => m.then((x) => x.release(), () => undefined)));
   }
 
-  async #open(name: string): Promise<MdxModel> {
+  /**
+   * Opens and warms up the model on the configured provider. When that fails,
+   * the same model on CPU tells whether the provider or the model is at fault:
+   * a model CPU cannot load either fails with CPU's error, one it can fails
+   * with ProviderUnavailableError, or runs on CPU where providerFallback is
+   * `cpu`. The warm-up is inside the attempt because a provider can create a
+   * session and still fail on its first run.
+   */
+  async #openOnProvider(name: string): Promise<MdxModel> {
+    const provider = this.#inference.executionProvider ?? 'cpu';
+    let opened: MdxModel | undefined;
+    try {
+      opened = await this.#open(name, this.#inference);
+      await Promise.all([opened.warmUp(), HelperThreadStft.warmUp(opened.manifest)]);
+      return opened;
+    } catch (err) {
+      await opened?.release().catch(() => undefined);
+      if (provider === 'cpu') throw err;
+      const onCpu = await this.#open(name, { ...this.#inference, executionProvider: 'cpu' });
+      try {
+        await Promise.all([onCpu.warmUp(), HelperThreadStft.warmUp(onCpu.manifest)]);
+      } catch (cpuErr) {
+        await onCpu.release().catch(() => undefined);
+        throw cpuErr;
+      }
+      const unavailable = new ProviderUnavailableError(provider, onCpu.onnxPath, stripPath((err as Error).message, onCpu.onnxPath), { cause: err });
+      if (this.#inference.providerFallback !== 'cpu') {
+        await onCpu.release().catch(() => undefined);
+        throw unavailable;
+      }
+      onCpu.fallbackReason = unavailable.message;
+      return onCpu;
+    }
+  }
+
+  async #open(name: string, inference: InferenceOptions): Promise<MdxModel> {
     const direct = join(this.modelsDir, `${name}.json`);
     let text: string | undefined;
     try {
@@ -104,11 +136,16 @@ export class ModelRegistry {
         throw new ManifestError(direct, `invalid JSON: ${(err as Error).message}`);
       }
       const manifest = parseMdxManifest(json, direct);
-      if (manifest.name === name) return MdxModel.fromManifest(manifest, resolve(this.modelsDir, manifest.file), this.#inference);
+      if (manifest.name === name) return MdxModel.fromManifest(manifest, resolve(this.modelsDir, manifest.file), inference);
     }
     const { manifests } = await this.list();
     const found = manifests.find((m) => m.name === name);
     if (!found) throw new UnknownModelError(`no model named "${name}" in ${this.modelsDir}`);
-    return MdxModel.fromManifest(found, resolve(this.modelsDir, found.file), this.#inference);
+    return MdxModel.fromManifest(found, resolve(this.modelsDir, found.file), inference);
   }
+}
+
+/** ModelLoadError messages start with the ONNX path; the provider error names it once already. */
+function stripPath(message: string, onnxPath: string): string {
+  return message.startsWith(`${onnxPath}: `) ? message.slice(onnxPath.length + 2) : message;
 }

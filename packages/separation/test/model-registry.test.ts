@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ManifestError, ModelLoadError, ModelRegistry, outputStemNames, parseMdxManifest, UnknownModelError } from '../src/index.ts';
+import { ManifestError, ModelLoadError, ModelRegistry, outputStemNames, parseMdxManifest, ProviderUnavailableError, UnknownModelError } from '../src/index.ts';
 import { SMALL, writeTestModel } from './support/mdx-test-models.ts';
 import { OnnxGraphBuilder } from './support/onnx-builder.ts';
 
@@ -153,7 +153,54 @@ describe('ModelRegistry', () => {
     await registry.close();
   });
 
-  it('refuses an execution provider this build does not have, with the provider in the message', async () => {
-    await assert.rejects(new ModelRegistry({ modelsDir: dir, executionProvider: 'cuda' }).load('identity'), (err: Error) => err instanceof ModelLoadError && /cuda/i.test(err.message));
+  // These run where neither provider can: onnxruntime-node installed without its CUDA libraries,
+  // and no Vulkan GPU (Dawn finds no adapter, or refuses lavapipe). On a machine where one can
+  // run, its test is skipped rather than passed.
+  for (const provider of ['cuda', 'webgpu'] as const) {
+    it(`fails to load on ${provider} where it cannot run, naming the provider, onnxruntime's reason and what it needs`, async (t) => {
+      const registry = new ModelRegistry({ modelsDir: dir, executionProvider: provider });
+      try {
+        const model = await registry.load('identity').catch((err: Error) => err);
+        if (!(model instanceof Error)) return t.skip(`${provider} runs on this machine`);
+        assert.ok(model instanceof ProviderUnavailableError, `${model.name}: ${model.message}`);
+        assert.ok(model instanceof ModelLoadError);
+        assert.equal(model.provider, provider);
+        assert.match(model.message, new RegExp(`execution provider "${provider}" cannot run .*identity\\.onnx \\(the model runs on cpu\\)`));
+        assert.match(model.message, provider === 'cuda' ? /Failed to load shared library.*libonnxruntime_providers_cuda/ : /adapter.*libvulkan1/);
+        assert.doesNotMatch(model.message, /\n/);
+      } finally {
+        await registry.close();
+      }
+    });
+
+    it(`with providerFallback cpu, runs on cpu where ${provider} cannot and says why`, async (t) => {
+      const registry = new ModelRegistry({ modelsDir: dir, executionProvider: provider, providerFallback: 'cpu', thread: false });
+      try {
+        const model = await registry.load('identity');
+        if (model.executionProvider === provider) return t.skip(`${provider} runs on this machine`);
+        assert.equal(model.executionProvider, 'cpu');
+        assert.match(model.fallbackReason ?? '', new RegExp(`execution provider "${provider}" cannot run`));
+        const out = await model.run(new Float32Array(4 * SMALL.dimF * SMALL.dimT).fill(0.25), 1);
+        assert.equal(out.data[5], 0.25);
+      } finally {
+        await registry.close();
+      }
+    });
+  }
+
+  it('blames the model, not the provider, when cpu cannot load it either', async () => {
+    await writeFile(join(dir, 'broken-on-all.json'), JSON.stringify({ ...JSON.parse(await readFile(join(dir, 'identity.json'), 'utf8')), name: 'broken-on-all', file: 'broken-on-all.onnx' }));
+    await writeFile(join(dir, 'broken-on-all.onnx'), 'not an onnx file');
+    const registry = new ModelRegistry({ modelsDir: dir, executionProvider: 'webgpu', providerFallback: 'cpu' });
+    await assert.rejects(registry.load('broken-on-all'), (err: Error) => err instanceof ModelLoadError && !(err instanceof ProviderUnavailableError) && /broken-on-all\.onnx/.test(err.message));
+    await registry.close();
+  });
+
+  it('runs on cpu with no fallback reason when cpu is asked for', async () => {
+    const registry = new ModelRegistry({ modelsDir: dir, providerFallback: 'cpu' });
+    const model = await registry.load('identity');
+    assert.equal(model.executionProvider, 'cpu');
+    assert.equal(model.fallbackReason, undefined);
+    await registry.close();
   });
 });

@@ -14,7 +14,7 @@ lossless file per stem, named after the stem (vocals.wav, backing.wav, ...).
   --format wav|flac   output format (default wav, 32-bit float; flac is 24-bit)
   --models-dir DIR    where <name>.json and <name>.onnx live (default: the repo"s models/)
   --threads N         onnxruntime intra-op threads (default: one per core)
-  --provider cpu|cuda execution provider (default cpu)
+  --provider cpu|webgpu|cuda execution provider (default cpu)
   --batch N           chunks per inference call
   --overlap X         chunk overlap in [0, 1) (default 0.25)
 `;
@@ -67,7 +67,7 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     if (!values.model) throw new UsageError("--model is required");
     if (!values.out) throw new UsageError("--out is required");
     if (values.format !== "wav" && values.format !== "flac") throw new UsageError(`--format must be wav or flac, got "${values.format}"`);
-    if (values.provider !== "cpu" && values.provider !== "cuda") throw new UsageError(`--provider must be cpu or cuda, got "${values.provider}"`);
+    if (!["cpu", "webgpu", "cuda"].includes(values.provider)) throw new UsageError(`--provider must be cpu, webgpu or cuda, got "${values.provider}"`);
     const threads = positiveInteger(values.threads, "--threads");
     const batchSize = positiveInteger(values.batch, "--batch");
     const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
