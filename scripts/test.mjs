@@ -10,7 +10,17 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const turbo = spawn(
   "pnpm",
-  ["exec", "turbo", "run", "test", "--concurrency=1", "--continue", "--ui=stream", "--output-logs=full", ...process.argv.slice(2)],
+  [
+    "exec",
+    "turbo",
+    "run",
+    "test",
+    "--concurrency=1",
+    "--continue",
+    "--ui=stream",
+    "--output-logs=full",
+    ...process.argv.slice(2),
+  ],
   {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],
@@ -48,7 +58,9 @@ turbo.on("exit", (code, signal) => {
   const exitCode = code ?? (signal ? 1 : 0);
   console.log(
     `${total.pass} passed, ${failed} failed, ${total.skipped + total.todo} skipped (${total.tests} tests in ${byPackage.size} packages)` +
-      (exitCode !== 0 && failed === 0 ? ` — but turbo exited with ${signal ?? code}: a package's test run broke before reporting` : ""),
+      (exitCode !== 0 && failed === 0
+        ? ` — but turbo exited with ${signal ?? code}: a package's test run broke before reporting`
+        : ""),
   );
   process.exit(failed > 0 && exitCode === 0 ? 1 : exitCode);
 });

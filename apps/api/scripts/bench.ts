@@ -91,7 +91,10 @@ function streamingForm(fields: Record<string, string>, fileField: string, filePa
   }
   return {
     body: Readable.toWeb(Readable.from(body())) as ReadableStream,
-    headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(head.length + size + tail.length) },
+    headers: {
+      "content-type": `multipart/form-data; boundary=${boundary}`,
+      "content-length": String(head.length + size + tail.length),
+    },
   };
 }
 
@@ -105,13 +108,36 @@ async function main(): Promise<void> {
     const model = await new VoiceModelRepository(prisma).create({ title: "Bench A", architecture: "native", sampleRate: 40000 });
     const model2 = await new VoiceModelRepository(prisma).create({ title: "Bench B", architecture: "native", sampleRate: 40000 });
     const separations = new SeparationJobRepository(prisma);
-    for (let i = 0; i < 50; i++) await separations.create({ callerId, kind: "vocal_separation", inputKey: `uploads/b/${i}.wav`, inputFormat: "wav" });
+    for (let i = 0; i < 50; i++)
+      await separations.create({ callerId, kind: "vocal_separation", inputKey: `uploads/b/${i}.wav`, inputFormat: "wav" });
 
     const smallWav = path.join(scratch, "small.wav");
     const bigWav = path.join(scratch, "big.wav");
     const bigSeconds = Math.floor((uploadMb * 1024 * 1024 - 100) / (44100 * 2 * 2));
-    await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=0.25", "-ac", "2", smallWav]);
-    await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", `sine=frequency=220:sample_rate=44100:duration=${bigSeconds}`, "-ac", "2", bigWav]);
+    await run("ffmpeg", [
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:sample_rate=44100:duration=0.25",
+      "-ac",
+      "2",
+      smallWav,
+    ]);
+    await run("ffmpeg", [
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      `sine=frequency=220:sample_rate=44100:duration=${bigSeconds}`,
+      "-ac",
+      "2",
+      bigWav,
+    ]);
     const bigSize = (await stat(bigWav)).size;
     const small = await readFile(smallWav);
 
@@ -134,7 +160,10 @@ async function main(): Promise<void> {
     });
     for (let i = 0; ; i++) {
       if (i > 300) throw new Error("the API did not come up");
-      const up = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+      const up = await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -180,7 +209,11 @@ async function main(): Promise<void> {
     await sampler;
     if (uploadRes.status !== 201) throw new Error(`big upload answered ${uploadRes.status}: ${uploadBody}`);
 
-    const list = await load(seconds * 1000, () => fetch(listUrl, { headers: auth }), (s) => s === 200);
+    const list = await load(
+      seconds * 1000,
+      () => fetch(listUrl, { headers: auth }),
+      (s) => s === 200,
+    );
     const creates = await load(seconds * 1000, smallCreate, (s) => s === 200);
     const blends = await load(
       seconds * 1000,
@@ -197,7 +230,9 @@ async function main(): Promise<void> {
     const mb = (kb: number) => (kb / 1024).toFixed(1);
     const row = (name: string, r: LoadResult) =>
       `| ${name} | ${r.perSecond.toFixed(0)} req/s | p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms | ${r.requests} requests, ${r.errors} errors |`;
-    console.log(`\nMixdown API bench: storage=${storage}, ${concurrency} concurrent requests for ${seconds} s each, ${os.cpus().length} CPUs, node ${process.version}\n`);
+    console.log(
+      `\nMixdown API bench: storage=${storage}, ${concurrency} concurrent requests for ${seconds} s each, ${os.cpus().length} CPUs, node ${process.version}\n`,
+    );
     console.log("| measurement | result | latency / detail | count |");
     console.log("| --- | --- | --- | --- |");
     console.log(row("GET /vocal-separations (list, 10 per page)", list));

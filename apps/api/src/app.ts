@@ -97,7 +97,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
   // A cancel may owe a webhook: queued at once, like the worker's ends.
-  const cancels = new JobCancels(createJobTables(prisma, queueOwedWebhooks(prisma, (ref) => queues.enqueue(ref))), queues, app.log);
+  const cancels = new JobCancels(
+    createJobTables(
+      prisma,
+      queueOwedWebhooks(prisma, (ref) => queues.enqueue(ref)),
+    ),
+    queues,
+    app.log,
+  );
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
   const ctx: AppContext = {
     config,
@@ -116,7 +123,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
     webhookPolicy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
-    metrics: config.METRICS_ENABLED ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log }) : undefined,
+    metrics: config.METRICS_ENABLED
+      ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log })
+      : undefined,
   };
   app.decorate("ctx", ctx);
   const { metrics } = ctx;
@@ -146,7 +155,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         },
       },
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
+    },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.addSchema(ErrorResponse);

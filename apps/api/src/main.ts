@@ -9,12 +9,17 @@ async function main(): Promise<void> {
   if (config.AUTO_MIGRATE) await applyMigrations(config.DATABASE_URL);
   const app = await buildApp(config);
   const { ctx } = app;
-  await registerDefaultVoices(ctx.prisma, config.MODELS_DIR).catch((err: Error) => app.log.warn({ err: err.message }, "could not register the default voices"));
+  await registerDefaultVoices(ctx.prisma, config.MODELS_DIR).catch((err: Error) =>
+    app.log.warn({ err: err.message }, "could not register the default voices"),
+  );
   const reconciler = startReconciler(
     {
       queues: ctx.queues,
       // A row the reconciler ends `error` may owe a webhook: queued at once rather than on the next pass.
-      source: new RunningJobRepository(ctx.prisma, queueOwedWebhooks(ctx.prisma, (ref) => ctx.queues.enqueue(ref))),
+      source: new RunningJobRepository(
+        ctx.prisma,
+        queueOwedWebhooks(ctx.prisma, (ref) => ctx.queues.enqueue(ref)),
+      ),
       graceSeconds: config.RECONCILE_GRACE_SECONDS,
       log: app.log,
     },

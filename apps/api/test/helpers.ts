@@ -22,15 +22,15 @@ export interface Harness {
   app: App;
   prisma: PrismaClient;
   /** A fresh caller with one key (with its own rate limits when given). */
-  newCaller(name?: string, limits?: Partial<KeyRateLimits>): Promise<{ key: string; callerId: number; apiKeyId: number; auth: { authorization: string } }>;
+  newCaller(
+    name?: string,
+    limits?: Partial<KeyRateLimits>,
+  ): Promise<{ key: string; callerId: number; apiKeyId: number; auth: { authorization: string } }>;
   createModel(input: Partial<NewVoiceModel>): Promise<{ id: number }>;
   stop(): Promise<void>;
 }
 
-export async function startHarness(
-  storage: "s3" | "local",
-  env: Record<string, string> = {},
-): Promise<Harness> {
+export async function startHarness(storage: "s3" | "local", env: Record<string, string> = {}): Promise<Harness> {
   const stack = await startTestStack({ storage });
   try {
     const config = loadConfig({ ...stack.env, LOG_LEVEL: "silent", ...env });
@@ -46,7 +46,12 @@ export async function startHarness(
       prisma,
       async newCaller(name = `caller-${randomUUID().slice(0, 8)}`, limits = {}) {
         const created = await keys.createApiKey({ name, ...limits });
-        return { key: created.key, callerId: created.callerId, apiKeyId: created.id, auth: { authorization: `Bearer ${created.key}` } };
+        return {
+          key: created.key,
+          callerId: created.callerId,
+          apiKeyId: created.id,
+          auth: { authorization: `Bearer ${created.key}` },
+        };
       },
       createModel(input) {
         return models.create({ title: "Model", architecture: "native", sampleRate: 40000, ...input });
@@ -88,8 +93,14 @@ export function audio(format: "wav" | "mp3" | "flac" | "webm" | "mka" | "ogg" | 
         ogg: ["-c:a", "libvorbis"],
       };
       await run("ffmpeg", [
-        "-hide_banner", "-loglevel", "error", "-y",
-        "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=44100:duration=${seconds}`,
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        `sine=frequency=440:sample_rate=44100:duration=${seconds}`,
         ...codec[format]!,
         out,
       ]);
@@ -110,7 +121,10 @@ export interface FilePart {
   contentType?: string;
 }
 
-export function multipart(fields: Record<string, string | number>, files: FilePart[]): { payload: Buffer; headers: Record<string, string> } {
+export function multipart(
+  fields: Record<string, string | number>,
+  files: FilePart[],
+): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----mixdown${randomUUID().replace(/-/g, "")}`;
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
@@ -127,7 +141,10 @@ export function multipart(fields: Record<string, string | number>, files: FilePa
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   const payload = Buffer.concat(chunks);
-  return { payload, headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(payload.length) } };
+  return {
+    payload,
+    headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(payload.length) },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -152,7 +169,12 @@ export async function footprint(h: Harness): Promise<Footprint> {
     Promise.all(JOB_KINDS.map((kind) => ctx.queues.queue(kind).count())),
     readdir(h.config.TMP_DIR).catch(() => []),
   ]);
-  return { rows: sep + conv + blend + models, objects: uploads.length + modelFiles.length, queued: counts.reduce((a, b) => a + b, 0), tempFiles: tmp.length };
+  return {
+    rows: sep + conv + blend + models,
+    objects: uploads.length + modelFiles.length,
+    queued: counts.reduce((a, b) => a + b, 0),
+    tempFiles: tmp.length,
+  };
 }
 
 export async function assertUnchanged(h: Harness, before: Footprint): Promise<void> {

@@ -19,18 +19,32 @@ interface Route {
   path: string;
   status: number;
   /** The request made with `variant` 0, and a different one with variant 1. */
-  send(auth: Auth, key: string | undefined, variant?: number): Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; json(): any }>;
+  send(
+    auth: Auth,
+    key: string | undefined,
+    variant?: number,
+  ): Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; json(): any }>;
 }
 
 const post = (url: string, auth: Auth, key: string | undefined, form: { payload: Buffer; headers: Record<string, string> }) =>
-  h.app.inject({ method: "POST", url, headers: { ...form.headers, ...auth, ...(key === undefined ? {} : { "idempotency-key": key }) }, payload: form.payload });
+  h.app.inject({
+    method: "POST",
+    url,
+    headers: { ...form.headers, ...auth, ...(key === undefined ? {} : { "idempotency-key": key }) },
+    payload: form.payload,
+  });
 
 const ROUTES: Route[] = [
   ...["vocal-separations", "stem-splits"].map((path) => ({
     path,
     status: 200,
     send: async (auth: Auth, key: string | undefined, variant = 0) =>
-      post(`/api/kits/v1/${path}`, auth, key, multipart({}, [{ name: "inputFile", filename: "song.wav", content: await audio("wav", variant ? 0.6 : 0.5) }])),
+      post(
+        `/api/kits/v1/${path}`,
+        auth,
+        key,
+        multipart({}, [{ name: "inputFile", filename: "song.wav", content: await audio("wav", variant ? 0.6 : 0.5) }]),
+      ),
   })),
   {
     path: "voice-conversions",
@@ -41,7 +55,9 @@ const ROUTES: Route[] = [
         "/api/kits/v1/voice-conversions",
         auth,
         key,
-        multipart({ voiceModelId: model, pitchShift: variant ? 3 : 0 }, [{ name: "soundFile", filename: "voice.wav", content: await audio("wav") }]),
+        multipart({ voiceModelId: model, pitchShift: variant ? 3 : 0 }, [
+          { name: "soundFile", filename: "voice.wav", content: await audio("wav") },
+        ]),
       );
     },
   },
@@ -53,7 +69,9 @@ const ROUTES: Route[] = [
         "/api/kits/v1/voice-models",
         auth,
         key,
-        multipart({ metadata: JSON.stringify({ title: variant ? "Other" : "Aria copy" }) }, [{ name: "modelFile", filename: "aria.onnx", content: aria }]),
+        multipart({ metadata: JSON.stringify({ title: variant ? "Other" : "Aria copy" }) }, [
+          { name: "modelFile", filename: "aria.onnx", content: aria },
+        ]),
       ),
   },
   {
@@ -101,7 +119,10 @@ describe("Idempotency-Key on creates", () => {
       const other = await route.send(caller.auth, key, 1);
       assert.equal(other.statusCode, 409, other.body);
       assert.deepEqual(Object.keys(other.json()).sort(), ["error", "message", "statusCode"]);
-      assert.match(other.json().message, new RegExp(`Idempotency-Key "${key}" was already used with a different request \\(POST /api/kits/v1/${route.path}\\)`));
+      assert.match(
+        other.json().message,
+        new RegExp(`Idempotency-Key "${key}" was already used with a different request \\(POST /api/kits/v1/${route.path}\\)`),
+      );
       assert.deepEqual(await footprint(h), afterFirst, "the 409 stored something");
 
       // Another caller's key space is its own.
@@ -116,7 +137,10 @@ describe("Idempotency-Key on creates", () => {
     const caller = await h.newCaller();
     const created = (await ROUTES[0]!.send(caller.auth, "state-1")).json();
     assert.equal(created.status, "running");
-    await h.prisma.separationJob.update({ where: { id: created.id }, data: { status: "error", progress: 100, errorMessage: "bad input", jobEndTime: new Date() } });
+    await h.prisma.separationJob.update({
+      where: { id: created.id },
+      data: { status: "error", progress: 100, errorMessage: "bad input", jobEndTime: new Date() },
+    });
     const replay = await ROUTES[0]!.send(caller.auth, "state-1");
     assert.equal(replay.json().id, created.id);
     assert.equal(replay.json().status, "error");
@@ -154,7 +178,12 @@ describe("Idempotency-Key on creates", () => {
     const caller = await h.newCaller();
     const [a, b] = await blendModels();
     const send = (payload: object) =>
-      h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: { ...caller.auth, "idempotency-key": "order" }, payload });
+      h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/voice-blender",
+        headers: { ...caller.auth, "idempotency-key": "order" },
+        payload,
+      });
     const first = await send({ modelId1: a, modelId2: b, alpha: 0.5 });
     const again = await send({ alpha: 0.5, modelId2: b, modelId1: a });
     assert.equal(again.statusCode, 201, again.body);
@@ -186,7 +215,9 @@ describe("Idempotency-Key on creates", () => {
       "/api/kits/v1/vocal-separations",
       caller.auth,
       "retry-me",
-      multipart({}, [{ name: "inputFile", filename: "notes.wav", content: Buffer.from("not audio at all, just text ".repeat(40)) }]),
+      multipart({}, [
+        { name: "inputFile", filename: "notes.wav", content: Buffer.from("not audio at all, just text ".repeat(40)) },
+      ]),
     );
     assert.ok(bad.statusCode >= 400 && bad.statusCode < 500, bad.body);
     assert.equal(await h.prisma.idempotencyKey.count({ where: { callerId: caller.callerId } }), 0);
@@ -214,7 +245,10 @@ describe("Idempotency-Key on creates", () => {
     const doc = (await h.app.inject({ method: "GET", url: "/docs/json" })).json();
     for (const route of ROUTES) {
       const op = doc.paths[`/api/kits/v1/${route.path}`].post;
-      assert.ok(op.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === "idempotency-key"), route.path);
+      assert.ok(
+        op.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === "idempotency-key"),
+        route.path,
+      );
       assert.ok(op.responses["409"], route.path);
     }
   });

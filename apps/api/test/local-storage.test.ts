@@ -18,7 +18,12 @@ after(async () => {
 
 async function createSeparation(auth: Record<string, string>): Promise<number> {
   const form = multipart({}, [{ name: "inputFile", filename: "song.flac", content: await audio("wav") }]);
-  const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/vocal-separations", headers: { ...form.headers, ...auth }, payload: form.payload });
+  const res = await h.app.inject({
+    method: "POST",
+    url: "/api/kits/v1/vocal-separations",
+    headers: { ...form.headers, ...auth },
+    payload: form.payload,
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json().id;
 }
@@ -37,11 +42,24 @@ describe("local-disk storage: signed download URLs served by /files", () => {
     // What a worker does when it finishes: output keys on the row.
     await h.prisma.separationJob.update({
       where: { id },
-      data: { status: "success", vocalKey: key, stems: [{ instrument: "vocals", key }, { instrument: "backing", key }], jobEndTime: new Date() },
+      data: {
+        status: "success",
+        vocalKey: key,
+        stems: [
+          { instrument: "vocals", key },
+          { instrument: "backing", key },
+        ],
+        jobEndTime: new Date(),
+      },
     });
-    const record = (await h.app.inject({ method: "GET", url: `/api/kits/v1/vocal-separations/${id}`, headers: caller.auth })).json();
+    const record = (
+      await h.app.inject({ method: "GET", url: `/api/kits/v1/vocal-separations/${id}`, headers: caller.auth })
+    ).json();
     assert.equal(record.status, "success");
-    assert.deepEqual(record.stemFileUrls.map((s: { instrument: string }) => s.instrument), ["vocals", "backing"]);
+    assert.deepEqual(
+      record.stemFileUrls.map((s: { instrument: string }) => s.instrument),
+      ["vocals", "backing"],
+    );
     assert.deepEqual(sortedKeys(record.stemFileUrls[0]), ["instrument", "url"]);
     url = new URL(record.vocalAudioFileUrl);
   });
@@ -64,7 +82,11 @@ describe("local-disk storage: signed download URLs served by /files", () => {
     assert.equal(res.statusCode, 206);
     assert.equal(res.headers["content-range"], `bytes 4-11/${bytes.length}`);
     assert.ok(res.rawPayload.equals(bytes.subarray(4, 12)));
-    const unsatisfiable = await h.app.inject({ method: "GET", url: url.pathname + url.search, headers: { range: `bytes=${bytes.length}-` } });
+    const unsatisfiable = await h.app.inject({
+      method: "GET",
+      url: url.pathname + url.search,
+      headers: { range: `bytes=${bytes.length}-` },
+    });
     assert.equal(unsatisfiable.statusCode, 416);
   });
 
@@ -85,12 +107,18 @@ describe("local-disk storage: signed download URLs served by /files", () => {
 
   test("an expired URL → 403 saying so; a validly signed missing file → 404", async () => {
     const past = Math.floor(Date.now() / 1000) - 5;
-    const expired = await h.app.inject({ method: "GET", url: `/files/${key}?expires=${past}&signature=${signFileKey(h.config.SIGNED_URL_SECRET!, key, past)}` });
+    const expired = await h.app.inject({
+      method: "GET",
+      url: `/files/${key}?expires=${past}&signature=${signFileKey(h.config.SIGNED_URL_SECRET!, key, past)}`,
+    });
     assert.equal(expired.statusCode, 403);
     assert.match(expired.json().message, /expired/);
     const future = past + 3600;
     const missingKey = "uploads/vocal-separation/none.wav";
-    const missing = await h.app.inject({ method: "GET", url: `/files/${missingKey}?expires=${future}&signature=${signFileKey(h.config.SIGNED_URL_SECRET!, missingKey, future)}` });
+    const missing = await h.app.inject({
+      method: "GET",
+      url: `/files/${missingKey}?expires=${future}&signature=${signFileKey(h.config.SIGNED_URL_SECRET!, missingKey, future)}`,
+    });
     assert.equal(missing.statusCode, 404);
   });
 });
@@ -98,20 +126,32 @@ describe("local-disk storage: signed download URLs served by /files", () => {
 test("a streamed 51 MB upload (no Content-Length) is cut off at the limit: 413, nothing stored", async () => {
   const caller = await h.newCaller();
   const wav = await audio("wav");
-  const form = multipart({}, [{ name: "inputFile", filename: "big.wav", content: Buffer.concat([wav, Buffer.alloc(51 * 1024 * 1024 - wav.length)]) }]);
+  const form = multipart({}, [
+    { name: "inputFile", filename: "big.wav", content: Buffer.concat([wav, Buffer.alloc(51 * 1024 * 1024 - wav.length)]) },
+  ]);
   const before = await footprint(h);
   const { "content-length": _, ...headers } = form.headers;
   const chunks = function* () {
     for (let i = 0; i < form.payload.length; i += 256 * 1024) yield form.payload.subarray(i, i + 256 * 1024);
   };
-  const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/stem-splits", headers: { ...headers, ...caller.auth }, payload: Readable.from(chunks()) });
+  const res = await h.app.inject({
+    method: "POST",
+    url: "/api/kits/v1/stem-splits",
+    headers: { ...headers, ...caller.auth },
+    payload: Readable.from(chunks()),
+  });
   assert.equal(res.statusCode, 413, res.body);
   assert.match(res.json().message, /inputFile exceeds the maximum upload size of 50 MB/);
   await assertUnchanged(h, before);
 });
 
 test("rate limits: per key, separate read and write buckets, 429 with Retry-After", async () => {
-  const config = loadConfig({ ...h.stack.env, LOG_LEVEL: "silent", RATE_LIMIT_READS_PER_MINUTE: "3", RATE_LIMIT_WRITES_PER_MINUTE: "1" });
+  const config = loadConfig({
+    ...h.stack.env,
+    LOG_LEVEL: "silent",
+    RATE_LIMIT_READS_PER_MINUTE: "3",
+    RATE_LIMIT_WRITES_PER_MINUTE: "1",
+  });
   const app = await buildApp(config, { authCacheTtlMs: 0 });
   try {
     const a = await h.newCaller();
@@ -131,7 +171,8 @@ test("rate limits: per key, separate read and write buckets, 429 with Retry-Afte
     assert.match(limited.json().message, /rate limit exceeded: 3 read requests per minute/);
     assert.equal((await get(b.auth)).statusCode, 200, "another key has its own budget");
 
-    const blend = () => app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: a.auth, payload: { modelId1: 1 } });
+    const blend = () =>
+      app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: a.auth, payload: { modelId1: 1 } });
     assert.equal((await blend()).statusCode, 422, "writes have their own bucket, untouched by reads");
     const writeLimited = await blend();
     assert.equal(writeLimited.statusCode, 429);
@@ -146,11 +187,22 @@ test("with the default settings one key uploads 20 files and sends 45 bad ones i
   const wav = await audio("wav");
   const upload = async (content: Buffer) => {
     const form = multipart({}, [{ name: "inputFile", filename: "take.wav", content }]);
-    return h.app.inject({ method: "POST", url: "/api/kits/v1/vocal-separations", headers: { ...form.headers, ...caller.auth }, payload: form.payload });
+    return h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/vocal-separations",
+      headers: { ...form.headers, ...caller.auth },
+      payload: form.payload,
+    });
   };
   const batch = await Promise.all(Array.from({ length: 20 }, () => upload(wav)));
-  assert.deepEqual(batch.map((r) => r.statusCode), Array(20).fill(200));
-  assert.ok(batch.every((r) => r.headers["x-ratelimit-limit"] === undefined), "no limit applies, so no X-RateLimit headers");
+  assert.deepEqual(
+    batch.map((r) => r.statusCode),
+    Array(20).fill(200),
+  );
+  assert.ok(
+    batch.every((r) => r.headers["x-ratelimit-limit"] === undefined),
+    "no limit applies, so no X-RateLimit headers",
+  );
 
   const before = await footprint(h);
   for (let i = 0; i < 45; i++) {
@@ -166,7 +218,8 @@ test("a key's own limits win over the global setting, 0 = unlimited; keys withou
   const config = loadConfig({ ...h.stack.env, LOG_LEVEL: "silent", RATE_LIMIT_WRITES_PER_MINUTE: "2" });
   const app = await buildApp(config, { authCacheTtlMs: 0 });
   try {
-    const write = (auth: Record<string, string>) => app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: auth, payload: { modelId1: 1 } });
+    const write = (auth: Record<string, string>) =>
+      app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: auth, payload: { modelId1: 1 } });
     const read = (auth: Record<string, string>) => app.inject({ method: "GET", url: "/api/kits/v1/voice-models", headers: auth });
     const statuses = async (send: () => Promise<{ statusCode: number }>, times: number) => {
       const codes = [];
@@ -183,15 +236,27 @@ test("a key's own limits win over the global setting, 0 = unlimited; keys withou
     const own = await h.newCaller(undefined, { writesPerMinute: 4, readsPerMinute: 1 });
     const writes = [];
     for (let i = 0; i < 5; i++) writes.push(await write(own.auth));
-    assert.deepEqual(writes.map((r) => r.statusCode), [422, 422, 422, 422, 429], "the key's own 4 wins over the global 2");
+    assert.deepEqual(
+      writes.map((r) => r.statusCode),
+      [422, 422, 422, 422, 429],
+      "the key's own 4 wins over the global 2",
+    );
     assert.equal(writes[0]!.headers["x-ratelimit-limit"], "4");
     assert.match(writes[4]!.json().message, /rate limit exceeded: 4 write requests per minute for this API key/);
-    assert.deepEqual(await statuses(() => read(own.auth), 2), [200, 429], "the key's own read limit applies where the global one is off");
+    assert.deepEqual(
+      await statuses(() => read(own.auth), 2),
+      [200, 429],
+      "the key's own read limit applies where the global one is off",
+    );
 
     const unlimited = await h.newCaller(undefined, { writesPerMinute: 0 });
     const free = [];
     for (let i = 0; i < 6; i++) free.push(await write(unlimited.auth));
-    assert.deepEqual(free.map((r) => r.statusCode), Array(6).fill(422), "0 on the key lifts the global limit");
+    assert.deepEqual(
+      free.map((r) => r.statusCode),
+      Array(6).fill(422),
+      "0 on the key lifts the global limit",
+    );
     assert.ok(free.every((r) => r.headers["x-ratelimit-limit"] === undefined));
   } finally {
     await app.close();
@@ -205,7 +270,12 @@ test("a create whose queue add fails still answers 200; the reconciler queues th
   try {
     const caller = await h.newCaller();
     const form = multipart({}, [{ name: "inputFile", filename: "a.wav", content: await audio("wav") }]);
-    const res = await app.inject({ method: "POST", url: "/api/kits/v1/vocal-separations", headers: { ...form.headers, ...caller.auth }, payload: form.payload });
+    const res = await app.inject({
+      method: "POST",
+      url: "/api/kits/v1/vocal-separations",
+      headers: { ...form.headers, ...caller.auth },
+      payload: form.payload,
+    });
     assert.equal(res.statusCode, 200, res.body);
     const id = res.json().id;
     const row = await new SeparationJobRepository(h.prisma).findById(id);
@@ -215,7 +285,10 @@ test("a create whose queue add fails still answers 200; the reconciler queues th
     const reconciler = new Reconciler({ queues: h.app.ctx.queues, source: new RunningJobRepository(h.prisma), graceSeconds: 30 });
     const result = await reconciler.reconcileOnce(new Date(Date.now() + 60_000));
     assert.ok(result.requeued.some((r) => r.queue === "separation" && r.payload.jobId === id));
-    assert.deepEqual((await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", id)))?.data, { kind: "vocal-separation", jobId: id });
+    assert.deepEqual((await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", id)))?.data, {
+      kind: "vocal-separation",
+      jobId: id,
+    });
     assert.notEqual((await new SeparationJobRepository(h.prisma).findById(id))?.enqueuedAt, null);
   } finally {
     await app.close();

@@ -23,14 +23,18 @@ async function appWith(env: Record<string, string>): Promise<App> {
   return app;
 }
 
-
 describe("GET /metrics", () => {
   test("after creates: jobs created, jobs by kind and status, queue depth, upload bytes and request durations by route pattern", async () => {
     const caller = await h.newCaller();
     const wav = await audio("wav");
     for (let i = 0; i < 2; i++) {
       const form = multipart({}, [{ name: "inputFile", filename: "a.wav", content: wav }]);
-      const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/vocal-separations", headers: { ...form.headers, ...caller.auth }, payload: form.payload });
+      const res = await h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/vocal-separations",
+        headers: { ...form.headers, ...caller.auth },
+        payload: form.payload,
+      });
       assert.equal(res.statusCode, 200, res.body);
     }
     // A replay is not a create.
@@ -44,7 +48,9 @@ describe("GET /metrics", () => {
       });
       assert.equal(res.statusCode, 200, res.body);
     }
-    const created = await h.prisma.separationJob.findFirstOrThrow({ where: { callerId: caller.callerId, kind: "vocal_separation" } });
+    const created = await h.prisma.separationJob.findFirstOrThrow({
+      where: { callerId: caller.callerId, kind: "vocal_separation" },
+    });
     await h.prisma.separationJob.update({ where: { id: created.id }, data: { status: "success" } });
     await h.app.inject({ method: "GET", url: "/api/kits/v1/vocal-separations/999999", headers: caller.auth });
     // inject resolves as the response ends; the onResponse hook that measures it runs just after.
@@ -65,14 +71,28 @@ describe("GET /metrics", () => {
     assert.equal(metricSample(text, "mixdown_metrics_source_up", { source: "redis" }), 1);
     assert.equal(metricSample(text, "mixdown_metrics_source_up", { source: "postgres" }), 1);
     // Three bodies received whole (the replay's bytes were received too).
-    assert.equal(metricSample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/vocal-separations", field: "inputFile" }), 2 * wav.length);
-    assert.equal(metricSample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/stem-splits", field: "inputFile" }), 2 * wav.length);
     assert.equal(
-      metricSample(text, "mixdown_http_request_duration_seconds_count", { method: "POST", route: "/api/kits/v1/vocal-separations", status_code: "200" }),
+      metricSample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/vocal-separations", field: "inputFile" }),
+      2 * wav.length,
+    );
+    assert.equal(
+      metricSample(text, "mixdown_upload_bytes_total", { route: "/api/kits/v1/stem-splits", field: "inputFile" }),
+      2 * wav.length,
+    );
+    assert.equal(
+      metricSample(text, "mixdown_http_request_duration_seconds_count", {
+        method: "POST",
+        route: "/api/kits/v1/vocal-separations",
+        status_code: "200",
+      }),
       2,
     );
     assert.equal(
-      metricSample(text, "mixdown_http_request_duration_seconds_count", { method: "GET", route: "/api/kits/v1/vocal-separations/:id", status_code: "404" }),
+      metricSample(text, "mixdown_http_request_duration_seconds_count", {
+        method: "GET",
+        route: "/api/kits/v1/vocal-separations/:id",
+        status_code: "404",
+      }),
       1,
     );
     assert.doesNotMatch(text, /vocal-separations\/999999/, "raw URLs are not labels");
@@ -84,8 +104,16 @@ describe("GET /metrics", () => {
     const app = await appWith({ METRICS_TOKEN: token });
     const missing = await app.inject({ method: "GET", url: "/metrics" });
     assert.equal(missing.statusCode, 401);
-    assert.deepEqual(missing.json(), { statusCode: 401, error: "Unauthorized", message: "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`" });
-    const wrong = await app.inject({ method: "GET", url: "/metrics", headers: { authorization: "Bearer metrics-token-0123456788" } });
+    assert.deepEqual(missing.json(), {
+      statusCode: 401,
+      error: "Unauthorized",
+      message: "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`",
+    });
+    const wrong = await app.inject({
+      method: "GET",
+      url: "/metrics",
+      headers: { authorization: "Bearer metrics-token-0123456788" },
+    });
     assert.equal(wrong.statusCode, 401);
     assert.equal(wrong.json().message, "invalid metrics token");
     const ok = await app.inject({ method: "GET", url: "/metrics", headers: { authorization: `Bearer ${token}` } });

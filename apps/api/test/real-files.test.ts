@@ -19,7 +19,12 @@ after(async () => {
 
 function post(route: string, fields: Record<string, string | number>, part: string, content: Buffer) {
   const form = multipart(fields, [{ name: part, filename: "recording.bin", content }]);
-  return h.app.inject({ method: "POST", url: `/api/kits/v1/${route}`, headers: { ...form.headers, ...caller.auth }, payload: form.payload });
+  return h.app.inject({
+    method: "POST",
+    url: `/api/kits/v1/${route}`,
+    headers: { ...form.headers, ...caller.auth },
+    payload: form.payload,
+  });
 }
 
 describe("real files: streamed and unusual containers", () => {
@@ -30,8 +35,17 @@ describe("real files: streamed and unusual containers", () => {
       assert.equal(view.sampleRate, file.sampleRate);
       assert.equal(view.channels, file.channels);
       assert.equal(view.videoStreams, file.video ? 1 : 0);
-      if (file.durationStated) assert.ok(view.statedDuration !== null && Math.abs(view.statedDuration - file.seconds) < 0.1, `stated ${view.statedDuration}`);
-      else assert.equal(view.statedDuration, null, "the fixture must not state a duration, or it no longer tests finding one by decoding");
+      if (file.durationStated)
+        assert.ok(
+          view.statedDuration !== null && Math.abs(view.statedDuration - file.seconds) < 0.1,
+          `stated ${view.statedDuration}`,
+        );
+      else
+        assert.equal(
+          view.statedDuration,
+          null,
+          "the fixture must not state a duration, or it no longer tests finding one by decoding",
+        );
     });
 
     test(`a vocal separation accepts ${file.name}`, async () => {
@@ -54,7 +68,12 @@ describe("real files: streamed and unusual containers", () => {
 
   test("a voice conversion still refuses a MediaRecorder-style WebM (415: the interface takes wav, mp3 or flac there)", async () => {
     const before = await footprint(h);
-    const res = await post("voice-conversions", { voiceModelId }, "soundFile", await readFile(realFilePath("webm-opus-stream-48k-stereo.webm")));
+    const res = await post(
+      "voice-conversions",
+      { voiceModelId },
+      "soundFile",
+      await readFile(realFilePath("webm-opus-stream-48k-stereo.webm")),
+    );
     assert.equal(res.statusCode, 415, res.body);
     assert.match(res.json().message, /soundFile must be wav, mp3 or flac audio/);
     await assertUnchanged(h, before);
@@ -100,18 +119,28 @@ describe("real files: streamed and unusual containers", () => {
 
 describe("the length check of uploads whose container states none", () => {
   test("counts streamed FLAC to the sample and WebM within a frame, inside the time limit", async () => {
-    assert.deepEqual(await countDecodedFramesWithin(realFilePath("flac-stream-8k-mono.flac"), 10_000), { frames: 12_000, complete: true });
-    for (const [name, rate] of [["webm-opus-stream-48k-stereo.webm", 48_000], ["webm-vorbis-stream-22k05-mono.webm", 22_050], ["webm-vp8-opus-stream.webm", 48_000]] as const) {
+    assert.deepEqual(await countDecodedFramesWithin(realFilePath("flac-stream-8k-mono.flac"), 10_000), {
+      frames: 12_000,
+      complete: true,
+    });
+    for (const [name, rate] of [
+      ["webm-opus-stream-48k-stereo.webm", 48_000],
+      ["webm-vorbis-stream-22k05-mono.webm", 22_050],
+      ["webm-vp8-opus-stream.webm", 48_000],
+    ] as const) {
       const { frames, complete } = await countDecodedFramesWithin(realFilePath(name), 10_000);
       assert.ok(complete && Math.abs(frames / rate - 1.5) < 0.03, `${name}: ${frames} frames`);
     }
   });
 
   test("rejects with AudioDecodeError when its time limit ends the decode before any audio came out", async () => {
-    await assert.rejects(() => countDecodedFramesWithin(realFilePath("flac-stream-44k1-stereo.flac"), 1), (error: Error) => {
-      assert.ok(error instanceof AudioDecodeError);
-      assert.match(error.reason, /no audio decoded within/);
-      return true;
-    });
+    await assert.rejects(
+      () => countDecodedFramesWithin(realFilePath("flac-stream-44k1-stereo.flac"), 1),
+      (error: Error) => {
+        assert.ok(error instanceof AudioDecodeError);
+        assert.match(error.reason, /no audio decoded within/);
+        return true;
+      },
+    );
   });
 });

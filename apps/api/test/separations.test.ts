@@ -2,16 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ApiKeyRepository, SeparationJobRepository } from "@mixdown/db";
 import { bullJobId } from "@mixdown/queue";
-import {
-  assertUnchanged,
-  audio,
-  footprint,
-  multipart,
-  sortedKeys,
-  startHarness,
-  TIMESTAMP,
-  type Harness,
-} from "./helpers.ts";
+import { assertUnchanged, audio, footprint, multipart, sortedKeys, startHarness, TIMESTAMP, type Harness } from "./helpers.ts";
 
 let h: Harness;
 before(async () => {
@@ -64,7 +55,12 @@ function assertErrorBody(body: Record<string, unknown>, statusCode: number, patt
 
 async function upload(path: string, auth: Record<string, string>, content: Buffer, filename = "track.wav", field = "inputFile") {
   const form = multipart({}, [{ name: field, filename, content }]);
-  return h.app.inject({ method: "POST", url: `/api/kits/v1/${path}`, headers: { ...form.headers, ...auth }, payload: form.payload });
+  return h.app.inject({
+    method: "POST",
+    url: `/api/kits/v1/${path}`,
+    headers: { ...form.headers, ...auth },
+    payload: form.payload,
+  });
 }
 
 describe("creating separation jobs", () => {
@@ -85,7 +81,11 @@ describe("creating separation jobs", () => {
     const job = await h.app.ctx.queues.queue("separation").getJob(bullJobId("separation", record.id));
     assert.deepEqual(job?.data, { kind: "vocal-separation", jobId: record.id });
 
-    const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/vocal-separations/${record.id}`, headers: caller.auth });
+    const fetched = await h.app.inject({
+      method: "GET",
+      url: `/api/kits/v1/vocal-separations/${record.id}`,
+      headers: caller.auth,
+    });
     assert.equal(fetched.statusCode, 200);
     assert.deepEqual(fetched.json(), record);
   });
@@ -110,15 +110,30 @@ describe("creating separation jobs", () => {
     const id = res.json().id;
     const other = await h.app.inject({ method: "GET", url: `/api/kits/v1/vocal-separations/${id}`, headers: caller.auth });
     assert.equal(other.statusCode, 404);
-    assert.equal((await h.app.inject({ method: "GET", url: `/api/kits/v1/stem-splits/${id}`, headers: caller.auth })).statusCode, 200);
+    assert.equal(
+      (await h.app.inject({ method: "GET", url: `/api/kits/v1/stem-splits/${id}`, headers: caller.auth })).statusCode,
+      200,
+    );
   });
 });
 
 describe("rejected uploads leave nothing behind", () => {
   const cases: Array<{ name: string; status: number; message: RegExp; make: () => Promise<Buffer>; filename: string }> = [
-    { name: "text named x.wav", status: 415, message: /inputFile must be wav, webm, mp3 or flac/, make: async () => Buffer.from("hello, this is not audio at all\n".repeat(20)), filename: "x.wav" },
+    {
+      name: "text named x.wav",
+      status: 415,
+      message: /inputFile must be wav, webm, mp3 or flac/,
+      make: async () => Buffer.from("hello, this is not audio at all\n".repeat(20)),
+      filename: "x.wav",
+    },
     { name: "ogg/vorbis named x.flac", status: 415, message: /inputFile must be/, make: () => audio("ogg"), filename: "x.flac" },
-    { name: "Matroska audio (not the WebM profile)", status: 415, message: /Matroska/, make: () => audio("mka"), filename: "x.webm" },
+    {
+      name: "Matroska audio (not the WebM profile)",
+      status: 415,
+      message: /Matroska/,
+      make: () => audio("mka"),
+      filename: "x.webm",
+    },
     {
       name: "a RIFF/WAVE header followed by garbage",
       status: 422,
@@ -150,7 +165,12 @@ describe("rejected uploads leave nothing behind", () => {
 
   test("a JSON body instead of multipart → 400", async () => {
     const caller = await h.newCaller();
-    const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/vocal-separations", headers: caller.auth, payload: { inputFile: "x" } });
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/vocal-separations",
+      headers: caller.auth,
+      payload: { inputFile: "x" },
+    });
     assert.equal(res.statusCode, 400);
     assertErrorBody(res.json(), 400, /multipart\/form-data/);
   });
@@ -257,7 +277,12 @@ describe("lists, pagination and caller isolation", () => {
     const repo = new SeparationJobRepository(h.prisma);
     ids = [];
     for (let i = 0; i < 23; i++) {
-      const row = await repo.create({ callerId: owner.callerId, kind: "vocal_separation", inputKey: `uploads/p/${i}.wav`, inputFormat: "wav" });
+      const row = await repo.create({
+        callerId: owner.callerId,
+        kind: "vocal_separation",
+        inputKey: `uploads/p/${i}.wav`,
+        inputFormat: "wav",
+      });
       ids.push(row.id);
     }
     await repo.create({ callerId: owner.callerId, kind: "stem_split", inputKey: "uploads/p/s.wav", inputFormat: "wav" });
@@ -272,7 +297,10 @@ describe("lists, pagination and caller isolation", () => {
     assert.equal(res.statusCode, 200);
     const { data, meta } = res.json();
     assert.deepEqual(sortedKeys(res.json()), ["data", "meta"]);
-    assert.deepEqual(data.map((r: { id: number }) => r.id), ids.slice(0, 10));
+    assert.deepEqual(
+      data.map((r: { id: number }) => r.id),
+      ids.slice(0, 10),
+    );
     data.forEach(assertNewSeparation);
     assert.deepEqual(meta, {
       currentPage: 1,
@@ -289,11 +317,17 @@ describe("lists, pagination and caller isolation", () => {
 
   test("middle and last pages", async () => {
     const middle = (await list("?page=2")).json();
-    assert.deepEqual(middle.data.map((r: { id: number }) => r.id), ids.slice(10, 20));
+    assert.deepEqual(
+      middle.data.map((r: { id: number }) => r.id),
+      ids.slice(10, 20),
+    );
     assert.equal(middle.meta.previousPageUrl, `${base}?page=1&perPage=10&order=asc`);
     assert.equal(middle.meta.nextPageUrl, `${base}?page=3&perPage=10&order=asc`);
     const last = (await list("?page=3")).json();
-    assert.deepEqual(last.data.map((r: { id: number }) => r.id), ids.slice(20));
+    assert.deepEqual(
+      last.data.map((r: { id: number }) => r.id),
+      ids.slice(20),
+    );
     assert.equal(last.meta.nextPageUrl, null);
     assert.equal(last.meta.previousPageUrl, `${base}?page=2&perPage=10&order=asc`);
   });
@@ -310,7 +344,10 @@ describe("lists, pagination and caller isolation", () => {
 
   test("desc order and a custom perPage are kept in every URL", async () => {
     const res = (await list("?order=desc&perPage=7&page=2")).json();
-    assert.deepEqual(res.data.map((r: { id: number }) => r.id), [...ids].reverse().slice(7, 14));
+    assert.deepEqual(
+      res.data.map((r: { id: number }) => r.id),
+      [...ids].reverse().slice(7, 14),
+    );
     assert.deepEqual(res.meta, {
       currentPage: 2,
       firstPage: 1,

@@ -42,7 +42,10 @@ test("pagination arithmetic: lastPage is at least 1 and URLs keep perPage, order
 test("blend plan: the last share is 1 minus the others, rounded, never negative", () => {
   assert.deepEqual(planBlend({ modelId1: 1, modelId2: 2, alpha: 0.7 }), { modelIds: [1, 2], alphas: [0.7, 0.3] });
   assert.deepEqual(planBlend({ modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.1, alpha2: 0.2 }).alphas, [0.1, 0.2, 0.7]);
-  assert.deepEqual(planBlend({ modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.2, alpha3: 0.7 }).alphas, [0.1, 0.2, 0.7, 0]);
+  assert.deepEqual(
+    planBlend({ modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.2, alpha3: 0.7 }).alphas,
+    [0.1, 0.2, 0.7, 0],
+  );
   assert.deepEqual(planBlend({ modelId1: 1, modelId2: 2, alpha: 1 }).alphas, [1, 0]);
   assert.throws(() => planBlend({ modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.5, alpha2: 0.50001 }), /would be negative/);
 });

@@ -8,7 +8,17 @@ import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { publicBaseUrl } from "@mixdown/config";
 import { bullJobId } from "@mixdown/queue";
-import { assertUnchanged, audio, footprint, multipart, sortedKeys, startHarness, TIMESTAMP, type FilePart, type Harness } from "./helpers.ts";
+import {
+  assertUnchanged,
+  audio,
+  footprint,
+  multipart,
+  sortedKeys,
+  startHarness,
+  TIMESTAMP,
+  type FilePart,
+  type Harness,
+} from "./helpers.ts";
 
 const run = promisify(execFile);
 
@@ -26,7 +36,14 @@ before(async () => {
   h = await startHarness("s3");
   me = await h.newCaller("me");
   stranger = await h.newCaller("stranger");
-  publicModel = (await h.createModel({ title: "Public Alto", tags: ["female", "pop"], imageUrl: "https://img.example/alto.png", twitterLink: "https://x.com/alto" })).id;
+  publicModel = (
+    await h.createModel({
+      title: "Public Alto",
+      tags: ["female", "pop"],
+      imageUrl: "https://img.example/alto.png",
+      twitterLink: "https://x.com/alto",
+    })
+  ).id;
   myModel = (await h.createModel({ title: "My Tenor", ownerId: me.callerId })).id;
   strangersModel = (await h.createModel({ title: "Their Bass", ownerId: stranger.callerId })).id;
   pendingModel = (await h.createModel({ title: "Unfinished", ownerId: me.callerId, state: "pending" })).id;
@@ -38,15 +55,46 @@ after(async () => {
 });
 
 const MODEL_KEYS = [
-  "architecture", "createdAt", "demoUrl", "id", "imageUrl", "instagramLink", "public", "sampleRate", "spotifyLink",
-  "state", "tags", "tiktokLink", "title", "twitterLink", "usable", "youtubeLink",
+  "architecture",
+  "createdAt",
+  "demoUrl",
+  "id",
+  "imageUrl",
+  "instagramLink",
+  "public",
+  "sampleRate",
+  "spotifyLink",
+  "state",
+  "tags",
+  "tiktokLink",
+  "title",
+  "twitterLink",
+  "usable",
+  "youtubeLink",
 ];
 
 /** A small picture in the given format, made by ffmpeg. */
 async function image(ext: "png" | "jpg" | "webp" | "gif"): Promise<Buffer> {
-  const { stdout } = await run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=s=64x48", "-frames:v", "1", "-f", ext === "jpg" ? "mjpeg" : ext === "png" ? "image2pipe" : ext, ...(ext === "png" ? ["-c:v", "png"] : []), "-"], {
-    encoding: "buffer",
-  });
+  const { stdout } = await run(
+    "ffmpeg",
+    [
+      "-v",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc=s=64x48",
+      "-frames:v",
+      "1",
+      "-f",
+      ext === "jpg" ? "mjpeg" : ext === "png" ? "image2pipe" : ext,
+      ...(ext === "png" ? ["-c:v", "png"] : []),
+      "-",
+    ],
+    {
+      encoding: "buffer",
+    },
+  );
   return stdout as unknown as Buffer;
 }
 
@@ -59,15 +107,30 @@ function expectError(res: { statusCode: number; json(): any; body: string }, sta
 }
 
 describe("voice conversions", () => {
-  async function convert(fields: Record<string, string | number>, files?: Array<{ name: string; content: Buffer; filename?: string }>) {
+  async function convert(
+    fields: Record<string, string | number>,
+    files?: Array<{ name: string; content: Buffer; filename?: string }>,
+  ) {
     const parts = (files ?? [{ name: "soundFile", content: await audio("wav") }]).map((f) => ({ filename: "voice.wav", ...f }));
     const form = multipart(fields, parts);
-    return h.app.inject({ method: "POST", url: "/api/kits/v1/voice-conversions", headers: { ...form.headers, ...me.auth }, payload: form.payload });
+    return h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/voice-conversions",
+      headers: { ...form.headers, ...me.auth },
+      payload: form.payload,
+    });
   }
 
   test("creates a job: 201, the interface's fields plus outputs, model, progress; row, objects and queue entry", async () => {
     const res = await convert(
-      { voiceModelId: myModel, conversionStrength: 0, modelVolumeMix: 1, pitchShift: -24, pre: JSON.stringify({ noiseGate: { threshold_db: -40 }, highPassFilter: {} }), post: JSON.stringify({ reverb: { width: 1 } }) },
+      {
+        voiceModelId: myModel,
+        conversionStrength: 0,
+        modelVolumeMix: 1,
+        pitchShift: -24,
+        pre: JSON.stringify({ noiseGate: { threshold_db: -40 }, highPassFilter: {} }),
+        post: JSON.stringify({ reverb: { width: 1 } }),
+      },
       [
         { name: "soundFile", content: await audio("mp3"), filename: "take.wav" },
         { name: "backingSoundFile", content: await audio("flac"), filename: "backing.mp3" },
@@ -76,8 +139,19 @@ describe("voice conversions", () => {
     assert.equal(res.statusCode, 201, res.body);
     const record = res.json();
     assert.deepEqual(sortedKeys(record), [
-      "createdAt", "errorMessage", "id", "jobEndTime", "jobStartTime", "lossyOutputFileUrl", "model", "outputFileUrl",
-      "progress", "recombinedAudioFileUrl", "status", "type", "voiceModelId",
+      "createdAt",
+      "errorMessage",
+      "id",
+      "jobEndTime",
+      "jobStartTime",
+      "lossyOutputFileUrl",
+      "model",
+      "outputFileUrl",
+      "progress",
+      "recombinedAudioFileUrl",
+      "status",
+      "type",
+      "voiceModelId",
     ]);
     assert.equal(record.type, "infer");
     assert.equal(record.status, "running");
@@ -115,9 +189,16 @@ describe("voice conversions", () => {
     const list = (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-conversions", headers: me.auth })).json();
     assert.deepEqual(list.data, [record]);
     assert.equal(list.meta.total, 1);
-    const theirs = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-conversions/${record.id}`, headers: stranger.auth });
+    const theirs = await h.app.inject({
+      method: "GET",
+      url: `/api/kits/v1/voice-conversions/${record.id}`,
+      headers: stranger.auth,
+    });
     expectError(theirs, 404, /voice conversion \d+ not found/);
-    assert.equal((await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-conversions", headers: stranger.auth })).json().meta.total, 0);
+    assert.equal(
+      (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-conversions", headers: stranger.auth })).json().meta.total,
+      0,
+    );
   });
 
   test("defaults fill omitted parameters; a public model is usable; the upper bounds are accepted", async () => {
@@ -137,9 +218,21 @@ describe("voice conversions", () => {
     ["pitchShift above 24", { pitchShift: 24.5 }, /pitchShift must be between -24 and 24/],
     ["pre with an unknown effect", { pre: JSON.stringify({ distortion: {} }) }, /pre\.distortion is not a known pre effect/],
     ["post effect used as pre", { pre: JSON.stringify({ reverb: {} }) }, /pre\.reverb is not a known pre effect/],
-    ["pre parameter out of range", { pre: JSON.stringify({ noiseGate: { threshold_db: 10 } }) }, /pre\.noiseGate\.threshold_db must be between -100 and 0/],
-    ["pre unknown parameter", { pre: JSON.stringify({ compressor: { knee: 3 } }) }, /pre\.compressor\.knee is not a parameter of compressor/],
-    ["post parameter out of range", { post: JSON.stringify({ reverb: { width: 2 } }) }, /post\.reverb\.width must be between 0 and 1/],
+    [
+      "pre parameter out of range",
+      { pre: JSON.stringify({ noiseGate: { threshold_db: 10 } }) },
+      /pre\.noiseGate\.threshold_db must be between -100 and 0/,
+    ],
+    [
+      "pre unknown parameter",
+      { pre: JSON.stringify({ compressor: { knee: 3 } }) },
+      /pre\.compressor\.knee is not a parameter of compressor/,
+    ],
+    [
+      "post parameter out of range",
+      { post: JSON.stringify({ reverb: { width: 2 } }) },
+      /post\.reverb\.width must be between 0 and 1/,
+    ],
     ["post parameter not a number", { post: JSON.stringify({ delay: { mix: "half" } }) }, /post\.delay\.mix must be a number/],
     ["pre not JSON", { pre: "{noiseGate" }, /pre must be a JSON object/],
     ["post an array", { post: "[]" }, /post must be a JSON object/],
@@ -156,16 +249,32 @@ describe("voice conversions", () => {
     const before = await footprint(h);
     expectError(await convert({}), 422, /voiceModelId is required/);
     expectError(await convert({ voiceModelId: "abc" }), 422, /voiceModelId must be a positive integer/);
-    expectError(await convert({ voiceModelId: 999999 }), 422, /voiceModelId: voice model 999999 does not exist or is not available/);
-    expectError(await convert({ voiceModelId: strangersModel }), 422, new RegExp(`voiceModelId: voice model ${strangersModel} does not exist`));
+    expectError(
+      await convert({ voiceModelId: 999999 }),
+      422,
+      /voiceModelId: voice model 999999 does not exist or is not available/,
+    );
+    expectError(
+      await convert({ voiceModelId: strangersModel }),
+      422,
+      new RegExp(`voiceModelId: voice model ${strangersModel} does not exist`),
+    );
     expectError(await convert({ voiceModelId: pendingModel }), 422, /is not usable yet \(state pending\)/);
     await assertUnchanged(h, before);
   });
 
   test("formats: webm is rejected for conversions (415), text named .wav too; a missing soundFile is 422", async () => {
     const before = await footprint(h);
-    expectError(await convert({ voiceModelId: publicModel }, [{ name: "soundFile", content: await audio("webm"), filename: "a.wav" }]), 415, /soundFile must be wav, mp3 or flac audio.*got webm/);
-    expectError(await convert({ voiceModelId: publicModel }, [{ name: "soundFile", content: Buffer.from("not audio".repeat(50)) }]), 415, /soundFile must be wav, mp3 or flac/);
+    expectError(
+      await convert({ voiceModelId: publicModel }, [{ name: "soundFile", content: await audio("webm"), filename: "a.wav" }]),
+      415,
+      /soundFile must be wav, mp3 or flac audio.*got webm/,
+    );
+    expectError(
+      await convert({ voiceModelId: publicModel }, [{ name: "soundFile", content: Buffer.from("not audio".repeat(50)) }]),
+      415,
+      /soundFile must be wav, mp3 or flac/,
+    );
     expectError(
       await convert({ voiceModelId: publicModel }, [
         { name: "soundFile", content: await audio("wav") },
@@ -188,8 +297,19 @@ describe("voice blender", () => {
     assert.equal(res.statusCode, 201, res.body);
     const record = res.json();
     assert.deepEqual(sortedKeys(record), [
-      "alpha", "alpha2", "createdAt", "errorMessage", "id", "jobEndTime", "jobStartTime", "model1Id", "model2Id",
-      "outputModelId", "progress", "status", "title",
+      "alpha",
+      "alpha2",
+      "createdAt",
+      "errorMessage",
+      "id",
+      "jobEndTime",
+      "jobStartTime",
+      "model1Id",
+      "model2Id",
+      "outputModelId",
+      "progress",
+      "status",
+      "title",
     ]);
     assert.equal(record.status, "running");
     assert.equal(record.alpha, 0.7);
@@ -209,8 +329,16 @@ describe("voice blender", () => {
 
     const fetched = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-blender/${record.id}`, headers: me.auth });
     assert.deepEqual(fetched.json(), record);
-    expectError(await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-blender/${record.id}`, headers: stranger.auth }), 404, /not found/);
-    const model = await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${record.outputModelId}`, headers: me.auth });
+    expectError(
+      await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-blender/${record.id}`, headers: stranger.auth }),
+      404,
+      /not found/,
+    );
+    const model = await h.app.inject({
+      method: "GET",
+      url: `/api/kits/v1/voice-models/${record.outputModelId}`,
+      headers: me.auth,
+    });
     assert.equal(model.json().usable, false, "the output model is not usable before the job succeeds");
   });
 
@@ -219,21 +347,43 @@ describe("voice blender", () => {
     assert.equal(created.statusCode, 201, created.body);
     const { outputModelId } = created.json();
     const before = await footprint(h);
-    const form = multipart({ voiceModelId: outputModelId }, [{ name: "soundFile", content: await audio("wav"), filename: "voice.wav" }]);
-    const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-conversions", headers: { ...form.headers, ...me.auth }, payload: form.payload });
+    const form = multipart({ voiceModelId: outputModelId }, [
+      { name: "soundFile", content: await audio("wav"), filename: "voice.wav" },
+    ]);
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/voice-conversions",
+      headers: { ...form.headers, ...me.auth },
+      payload: form.payload,
+    });
     expectError(res, 422, new RegExp(`voiceModelId: voice model ${outputModelId} is not usable yet \\(state pending\\)`));
     await assertUnchanged(h, before);
   });
 
   test("three models: alpha3 computed; four models: alpha4 computed; a custom title is kept", async () => {
-    const three = await blend({ modelId1: publicModel, modelId2: myModel, modelId3: publicModel, alpha: 0.5, alpha2: 0.25, title: "Trio" });
+    const three = await blend({
+      modelId1: publicModel,
+      modelId2: myModel,
+      modelId3: publicModel,
+      alpha: 0.5,
+      alpha2: 0.25,
+      title: "Trio",
+    });
     assert.equal(three.statusCode, 201, three.body);
     const r3 = three.json();
     assert.equal(r3.alpha3, 0.25);
     assert.equal(r3.model3Id, publicModel);
     assert.equal(r3.title, "Trio");
     assert.ok(!("alpha4" in r3) && !("model4Id" in r3));
-    const four = await blend({ modelId1: myModel, modelId2: publicModel, modelId3: myModel, modelId4: publicModel, alpha: 0.1, alpha2: 0.2, alpha3: 0.3 });
+    const four = await blend({
+      modelId1: myModel,
+      modelId2: publicModel,
+      modelId3: myModel,
+      modelId4: publicModel,
+      alpha: 0.1,
+      alpha2: 0.2,
+      alpha3: 0.3,
+    });
     assert.equal(four.statusCode, 201, four.body);
     const r4 = four.json();
     assert.equal(r4.alpha4, 0.4);
@@ -246,20 +396,56 @@ describe("voice blender", () => {
 
   const rules: Array<[string, Record<string, unknown>, RegExp]> = [
     ["rule 1: one model", { modelId1: 1, alpha: 0.5 }, /modelId2 is required/],
-    ["rule 1: modelId4 without modelId3", { modelId1: 1, modelId2: 2, modelId4: 3, alpha: 0.5, alpha2: 0.2 }, /modelId4 requires modelId3/],
-    ["rule 2: three models without alpha2", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.5 }, /alpha2 is required with 3 models/],
-    ["rule 2: four models without alpha3", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1 }, /alpha3 is required with 4 models/],
-    ["rule 2/3: alpha2 given with two models", { modelId1: 1, modelId2: 2, alpha: 0.5, alpha2: 0.5 }, /alpha2 must not be given with 2 models/],
-    ["rule 2/3: alpha3 given with three models", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.2, alpha2: 0.2, alpha3: 0.2 }, /alpha3 must not be given with 3 models/],
-    ["rule 3: shares summing past 1", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.6, alpha2: 0.5 }, /alpha \+ alpha2 = 1\.1 exceeds 1.*alpha3/],
+    [
+      "rule 1: modelId4 without modelId3",
+      { modelId1: 1, modelId2: 2, modelId4: 3, alpha: 0.5, alpha2: 0.2 },
+      /modelId4 requires modelId3/,
+    ],
+    [
+      "rule 2: three models without alpha2",
+      { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.5 },
+      /alpha2 is required with 3 models/,
+    ],
+    [
+      "rule 2: four models without alpha3",
+      { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1 },
+      /alpha3 is required with 4 models/,
+    ],
+    [
+      "rule 2/3: alpha2 given with two models",
+      { modelId1: 1, modelId2: 2, alpha: 0.5, alpha2: 0.5 },
+      /alpha2 must not be given with 2 models/,
+    ],
+    [
+      "rule 2/3: alpha3 given with three models",
+      { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.2, alpha2: 0.2, alpha3: 0.2 },
+      /alpha3 must not be given with 3 models/,
+    ],
+    [
+      "rule 3: shares summing past 1",
+      { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.6, alpha2: 0.5 },
+      /alpha \+ alpha2 = 1\.1 exceeds 1.*alpha3/,
+    ],
     ["alpha is required", { modelId1: 1, modelId2: 2 }, /alpha is required/],
     ["alpha above 1", { modelId1: 1, modelId2: 2, alpha: 1.5 }, /alpha must be <= 1/],
     ["alpha below 0", { modelId1: 1, modelId2: 2, alpha: -0.1 }, /alpha must be >= 0/],
     ["alpha2 above 1", { modelId1: 1, modelId2: 2, modelId3: 3, alpha: 0.1, alpha2: 1.2 }, /alpha2 must be <= 1/],
-    ["alpha3 below 0", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: -1 }, /alpha3 must be >= 0/],
+    [
+      "alpha3 below 0",
+      { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: -1 },
+      /alpha3 must be >= 0/,
+    ],
     ["a non-numeric model id", { modelId1: "first", modelId2: 2, alpha: 0.5 }, /modelId1 must be integer/],
-    ["extra field: alpha4 is never supplied", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: 0.1, alpha4: 0.7 }, /alpha4 must not be given/],
-    ["extra field: a fifth model", { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, modelId5: 5, alpha: 0.1, alpha2: 0.1, alpha3: 0.1 }, /modelId5: at most four models/],
+    [
+      "extra field: alpha4 is never supplied",
+      { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, alpha: 0.1, alpha2: 0.1, alpha3: 0.1, alpha4: 0.7 },
+      /alpha4 must not be given/,
+    ],
+    [
+      "extra field: a fifth model",
+      { modelId1: 1, modelId2: 2, modelId3: 3, modelId4: 4, modelId5: 5, alpha: 0.1, alpha2: 0.1, alpha3: 0.1 },
+      /modelId5: at most four models/,
+    ],
     ["missing modelId1", { modelId2: 2, alpha: 0.5 }, /modelId1 is required/],
   ];
   for (const [name, body, message] of rules) {
@@ -272,15 +458,32 @@ describe("voice blender", () => {
 
   test("models must exist, be visible, be ready and share architecture and sample rate → 422 naming them", async () => {
     const before = await footprint(h);
-    expectError(await blend({ modelId1: publicModel, modelId2: 987654, alpha: 0.5 }), 422, /modelId2: voice model 987654 does not exist/);
-    expectError(await blend({ modelId1: strangersModel, modelId2: publicModel, alpha: 0.5 }), 422, new RegExp(`modelId1: voice model ${strangersModel} does not exist`));
+    expectError(
+      await blend({ modelId1: publicModel, modelId2: 987654, alpha: 0.5 }),
+      422,
+      /modelId2: voice model 987654 does not exist/,
+    );
+    expectError(
+      await blend({ modelId1: strangersModel, modelId2: publicModel, alpha: 0.5 }),
+      422,
+      new RegExp(`modelId1: voice model ${strangersModel} does not exist`),
+    );
     expectError(await blend({ modelId1: publicModel, modelId2: pendingModel, alpha: 0.5 }), 422, /modelId2: .*not usable yet/);
-    expectError(await blend({ modelId1: publicModel, modelId2: myModel, modelId3: rvc48k, alpha: 0.3, alpha2: 0.3 }), 422, /modelId3: .*rvc model but modelId1 .* is native/);
-    expectError(await blend({ modelId1: publicModel, modelId2: native48k, alpha: 0.3 }), 422, /modelId2: .*48000 Hz but modelId1 .* 40000 Hz/);
+    expectError(
+      await blend({ modelId1: publicModel, modelId2: myModel, modelId3: rvc48k, alpha: 0.3, alpha2: 0.3 }),
+      422,
+      /modelId3: .*rvc model but modelId1 .* is native/,
+    );
+    expectError(
+      await blend({ modelId1: publicModel, modelId2: native48k, alpha: 0.3 }),
+      422,
+      /modelId2: .*48000 Hz but modelId1 .* 40000 Hz/,
+    );
     await assertUnchanged(h, before);
   });
 
-  const cancelBlend = (id: number | string, auth = me.auth) => h.app.inject({ method: "POST", url: `/api/kits/v1/voice-blender/${id}/cancel`, headers: auth });
+  const cancelBlend = (id: number | string, auth = me.auth) =>
+    h.app.inject({ method: "POST", url: `/api/kits/v1/voice-blender/${id}/cancel`, headers: auth });
 
   test("cancel of a queued blend: 200 cancelled, output model failed, queue entry removed; again → 409 naming the status; someone else's → 404", async () => {
     const created = (await blend({ modelId1: publicModel, modelId2: myModel, alpha: 0.5 })).json();
@@ -326,10 +529,20 @@ describe("voice blender", () => {
   });
 
   test("malformed JSON or a non-JSON body → 400", async () => {
-    const bad = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: { ...me.auth, "content-type": "application/json" }, payload: "{modelId1:" });
+    const bad = await h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/voice-blender",
+      headers: { ...me.auth, "content-type": "application/json" },
+      payload: "{modelId1:",
+    });
     expectError(bad, 400, /JSON/);
     const form = multipart({ modelId1: 1, modelId2: 2, alpha: 0.5 }, []);
-    const multi = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-blender", headers: { ...me.auth, ...form.headers }, payload: form.payload });
+    const multi = await h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/voice-blender",
+      headers: { ...me.auth, ...form.headers },
+      payload: form.payload,
+    });
     expectError(multi, 400, /must be a JSON object/);
   });
 });
@@ -362,12 +575,20 @@ describe("voice models", () => {
       },
     );
     assert.match(model.createdAt, TIMESTAMP);
-    assert.equal((await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${myModel}`, headers: me.auth })).json().public, false);
-    expectError(await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${strangersModel}`, headers: me.auth }), 404, /voice model \d+ not found/);
+    assert.equal(
+      (await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${myModel}`, headers: me.auth })).json().public,
+      false,
+    );
+    expectError(
+      await h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${strangersModel}`, headers: me.auth }),
+      404,
+      /voice model \d+ not found/,
+    );
   });
 
   test("media routes: 302 to the owner's link or the signed object, 409 with Retry-After until rendered, 404 when it never will be", async () => {
-    const media = (id: number, which: "image" | "demo", auth = me.auth) => h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${id}/${which}`, headers: auth });
+    const media = (id: number, which: "image" | "demo", auth = me.auth) =>
+      h.app.inject({ method: "GET", url: `/api/kits/v1/voice-models/${id}/${which}`, headers: auth });
     const linked = await media(publicModel, "image");
     assert.equal(linked.statusCode, 302);
     assert.equal(linked.headers.location, "https://img.example/alto.png");
@@ -393,23 +614,39 @@ describe("voice models", () => {
 
   test("import with an image part: PNG, JPEG and WebP are stored as the cover and the media job is queued", async () => {
     const modelFile = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
-    for (const [ext, contentType] of [["png", "image/png"], ["jpg", "image/jpeg"], ["webp", "image/webp"]] as const) {
+    for (const [ext, contentType] of [
+      ["png", "image/png"],
+      ["jpg", "image/jpeg"],
+      ["webp", "image/webp"],
+    ] as const) {
       const picture = await image(ext);
       const { payload, headers } = multipart({ metadata: JSON.stringify({ title: `Cover ${ext}` }) }, [
         { name: "modelFile", filename: "voice.onnx", content: modelFile },
         { name: "image", filename: "cover.bin", content: picture },
       ]);
-      const res = await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", payload, headers: { ...headers, ...me.auth } });
+      const res = await h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/voice-models",
+        payload,
+        headers: { ...headers, ...me.auth },
+      });
       assert.equal(res.statusCode, 201, res.body);
       const model = res.json();
       const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
       assert.equal(row.imageKey, `voice-models/${model.id}/cover.${ext}`);
       assert.match(model.imageUrl, new RegExp(`voice-models/${model.id}/cover\\.${ext}`));
-      assert.equal(model.demoUrl, `${publicBaseUrl(h.config)}/api/kits/v1/voice-models/${model.id}/demo`, "the demo is not rendered yet: the stable route");
+      assert.equal(
+        model.demoUrl,
+        `${publicBaseUrl(h.config)}/api/kits/v1/voice-models/${model.id}/demo`,
+        "the demo is not rendered yet: the stable route",
+      );
       const served = await fetch(model.imageUrl);
       assert.equal(served.headers.get("content-type"), contentType);
       assert.deepEqual(Buffer.from(await served.arrayBuffer()), picture);
-      assert.equal(await h.app.ctx.queues.queue("voice-model-media").getJobState(bullJobId("voice-model-media", model.id)), "waiting");
+      assert.equal(
+        await h.app.ctx.queues.queue("voice-model-media").getJobState(bullJobId("voice-model-media", model.id)),
+        "waiting",
+      );
       assert.notEqual(row.mediaEnqueuedAt, null);
     }
   });
@@ -423,7 +660,11 @@ describe("voice models", () => {
     for (const [content, status, message] of [
       [await image("gif"), 422, /image must be a PNG, JPEG or WebP image \(it is gif\)/],
       [svg, 422, /image must be a PNG, JPEG or WebP image/],
-      [Buffer.from("\x89PNG\r\n\x1a\n but then nothing of a PNG at all", "latin1"), 422, /image must be a PNG, JPEG or WebP image/],
+      [
+        Buffer.from("\x89PNG\r\n\x1a\n but then nothing of a PNG at all", "latin1"),
+        422,
+        /image must be a PNG, JPEG or WebP image/,
+      ],
       [huge, 413, /image exceeds the maximum upload size of 5 MB/],
     ] as const) {
       const before = await footprint(h);
@@ -431,17 +672,37 @@ describe("voice models", () => {
         { name: "modelFile", filename: "voice.onnx", content: modelFile },
         { name: "image", filename: "cover.png", content, contentType: "image/png" },
       ]);
-      expectError(await h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", payload, headers: { ...headers, ...caller.auth } }), status, message);
+      expectError(
+        await h.app.inject({
+          method: "POST",
+          url: "/api/kits/v1/voice-models",
+          payload,
+          headers: { ...headers, ...caller.auth },
+        }),
+        status,
+        message,
+      );
       await assertUnchanged(h, before);
     }
   });
 
   test("list: the public catalogue plus own models; myModels=true only own (kept in page URLs)", async () => {
-    const all = (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?perPage=100", headers: stranger.auth })).json();
+    const all = (
+      await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?perPage=100", headers: stranger.auth })
+    ).json();
     const ids = all.data.map((m: { id: number }) => m.id);
     assert.ok(ids.includes(publicModel) && ids.includes(strangersModel) && !ids.includes(myModel));
-    const mine = (await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?myModels=true&perPage=1&order=desc", headers: stranger.auth })).json();
-    assert.deepEqual(mine.data.map((m: { id: number }) => m.id), [strangersModel]);
+    const mine = (
+      await h.app.inject({
+        method: "GET",
+        url: "/api/kits/v1/voice-models?myModels=true&perPage=1&order=desc",
+        headers: stranger.auth,
+      })
+    ).json();
+    assert.deepEqual(
+      mine.data.map((m: { id: number }) => m.id),
+      [strangersModel],
+    );
     assert.deepEqual(mine.meta, {
       currentPage: 1,
       firstPage: 1,
@@ -470,7 +731,10 @@ describe("text fields sent as file parts, as real clients send them", () => {
       ]),
       Buffer.from(`--${boundary}--\r\n`),
     ]);
-    return { payload, headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(payload.length) } };
+    return {
+      payload,
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(payload.length) },
+    };
   }
 
   async function send(files: FilePart[], fields: Record<string, string | number> = {}) {
@@ -478,7 +742,7 @@ describe("text fields sent as file parts, as real clients send them", () => {
     return h.app.inject({ method: "POST", url, headers: { ...form.headers, ...me.auth }, payload: form.payload });
   }
 
-  test("the exact body of Python requests' files={soundFile: f, voiceModelId: \"3\"} creates the conversion (201)", async () => {
+  test('the exact body of Python requests\' files={soundFile: f, voiceModelId: "3"} creates the conversion (201)', async () => {
     const form = requestsBody([
       ["soundFile", "take.wav", await audio("wav")],
       ["voiceModelId", "voiceModelId", Buffer.from(String(publicModel))],
@@ -491,7 +755,12 @@ describe("text fields sent as file parts, as real clients send them", () => {
   });
 
   test("curl's -F name=@file.txt (text/plain, trailing newline) works for every text field", async () => {
-    const text = (name: string, value: string): FilePart => ({ name, filename: `${name}.txt`, content: Buffer.from(`${value}\n`), contentType: "text/plain" });
+    const text = (name: string, value: string): FilePart => ({
+      name,
+      filename: `${name}.txt`,
+      content: Buffer.from(`${value}\n`),
+      contentType: "text/plain",
+    });
     const res = await send([
       { name: "soundFile", filename: "take.wav", content: await audio("wav") },
       text("voiceModelId", String(myModel)),
@@ -527,9 +796,21 @@ describe("text fields sent as file parts, as real clients send them", () => {
   const wrong: Array<[string, () => Promise<Buffer>, RegExp]> = [
     ["an audio file", () => audio("wav"), /voiceModelId must be a text value, got a file larger than 4 KB/],
     ["4 KB + 1 of digits", async () => Buffer.alloc(4097, "1"), /voiceModelId must be a text value, got a file larger than 4 KB/],
-    ["a small binary file with NUL bytes", async () => Buffer.from([0x03, 0x00, 0x00, 0x00]), /voiceModelId must be a text value, got a binary file \(contains NUL bytes\)/],
-    ["a small file that is not UTF-8", async () => Buffer.from([0x33, 0xff, 0xfe, 0x80]), /voiceModelId must be a text value, got a binary file \(not UTF-8\)/],
-    ["a small text file that is not a number", async () => Buffer.from("three"), /voiceModelId must be a positive integer \(got "three"\)/],
+    [
+      "a small binary file with NUL bytes",
+      async () => Buffer.from([0x03, 0x00, 0x00, 0x00]),
+      /voiceModelId must be a text value, got a binary file \(contains NUL bytes\)/,
+    ],
+    [
+      "a small file that is not UTF-8",
+      async () => Buffer.from([0x33, 0xff, 0xfe, 0x80]),
+      /voiceModelId must be a text value, got a binary file \(not UTF-8\)/,
+    ],
+    [
+      "a small text file that is not a number",
+      async () => Buffer.from("three"),
+      /voiceModelId must be a positive integer \(got "three"\)/,
+    ],
   ];
   for (const [name, content, message] of wrong) {
     test(`${name} sent as voiceModelId → 422 naming it, nothing stored`, async () => {
@@ -551,7 +832,12 @@ describe("text fields sent as file parts, as real clients send them", () => {
         { name: "metadata", filename: "metadata.json", content: metadata, contentType: "application/json" },
         { name: "modelFile", filename: "aria.onnx", content: onnx },
       ]);
-      return h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", headers: { ...form.headers, ...owner.auth }, payload: form.payload });
+      return h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/voice-models",
+        headers: { ...form.headers, ...owner.auth },
+        payload: form.payload,
+      });
     };
     const created = await importModel(Buffer.from(JSON.stringify({ title: "Aria from a file", tags: ["file"] })));
     assert.equal(created.statusCode, 201, created.body);
@@ -575,13 +861,29 @@ describe("text fields sent as file parts, as real clients send them", () => {
     await writeFile(idFile, `${publicModel}\n`);
 
     const curl = await run("curl", [
-      "-sS", "-H", `authorization: Bearer ${me.key}`, "-F", `soundFile=@${song}`, "-F", `voiceModelId=@${idFile}`, "-w", "\n%{http_code}",
+      "-sS",
+      "-H",
+      `authorization: Bearer ${me.key}`,
+      "-F",
+      `soundFile=@${song}`,
+      "-F",
+      `voiceModelId=@${idFile}`,
+      "-w",
+      "\n%{http_code}",
       `${base}${url}`,
     ]);
     assert.equal(curl.stdout.trim().split("\n").at(-1), "201", curl.stdout);
     const before = await footprint(h);
     const wrongPart = await run("curl", [
-      "-sS", "-H", `authorization: Bearer ${me.key}`, "-F", `voiceModelId=@${song}`, "-F", `soundFile=@${song}`, "-w", "\n%{http_code}",
+      "-sS",
+      "-H",
+      `authorization: Bearer ${me.key}`,
+      "-F",
+      `voiceModelId=@${song}`,
+      "-F",
+      `soundFile=@${song}`,
+      "-w",
+      "\n%{http_code}",
       `${base}${url}`,
     ]);
     const [body, status] = wrongPart.stdout.trim().split("\n");
@@ -589,7 +891,10 @@ describe("text fields sent as file parts, as real clients send them", () => {
     assert.match(JSON.parse(body!).message, /voiceModelId must be a text value, got a file larger than 4 KB/);
     await assertUnchanged(h, before);
 
-    const python = await run("python3", ["-c", "import requests"]).then(() => true, () => false);
+    const python = await run("python3", ["-c", "import requests"]).then(
+      () => true,
+      () => false,
+    );
     if (!python) return t.skip("python3 with requests is not installed here");
     const script = `
 import sys, requests

@@ -19,9 +19,7 @@ export async function withDatabase<T>(
   if (running) return work(running.databaseUrl);
   const dataDir = path.join(dir, "postgres");
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
-    throw new UsageError(
-      "No database: set DATABASE_URL, or run `./mixdown.sh up` once to create the local one.",
-    );
+    throw new UsageError("No database: set DATABASE_URL, or run `./mixdown.sh up` once to create the local one.");
   }
   const { startPostgres } = await import("@mixdown/devstack");
   const postgres = await startPostgres({ dataDir });

@@ -48,7 +48,12 @@ try {
 } catch (error) {
   // node:util parseArgs reports unknown options and missing or dash-led values with these codes.
   const badArguments = String((error as { code?: unknown }).code ?? "").startsWith("ERR_PARSE_ARGS_");
-  if (error instanceof UsageError || error instanceof ConfigError || badArguments || (error as Error).name === "RedisNotInstalledError") {
+  if (
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    badArguments ||
+    (error as Error).name === "RedisNotInstalledError"
+  ) {
     console.error((error as Error).message);
     process.exitCode = 2;
   } else {

@@ -203,7 +203,10 @@ export class Supervisor {
     if (upFor >= this.policy.resetAfterMs) entry.nextDelayMs = this.policy.initialDelayMs;
     entry.restarts = entry.restarts.filter((t) => now - t < this.policy.windowMs);
     if (entry.restarts.length >= this.policy.maxRestarts) {
-      this.giveUp(entry, `${name} keeps failing: ${entry.restarts.length + 1} exits within ${this.policy.windowMs / 1000} s (last: ${how})`);
+      this.giveUp(
+        entry,
+        `${name} keeps failing: ${entry.restarts.length + 1} exits within ${this.policy.windowMs / 1000} s (last: ${how})`,
+      );
       return;
     }
     entry.restarts.push(now);
@@ -217,7 +220,9 @@ export class Supervisor {
       entry.timer = undefined;
       if (this.stopping) return;
       // Its output is already in the log (attach): the message's first line says enough.
-      entry.launching = this.launch(entry).catch((error: Error) => this.crashed(entry, `could not start: ${error.message.split("\n")[0]}`));
+      entry.launching = this.launch(entry).catch((error: Error) =>
+        this.crashed(entry, `could not start: ${error.message.split("\n")[0]}`),
+      );
     }, delay);
   }
 

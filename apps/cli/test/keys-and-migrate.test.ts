@@ -86,12 +86,18 @@ describe("mixdown keys", () => {
     assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN$/m);
     const row = result.stdout.split("\n").find((l) => l.startsWith(`${created.id} `));
     assert.ok(row, "the new key is listed");
-    assert.match(row, new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default$`));
+    assert.match(
+      row,
+      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default$`),
+    );
     assert.ok(!result.stdout.includes(created.key));
   });
 
   test("create --writes-per-minute 30 --reads-per-minute 600 stores the key's own limits; list shows them", async () => {
-    const result = await runCli(["keys", "create", "--name", "limited", "--writes-per-minute", "30", "--reads-per-minute", "600"], env);
+    const result = await runCli(
+      ["keys", "create", "--name", "limited", "--writes-per-minute", "30", "--reads-per-minute", "600"],
+      env,
+    );
     assert.equal(result.code, 0, result.stderr);
     const found = await keys.findCallerByKey(lastLine(result.stdout));
     assert.deepEqual(found?.rateLimits, { readsPerMinute: 600, writesPerMinute: 30 });
@@ -119,7 +125,10 @@ describe("mixdown keys", () => {
 
   test("limits changes a key's limits (default returns one to the deployment's); an unknown key exits 1", async () => {
     const created = await keys.createApiKey({ name: "tuned", readsPerMinute: 100 });
-    const result = await runCli(["keys", "limits", created.prefix, "--writes-per-minute", "10", "--reads-per-minute", "default"], env);
+    const result = await runCli(
+      ["keys", "limits", created.prefix, "--writes-per-minute", "10", "--reads-per-minute", "default"],
+      env,
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, new RegExp(`Key ${created.id} .*reads per minute default, writes per minute 10`));
     assert.deepEqual((await keys.findCallerByKey(created.key))?.rateLimits, { readsPerMinute: null, writesPerMinute: 10 });

@@ -30,7 +30,11 @@ async function closedPort(): Promise<number> {
 async function runScript(script: string, args: string[], env: Record<string, string>) {
   return run("bash", [script, ...args], { env, timeout: 120_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
 }
 

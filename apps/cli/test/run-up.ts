@@ -50,7 +50,10 @@ export async function startUp(env: Record<string, string> = {}, readyTimeoutMs =
       if (match) resolve(match[1]!);
     });
     void exited.then((code) => reject(new Error(`up exited with ${code}\n${stdout}\n${stderr}`)));
-    setTimeout(() => reject(new Error(`up was not ready after ${readyTimeoutMs / 1000} s\n${stdout}\n${stderr}`)), readyTimeoutMs).unref();
+    setTimeout(
+      () => reject(new Error(`up was not ready after ${readyTimeoutMs / 1000} s\n${stdout}\n${stderr}`)),
+      readyTimeoutMs,
+    ).unref();
   });
   key.catch(() => undefined);
   const readPid = (file: string) => (existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : undefined);

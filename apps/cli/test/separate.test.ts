@@ -17,8 +17,25 @@ describe("mixdown separate", () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-separate-"));
     input = path.join(dir, "song.mp3");
     // 3 s at 48 kHz: the default model runs at 44.1 kHz, so the way back to the input rate is used too.
-    await run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=220:r=48000:d=3", "-f", "lavfi", "-i", "anoisesrc=c=pink:r=48000:d=3:a=0.05",
-      "-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo", "-c:a", "libmp3lame", "-b:a", "192k", input]);
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=f=220:r=48000:d=3",
+      "-f",
+      "lavfi",
+      "-i",
+      "anoisesrc=c=pink:r=48000:d=3:a=0.05",
+      "-filter_complex",
+      "[0][1]amix=inputs=2,aformat=channel_layouts=stereo",
+      "-c:a",
+      "libmp3lame",
+      "-b:a",
+      "192k",
+      input,
+    ]);
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
@@ -35,7 +52,13 @@ describe("mixdown separate", () => {
   });
 
   test("answers 2 with the usage on bad arguments and 1 on an unknown model", async () => {
-    for (const argv of [[], [input], [input, "--model", "vocals"], [input, "--model", "vocals", "--out", dir, "--format", "mp3"], [input, "--bogus"]]) {
+    for (const argv of [
+      [],
+      [input],
+      [input, "--model", "vocals"],
+      [input, "--model", "vocals", "--out", dir, "--format", "mp3"],
+      [input, "--bogus"],
+    ]) {
       const result = await runCli(["separate", ...argv], {});
       assert.equal(result.code, 2, argv.join(" "));
       assert.match(result.stderr, /usage: mixdown separate/);

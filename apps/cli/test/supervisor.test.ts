@@ -15,7 +15,9 @@ after(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-async function supervisor(options: Partial<SupervisorOptions> = {}): Promise<{ supervisor: Supervisor; reports: string[]; dir: string }> {
+async function supervisor(
+  options: Partial<SupervisorOptions> = {},
+): Promise<{ supervisor: Supervisor; reports: string[]; dir: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-supervisor-test-"));
   dirs.push(dir);
   const reports: string[] = [];
@@ -39,7 +41,8 @@ function nodeChild(name: string, script: string): ChildSpec {
   };
 }
 
-const longRunning = "console.log('up ' + process.pid); process.on('SIGTERM', () => { console.log('stopping ' + process.pid); process.exit(0); }); setInterval(() => {}, 1000);";
+const longRunning =
+  "console.log('up ' + process.pid); process.on('SIGTERM', () => { console.log('stopping ' + process.pid); process.exit(0); }); setInterval(() => {}, 1000);";
 
 async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -143,7 +146,11 @@ describe("Supervisor", () => {
   });
 
   test("stop ends every child, the last started first, and cancels a pending restart", async () => {
-    const { supervisor: s, reports, dir } = await supervisor({
+    const {
+      supervisor: s,
+      reports,
+      dir,
+    } = await supervisor({
       policy: { initialDelayMs: 2_000, maxDelayMs: 2_000, resetAfterMs: 60_000, maxRestarts: 5, windowMs: 60_000 },
     });
     const a = await s.start(nodeChild("a", longRunning));
@@ -152,7 +159,12 @@ describe("Supervisor", () => {
     s.restartOnExit();
     await waitUntil("a logged", () => readFileSync(s.logFile("a"), "utf8").includes("up "));
     const exits: string[] = [];
-    for (const [name, child] of [["a", a], ["b", b], ["c", c]] as const) child.once("exit", () => exits.push(name));
+    for (const [name, child] of [
+      ["a", a],
+      ["b", b],
+      ["c", c],
+    ] as const)
+      child.once("exit", () => exits.push(name));
     c.kill("SIGKILL");
     await waitUntil("c's restart is scheduled", () => reports.length === 1);
     await s.stop();

@@ -29,7 +29,11 @@ describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in thi
       const lines = up.stdout().split("\n");
       const keyLine = lines.indexOf(key);
       const childLine = /^(api|worker) *\| /;
-      assert.deepEqual(lines.slice(0, keyLine).filter((l) => childLine.test(l)), [], "no child output before the key");
+      assert.deepEqual(
+        lines.slice(0, keyLine).filter((l) => childLine.test(l)),
+        [],
+        "no child output before the key",
+      );
       assert.match(up.stdout(), new RegExp(`Base URL:\\s+http://127\\.0\\.0\\.1:${port}/api/kits/v1`));
       assert.match(up.stdout(), new RegExp(`Logs:\\s+${home}/logs`));
       assert.match(up.stdout(), /curl -H "Authorization: Bearer mxd_/);
@@ -43,9 +47,26 @@ describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in thi
       });
       assert.equal(list.status, 200, await list.clone().text());
       // A request's log line is streamed, prefixed, after the key.
-      await waitUntil("the API's request log line is streamed", () => up.stdout().split("\n").slice(keyLine + 1).some((l) => l.startsWith("api   | ")), 10_000);
-      const afterKey = up.stdout().split("\n").slice(keyLine + 1).filter(Boolean);
-      assert.deepEqual(afterKey.filter((l) => !childLine.test(l)), [], "after the key only child log lines");
+      await waitUntil(
+        "the API's request log line is streamed",
+        () =>
+          up
+            .stdout()
+            .split("\n")
+            .slice(keyLine + 1)
+            .some((l) => l.startsWith("api   | ")),
+        10_000,
+      );
+      const afterKey = up
+        .stdout()
+        .split("\n")
+        .slice(keyLine + 1)
+        .filter(Boolean);
+      assert.deepEqual(
+        afterKey.filter((l) => !childLine.test(l)),
+        [],
+        "after the key only child log lines",
+      );
       const anonymous = await fetch(`http://127.0.0.1:${port}/api/kits/v1/vocal-separations`);
       assert.equal(anonymous.status, 401);
       assert.ok(existsSync(path.join(home, "stack.json")));
@@ -73,28 +94,34 @@ describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in thi
     },
   );
 
-  test("a worker that keeps dying makes up say so with its last log lines, stop everything and exit 1", { timeout: 180_000 }, async () => {
-    const up = await startUp({
-      MIXDOWN_UP_TEST_WORKER_ENTRY: "apps/cli/test/fixtures/crashing-worker.ts",
-      WORKER_HEALTH_PORT: String(await freePort()),
-    });
-    ups.push(up);
-    await up.key;
-    const pids = { api: up.pid("api"), redis: up.pid("redis"), postgres: up.postgresPid() };
-    assert.equal(await up.exited, 1, `${up.stdout()}\n${up.stderr()}`);
+  test(
+    "a worker that keeps dying makes up say so with its last log lines, stop everything and exit 1",
+    { timeout: 180_000 },
+    async () => {
+      const up = await startUp({
+        MIXDOWN_UP_TEST_WORKER_ENTRY: "apps/cli/test/fixtures/crashing-worker.ts",
+        WORKER_HEALTH_PORT: String(await freePort()),
+      });
+      ups.push(up);
+      await up.key;
+      const pids = { api: up.pid("api"), redis: up.pid("redis"), postgres: up.postgresPid() };
+      assert.equal(await up.exited, 1, `${up.stdout()}\n${up.stderr()}`);
 
-    const restarts = up.stdout().match(/^worker exited \(code 3\) after [\d.]+ s; restarting in [\d.]+ s/gm) ?? [];
-    assert.deepEqual(
-      restarts.map((r) => /restarting in ([\d.]+) s/.exec(r)![1]),
-      ["0.5", "1", "2", "4", "8"],
-      up.stdout(),
-    );
-    assert.match(
-      up.stderr(),
-      new RegExp(`worker keeps failing: 6 exits within 60 s \\(last: code 3\\)\\. Its last lines \\(${up.home}/logs/worker\\.log\\):\\n.*cannot open models/vocals\\.onnx`),
-    );
-    assert.match(up.stdout(), /Stopped\./);
-    for (const [name, pid] of Object.entries(pids)) assert.equal(isAlive(pid!), false, `${name} (pid ${pid}) was left behind`);
-    assert.equal(await isListening(up.port), false);
-  });
+      const restarts = up.stdout().match(/^worker exited \(code 3\) after [\d.]+ s; restarting in [\d.]+ s/gm) ?? [];
+      assert.deepEqual(
+        restarts.map((r) => /restarting in ([\d.]+) s/.exec(r)![1]),
+        ["0.5", "1", "2", "4", "8"],
+        up.stdout(),
+      );
+      assert.match(
+        up.stderr(),
+        new RegExp(
+          `worker keeps failing: 6 exits within 60 s \\(last: code 3\\)\\. Its last lines \\(${up.home}/logs/worker\\.log\\):\\n.*cannot open models/vocals\\.onnx`,
+        ),
+      );
+      assert.match(up.stdout(), /Stopped\./);
+      for (const [name, pid] of Object.entries(pids)) assert.equal(isAlive(pid!), false, `${name} (pid ${pid}) was left behind`);
+      assert.equal(await isListening(up.port), false);
+    },
+  );
 });

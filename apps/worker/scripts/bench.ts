@@ -61,6 +61,15 @@ try {
 } finally {
   await d.stop();
 }
-const header = ["job", "input s", "upload+create s", "create->success s", "inference s", "separation s", "x realtime", "peak worker RSS MB"];
+const header = [
+  "job",
+  "input s",
+  "upload+create s",
+  "create->success s",
+  "inference s",
+  "separation s",
+  "x realtime",
+  "peak worker RSS MB",
+];
 console.log(`| ${header.join(" | ")} |\n|${header.map(() => " --- ").join("|")}|`);
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);

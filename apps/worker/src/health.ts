@@ -18,7 +18,12 @@ export function startHealthServer(port: number, host: string, source: HealthSour
     const path = (url ?? "").split("?")[0];
     if (method === "GET" && (path === "/healthz" || path === "/readyz")) {
       const down = source.shuttingDown();
-      return json(down ? 503 : 200, { status: down ? "shutting-down" : "ok", queues: source.queues, activeJobs: source.activeJobs(), pid: process.pid });
+      return json(down ? 503 : 200, {
+        status: down ? "shutting-down" : "ok",
+        queues: source.queues,
+        activeJobs: source.activeJobs(),
+        pid: process.pid,
+      });
     }
     if (method === "GET" && path === "/metrics" && source.metrics) {
       const { registry, token } = source.metrics;
@@ -26,7 +31,9 @@ export function startHealthServer(port: number, host: string, source: HealthSour
         return json(401, {
           statusCode: 401,
           error: "Unauthorized",
-          message: authorization ? "invalid metrics token" : "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`",
+          message: authorization
+            ? "invalid metrics token"
+            : "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`",
         });
       }
       return { status: 200, type: registry.contentType, body: await registry.metrics() };
@@ -35,7 +42,9 @@ export function startHealthServer(port: number, host: string, source: HealthSour
   };
   const server = createServer((req, res) => {
     answer(req.method, req.url, req.headers.authorization)
-      .catch((err: Error) => json(500, { statusCode: 500, error: "Internal Server Error", message: `metrics could not be collected: ${err.message}` }))
+      .catch((err: Error) =>
+        json(500, { statusCode: 500, error: "Internal Server Error", message: `metrics could not be collected: ${err.message}` }),
+      )
       .then(({ status, type, body }) => {
         const headers: Record<string, string> = { "content-type": type };
         if (status === 401) headers["www-authenticate"] = 'Bearer realm="mixdown-metrics"';

@@ -124,7 +124,18 @@ export class JobRunner {
     const started = performance.now();
     const callerId = table.callerOf(row);
     const announce = (status: JobEndStatus, errorMessage?: string) =>
-      this.#announce({ kind, rowId, callerId, status, ...(errorMessage !== undefined ? { errorMessage } : {}), durationMs: Math.round(performance.now() - started), bullJobId: job.id }, log);
+      this.#announce(
+        {
+          kind,
+          rowId,
+          callerId,
+          status,
+          ...(errorMessage !== undefined ? { errorMessage } : {}),
+          durationMs: Math.round(performance.now() - started),
+          bullJobId: job.id,
+        },
+        log,
+      );
 
     await table.markStarted(rowId, job.attemptsMade === 0);
     const key = `${kind}:${rowId}`;
@@ -171,7 +182,10 @@ export class JobRunner {
       if (failure.kind === "cancelled") {
         // False when the API had ended the row already; the work stopped here either way.
         const ended = await table.cancel(rowId);
-        if (ended || !endedElsewhere) await handler.discard?.(ctx).catch((e: Error) => log.warn({ err: e.message }, "could not remove the cancelled job's partial outputs"));
+        if (ended || !endedElsewhere)
+          await handler
+            .discard?.(ctx)
+            .catch((e: Error) => log.warn({ err: e.message }, "could not remove the cancelled job's partial outputs"));
         log.info({ ended, ms: Math.round(performance.now() - started) }, "job cancelled");
         if (ended) await announce("cancelled");
         return "cancelled";
@@ -209,7 +223,13 @@ export class JobRunner {
  * Calls `stop` once the row is no longer running: ended by a cancel whose message this worker
  * missed, by a duplicate delivery, or deleted. A failed check is only logged.
  */
-function watchRowStillRunning(table: JobTable<unknown, unknown>, rowId: number, intervalMs: number, log: Logger, stop: () => void) {
+function watchRowStillRunning(
+  table: JobTable<unknown, unknown>,
+  rowId: number,
+  intervalMs: number,
+  log: Logger,
+  stop: () => void,
+) {
   let checking = false;
   let stopped = false;
   const timer = setInterval(() => {

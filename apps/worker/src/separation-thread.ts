@@ -40,7 +40,8 @@ serveTasks<SeparationRequest, SeparateFileResult>({
     });
   },
   classify(err) {
-    if (err instanceof AudioDecodeError) return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
+    if (err instanceof AudioDecodeError)
+      return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
     if (err instanceof UnknownModelError) return { kind: "permanent", message: err.message };
     return undefined;
   },

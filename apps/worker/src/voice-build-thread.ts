@@ -13,7 +13,8 @@ serveTasks<VoiceBuildRequest, VoiceBuildResult>({
     return { activeSeconds: built.activeSeconds };
   },
   classify(err) {
-    if (err instanceof AudioDecodeError) return { kind: "bad-input", message: `referenceFile: the audio could not be decoded (${err.reason})` };
+    if (err instanceof AudioDecodeError)
+      return { kind: "bad-input", message: `referenceFile: the audio could not be decoded (${err.reason})` };
     if (err instanceof ReferenceRecordingError) return { kind: "bad-input", message: `referenceFile: ${err.message}` };
     return undefined;
   },

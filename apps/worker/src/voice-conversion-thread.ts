@@ -2,7 +2,13 @@
 // and does all the audio work of a conversion.
 import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
-import { convertVoiceFile, loadVoiceEngine, VoiceModelFileError, type ConvertVoiceFileResult, type VoiceEngine } from "@mixdown/voice";
+import {
+  convertVoiceFile,
+  loadVoiceEngine,
+  VoiceModelFileError,
+  type ConvertVoiceFileResult,
+  type VoiceEngine,
+} from "@mixdown/voice";
 import type { VoiceConversionRequest, VoiceThreadData } from "./voice-conversion-protocol.ts";
 import { serveTasks } from "./task-threads.ts";
 
@@ -51,7 +57,8 @@ serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
     });
   },
   classify(err) {
-    if (err instanceof AudioDecodeError) return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
+    if (err instanceof AudioDecodeError)
+      return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
     if (err instanceof VoiceModelFileError) return { kind: "bad-input", message: err.message };
     return undefined;
   },

@@ -6,10 +6,11 @@ import { JobFailure } from "@mixdown/jobs";
 import { ObjectNotFoundError, type ObjectStorage } from "@mixdown/storage";
 import { BUILTIN_FILE_PREFIX } from "@mixdown/voice/catalogue";
 
-const exists = (path: string) => access(path).then(
-  () => true,
-  () => false,
-);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * Local paths of voice models' ONNX files, for every job that uses a model (conversion, blend,
@@ -29,13 +30,16 @@ export class VoiceModelFiles {
     if (!key) throw new JobFailure("permanent", `voice model ${model.id} has no model file`);
     if (key.startsWith(BUILTIN_FILE_PREFIX)) {
       const relative = key.slice(BUILTIN_FILE_PREFIX.length);
-      if (isAbsolute(relative) || relative.split("/").includes("..")) throw new JobFailure("permanent", `voice model ${model.id}: invalid built-in model path ${relative}`);
+      if (isAbsolute(relative) || relative.split("/").includes(".."))
+        throw new JobFailure("permanent", `voice model ${model.id}: invalid built-in model path ${relative}`);
       const path = resolve(this.sources.modelsDir, relative);
       if (await exists(path)) return path;
       throw missing();
     }
     if (!key.startsWith("voice-models/")) {
-      const candidates = isAbsolute(key) ? [key] : [resolve(this.sources.modelsDir, key), resolve(this.sources.modelsDir, key.replace(/^models\//, ""))];
+      const candidates = isAbsolute(key)
+        ? [key]
+        : [resolve(this.sources.modelsDir, key), resolve(this.sources.modelsDir, key.replace(/^models\//, ""))];
       for (const path of candidates) if (await exists(path)) return path;
     }
     const path = join(this.sources.cacheDir, `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.onnx`);

@@ -60,7 +60,9 @@ export function selectQueues(list: string, available: readonly string[] = JOB_KI
     .filter(Boolean);
   const unknown = wanted.filter((q) => !available.includes(q));
   if (unknown.length > 0) {
-    throw new Error(`WORKER_QUEUES names queues this worker has no handler for: ${unknown.join(", ")} (available: ${available.join(", ")})`);
+    throw new Error(
+      `WORKER_QUEUES names queues this worker has no handler for: ${unknown.join(", ")} (available: ${available.join(", ")})`,
+    );
   }
   if (wanted.length === 0) throw new Error("WORKER_QUEUES is empty");
   return wanted as JobKind[];
@@ -130,7 +132,13 @@ export async function startWorkerApp(
     "voice-conversion": () => voiceConversionHandler({ storage, pool: voiceConversionPool(), modelFiles, ...output }),
     "voice-blend": () => voiceBlendHandler({ storage, modelFiles, queues: jobQueues }),
     "voice-model-media": () =>
-      voiceModelMediaHandler({ storage, pool: voiceConversionPool(), modelFiles, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS, demoPhrasePath: DEMO_PHRASE_PATH }),
+      voiceModelMediaHandler({
+        storage,
+        pool: voiceConversionPool(),
+        modelFiles,
+        lossyBitrateKbps: config.LOSSY_BITRATE_KBPS,
+        demoPhrasePath: DEMO_PHRASE_PATH,
+      }),
     "voice-model-build": () => voiceModelBuildHandler({ storage, pool: pooled(createVoiceBuildPool(1)), queues: jobQueues }),
     "webhook-delivery": () =>
       webhookDeliveryHandler({
@@ -144,7 +152,9 @@ export async function startWorkerApp(
   const handlers = new Map(queues.map((kind) => [kind, handlerFactories[kind]() as JobHandler<JobKind>]));
   await Promise.all(pools.map((p) => p.ready()));
   if (separationPool) reportProviders((await separationPool.ready()) as SeparationModelProvider[][], logger, metrics);
-  await registerDefaultVoices(prisma, modelsDir).catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
+  await registerDefaultVoices(prisma, modelsDir).catch((err: Error) =>
+    logger.warn({ err: err.message }, "could not register the default voices"),
+  );
   await queueOwedMedia(prisma, jobQueues).catch((err: Error) =>
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );
@@ -155,7 +165,8 @@ export async function startWorkerApp(
     config.REDIS_URL,
     config.QUEUE_PREFIX,
     ({ kind, rowId }) => {
-      if (runner.cancel(kind, rowId, "cancelled by the client")) logger.info({ kind, rowId }, "cancel received; stopping the job");
+      if (runner.cancel(kind, rowId, "cancelled by the client"))
+        logger.info({ kind, rowId }, "cancel received; stopping the job");
     },
     (err) => logger.warn({ err: err.message }, "redis connection error (cancel messages)"),
   );
@@ -196,7 +207,12 @@ export async function startWorkerApp(
   const reconciler =
     config.RECONCILE_INTERVAL_SECONDS > 0
       ? startReconciler(
-          { queues: jobQueues, source: new RunningJobRepository(prisma, tableOptions), graceSeconds: config.RECONCILE_GRACE_SECONDS, log: logger },
+          {
+            queues: jobQueues,
+            source: new RunningJobRepository(prisma, tableOptions),
+            graceSeconds: config.RECONCILE_GRACE_SECONDS,
+            log: logger,
+          },
           config.RECONCILE_INTERVAL_SECONDS * 1000,
         )
       : undefined;
@@ -224,7 +240,8 @@ export async function startWorkerApp(
  * now, and whatever an earlier run left owed. Entries that exist already are not added twice.
  */
 async function queueOwedMedia(prisma: PrismaClient, queues: JobQueues): Promise<void> {
-  for (const voiceModelId of await listModelsOwedMedia(prisma)) await queues.enqueue({ queue: "voice-model-media", payload: { voiceModelId } });
+  for (const voiceModelId of await listModelsOwedMedia(prisma))
+    await queues.enqueue({ queue: "voice-model-media", payload: { voiceModelId } });
 }
 
 /**
@@ -238,7 +255,10 @@ function reportProviders(threads: SeparationModelProvider[][], logger: Logger, m
     seen.add(p.model);
     metrics?.executionProvider(p.model, p.requested, p.running);
     if (p.fallbackReason) {
-      logger.warn({ model: p.model, requested: p.requested, provider: p.running, reason: p.fallbackReason }, `separation model runs on ${p.running}: ${p.requested} is unavailable (ORT_PROVIDER_FALLBACK=cpu)`);
+      logger.warn(
+        { model: p.model, requested: p.requested, provider: p.running, reason: p.fallbackReason },
+        `separation model runs on ${p.running}: ${p.requested} is unavailable (ORT_PROVIDER_FALLBACK=cpu)`,
+      );
     } else {
       logger.info({ model: p.model, provider: p.running }, `separation model runs on ${p.running}`);
     }

@@ -94,7 +94,8 @@ export class WorkerMetrics {
   private end(queue: string, job: Job, status: string): void {
     const kind = kindOf(queue, job);
     this.ended.inc({ kind, status });
-    if (job.processedOn && job.finishedOn) this.duration.observe({ kind, status }, Math.max(0, job.finishedOn - job.processedOn) / 1000);
+    if (job.processedOn && job.finishedOn)
+      this.duration.observe({ kind, status }, Math.max(0, job.finishedOn - job.processedOn) / 1000);
   }
 }
 

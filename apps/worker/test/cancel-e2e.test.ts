@@ -97,7 +97,8 @@ describe("cancelling jobs through the API, with a worker running them", () => {
     const record = (await res.json()) as Record<string, unknown>;
     assert.equal(record.status, "cancelled");
     assert.match(String(record.jobEndTime), /^\d{4}-\d\d-\d\d /);
-    for (const field of ["vocalAudioFileUrl", "backingAudioFileUrl", "lossyVocalAudioFileUrl"]) assert.equal(record[field], null, field);
+    for (const field of ["vocalAudioFileUrl", "backingAudioFileUrl", "lossyVocalAudioFileUrl"])
+      assert.equal(record[field], null, field);
     assert.deepEqual(record.stemFileUrls, []);
 
     const ms = await attemptEnds(queues.separation, `separation-${running.id}`, 3_000);

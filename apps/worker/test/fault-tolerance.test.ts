@@ -41,16 +41,25 @@ describe("nothing is lost when workers die and Redis restarts", () => {
     await waitUntil("seven jobs succeeded", async () => (await succeeded()) >= 7);
     await d.stack.redis.restart();
 
-    await waitUntil("twelve jobs succeeded and another is under way", async () => (await succeeded()) >= 12 && (await underWay()));
+    await waitUntil(
+      "twelve jobs succeeded and another is under way",
+      async () => (await succeeded()) >= 12 && (await underWay()),
+    );
     d.worker.kill("SIGKILL");
     d.worker = d.startWorker();
 
-    await waitUntil("every job ended", async () => (await d.prisma.separationJob.count({ where: { id: { in: ids }, status: "running" } })) === 0);
+    await waitUntil(
+      "every job ended",
+      async () => (await d.prisma.separationJob.count({ where: { id: { in: ids }, status: "running" } })) === 0,
+    );
     const rows = await d.prisma.separationJob.findMany({ where: { id: { in: ids } }, orderBy: { id: "asc" } });
     for (const row of rows) {
       assert.equal(row.status, "success", `job ${row.id}: ${row.errorMessage}`);
       assert.equal(row.progress, 100);
-      assert.deepEqual((row.stems as Array<{ instrument: string }>).map((s) => s.instrument), ["vocals", "backing"]);
+      assert.deepEqual(
+        (row.stems as Array<{ instrument: string }>).map((s) => s.instrument),
+        ["vocals", "backing"],
+      );
     }
 
     // Each job's outputs exist once, under its own keys: no duplicates, no strays from killed attempts.
@@ -62,7 +71,11 @@ describe("nothing is lost when workers die and Redis restarts", () => {
     });
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: d.env.S3_BUCKET, Prefix: "outputs/" }));
     const keys = (listed.Contents ?? []).map((o) => o.Key!).sort();
-    const expected = ids.flatMap((id) => ["backing.mp3", "backing.wav", "vocals.mp3", "vocals.wav"].map((f) => `outputs/vocal-separation/${id}/${f}`)).sort();
+    const expected = ids
+      .flatMap((id) =>
+        ["backing.mp3", "backing.wav", "vocals.mp3", "vocals.wav"].map((f) => `outputs/vocal-separation/${id}/${f}`),
+      )
+      .sort();
     assert.deepEqual(keys, expected);
     s3.destroy();
     await stopChild(d.worker, "SIGTERM");

@@ -26,7 +26,10 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
-export async function startDeployment(extraEnv: Record<string, string> = {}, options: { worker?: boolean } = {}): Promise<Deployment> {
+export async function startDeployment(
+  extraEnv: Record<string, string> = {},
+  options: { worker?: boolean } = {},
+): Promise<Deployment> {
   const stack = await startTestStack({ storage: "s3", redisAppendOnly: true });
   const env: Record<string, string> = {
     ...stack.env,
@@ -85,28 +88,58 @@ export async function makeAudio(name: string, args: string[]): Promise<string> {
 export async function makeSong(name: string, seconds: number, outputArgs: string[] = []): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "mixdown-e2e-"));
   const voice = join(dir, "voice.wav");
-  await run("espeak-ng", ["-v", "en+f3", "-s", "150", "-w", voice, "Mixdown separates the voice from the music behind it, every time."]);
+  await run("espeak-ng", [
+    "-v",
+    "en+f3",
+    "-s",
+    "150",
+    "-w",
+    voice,
+    "Mixdown separates the voice from the music behind it, every time.",
+  ]);
   const path = join(dir, name);
   await run("ffmpeg", [
-    "-v", "error", "-y",
-    "-stream_loop", "-1", "-i", voice,
-    "-f", "lavfi", "-i", `sine=f=110:d=${seconds}`,
-    "-f", "lavfi", "-i", `sine=f=165:d=${seconds}`,
-    "-f", "lavfi", "-i", `anoisesrc=d=${seconds}:c=pink:a=0.05`,
+    "-v",
+    "error",
+    "-y",
+    "-stream_loop",
+    "-1",
+    "-i",
+    voice,
+    "-f",
+    "lavfi",
+    "-i",
+    `sine=f=110:d=${seconds}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `sine=f=165:d=${seconds}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `anoisesrc=d=${seconds}:c=pink:a=0.05`,
     "-filter_complex",
     `[0]aresample=44100,atrim=0:${seconds}[v];[1][2][3]amix=inputs=3:normalize=0,volume=0.3[b];[v][b]amix=inputs=2:normalize=0,pan=stereo|c0=c0|c1=c0[out]`,
-    "-map", "[out]", "-ar", "44100", ...outputArgs, path,
+    "-map",
+    "[out]",
+    "-ar",
+    "44100",
+    ...outputArgs,
+    path,
   ]);
   return path;
 }
 
-export async function probe(path: string): Promise<{ sampleRate: number; samples: number | null; duration: number; codec: string }> {
+export async function probe(
+  path: string,
+): Promise<{ sampleRate: number; samples: number | null; duration: number; codec: string }> {
   const { stdout } = await run("ffprobe", ["-v", "error", "-show_streams", "-show_format", "-of", "json", path]);
   const info = JSON.parse(stdout);
   const stream = info.streams.find((s: { codec_type: string }) => s.codec_type === "audio");
   return {
     sampleRate: Number(stream.sample_rate),
-    samples: stream.duration_ts !== undefined && stream.time_base === `1/${stream.sample_rate}` ? Number(stream.duration_ts) : null,
+    samples:
+      stream.duration_ts !== undefined && stream.time_base === `1/${stream.sample_rate}` ? Number(stream.duration_ts) : null,
     duration: Number(info.format.duration),
     codec: stream.codec_name,
   };
@@ -115,7 +148,17 @@ export async function probe(path: string): Promise<{ sampleRate: number; samples
 /** Decodes to float32 stereo at the file's own rate. */
 export async function decodeFloat(path: string): Promise<Float32Array> {
   // A mono input is compared as the service treats it: the one channel on both sides, at full level.
-  const { stdout: channels } = await run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels", "-of", "csv=p=0", path]);
+  const { stdout: channels } = await run("ffprobe", [
+    "-v",
+    "error",
+    "-select_streams",
+    "a:0",
+    "-show_entries",
+    "stream=channels",
+    "-of",
+    "csv=p=0",
+    path,
+  ]);
   const layout = Number(channels.trim()) === 1 ? ["-af", "pan=stereo|c0=c0|c1=c0"] : ["-ac", "2"];
   const { stdout } = await run("ffmpeg", ["-v", "error", "-i", path, ...layout, "-f", "f32le", "-"], {
     encoding: "buffer",
@@ -128,17 +171,29 @@ export async function decodeFloat(path: string): Promise<Float32Array> {
 export async function upload(d: Deployment, path: string, route: string, part = "inputFile"): Promise<Response> {
   const form = new FormData();
   form.append(part, new Blob([await readFile(path)]), path.split("/").pop());
-  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, {
+    method: "POST",
+    body: form,
+    headers: { authorization: `Bearer ${d.key}` },
+  });
 }
 
 /** A multipart POST with the deployment's key: strings as fields, `{ path }` as file parts. */
-export async function postForm(d: Deployment, route: string, parts: Record<string, string | { path: string }>): Promise<Response> {
+export async function postForm(
+  d: Deployment,
+  route: string,
+  parts: Record<string, string | { path: string }>,
+): Promise<Response> {
   const form = new FormData();
   for (const [name, value] of Object.entries(parts)) {
     if (typeof value === "string") form.append(name, value);
     else form.append(name, new Blob([await readFile(value.path)]), value.path.split("/").pop());
   }
-  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, {
+    method: "POST",
+    body: form,
+    headers: { authorization: `Bearer ${d.key}` },
+  });
 }
 
 export async function getJson(d: Deployment, route: string): Promise<any> {

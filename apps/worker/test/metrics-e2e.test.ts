@@ -5,8 +5,6 @@ import { startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const TOKEN = "worker-metrics-token-42";
 
-
-
 describe("metrics of a worker running real jobs", () => {
   let d: Deployment;
   let workerUrl: string;
@@ -14,11 +12,20 @@ describe("metrics of a worker running real jobs", () => {
     const port = await freePort();
     workerUrl = `http://127.0.0.1:${port}`;
     // One attempt per job, so a failing job ends at once.
-    d = await startDeployment({ WORKER_QUEUES: "voice-blend", WORKER_HEALTH_PORT: String(port), HOST: "127.0.0.1", JOB_ATTEMPTS: "1", METRICS_TOKEN: TOKEN });
+    d = await startDeployment({
+      WORKER_QUEUES: "voice-blend",
+      WORKER_HEALTH_PORT: String(port),
+      HOST: "127.0.0.1",
+      JOB_ATTEMPTS: "1",
+      METRICS_TOKEN: TOKEN,
+    });
     const deadline = Date.now() + 120_000;
     // The health port opens once the worker has started (and registered the default voices).
     for (;;) {
-      const up = await fetch(`${workerUrl}/healthz`).then((r) => r.ok, () => false);
+      const up = await fetch(`${workerUrl}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) break;
       if (Date.now() > deadline) throw new Error("the worker's health port never opened");
       await new Promise((r) => setTimeout(r, 250));
@@ -34,7 +41,8 @@ describe("metrics of a worker running real jobs", () => {
       headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-  const scrape = (url: string, token?: string) => fetch(`${url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const scrape = (url: string, token?: string) =>
+    fetch(`${url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
   it("counts a succeeded and a failed blend by kind and status, with their durations, busy/idle per queue; the API shows the totals", async () => {
     const [flint, lumen] = await Promise.all(
@@ -52,7 +60,11 @@ describe("metrics of a worker running real jobs", () => {
 
     const denied = await scrape(workerUrl);
     assert.equal(denied.status, 401);
-    assert.deepEqual(await denied.json(), { statusCode: 401, error: "Unauthorized", message: "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`" });
+    assert.deepEqual(await denied.json(), {
+      statusCode: 401,
+      error: "Unauthorized",
+      message: "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`",
+    });
     assert.equal((await scrape(workerUrl, "not-the-token-at-all")).status, 401);
 
     // The row is updated inside the job; the Worker's completed/failed events follow it.
@@ -70,7 +82,10 @@ describe("metrics of a worker running real jobs", () => {
     assert.equal(metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "error" }), 1);
     assert.equal(metricSample(text, "mixdown_job_duration_seconds_count", { kind: "voice_blend", status: "success" }), 1);
     assert.ok(metricSample(text, "mixdown_job_duration_seconds_sum", { kind: "voice_blend", status: "success" })! > 0);
-    assert.equal(metricSample(text, "mixdown_job_duration_seconds_bucket", { kind: "voice_blend", status: "success", le: "+Inf" }), 1);
+    assert.equal(
+      metricSample(text, "mixdown_job_duration_seconds_bucket", { kind: "voice_blend", status: "success", le: "+Inf" }),
+      1,
+    );
     assert.equal(metricSample(text, "mixdown_worker_concurrency", { queue: "voice-blend" }), 2);
     assert.equal(metricSample(text, "mixdown_worker_active_jobs", { queue: "voice-blend" }), 0);
     assert.ok(metricSample(text, "process_resident_memory_bytes", {})! > 0);

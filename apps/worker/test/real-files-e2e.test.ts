@@ -54,7 +54,10 @@ describe("real files through the API and the worker", () => {
       // decoded, so the LAME header's delay and padding are trimmed (ffprobe's duration keeps them:
       // a whole 72 ms frame and more at 8 kHz); a frame's rounding either way remains
       const lossyFrames = await countDecodedFrames(lossyPath);
-      assert.ok(Math.abs(lossyFrames - expected.frames) <= 1152, `mp3 decodes to ${lossyFrames} frames, input ${expected.frames}`);
+      assert.ok(
+        Math.abs(lossyFrames - expected.frames) <= 1152,
+        `mp3 decodes to ${lossyFrames} frames, input ${expected.frames}`,
+      );
     });
   }
 
@@ -64,7 +67,11 @@ describe("real files through the API and the worker", () => {
       const form = new FormData();
       form.append("voiceModelId", String(aria));
       form.append("soundFile", new Blob([await readFile(realFilePath(file.name))]), file.name);
-      const created = await fetch(`${d.baseUrl}/api/kits/v1/voice-conversions`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+      const created = await fetch(`${d.baseUrl}/api/kits/v1/voice-conversions`, {
+        method: "POST",
+        body: form,
+        headers: { authorization: `Bearer ${d.key}` },
+      });
       assert.equal(created.status, 201, await created.clone().text());
       const job = (await created.json()) as { id: number };
       const done = await waitForEnd(d, `voice-conversions/${job.id}`, 120_000);

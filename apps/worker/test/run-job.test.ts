@@ -26,7 +26,11 @@ before(async () => {
   prisma = createPrismaClient(config.DATABASE_URL);
   queues = createQueues({ connection: config.REDIS_URL, prefix: config.QUEUE_PREFIX, attempts: 2, backoffDelayMs: 50 });
   callerId = (await new ApiKeyRepository(prisma).createApiKey({ name: "run-job-test" })).callerId;
-  runner = new JobRunner(createJobTables(prisma), { tmpDir: config.TMP_DIR, logger: pino({ level: "silent" }), rowCheckIntervalMs: 200 });
+  runner = new JobRunner(createJobTables(prisma), {
+    tmpDir: config.TMP_DIR,
+    logger: pino({ level: "silent" }),
+    rowCheckIntervalMs: 200,
+  });
   runner.onJobEnded((event) => {
     ended.push(event);
   });
@@ -43,13 +47,17 @@ beforeEach(async () => {
 
 /** Queues a new separation row and runs it through `runJob` with `handler` in a real BullMQ worker until it settles. */
 async function runSeparation(handler: JobHandler<"separation">, whileRunning?: (rowId: number) => Promise<void>) {
-  const row = await new SeparationJobRepository(prisma).create({ callerId, kind: "stem_split", inputKey: "uploads/x.wav", inputFormat: "wav" });
+  const row = await new SeparationJobRepository(prisma).create({
+    callerId,
+    kind: "stem_split",
+    inputKey: "uploads/x.wav",
+    inputFormat: "wav",
+  });
   const settled = new Promise<void>((resolve) => {
-    const worker = new Worker(
-      "separation",
-      (job: Job) => runner.run("separation", job, handler),
-      { connection: { url: config.REDIS_URL, maxRetriesPerRequest: null }, prefix: config.QUEUE_PREFIX },
-    );
+    const worker = new Worker("separation", (job: Job) => runner.run("separation", job, handler), {
+      connection: { url: config.REDIS_URL, maxRetriesPerRequest: null },
+      prefix: config.QUEUE_PREFIX,
+    });
     const done = () => void worker.close().then(() => resolve());
     worker.on("completed", done);
     // A failed attempt that will be retried is `delayed`; one that failed for good stays `failed`.
@@ -93,7 +101,10 @@ test("a bad-input failure ends the row error at once with its message, without a
   assert.equal(attempts, 1);
   assert.equal(row.status, "error");
   assert.equal(row.errorMessage, "The uploaded audio could not be decoded (no audio stream)");
-  assert.deepEqual(ended.map((e) => [e.status, e.errorMessage]), [["error", row.errorMessage]]);
+  assert.deepEqual(
+    ended.map((e) => [e.status, e.errorMessage]),
+    [["error", row.errorMessage]],
+  );
 });
 
 test("a transient failure is retried, and the last attempt ends the row error naming the attempts", async () => {
@@ -130,7 +141,10 @@ test("cancel aborts the handler's signal; the row ends cancelled, publishing not
   assert.equal(row.status, "cancelled");
   assert.equal(row.vocalKey, null);
   assert.equal(runner.cancel("separation", rowId), false, "a job no longer running cannot be cancelled here");
-  assert.deepEqual(ended.map((e) => e.status), ["cancelled"]);
+  assert.deepEqual(
+    ended.map((e) => e.status),
+    ["cancelled"],
+  );
 });
 
 /** A handler that waits for its signal, recording when it started and whether `discard` ran. */
@@ -165,7 +179,10 @@ test("a row cancelled without a message reaching the worker is noticed by the ro
     cancelledAt = performance.now();
   });
   assert.equal(row.status, "cancelled");
-  assert.ok(seen.abortedAt - cancelledAt < 1_000, `aborted ${(seen.abortedAt - cancelledAt).toFixed(0)} ms after the row was cancelled`);
+  assert.ok(
+    seen.abortedAt - cancelledAt < 1_000,
+    `aborted ${(seen.abortedAt - cancelledAt).toFixed(0)} ms after the row was cancelled`,
+  );
   assert.deepEqual(ended, [], "the API ended the row, so the worker announces nothing");
 });
 
@@ -173,7 +190,10 @@ test("a row completed by a duplicate delivery stops this attempt but keeps the o
   const { handler, running, seen } = waitsForCancel();
   const { row } = await runSeparation(handler, async (rowId) => {
     await running;
-    assert.equal(await createJobTables(prisma).separation.complete(rowId, { ...outputs, vocalKey: "from-the-other-delivery" }), true);
+    assert.equal(
+      await createJobTables(prisma).separation.complete(rowId, { ...outputs, vocalKey: "from-the-other-delivery" }),
+      true,
+    );
   });
   assert.equal(row.status, "success");
   assert.equal(row.vocalKey, "from-the-other-delivery");
@@ -183,6 +203,9 @@ test("a row completed by a duplicate delivery stops this attempt but keeps the o
 
 test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run", async () => {
   assert.throws(() => selectQueues("separation,karaoke"), /WORKER_QUEUES names queues this worker has no handler for: karaoke/);
-  await assert.rejects(startWorkerApp({ ...config, WORKER_QUEUES: "voice-model-build,karaoke" }, pino({ level: "silent" })), /karaoke/);
+  await assert.rejects(
+    startWorkerApp({ ...config, WORKER_QUEUES: "voice-model-build,karaoke" }, pino({ level: "silent" })),
+    /karaoke/,
+  );
   assert.deepEqual(selectQueues("voice-model-build, separation"), ["voice-model-build", "separation"]);
 });

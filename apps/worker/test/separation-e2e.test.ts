@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { decodeFloat, download, makeAudio, makeSong, probe, startDeployment, upload, waitForEnd, type Deployment } from "./harness.ts";
+import {
+  decodeFloat,
+  download,
+  makeAudio,
+  makeSong,
+  probe,
+  startDeployment,
+  upload,
+  waitForEnd,
+  type Deployment,
+} from "./harness.ts";
 
 function snrDb(reference: Float32Array, estimate: Float32Array): number {
   let signal = 0;
@@ -41,8 +51,14 @@ describe("separation jobs through the API and the worker", () => {
       assert.equal(done.status, "success", done.errorMessage);
       assert.equal(done.progress, 100);
       assert.match(done.jobEndTime, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} \+00:00$/);
-      assert.deepEqual(done.stemFileUrls.map((s: { instrument: string }) => s.instrument), ["vocals", "backing"]);
-      assert.deepEqual(done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument), ["vocals", "backing"]);
+      assert.deepEqual(
+        done.stemFileUrls.map((s: { instrument: string }) => s.instrument),
+        ["vocals", "backing"],
+      );
+      assert.deepEqual(
+        done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument),
+        ["vocals", "backing"],
+      );
 
       const source = await probe(path);
       const reference = await decodeFloat(path);
@@ -52,12 +68,18 @@ describe("separation jobs through the API and the worker", () => {
         const info = await probe(output);
         assert.equal(info.sampleRate, source.sampleRate, "lossless output keeps the input's rate");
         const decoded = await decodeFloat(output);
-        assert.ok(Math.abs(decoded.length - reference.length) <= 2, `length ${decoded.length / 2} vs input ${reference.length / 2} frames`);
+        assert.ok(
+          Math.abs(decoded.length - reference.length) <= 2,
+          `length ${decoded.length / 2} vs input ${reference.length / 2} frames`,
+        );
       }
       const [vocals, backing] = await Promise.all([decodeFloat(vocalsPath), decodeFloat(backingPath)]);
       const sum = new Float32Array(Math.min(vocals.length, backing.length));
       for (let i = 0; i < sum.length; i++) sum[i] = vocals[i]! + backing[i]!;
-      assert.ok(snrDb(reference, sum) > 40, `vocals + backing reconstructs the mixture (SNR ${snrDb(reference, sum).toFixed(1)} dB)`);
+      assert.ok(
+        snrDb(reference, sum) > 40,
+        `vocals + backing reconstructs the mixture (SNR ${snrDb(reference, sum).toFixed(1)} dB)`,
+      );
 
       for (const url of [done.lossyVocalAudioFileUrl, ...done.lossyStemFileUrls.map((s: { url: string }) => s.url)]) {
         const lossy = await probe(await download(url));
@@ -77,7 +99,10 @@ describe("separation jobs through the API and the worker", () => {
     const instruments = done.stemFileUrls.map((s: { instrument: string }) => s.instrument);
     assert.deepEqual([...instruments].sort(), ["bass", "drums", "other", "vocals"]);
     assert.equal(new Set(instruments).size, instruments.length);
-    assert.deepEqual(done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument), instruments);
+    assert.deepEqual(
+      done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument),
+      instruments,
+    );
     assert.ok(done.vocalAudioFileUrl && done.backingAudioFileUrl && done.lossyVocalAudioFileUrl);
 
     const reference = await decodeFloat(path);

@@ -14,11 +14,18 @@ describe("task thread pool cancellation", () => {
   async function cancelMidTask(op: Req["op"]): Promise<{ error: unknown; ms: number }> {
     const controller = new AbortController();
     let aborted = 0;
-    const running = pool.run({ op }, () => {
-      aborted = performance.now();
-      controller.abort(new JobFailure("cancelled", "cancelled by the test"));
-    }, controller.signal);
-    const error = await running.then(() => undefined, (e: unknown) => e);
+    const running = pool.run(
+      { op },
+      () => {
+        aborted = performance.now();
+        controller.abort(new JobFailure("cancelled", "cancelled by the test"));
+      },
+      controller.signal,
+    );
+    const error = await running.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     return { error, ms: performance.now() - aborted };
   }
 
@@ -45,7 +52,10 @@ describe("task thread pool cancellation", () => {
   it("a signal aborted before the task starts rejects without using a thread", async () => {
     const controller = new AbortController();
     controller.abort(new JobFailure("cancelled", "early"));
-    await assert.rejects(pool.run({ op: "spin" }, () => {}, controller.signal), (e: unknown) => e instanceof JobFailure && e.message === "early");
+    await assert.rejects(
+      pool.run({ op: "spin" }, () => {}, controller.signal),
+      (e: unknown) => e instanceof JobFailure && e.message === "early",
+    );
     assert.equal((await pool.run({ op: "echo", value: 4 }, () => {})).value, 4);
   });
 });

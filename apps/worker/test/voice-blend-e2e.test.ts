@@ -22,7 +22,10 @@ async function runModel(bytes: Uint8Array): Promise<Float32Array> {
   const session = await ort.InferenceSession.create(bytes);
   try {
     const feeds = Object.fromEntries(
-      Object.entries(syntheticInputs(16)).map(([name, { data, dims }]) => [name, new ort.Tensor(data instanceof BigInt64Array ? "int64" : "float32", data, dims)]),
+      Object.entries(syntheticInputs(16)).map(([name, { data, dims }]) => [
+        name,
+        new ort.Tensor(data instanceof BigInt64Array ? "int64" : "float32", data, dims),
+      ]),
     );
     return (await session.run(feeds)).audio!.data as Float32Array;
   } finally {
@@ -39,7 +42,13 @@ describe("voice blend jobs through the API and the worker", () => {
   /** A ready RVC voice model row whose file is in storage, as an upload would leave it. */
   async function addModel(title: string, bytes: Uint8Array, owner: "me" | "public") {
     const row = await d.prisma.voiceModel.create({
-      data: { title, architecture: "rvc", sampleRate: 40000, ownerId: owner === "me" ? callerId : null, metadata: { f0: true, indexKey: "voice-models/x/added.index" } },
+      data: {
+        title,
+        architecture: "rvc",
+        sampleRate: 40000,
+        ownerId: owner === "me" ? callerId : null,
+        metadata: { f0: true, indexKey: "voice-models/x/added.index" },
+      },
     });
     const key = `voice-models/${row.id}/model.onnx`;
     const path = join(dir, `${row.id}.onnx`);
@@ -60,7 +69,10 @@ describe("voice blend jobs through the API and the worker", () => {
     dir = await mkdtemp(join(tmpdir(), "voice-blend-e2e-"));
     // Conversions of native voices never load ContentVec; the pool only needs a file to point at.
     await writeFile(join(dir, "contentvec.onnx"), writeContentVecSignatureModel());
-    d = await startDeployment({ WORKER_QUEUES: "voice-blend,voice-conversion", VOICE_CONTENTVEC_MODEL: join(dir, "contentvec.onnx") });
+    d = await startDeployment({
+      WORKER_QUEUES: "voice-blend,voice-conversion",
+      VOICE_CONTENTVEC_MODEL: join(dir, "contentvec.onnx"),
+    });
     storage = createStorage(loadConfig(d.env));
     callerId = (await d.prisma.apiKey.findFirstOrThrow({ where: { name: "e2e" } })).callerId;
     // The default native voices, as the API and the worker register them at start.
@@ -129,11 +141,20 @@ describe("voice blend jobs through the API and the worker", () => {
 
   it("models whose weights do not match end the job as error with the reason, and the output model failed", async () => {
     const good = await addModel("Good", makeSyntheticVoice({ seed: 31, metadata: meta }), "me");
-    const odd = await addModel("Odd", makeSyntheticVoice({ seed: 32, metadata: meta, reshape: { name: "enc_p.emb_phone.weight", dims: [256, 192] } }), "me");
+    const odd = await addModel(
+      "Odd",
+      makeSyntheticVoice({ seed: 32, metadata: meta, reshape: { name: "enc_p.emb_phone.weight", dims: [256, 192] } }),
+      "me",
+    );
     const created: any = await (await blend({ modelId1: good, modelId2: odd, alpha: 0.4 })).json();
     const done = await waitForEnd(d, `voice-blender/${created.id}`, 30_000);
     assert.equal(done.status, "error");
-    assert.match(done.errorMessage, new RegExp(`cannot be blended: enc_p\\.emb_phone\\.weight has shape \\[256, 192\\] in voice model ${odd} but \\[768, 192\\] in voice model ${good}`));
+    assert.match(
+      done.errorMessage,
+      new RegExp(
+        `cannot be blended: enc_p\\.emb_phone\\.weight has shape \\[256, 192\\] in voice model ${odd} but \\[768, 192\\] in voice model ${good}`,
+      ),
+    );
     assert.ok(done.jobEndTime);
     const model = await getJson(d, `voice-models/${created.outputModelId}`);
     assert.equal(model.state, "failed");
@@ -168,7 +189,11 @@ describe("voice blend jobs through the API and the worker", () => {
     form.append("conversionStrength", "1");
     form.append("modelVolumeMix", "0");
     form.append("pitchShift", "2");
-    const converted = await fetch(`${d.baseUrl}/api/kits/v1/voice-conversions`, { method: "POST", body: form, headers: { authorization: `Bearer ${d.key}` } });
+    const converted = await fetch(`${d.baseUrl}/api/kits/v1/voice-conversions`, {
+      method: "POST",
+      body: form,
+      headers: { authorization: `Bearer ${d.key}` },
+    });
     assert.equal(converted.status, 201, await converted.clone().text());
     const job = (await converted.json()) as any;
     assert.equal(job.voiceModelId, created.outputModelId);

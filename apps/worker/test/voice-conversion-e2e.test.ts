@@ -7,7 +7,13 @@ import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { registerVoiceCatalogue } from "@mixdown/db";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { contourShiftSemitones, monoBlocks, trackPitch, writeContentVecSignatureModel, writeRvcSignatureModel } from "@mixdown/voice";
+import {
+  contourShiftSemitones,
+  monoBlocks,
+  trackPitch,
+  writeContentVecSignatureModel,
+  writeRvcSignatureModel,
+} from "@mixdown/voice";
 import { download, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const run = promisify(execFile);
@@ -37,7 +43,10 @@ describe("voice conversion jobs through the API and the worker", () => {
   before(async () => {
     models = await mkdtemp(join(tmpdir(), "mixdown-vc-models-"));
     await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
-    d = await startDeployment({ WORKER_QUEUES: "voice-conversion,voice-model-build", VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx") });
+    d = await startDeployment({
+      WORKER_QUEUES: "voice-conversion,voice-model-build",
+      VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx"),
+    });
     await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
     aria = (await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug: "native-aria" } })).id;
   });
@@ -46,7 +55,10 @@ describe("voice conversion jobs through the API and the worker", () => {
   });
 
   it("converts a 48 kHz upload to a default voice with pitch shift, post effects and a backing track", async () => {
-    const input = await speech("en+m1", "Music is the space between the notes, and the breath between the words.", ["-ar", "48000"]);
+    const input = await speech("en+m1", "Music is the space between the notes, and the breath between the words.", [
+      "-ar",
+      "48000",
+    ]);
     const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.mp3");
     await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=220:d=3", "-ar", "44100", backing]);
     const created = await post(d, "voice-conversions", {
@@ -108,7 +120,9 @@ describe("voice conversion jobs through the API and the worker", () => {
   async function waitForBuild(id: number, timeoutMs = 60_000): Promise<any> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const model: any = await (await fetch(`${d.baseUrl}/api/kits/v1/voice-models/${id}`, { headers: { authorization: `Bearer ${d.key}` } })).json();
+      const model: any = await (
+        await fetch(`${d.baseUrl}/api/kits/v1/voice-models/${id}`, { headers: { authorization: `Bearer ${d.key}` } })
+      ).json();
       if (model.state !== "pending") return model;
       if (Date.now() > deadline) throw new Error(`voice model ${id} is still pending after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 200));
@@ -116,8 +130,14 @@ describe("voice conversion jobs through the API and the worker", () => {
   }
 
   it("answers a reference recording with a pending private model that the worker builds into a ready native voice", async () => {
-    const reference = await speech("en-us+f4", "Every morning she sings a quiet song by the open window of the kitchen, and the birds answer her.");
-    const res = await post(d, "voice-models", { metadata: JSON.stringify({ title: "From my recording" }), referenceFile: { path: reference } });
+    const reference = await speech(
+      "en-us+f4",
+      "Every morning she sings a quiet song by the open window of the kitchen, and the birds answer her.",
+    );
+    const res = await post(d, "voice-models", {
+      metadata: JSON.stringify({ title: "From my recording" }),
+      referenceFile: { path: reference },
+    });
     assert.equal(res.status, 201, await res.clone().text());
     const model = (await res.json()) as any;
     assert.equal(model.architecture, "native");
@@ -143,7 +163,10 @@ describe("voice conversion jobs through the API and the worker", () => {
     // 0.15 s is about 13 analysis frames; a build needs 20 with voice in them.
     const blip = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "blip.wav");
     await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=220:r=44100", "-t", "0.15", blip]);
-    const res = await post(d, "voice-models", { metadata: JSON.stringify({ title: "Too short" }), referenceFile: { path: blip } });
+    const res = await post(d, "voice-models", {
+      metadata: JSON.stringify({ title: "Too short" }),
+      referenceFile: { path: blip },
+    });
     assert.equal(res.status, 201, await res.clone().text());
     const model = (await res.json()) as any;
     const ended = await waitForBuild(model.id);
@@ -159,16 +182,27 @@ describe("voice conversion jobs through the API and the worker", () => {
     const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
     const rvc = join(dir, "rvc.onnx");
     await writeFile(rvc, writeRvcSignatureModel(40000));
-    const imported = await post(d, "voice-models", { metadata: JSON.stringify({ title: "My RVC", tags: ["rvc"], sampleRate: 40000 }), modelFile: { path: rvc } });
+    const imported = await post(d, "voice-models", {
+      metadata: JSON.stringify({ title: "My RVC", tags: ["rvc"], sampleRate: 40000 }),
+      modelFile: { path: rvc },
+    });
     assert.equal(imported.status, 201, await imported.clone().text());
     const model = (await imported.json()) as any;
     assert.equal(model.architecture, "rvc");
     assert.equal(model.sampleRate, 40000);
-    const listed: any = await (await fetch(`${d.baseUrl}/api/kits/v1/voice-models?myModels=true`, { headers: { authorization: `Bearer ${d.key}` } })).json();
+    const listed: any = await (
+      await fetch(`${d.baseUrl}/api/kits/v1/voice-models?myModels=true`, { headers: { authorization: `Bearer ${d.key}` } })
+    ).json();
     assert.ok(listed.data.some((m: { id: number }) => m.id === model.id));
 
     const input = await speech("en+f1", "Turn the page slowly and listen to the rain.", ["-ar", "44100"]);
-    const created = await post(d, "voice-conversions", { voiceModelId: String(model.id), soundFile: { path: input }, conversionStrength: "1", modelVolumeMix: "1", pitchShift: "-3" });
+    const created = await post(d, "voice-conversions", {
+      voiceModelId: String(model.id),
+      soundFile: { path: input },
+      conversionStrength: "1",
+      modelVolumeMix: "1",
+      pitchShift: "-3",
+    });
     assert.equal(created.status, 201, await created.clone().text());
     const done = await waitForEnd(d, `voice-conversions/${((await created.json()) as any).id}`, 120_000);
     assert.equal(done.status, "success", done.errorMessage);

@@ -24,14 +24,18 @@ describe("voice model media (demo clip and cover) rendered by the worker", () =>
     dir = await mkdtemp(join(tmpdir(), "voice-media-e2e-"));
     // Native voices never load ContentVec; the conversion threads only need a file to point at.
     await writeFile(join(dir, "contentvec.onnx"), writeContentVecSignatureModel());
-    d = await startDeployment({ WORKER_QUEUES: "voice-blend,voice-conversion,voice-model-media", VOICE_CONTENTVEC_MODEL: join(dir, "contentvec.onnx") });
+    d = await startDeployment({
+      WORKER_QUEUES: "voice-blend,voice-conversion,voice-model-media",
+      VOICE_CONTENTVEC_MODEL: join(dir, "contentvec.onnx"),
+    });
   });
   after(async () => {
     await d?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const isStableRoute = (url: string, id: number) => /^\/api\/kits\/v1\/voice-models\/\d+\/(image|demo)$/.test(new URL(url).pathname) && url.includes(`/${id}/`);
+  const isStableRoute = (url: string, id: number) =>
+    /^\/api\/kits\/v1\/voice-models\/\d+\/(image|demo)$/.test(new URL(url).pathname) && url.includes(`/${id}/`);
 
   /** The model's record once the worker has rendered both its demo and its cover. */
   async function waitForMedia(id: number, timeoutMs = 240_000): Promise<any> {
@@ -52,7 +56,10 @@ describe("voice model media (demo clip and cover) rendered by the worker", () =>
     const demoPath = await download(model.demoUrl);
     const demo = await probe(demoPath);
     assert.equal(demo.codec, "mp3");
-    assert.ok(Math.abs(demo.duration - PHRASE_SECONDS) < 0.3, `demo lasts ${demo.duration} s, expected about ${PHRASE_SECONDS} s`);
+    assert.ok(
+      Math.abs(demo.duration - PHRASE_SECONDS) < 0.3,
+      `demo lasts ${demo.duration} s, expected about ${PHRASE_SECONDS} s`,
+    );
     const samples = await decodeFloat(demoPath);
     const rms = Math.sqrt(samples.reduce((sum, v) => sum + v * v, 0) / samples.length);
     assert.ok(rms > 0.01, `the demo is audible speech, not silence (rms ${rms.toFixed(4)})`);
@@ -74,7 +81,8 @@ describe("voice model media (demo clip and cover) rendered by the worker", () =>
     // Nothing registers the catalogue here but the worker's own start.
     const voices = (await readVoiceCatalogue(d.env.MODELS_DIR!)).length;
     const deadline = Date.now() + 60_000;
-    while ((await d.prisma.voiceModel.count({ where: { slug: { not: null } } })) < voices && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    while ((await d.prisma.voiceModel.count({ where: { slug: { not: null } } })) < voices && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
     const catalogue = await d.prisma.voiceModel.findMany({ where: { slug: { not: null } }, orderBy: { id: "asc" } });
     assert.equal(catalogue.length, voices);
     const covers = new Set<string>();
@@ -86,7 +94,10 @@ describe("voice model media (demo clip and cover) rendered by the worker", () =>
   });
 
   it("an imported model gets its media; the stable route the import answered with redirects to the demo once rendered", async () => {
-    const res = await post("voice-models", { metadata: JSON.stringify({ title: "Imported" }), modelFile: { path: join(d.env.MODELS_DIR!, "voices/native-ember.onnx") } });
+    const res = await post("voice-models", {
+      metadata: JSON.stringify({ title: "Imported" }),
+      modelFile: { path: join(d.env.MODELS_DIR!, "voices/native-ember.onnx") },
+    });
     assert.equal(res.status, 201, await res.clone().text());
     const created = (await res.json()) as any;
     assert.equal(new URL(created.demoUrl).pathname, `/api/kits/v1/voice-models/${created.id}/demo`);

@@ -34,7 +34,10 @@ async function startReceiver() {
     async waitFor(path: string, count: number, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.filter((r) => r.path === path).length < count) {
-        if (Date.now() > deadline) throw new Error(`${path}: ${received.filter((r) => r.path === path).length} of ${count} deliveries after ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `${path}: ${received.filter((r) => r.path === path).length} of ${count} deliveries after ${timeoutMs} ms`,
+          );
         await new Promise((r) => setTimeout(r, 100));
       }
       return received.filter((r) => r.path === path);
@@ -79,15 +82,27 @@ describe("webhooks through the API, the worker and a receiver", () => {
     const [hook] = await receiver.waitFor("/hooks/success", 1);
     assert.equal(hook!.headers["content-type"], "application/json");
     assert.equal(hook!.headers["mixdown-event"], "job.success");
-    assert.ok(signatureValid(secret, hook!.headers["mixdown-signature"] as string, hook!.body), "the signature verifies with the key's webhook secret");
-    assert.ok(!signatureValid(secret, hook!.headers["mixdown-signature"] as string, hook!.body.replace('"success"', '"error"')), "a tampered body does not verify");
-    assert.ok(!signatureValid(`${secret}x`, hook!.headers["mixdown-signature"] as string, hook!.body), "another secret does not verify");
+    assert.ok(
+      signatureValid(secret, hook!.headers["mixdown-signature"] as string, hook!.body),
+      "the signature verifies with the key's webhook secret",
+    );
+    assert.ok(
+      !signatureValid(secret, hook!.headers["mixdown-signature"] as string, hook!.body.replace('"success"', '"error"')),
+      "a tampered body does not verify",
+    );
+    assert.ok(
+      !signatureValid(`${secret}x`, hook!.headers["mixdown-signature"] as string, hook!.body),
+      "another secret does not verify",
+    );
 
     const record = JSON.parse(hook!.body);
     // The record GET answers; only the signed URLs' signatures may differ (signed at send time).
     const { vocalAudioFileUrl, ...rest } = record;
     const { vocalAudioFileUrl: getUrl, ...getRest } = job;
-    assert.deepEqual({ ...rest, stemFileUrls: rest.stemFileUrls.map((s: { instrument: string }) => s.instrument) }, { ...getRest, stemFileUrls: getRest.stemFileUrls.map((s: { instrument: string }) => s.instrument) });
+    assert.deepEqual(
+      { ...rest, stemFileUrls: rest.stemFileUrls.map((s: { instrument: string }) => s.instrument) },
+      { ...getRest, stemFileUrls: getRest.stemFileUrls.map((s: { instrument: string }) => s.instrument) },
+    );
     assert.equal(new URL(vocalAudioFileUrl).pathname, new URL(getUrl).pathname);
     assert.equal((await fetch(vocalAudioFileUrl)).status, 200, "the record's URLs download");
 
@@ -139,7 +154,14 @@ describe("webhooks through the API, the worker and a receiver", () => {
     const repo = new SeparationJobRepository(d.prisma);
     const rows = await Promise.all(
       ["/hooks/error", "/hooks/cancelled"].map((path) =>
-        repo.create({ callerId: key.callerId, apiKeyId: key.id, kind: "stem_split", inputKey: "uploads/none.wav", inputFormat: "wav", webhookUrl: receiver.url(path) }),
+        repo.create({
+          callerId: key.callerId,
+          apiKeyId: key.id,
+          kind: "stem_split",
+          inputKey: "uploads/none.wav",
+          inputFormat: "wav",
+          webhookUrl: receiver.url(path),
+        }),
       ),
     );
     // Tables without an `onWebhookOwed` listener: as if the process died right after the commit.
@@ -147,7 +169,10 @@ describe("webhooks through the API, the worker and a receiver", () => {
     assert.equal(await tables.separation.fail(rows[0]!.id, "the input vanished"), true);
     assert.equal(await tables.separation.cancel(rows[1]!.id), true);
     assert.equal(await tables.separation.cancel(rows[1]!.id), false, "a second end changes nothing and owes nothing");
-    assert.equal(await d.prisma.webhookDelivery.count({ where: { jobKind: "separation", rowId: { in: rows.map((r) => r.id) } } }), 2);
+    assert.equal(
+      await d.prisma.webhookDelivery.count({ where: { jobKind: "separation", rowId: { in: rows.map((r) => r.id) } } }),
+      2,
+    );
 
     const [error] = await receiver.waitFor("/hooks/error", 1, 30_000);
     const [cancelled] = await receiver.waitFor("/hooks/cancelled", 1, 30_000);
@@ -160,7 +185,13 @@ describe("webhooks through the API, the worker and a receiver", () => {
 
   it("invalid webhook URLs are a 422 naming webhookUrl, with nothing stored", async () => {
     const before = await d.prisma.separationJob.count();
-    const bad = ["not a url", "ftp://example.com/hook", "http://user:pw@example.com/hook", `https://example.com/${"a".repeat(2100)}`, "/relative/hook"];
+    const bad = [
+      "not a url",
+      "ftp://example.com/hook",
+      "http://user:pw@example.com/hook",
+      `https://example.com/${"a".repeat(2100)}`,
+      "/relative/hook",
+    ];
     for (const webhookUrl of bad) {
       const res = await postForm(d, "vocal-separations", { inputFile: { path: song }, webhookUrl });
       assert.equal(res.status, 422, webhookUrl);

@@ -1,7 +1,7 @@
-import { PassThrough } from 'node:stream';
-import ffmpeg from 'fluent-ffmpeg';
-import { AudioDecodeError } from './errors.ts';
-import { startFfmpeg } from './ffmpeg-process.ts';
+import { PassThrough } from "node:stream";
+import ffmpeg from "fluent-ffmpeg";
+import { AudioDecodeError } from "./errors.ts";
+import { startFfmpeg } from "./ffmpeg-process.ts";
 
 /**
  * Decodes the input once at its own rate and counts the frames: the exact
@@ -26,7 +26,7 @@ export async function countDecodedFramesWithin(
 ): Promise<{ frames: number; complete: boolean }> {
   if (timeoutMs === undefined) return { frames: await decodeCounting(path, signal), complete: true };
   const limit = new AbortController();
-  const timer = setTimeout(() => limit.abort(new Error('time limit')), timeoutMs);
+  const timer = setTimeout(() => limit.abort(new Error("time limit")), timeoutMs);
   let seen = 0;
   try {
     const frames = await decodeCounting(path, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal, (n) => (seen = n));
@@ -44,33 +44,33 @@ async function decodeCounting(path: string, signal?: AbortSignal, onCount?: (fra
   signal?.throwIfAborted();
   const sink = new PassThrough({ autoDestroy: false });
   let bytes = 0;
-  sink.on('data', (chunk: Buffer) => {
+  sink.on("data", (chunk: Buffer) => {
     bytes += chunk.length;
     onCount?.(bytes);
   });
   // one byte per frame keeps the pipe small
   const command = ffmpeg(path)
-    .inputOptions(['-nostdin', '-hide_banner'])
-    .outputOptions(['-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-c:a', 'pcm_u8'])
-    .format('u8')
+    .inputOptions(["-nostdin", "-hide_banner"])
+    .outputOptions(["-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "1", "-c:a", "pcm_u8"])
+    .format("u8")
     .output(sink, { end: true });
   const counter = startFfmpeg(command);
   const onAbort = () => counter.kill();
-  signal?.addEventListener('abort', onAbort, { once: true });
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
     await counter.exited;
-    if (!sink.readableEnded) await new Promise((resolve) => sink.once('end', resolve));
+    if (!sink.readableEnded) await new Promise((resolve) => sink.once("end", resolve));
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     throw new AudioDecodeError(path, lastLineWithoutPath((err as Error).message, path), { cause: err });
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    signal?.removeEventListener("abort", onAbort);
   }
   return bytes;
 }
 
 /** ffmpeg's own last word on the failure, without the file's path: the reason reaches uploaders. */
 function lastLineWithoutPath(message: string, path: string): string {
-  const line = message.trim().split('\n').filter(Boolean).pop() ?? message;
-  return line.replaceAll(`${path}: `, '').replaceAll(path, 'the file');
+  const line = message.trim().split("\n").filter(Boolean).pop() ?? message;
+  return line.replaceAll(`${path}: `, "").replaceAll(path, "the file");
 }

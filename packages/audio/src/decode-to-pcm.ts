@@ -1,8 +1,8 @@
-import { PassThrough } from 'node:stream';
-import ffmpeg from 'fluent-ffmpeg';
-import { AudioDecodeError } from './errors.ts';
-import { PIPE_BUFFER_BYTES, startFfmpeg } from './ffmpeg-process.ts';
-import { probeAudio, type AudioProbe } from './probe-audio.ts';
+import { PassThrough } from "node:stream";
+import ffmpeg from "fluent-ffmpeg";
+import { AudioDecodeError } from "./errors.ts";
+import { PIPE_BUFFER_BYTES, startFfmpeg } from "./ffmpeg-process.ts";
+import { probeAudio, type AudioProbe } from "./probe-audio.ts";
 
 export interface DecodeToPcmOptions {
   /** rate of the blocks; ffmpeg resamples with soxr when the input differs */
@@ -32,7 +32,7 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   const probe = options.probe ?? (await probeAudio(path));
 
   const filters: string[] = [];
-  if (probe.channels === 1) filters.push('pan=stereo|c0=c0|c1=c0');
+  if (probe.channels === 1) filters.push("pan=stereo|c0=c0|c1=c0");
   filters.push(`aresample=${sampleRate}:resampler=soxr`);
 
   // Never let the stream close on its own (autoDestroy, destroyOnReturn):
@@ -40,17 +40,17 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   // has not been reaped 20 ms later, which happens on a loaded machine.
   // ffmpeg decodes up to PIPE_BUFFER_BYTES ahead, so the consumer rarely waits for it
   const pcm = new PassThrough({ highWaterMark: PIPE_BUFFER_BYTES, autoDestroy: false });
-  pcm.on('error', () => {});
+  pcm.on("error", () => {});
   const command = ffmpeg(path)
-    .inputOptions(['-nostdin', '-hide_banner'])
-    .outputOptions(['-map', '0:a:0', '-vn', '-sn', '-dn', '-af', filters.join(','), '-ac', '2', '-c:a', 'pcm_f32le'])
-    .format('f32le')
+    .inputOptions(["-nostdin", "-hide_banner"])
+    .outputOptions(["-map", "0:a:0", "-vn", "-sn", "-dn", "-af", filters.join(","), "-ac", "2", "-c:a", "pcm_f32le"])
+    .format("f32le")
     .output(pcm, { end: true });
   const decoder = startFfmpeg(command, (err) => {
     pcm.destroy(signal?.aborted ? (signal.reason as Error) : new AudioDecodeError(path, err.message, { cause: err }));
   });
   const onAbort = () => decoder.kill();
-  signal?.addEventListener('abort', onAbort, { once: true });
+  signal?.addEventListener("abort", onAbort, { once: true });
 
   const blockBytes = blockFrames * 8;
   let block = new Float32Array(blockFrames * 2);
@@ -83,7 +83,7 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
     const frames = Math.floor(filled / 8);
     if (frames > 0) yield block.subarray(0, frames * 2);
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    signal?.removeEventListener("abort", onAbort);
     if (!finished) decoder.kill();
   }
 }

@@ -1,18 +1,18 @@
-import { once } from 'node:events';
-import { rm } from 'node:fs/promises';
-import { PassThrough } from 'node:stream';
-import ffmpeg from 'fluent-ffmpeg';
-import { AudioEncodeError } from './errors.ts';
-import { PIPE_BUFFER_BYTES, startFfmpeg, type FfmpegProcess } from './ffmpeg-process.ts';
+import { once } from "node:events";
+import { rm } from "node:fs/promises";
+import { PassThrough } from "node:stream";
+import ffmpeg from "fluent-ffmpeg";
+import { AudioEncodeError } from "./errors.ts";
+import { PIPE_BUFFER_BYTES, startFfmpeg, type FfmpegProcess } from "./ffmpeg-process.ts";
 
-export type WavSampleFormat = 'f32' | 's16' | 's24';
+export type WavSampleFormat = "f32" | "s16" | "s24";
 
 export type EncodeTarget =
-  | { format: 'wav'; path: string; /** default f32: exact, never clips */ sampleFormat?: WavSampleFormat }
-  | { format: 'flac'; path: string; /** default 24 */ bitDepth?: 16 | 24 }
-  | { format: 'mp3'; path: string; /** libmp3lame CBR, default 320 */ bitrateKbps?: number };
+  | { format: "wav"; path: string; /** default f32: exact, never clips */ sampleFormat?: WavSampleFormat }
+  | { format: "flac"; path: string; /** default 24 */ bitDepth?: 16 | 24 }
+  | { format: "mp3"; path: string; /** libmp3lame CBR, default 320 */ bitrateKbps?: number };
 
-export type EncodeFormat = EncodeTarget['format'];
+export type EncodeFormat = EncodeTarget["format"];
 
 export interface StereoEncoderOptions {
   /** rate of the blocks that will be written */
@@ -31,19 +31,19 @@ export interface StereoEncoderOptions {
   signal?: AbortSignal;
 }
 
-const WAV_CODEC: Record<WavSampleFormat, string> = { f32: 'pcm_f32le', s16: 'pcm_s16le', s24: 'pcm_s24le' };
+const WAV_CODEC: Record<WavSampleFormat, string> = { f32: "pcm_f32le", s16: "pcm_s16le", s24: "pcm_s24le" };
 
 function codecOptions(target: EncodeTarget): { format: string; options: string[] } {
   switch (target.format) {
-    case 'wav':
-      return { format: 'wav', options: ['-c:a', WAV_CODEC[target.sampleFormat ?? 'f32'], '-rf64', 'auto'] };
-    case 'flac':
+    case "wav":
+      return { format: "wav", options: ["-c:a", WAV_CODEC[target.sampleFormat ?? "f32"], "-rf64", "auto"] };
+    case "flac":
       // ffmpeg 5.1's FLAC encoder writes 24-bit samples from s32 input
-      return { format: 'flac', options: ['-c:a', 'flac', '-sample_fmt', (target.bitDepth ?? 24) === 16 ? 's16' : 's32'] };
-    case 'mp3': {
+      return { format: "flac", options: ["-c:a", "flac", "-sample_fmt", (target.bitDepth ?? 24) === 16 ? "s16" : "s32"] };
+    case "mp3": {
       const kbps = target.bitrateKbps ?? 320;
       if (!Number.isInteger(kbps) || kbps < 8 || kbps > 320) throw new RangeError(`mp3 bitrate must be 8..320 kbps, got ${kbps}`);
-      return { format: 'mp3', options: ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`] };
+      return { format: "mp3", options: ["-c:a", "libmp3lame", "-b:a", `${kbps}k`] };
     }
   }
 }
@@ -66,7 +66,7 @@ export class StereoPcmEncoder {
   constructor(options: StereoEncoderOptions) {
     const { inputSampleRate, targets, frames, signal } = options;
     const outputSampleRate = options.outputSampleRate ?? inputSampleRate;
-    if (targets.length === 0) throw new RangeError('at least one encode target is required');
+    if (targets.length === 0) throw new RangeError("at least one encode target is required");
     if (frames !== undefined && (!Number.isInteger(frames) || frames < 0)) throw new RangeError(`invalid frames ${frames}`);
     signal?.throwIfAborted();
     this.targets = targets;
@@ -81,19 +81,19 @@ export class StereoPcmEncoder {
     this.#input = new PassThrough({ highWaterMark: PIPE_BUFFER_BYTES });
     const command = ffmpeg()
       .input(this.#input)
-      .inputFormat('f32le')
-      .inputOptions(['-hide_banner', '-ar', String(inputSampleRate), '-ac', '2']);
+      .inputFormat("f32le")
+      .inputOptions(["-hide_banner", "-ar", String(inputSampleRate), "-ac", "2"]);
     for (const target of targets) {
       const { format, options: codec } = codecOptions(target);
       command
         .output(target.path)
-        .outputOptions(['-map', '0:a', ...(filters.length > 0 ? ['-af', filters.join(',')] : []), ...codec])
+        .outputOptions(["-map", "0:a", ...(filters.length > 0 ? ["-af", filters.join(",")] : []), ...codec])
         .format(format);
     }
     this.#ffmpeg = startFfmpeg(command, () => {
       this.#input.destroy();
     });
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
   /** frames written so far (at the input rate) */
@@ -107,19 +107,19 @@ export class StereoPcmEncoder {
    */
   async write(block: Float32Array): Promise<void> {
     this.#signal?.throwIfAborted();
-    if (this.#closed) throw new AudioEncodeError('write after finish or abort');
-    if (block.length % 2 !== 0) throw new RangeError('stereo blocks must hold an even number of samples');
+    if (this.#closed) throw new AudioEncodeError("write after finish or abort");
+    if (block.length % 2 !== 0) throw new RangeError("stereo blocks must hold an even number of samples");
     this.#throwIfFailed();
     this.#framesWritten += block.length / 2;
     if (!this.#input.write(Buffer.from(block.buffer, block.byteOffset, block.byteLength))) {
-      await Promise.race([once(this.#input, 'drain'), this.#ffmpeg.exited]);
+      await Promise.race([once(this.#input, "drain"), this.#ffmpeg.exited]);
       this.#throwIfFailed();
     }
   }
 
   /** Ends the stream and waits until every file is complete. */
   async finish(): Promise<void> {
-    if (this.#closed) throw new AudioEncodeError('encoder already finished or aborted');
+    if (this.#closed) throw new AudioEncodeError("encoder already finished or aborted");
     this.#closed = true;
     this.#input.end();
     try {
@@ -127,14 +127,14 @@ export class StereoPcmEncoder {
     } catch (err) {
       throw this.#encodeError(err);
     } finally {
-      this.#signal?.removeEventListener('abort', this.#onAbort);
+      this.#signal?.removeEventListener("abort", this.#onAbort);
     }
   }
 
   /** Kills ffmpeg and removes the partial files; resolves once they are gone. */
   async abort(): Promise<void> {
     this.#closed = true;
-    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.#signal?.removeEventListener("abort", this.#onAbort);
     this.#ffmpeg.kill();
     this.#input.destroy();
     await this.#ffmpeg.exited.catch(() => {});
@@ -147,7 +147,7 @@ export class StereoPcmEncoder {
 
   #encodeError(err: unknown): Error {
     if (this.#signal?.aborted) return this.#signal.reason as Error;
-    const paths = this.targets.map((t) => t.path).join(', ');
+    const paths = this.targets.map((t) => t.path).join(", ");
     return new AudioEncodeError(`encoding ${paths} failed: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -3,7 +3,7 @@
  * Retrying will not help: job runners should treat it as unrecoverable.
  */
 export class AudioDecodeError extends Error {
-  override readonly name = 'AudioDecodeError';
+  override readonly name = "AudioDecodeError";
   readonly path: string;
   /** Why, without the path: what a caller who uploaded the file may be told. */
   readonly reason: string;
@@ -17,7 +17,7 @@ export class AudioDecodeError extends Error {
 
 /** Writing an output failed (disk full, killed encoder, bad option). Usually transient. */
 export class AudioEncodeError extends Error {
-  override readonly name = 'AudioEncodeError';
+  override readonly name = "AudioEncodeError";
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -1,4 +1,4 @@
-import type ffmpeg from 'fluent-ffmpeg';
+import type ffmpeg from "fluent-ffmpeg";
 
 /**
  * Bytes buffered on each side of an ffmpeg pipe: the decoder reads this far
@@ -23,15 +23,15 @@ export function startFfmpeg(command: ffmpeg.FfmpegCommand, onError?: (err: Error
   let killRequested = false;
   // fluent-ffmpeg probes ffmpeg's capabilities before spawning, so a kill can
   // arrive before there is a process to signal
-  command.once('start', () => {
-    if (killRequested) command.kill('SIGKILL');
+  command.once("start", () => {
+    if (killRequested) command.kill("SIGKILL");
   });
   const exited = new Promise<void>((resolve, reject) => {
-    command.once('end', () => {
+    command.once("end", () => {
       running = false;
       resolve();
     });
-    command.once('error', (err: Error) => {
+    command.once("error", (err: Error) => {
       running = false;
       failure = err;
       onError?.(err);
@@ -46,7 +46,7 @@ export function startFfmpeg(command: ffmpeg.FfmpegCommand, onError?: (err: Error
     exited,
     kill() {
       killRequested = true;
-      if (running && (command as unknown as { ffmpegProc?: unknown }).ffmpegProc) command.kill('SIGKILL');
+      if (running && (command as unknown as { ffmpegProc?: unknown }).ffmpegProc) command.kill("SIGKILL");
     },
     get failure() {
       return failure;

@@ -1,6 +1,6 @@
-export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe, type ProbeOptions } from './probe-audio.ts';
-export { decodeToPcm, type DecodeToPcmOptions } from './decode-to-pcm.ts';
-export { countDecodedFrames, countDecodedFramesWithin } from './count-decoded-frames.ts';
+export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe, type ProbeOptions } from "./probe-audio.ts";
+export { decodeToPcm, type DecodeToPcmOptions } from "./decode-to-pcm.ts";
+export { countDecodedFrames, countDecodedFramesWithin } from "./count-decoded-frames.ts";
 export {
   StereoPcmEncoder,
   encodeStereoPcm,
@@ -8,5 +8,5 @@ export {
   type EncodeFormat,
   type WavSampleFormat,
   type StereoEncoderOptions,
-} from './encode-pcm.ts';
-export { AudioDecodeError, AudioEncodeError } from './errors.ts';
+} from "./encode-pcm.ts";
+export { AudioDecodeError, AudioEncodeError } from "./errors.ts";

@@ -1,8 +1,8 @@
-import ffmpeg from 'fluent-ffmpeg';
-import { countDecodedFramesWithin } from './count-decoded-frames.ts';
-import { AudioDecodeError } from './errors.ts';
-import { runTool } from './run-tool.ts';
-import { probeWavHeader } from './wav-header.ts';
+import ffmpeg from "fluent-ffmpeg";
+import { countDecodedFramesWithin } from "./count-decoded-frames.ts";
+import { AudioDecodeError } from "./errors.ts";
+import { runTool } from "./run-tool.ts";
+import { probeWavHeader } from "./wav-header.ts";
 
 export interface AudioProbe {
   /** container as ffprobe names it: `wav`, `mp3`, `flac`, `matroska,webm`, `ogg`, ... */
@@ -30,7 +30,7 @@ export interface AudioProbe {
 const LOSSLESS_CODEC = /^(pcm_|flac$|alac$|wavpack$|tta$|ape$)/;
 
 function toNumber(value: unknown): number | undefined {
-  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
+  const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
   return Number.isFinite(n) ? n : undefined;
 }
 
@@ -66,16 +66,16 @@ export async function probeAudio(path: string, options: ProbeOptions = {}): Prom
 
 /** probeAudio through ffprobe, whatever the format. */
 export async function ffprobeAudio(path: string, options: ProbeOptions = {}): Promise<AudioProbe> {
-  let out = '';
+  let out = "";
   const run = await runTool(
-    'ffprobe',
+    "ffprobe",
     path,
-    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path],
+    ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
     { timeoutMs: options.ffprobeTimeoutMs ?? 30_000, signal: options.signal },
     (chunk) => (out += chunk),
   );
   if (run.aborted) throw options.signal!.reason;
-  if (run.timedOut) throw new AudioDecodeError(path, 'ffprobe took too long');
+  if (run.timedOut) throw new AudioDecodeError(path, "ffprobe took too long");
   if (run.code !== 0) throw new AudioDecodeError(path, run.lastError || `ffprobe exited with ${run.code ?? run.signal}`);
   let data: FfprobeJson;
   try {
@@ -84,22 +84,23 @@ export async function ffprobeAudio(path: string, options: ProbeOptions = {}): Pr
     throw new AudioDecodeError(path, `unreadable ffprobe output: ${(err as Error).message}`);
   }
   data.format ??= {};
-  const stream = (data.streams ?? []).find((s) => s.codec_type === 'audio');
-  if (!stream) throw new AudioDecodeError(path, 'no audio stream');
+  const stream = (data.streams ?? []).find((s) => s.codec_type === "audio");
+  if (!stream) throw new AudioDecodeError(path, "no audio stream");
   const sampleRate = toNumber(stream.sample_rate);
   const channels = toNumber(stream.channels);
-  if (!sampleRate || !channels) throw new AudioDecodeError(path, 'audio stream has no sample rate or channel count');
-  const codec = String(stream.codec_name ?? 'unknown');
+  if (!sampleRate || !channels) throw new AudioDecodeError(path, "audio stream has no sample rate or channel count");
+  const codec = String(stream.codec_name ?? "unknown");
   const durationTs = toNumber(stream.duration_ts);
   const sampleTimeBase = stream.time_base === `1/${sampleRate}`;
   const duration = toNumber(stream.duration) ?? toNumber(data.format.duration) ?? 0;
   const stated = LOSSLESS_CODEC.test(codec) && durationTs !== undefined && sampleTimeBase;
-  const counted = !stated && !(duration > 0) ? await countDecodedFramesWithin(path, options.countTimeoutMs, options.signal) : undefined;
+  const counted =
+    !stated && !(duration > 0) ? await countDecodedFramesWithin(path, options.countTimeoutMs, options.signal) : undefined;
   const frames = stated ? durationTs! : (counted?.frames ?? Math.max(0, Math.round(duration * sampleRate)));
   const framesExact = stated || counted?.complete === true;
   const bitRate = toNumber(stream.bit_rate) ?? toNumber(data.format.bit_rate);
   return {
-    format: String(data.format.format_name ?? 'unknown'),
+    format: String(data.format.format_name ?? "unknown"),
     codec,
     sampleRate,
     channels,

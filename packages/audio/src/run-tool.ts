@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn } from "node:child_process";
 
 export interface ToolRun {
   code: number | null;
@@ -25,36 +25,45 @@ export function runTool(
 ): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     if (limits.signal?.aborted) {
-      resolve({ code: null, signal: null, timedOut: false, aborted: true, lastError: '' });
+      resolve({ code: null, signal: null, timedOut: false, aborted: true, lastError: "" });
       return;
     }
-    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
+    const child = spawn(tool, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
     let timedOut = false;
     let aborted = false;
-    const timer = limits.timeoutMs === undefined ? undefined : setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, limits.timeoutMs);
+    const timer =
+      limits.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            child.kill("SIGKILL");
+          }, limits.timeoutMs);
     const onAbort = () => {
       aborted = true;
-      child.kill('SIGKILL');
+      child.kill("SIGKILL");
     };
-    limits.signal?.addEventListener('abort', onAbort, { once: true });
+    limits.signal?.addEventListener("abort", onAbort, { once: true });
     const done = () => {
       clearTimeout(timer);
-      limits.signal?.removeEventListener('abort', onAbort);
+      limits.signal?.removeEventListener("abort", onAbort);
     };
-    child.stdout.setEncoding('utf8').on('data', onStdout);
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-2000)));
-    child.on('error', (error) => {
+    child.stdout.setEncoding("utf8").on("data", onStdout);
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err = (err + d).slice(-2000)));
+    child.on("error", (error) => {
       done();
       reject(error);
     });
-    child.on('close', (code, signal) => {
+    child.on("close", (code, signal) => {
       done();
-      const lastLine = err.trim().split('\n').pop() ?? '';
-      resolve({ code, signal, timedOut, aborted, lastError: lastLine.replaceAll(`${filePath}: `, '').replaceAll(filePath, 'the file') });
+      const lastLine = err.trim().split("\n").pop() ?? "";
+      resolve({
+        code,
+        signal,
+        timedOut,
+        aborted,
+        lastError: lastLine.replaceAll(`${filePath}: `, "").replaceAll(filePath, "the file"),
+      });
     });
   });
 }

@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
-import type { AudioProbe } from './probe-audio.ts';
+import { open } from "node:fs/promises";
+import type { AudioProbe } from "./probe-audio.ts";
 
 /** Bytes read from the start of the file: enough for fmt, LIST/bext chunks and the data header. */
 const HEAD_BYTES = 1 << 16;
@@ -9,7 +9,7 @@ const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
 
 function codecName(format: number, bits: number): string | undefined {
   if (format === WAVE_FORMAT_PCM) {
-    if (bits === 8) return 'pcm_u8';
+    if (bits === 8) return "pcm_u8";
     if (bits === 16 || bits === 24 || bits === 32) return `pcm_s${bits}le`;
   }
   if (format === WAVE_FORMAT_IEEE_FLOAT && (bits === 32 || bits === 64)) return `pcm_f${bits}le`;
@@ -26,7 +26,7 @@ function codecName(format: number, bits: number): string | undefined {
 export async function probeWavHeader(path: string): Promise<AudioProbe | undefined> {
   let handle;
   try {
-    handle = await open(path, 'r');
+    handle = await open(path, "r");
   } catch {
     return undefined;
   }
@@ -34,14 +34,14 @@ export async function probeWavHeader(path: string): Promise<AudioProbe | undefin
     const { size } = await handle.stat();
     const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    if (bytesRead < 44 || head.toString('latin1', 0, 4) !== 'RIFF' || head.toString('latin1', 8, 12) !== 'WAVE') return undefined;
+    if (bytesRead < 44 || head.toString("latin1", 0, 4) !== "RIFF" || head.toString("latin1", 8, 12) !== "WAVE") return undefined;
     let fmt: { format: number; channels: number; sampleRate: number; blockAlign: number; bits: number } | undefined;
     let at = 12;
     while (at + 8 <= bytesRead) {
-      const id = head.toString('latin1', at, at + 4);
+      const id = head.toString("latin1", at, at + 4);
       const length = head.readUInt32LE(at + 4);
       const body = at + 8;
-      if (id === 'fmt ') {
+      if (id === "fmt ") {
         if (length < 16 || body + length > bytesRead) return undefined;
         let format = head.readUInt16LE(body);
         const channels = head.readUInt16LE(body + 2);
@@ -55,7 +55,7 @@ export async function probeWavHeader(path: string): Promise<AudioProbe | undefin
           format = head.readUInt16LE(body + 24);
         }
         fmt = { format, channels, sampleRate, blockAlign, bits };
-      } else if (id === 'data') {
+      } else if (id === "data") {
         if (!fmt) return undefined;
         const codec = codecName(fmt.format, fmt.bits);
         const { channels, sampleRate, blockAlign, bits } = fmt;
@@ -64,7 +64,7 @@ export async function probeWavHeader(path: string): Promise<AudioProbe | undefin
         if (body + length > size || length % blockAlign !== 0) return undefined;
         const frames = length / blockAlign;
         return {
-          format: 'wav',
+          format: "wav",
           codec,
           sampleRate,
           channels,

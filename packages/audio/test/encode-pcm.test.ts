@@ -1,8 +1,8 @@
-import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { describe, it } from 'node:test';
-import { AudioEncodeError, decodeToPcm, encodeStereoPcm, probeAudio, StereoPcmEncoder } from '../src/index.ts';
-import { ffprobeField, readStereo, sine, snrDb, toneOf, withTempDir, writeTone } from './support/fixtures.ts';
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { AudioEncodeError, decodeToPcm, encodeStereoPcm, probeAudio, StereoPcmEncoder } from "../src/index.ts";
+import { ffprobeField, readStereo, sine, snrDb, toneOf, withTempDir, writeTone } from "./support/fixtures.ts";
 
 function interleave(left: Float32Array, right: Float32Array, blockFrames: number): Float32Array[] {
   const blocks: Float32Array[] = [];
@@ -22,35 +22,35 @@ async function* fromArray(blocks: Float32Array[]): AsyncGenerator<Float32Array> 
   yield* blocks;
 }
 
-describe('StereoPcmEncoder', () => {
-  it('writes float WAV bit-exactly when no resampling happens', async () => {
+describe("StereoPcmEncoder", () => {
+  it("writes float WAV bit-exactly when no resampling happens", async () => {
     await withTempDir(async (dir) => {
-      const src = join(dir, 'src.wav');
-      await writeTone(src, { sampleRate: 44100, channels: 2, frames: 70_001, codecArgs: ['-c:a', 'pcm_f32le'] });
-      const out = join(dir, 'out.wav');
+      const src = join(dir, "src.wav");
+      await writeTone(src, { sampleRate: 44100, channels: 2, frames: 70_001, codecArgs: ["-c:a", "pcm_f32le"] });
+      const out = join(dir, "out.wav");
       await encodeStereoPcm(decodeToPcm(src, { sampleRate: 44100, blockFrames: 3000 }), {
         inputSampleRate: 44100,
-        targets: [{ format: 'wav', path: out }],
+        targets: [{ format: "wav", path: out }],
       });
       const a = await readStereo(src, 44100);
       const b = await readStereo(out, 44100);
       assert.deepEqual(b.left, a.left);
       assert.deepEqual(b.right, a.right);
-      assert.equal(await ffprobeField(out, 'stream=codec_name'), 'pcm_f32le');
+      assert.equal(await ffprobeField(out, "stream=codec_name"), "pcm_f32le");
     });
   });
 
-  it('resamples 48 kHz -> 44.1 kHz -> 48 kHz back to the exact input length at >90 dB SNR', async () => {
+  it("resamples 48 kHz -> 44.1 kHz -> 48 kHz back to the exact input length at >90 dB SNR", async () => {
     await withTempDir(async (dir) => {
       const frames = 100_001;
-      const src = join(dir, 'src.wav');
-      await writeTone(src, { sampleRate: 48000, channels: 2, frames, codecArgs: ['-c:a', 'pcm_f32le'] });
+      const src = join(dir, "src.wav");
+      await writeTone(src, { sampleRate: 48000, channels: 2, frames, codecArgs: ["-c:a", "pcm_f32le"] });
       const targets = [
-        { format: 'wav', path: join(dir, 'out.wav') },
-        { format: 'wav', path: join(dir, 'out16.wav'), sampleFormat: 's16' },
-        { format: 'wav', path: join(dir, 'out24.wav'), sampleFormat: 's24' },
-        { format: 'flac', path: join(dir, 'out.flac') },
-        { format: 'flac', path: join(dir, 'out16.flac'), bitDepth: 16 },
+        { format: "wav", path: join(dir, "out.wav") },
+        { format: "wav", path: join(dir, "out16.wav"), sampleFormat: "s16" },
+        { format: "wav", path: join(dir, "out24.wav"), sampleFormat: "s24" },
+        { format: "flac", path: join(dir, "out.flac") },
+        { format: "flac", path: join(dir, "out16.flac"), bitDepth: 16 },
       ] as const;
       await encodeStereoPcm(decodeToPcm(src, { sampleRate: 44100 }), {
         inputSampleRate: 44100,
@@ -64,20 +64,20 @@ describe('StereoPcmEncoder', () => {
         assert.equal(probe.frames, frames, `${target.path} length`);
         const { left, right } = await readStereo(target.path, 48000);
         assert.equal(left.length, frames);
-        const floor = target.path.includes('16') ? 75 : 90;
+        const floor = target.path.includes("16") ? 75 : 90;
         for (const [channel, pcm] of [left, right].entries()) {
           const { freq, amp } = toneOf(channel);
           const snr = snrDb(sine(frames, 48000, freq, amp), pcm, 100, frames - 100);
           assert.ok(snr > floor, `${target.path} channel ${channel}: ${snr.toFixed(1)} dB`);
         }
       }
-      assert.equal(await ffprobeField(targets[2].path, 'stream=codec_name'), 'pcm_s24le');
-      assert.equal(await ffprobeField(targets[3].path, 'stream=bits_per_raw_sample'), '24');
-      assert.equal(await ffprobeField(targets[4].path, 'stream=sample_fmt'), 's16');
+      assert.equal(await ffprobeField(targets[2].path, "stream=codec_name"), "pcm_s24le");
+      assert.equal(await ffprobeField(targets[3].path, "stream=bits_per_raw_sample"), "24");
+      assert.equal(await ffprobeField(targets[4].path, "stream=sample_fmt"), "s16");
     });
   });
 
-  it('pads or cuts to the requested length', async () => {
+  it("pads or cuts to the requested length", async () => {
     await withTempDir(async (dir) => {
       const left = sine(10_000, 44100, 440, 0.5);
       for (const frames of [7_000, 12_345]) {
@@ -85,7 +85,7 @@ describe('StereoPcmEncoder', () => {
         await encodeStereoPcm(fromArray(interleave(left, left, 4096)), {
           inputSampleRate: 44100,
           frames,
-          targets: [{ format: 'flac', path }],
+          targets: [{ format: "flac", path }],
         });
         const out = await readStereo(path, 44100);
         assert.equal(out.left.length, frames);
@@ -94,28 +94,28 @@ describe('StereoPcmEncoder', () => {
     });
   });
 
-  it('writes a lossless and an mp3 file from one pass, with a configurable bitrate', async () => {
+  it("writes a lossless and an mp3 file from one pass, with a configurable bitrate", async () => {
     await withTempDir(async (dir) => {
       const frames = 3 * 44100;
       const left = sine(frames, 44100, 440, 0.5);
       const right = sine(frames, 44100, 660, 0.3);
-      const wav = join(dir, 'stem.wav');
-      const mp3 = join(dir, 'stem.mp3');
-      const mp3Low = join(dir, 'stem-128.mp3');
+      const wav = join(dir, "stem.wav");
+      const mp3 = join(dir, "stem.mp3");
+      const mp3Low = join(dir, "stem-128.mp3");
       const encoder = new StereoPcmEncoder({
         inputSampleRate: 44100,
         targets: [
-          { format: 'wav', path: wav, sampleFormat: 's16' },
-          { format: 'mp3', path: mp3 },
-          { format: 'mp3', path: mp3Low, bitrateKbps: 128 },
+          { format: "wav", path: wav, sampleFormat: "s16" },
+          { format: "mp3", path: mp3 },
+          { format: "mp3", path: mp3Low, bitrateKbps: 128 },
         ],
       });
       for (const block of interleave(left, right, 8192)) await encoder.write(block);
       await encoder.finish();
       assert.equal(encoder.framesWritten, frames);
       assert.equal((await probeAudio(wav)).frames, frames);
-      assert.equal(await ffprobeField(mp3, 'stream=bit_rate'), '320000');
-      assert.equal(await ffprobeField(mp3Low, 'stream=bit_rate'), '128000');
+      assert.equal(await ffprobeField(mp3, "stream=bit_rate"), "320000");
+      assert.equal(await ffprobeField(mp3Low, "stream=bit_rate"), "128000");
       const decoded = await readStereo(mp3, 44100);
       // ffmpeg writes the LAME gapless header, so the decoded length is exact
       assert.equal(decoded.left.length, frames);
@@ -124,22 +124,22 @@ describe('StereoPcmEncoder', () => {
     });
   });
 
-  it('rejects with AudioEncodeError when the output cannot be written', async () => {
+  it("rejects with AudioEncodeError when the output cannot be written", async () => {
     await withTempDir(async (dir) => {
       const left = sine(1000, 44100, 440, 0.5);
       await assert.rejects(
         encodeStereoPcm(fromArray(interleave(left, left, 256)), {
           inputSampleRate: 44100,
-          targets: [{ format: 'wav', path: join(dir, 'missing-dir', 'out.wav') }],
+          targets: [{ format: "wav", path: join(dir, "missing-dir", "out.wav") }],
         }),
         AudioEncodeError,
       );
     });
   });
 
-  it('rejects an mp3 bitrate outside 8..320 kbps', () => {
+  it("rejects an mp3 bitrate outside 8..320 kbps", () => {
     assert.throws(
-      () => new StereoPcmEncoder({ inputSampleRate: 44100, targets: [{ format: 'mp3', path: '/tmp/x.mp3', bitrateKbps: 500 }] }),
+      () => new StereoPcmEncoder({ inputSampleRate: 44100, targets: [{ format: "mp3", path: "/tmp/x.mp3", bitrateKbps: 500 }] }),
       RangeError,
     );
   });

@@ -46,7 +46,10 @@ export const EnvSchema = z
     /** `GET /metrics` on the API and on the worker's health port (Prometheus exposition format). */
     METRICS_ENABLED: bool.default(true),
     /** When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
-    METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters (generate one with: openssl rand -hex 24)").optional(),
+    METRICS_TOKEN: z
+      .string()
+      .min(16, "METRICS_TOKEN must be at least 16 characters (generate one with: openssl rand -hex 24)")
+      .optional(),
 
     // Postgres and Redis
     DATABASE_URL: z.string().min(1),
@@ -114,10 +117,19 @@ export const EnvSchema = z
     WEBHOOK_DENIED_NETWORKS: z
       .string()
       .default("")
-      .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+      .transform((v) =>
+        v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
       .superRefine((entries, ctx) => {
         for (const entry of entries) {
-          if (!isNetworkEntry(entry)) ctx.addIssue({ code: "custom", message: `"${entry}" is neither \`private\` nor a CIDR such as 10.0.0.0/8 or fd00::/8` });
+          if (!isNetworkEntry(entry))
+            ctx.addIssue({
+              code: "custom",
+              message: `"${entry}" is neither \`private\` nor a CIDR such as 10.0.0.0/8 or fd00::/8`,
+            });
         }
       }),
     /** How long one delivery waits for the receiver's answer. */
@@ -132,7 +144,11 @@ export const EnvSchema = z
       }
     }
     if (env.STORAGE_DRIVER === "local" && !env.SIGNED_URL_SECRET) {
-      ctx.addIssue({ code: "custom", path: ["SIGNED_URL_SECRET"], message: "SIGNED_URL_SECRET (16+ chars) is required when STORAGE_DRIVER=local" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["SIGNED_URL_SECRET"],
+        message: "SIGNED_URL_SECRET (16+ chars) is required when STORAGE_DRIVER=local",
+      });
     }
   });
 
@@ -156,7 +172,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  */
 export function loadDatabaseConfig(env: Record<string, string | undefined> = process.env): Pick<Config, "DATABASE_URL"> {
   const parsed = z.object({ DATABASE_URL: EnvSchema.shape.DATABASE_URL }).safeParse(env);
-  if (!parsed.success) throw new ConfigError("Invalid configuration:\n  DATABASE_URL: required (postgresql://user:password@host:port/database)");
+  if (!parsed.success)
+    throw new ConfigError("Invalid configuration:\n  DATABASE_URL: required (postgresql://user:password@host:port/database)");
   return parsed.data;
 }
 

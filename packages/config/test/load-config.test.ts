@@ -24,16 +24,24 @@ test("names every bad setting at once", () => {
 });
 
 test("requires both S3 credentials when STORAGE_DRIVER=s3", () => {
-  assert.throws(() => loadConfig({ ...minimal, STORAGE_DRIVER: "s3" }), (error: Error) => {
-    assert.match(error.message, /S3_ACCESS_KEY_ID/);
-    assert.match(error.message, /S3_SECRET_ACCESS_KEY/);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ ...minimal, STORAGE_DRIVER: "s3" }),
+    (error: Error) => {
+      assert.match(error.message, /S3_ACCESS_KEY_ID/);
+      assert.match(error.message, /S3_SECRET_ACCESS_KEY/);
+      return true;
+    },
+  );
 });
 
 test("requires SIGNED_URL_SECRET for local storage only", () => {
   assert.throws(() => loadConfig({ DATABASE_URL: minimal.DATABASE_URL }), /SIGNED_URL_SECRET/);
-  const s3 = loadConfig({ DATABASE_URL: minimal.DATABASE_URL, STORAGE_DRIVER: "s3", S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "b" });
+  const s3 = loadConfig({
+    DATABASE_URL: minimal.DATABASE_URL,
+    STORAGE_DRIVER: "s3",
+    S3_ACCESS_KEY_ID: "a",
+    S3_SECRET_ACCESS_KEY: "b",
+  });
   assert.equal(s3.SIGNED_URL_SECRET, undefined);
 });
 

@@ -148,7 +148,9 @@ function checkRateLimits(limits: Partial<KeyRateLimits>): void {
     const value = limits[name];
     // The column is a Postgres INTEGER.
     if (value !== null && value !== undefined && !(Number.isInteger(value) && value >= 0 && value <= 2147483647)) {
-      throw new InvalidRateLimitError(`${name} must be a whole number of requests per minute, 0 or more (0 = unlimited); got ${value}`);
+      throw new InvalidRateLimitError(
+        `${name} must be a whole number of requests per minute, 0 or more (0 = unlimited); got ${value}`,
+      );
     }
   }
 }

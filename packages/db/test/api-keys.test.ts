@@ -90,8 +90,14 @@ describe("ApiKeyRepository", () => {
   test("refuses negative or fractional rate limits and creates nothing", async () => {
     const before = await prisma.apiKey.count();
     const callers = await prisma.caller.count();
-    await assert.rejects(keys.createApiKey({ name: "mallory", writesPerMinute: -1 }), /writesPerMinute must be a whole number .* got -1/);
-    await assert.rejects(keys.createApiKey({ name: "mallory", readsPerMinute: 1.5 }), /readsPerMinute must be a whole number .* got 1.5/);
+    await assert.rejects(
+      keys.createApiKey({ name: "mallory", writesPerMinute: -1 }),
+      /writesPerMinute must be a whole number .* got -1/,
+    );
+    await assert.rejects(
+      keys.createApiKey({ name: "mallory", readsPerMinute: 1.5 }),
+      /readsPerMinute must be a whole number .* got 1.5/,
+    );
     assert.equal(await prisma.apiKey.count(), before);
     assert.equal(await prisma.caller.count(), callers);
     const key = await keys.createApiKey({ name: "niaj" });

@@ -43,7 +43,10 @@ describe("applyMigrations", () => {
     assert.ok(migrations.length >= 1);
 
     const result = await applyMigrations(url);
-    assert.deepEqual(result.applied, migrations.map((m) => m.name));
+    assert.deepEqual(
+      result.applied,
+      migrations.map((m) => m.name),
+    );
     assert.deepEqual(result.alreadyApplied, []);
 
     const rows = await query<Record<string, unknown>>(url, `SELECT * FROM "_prisma_migrations" ORDER BY migration_name`);
@@ -82,7 +85,10 @@ describe("applyMigrations", () => {
     );
     const tables = await query<{ tablename: string }>(url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
     for (const table of ["Caller", "ApiKey", "SeparationJob", "VoiceModel", "VoiceConversionJob", "VoiceBlendJob"]) {
-      assert.ok(tables.some((t) => t.tablename === table), `table ${table} exists`);
+      assert.ok(
+        tables.some((t) => t.tablename === table),
+        `table ${table} exists`,
+      );
     }
   });
 
@@ -101,7 +107,10 @@ describe("applyMigrations", () => {
     const results = await Promise.all(Array.from({ length: 5 }, () => applyMigrations(url)));
     const migrations = await readMigrations();
     assert.equal(results.filter((r) => r.applied.length > 0).length, 1);
-    assert.deepEqual(results.flatMap((r) => r.applied), migrations.map((m) => m.name));
+    assert.deepEqual(
+      results.flatMap((r) => r.applied),
+      migrations.map((m) => m.name),
+    );
     const rows = await query(url, `SELECT * FROM "_prisma_migrations"`);
     assert.equal(rows.length, migrations.length);
   });

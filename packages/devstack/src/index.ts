@@ -1,6 +1,14 @@
 export { freePort, stopChild, superviseChild } from "./processes.ts";
 export { startPostgres, postgresBinDir, postgresCanUse, type PostgresOptions, type RunningPostgres } from "./postgres.ts";
-export { startRedis, launchRedisServer, findRedisServer, RedisNotInstalledError, type RedisOptions, type RedisServerOptions, type RunningRedis } from "./redis.ts";
+export {
+  startRedis,
+  launchRedisServer,
+  findRedisServer,
+  RedisNotInstalledError,
+  type RedisOptions,
+  type RedisServerOptions,
+  type RunningRedis,
+} from "./redis.ts";
 export { startS3, type S3Options, type RunningS3 } from "./s3.ts";
 export { startTestStack, type TestStack, type TestStackOptions } from "./test-stack.ts";
 export { metricSample } from "./prometheus.ts";

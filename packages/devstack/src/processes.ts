@@ -36,7 +36,13 @@ export function superviseChild(child: ChildProcess, stopSignal: NodeJS.Signals):
   running.set(child, stopSignal);
   const watchdog = spawn(
     "sh",
-    ["-c", 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -s "$2" "$1" 2>/dev/null', String(process.pid), String(child.pid), stopSignal.replace(/^SIG/, "")],
+    [
+      "-c",
+      'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -s "$2" "$1" 2>/dev/null',
+      String(process.pid),
+      String(child.pid),
+      stopSignal.replace(/^SIG/, ""),
+    ],
     { detached: true, stdio: "ignore" },
   );
   watchdog.unref();

@@ -59,14 +59,22 @@ export async function launchRedisServer(options: RedisServerOptions): Promise<Ch
   const binary = findRedisServer();
   if (!binary) throw new RedisNotInstalledError();
   const args = [
-    "--port", String(options.port),
-    "--bind", "127.0.0.1",
-    "--daemonize", "no",
-    "--save", "",
-    "--appendonly", options.appendOnly ? "yes" : "no",
-    "--dir", options.dir,
-    "--maxmemory-policy", "noeviction",
-    "--logfile", "",
+    "--port",
+    String(options.port),
+    "--bind",
+    "127.0.0.1",
+    "--daemonize",
+    "no",
+    "--save",
+    "",
+    "--appendonly",
+    options.appendOnly ? "yes" : "no",
+    "--dir",
+    options.dir,
+    "--maxmemory-policy",
+    "noeviction",
+    "--logfile",
+    "",
   ];
   const { child } = await spawnUntilReady(binary, args, {
     name: `redis-server (port ${options.port})`,

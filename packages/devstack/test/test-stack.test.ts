@@ -52,7 +52,15 @@ describe("startTestStack", () => {
   test("two stacks share nothing", async () => {
     const [a, b] = await Promise.all([startTestStack({ storage: "local" }), startTestStack({ storage: "local" })]);
     try {
-      for (const key of ["DATABASE_URL", "REDIS_URL", "S3_ENDPOINT", "STORAGE_LOCAL_DIR", "QUEUE_PREFIX", "SIGNED_URL_SECRET", "TMP_DIR"]) {
+      for (const key of [
+        "DATABASE_URL",
+        "REDIS_URL",
+        "S3_ENDPOINT",
+        "STORAGE_LOCAL_DIR",
+        "QUEUE_PREFIX",
+        "SIGNED_URL_SECRET",
+        "TMP_DIR",
+      ]) {
         assert.notEqual(a.env[key], b.env[key], key);
       }
     } finally {

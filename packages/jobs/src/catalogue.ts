@@ -4,7 +4,12 @@
  * enum's (`vocal_separation`) and the API path's (`vocal-separations`).
  */
 export const SEPARATION_KINDS = {
-  "vocal-separation": { dbKind: "vocal_separation", apiPath: "vocal-separations", noun: "vocal separation", tag: "Vocal separations" },
+  "vocal-separation": {
+    dbKind: "vocal_separation",
+    apiPath: "vocal-separations",
+    noun: "vocal separation",
+    tag: "Vocal separations",
+  },
   "stem-split": { dbKind: "stem_split", apiPath: "stem-splits", noun: "stem split", tag: "Stem splits" },
 } as const;
 export type SeparationKind = keyof typeof SEPARATION_KINDS;

@@ -17,9 +17,23 @@ if (process.argv[2] === "--child") {
   const { blendOnnxModels } = await import("../src/index.ts");
   const baseline = process.memoryUsage().rss;
   const started = performance.now();
-  const result = await blendOnnxModels({ inputs: [{ path: a!, alpha: 0.5 }, { path: b!, alpha: 0.5 }], output: out! });
+  const result = await blendOnnxModels({
+    inputs: [
+      { path: a!, alpha: 0.5 },
+      { path: b!, alpha: 0.5 },
+    ],
+    output: out!,
+  });
   const ms = performance.now() - started;
-  process.stdout.write(JSON.stringify({ ms, baselineRss: baseline, peakRss: process.resourceUsage().maxRSS * 1024, blended: result.blended, size: result.size }));
+  process.stdout.write(
+    JSON.stringify({
+      ms,
+      baselineRss: baseline,
+      peakRss: process.resourceUsage().maxRSS * 1024,
+      blended: result.blended,
+      size: result.size,
+    }),
+  );
 } else {
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   const { makeSyntheticVoice } = await import("../test/support/synthetic-voice.ts");
@@ -35,17 +49,25 @@ if (process.argv[2] === "--child") {
     const results = [];
     for (let i = 0; i < runs; i++) {
       const out = join(dir, `blend-${i}.onnx`);
-      const json = execFileSync(process.execPath, ["--import", "tsx", script, "--child", paths[0]!, paths[1]!, out], { encoding: "utf8" });
+      const json = execFileSync(process.execPath, ["--import", "tsx", script, "--child", paths[0]!, paths[1]!, out], {
+        encoding: "utf8",
+      });
       results.push(JSON.parse(json) as { ms: number; baselineRss: number; peakRss: number; blended: number; size: number });
       await rm(out);
     }
     const best = results.reduce((x, y) => (y.ms < x.ms ? y : x));
     const worstRss = Math.max(...results.map((r) => r.peakRss));
     const fmt = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
-    console.log(`models: ${fmt(sizes[0]!)} + ${fmt(sizes[1]!)} (${best.blended} float initializers each, speaker tables 109 and 1 rows)`);
+    console.log(
+      `models: ${fmt(sizes[0]!)} + ${fmt(sizes[1]!)} (${best.blended} float initializers each, speaker tables 109 and 1 rows)`,
+    );
     console.log(`blend 50/50, file to file (read, check, sum, write), ${runs} runs in fresh processes:`);
-    console.log(`  time:     best ${best.ms.toFixed(0)} ms, all [${results.map((r) => r.ms.toFixed(0)).join(", ")}] ms  (limit 1500 ms)`);
-    console.log(`  peak RSS: ${fmt(worstRss)} = ${(worstRss / total).toFixed(2)}x the models' total size (limit 3x); process before blending ${fmt(best.baselineRss)}`);
+    console.log(
+      `  time:     best ${best.ms.toFixed(0)} ms, all [${results.map((r) => r.ms.toFixed(0)).join(", ")}] ms  (limit 1500 ms)`,
+    );
+    console.log(
+      `  peak RSS: ${fmt(worstRss)} = ${(worstRss / total).toFixed(2)}x the models' total size (limit 3x); process before blending ${fmt(best.baselineRss)}`,
+    );
     console.log(`  output:   ${fmt(best.size)}`);
     if (best.ms > 1500 || worstRss > 3 * total) process.exitCode = 1;
   } finally {

@@ -71,15 +71,18 @@ export async function blendOnnxModels(options: BlendOptions): Promise<BlendResul
   const { inputs } = options;
   if (inputs.length === 0) throw new RangeError("blendOnnxModels needs at least one input");
   inputs.forEach((input, i) => {
-    if (!Number.isFinite(input.alpha) || input.alpha < 0) throw new RangeError(`alpha of input ${i + 1} must be a finite number >= 0 (got ${input.alpha})`);
+    if (!Number.isFinite(input.alpha) || input.alpha < 0)
+      throw new RangeError(`alpha of input ${i + 1} must be a finite number >= 0 (got ${input.alpha})`);
     if (!input.path === !input.bytes) throw new TypeError(`input ${i + 1}: give exactly one of path and bytes`);
   });
   const labels = inputs.map((input, i) => input.label ?? `model ${i + 1}`);
   const models: OnnxModel[] = [];
   for (const [i, input] of inputs.entries()) {
-    const bytes = input.bytes ?? (await readFile(input.path!).catch((err: NodeJS.ErrnoException) => {
-      throw err.code === "ENOENT" ? new InvalidModelError(`${labels[i]}: file ${input.path} does not exist`) : err;
-    }));
+    const bytes =
+      input.bytes ??
+      (await readFile(input.path!).catch((err: NodeJS.ErrnoException) => {
+        throw err.code === "ENOENT" ? new InvalidModelError(`${labels[i]}: file ${input.path} does not exist`) : err;
+      }));
     models.push(parseOnnx(bytes, labels[i]!));
   }
   const alphas = inputs.map((input) => input.alpha);
@@ -88,14 +91,24 @@ export async function blendOnnxModels(options: BlendOptions): Promise<BlendResul
 
   const onlyFirst = alphas.every((a, i) => (i === 0 ? a === 1 : a === 0));
   if (onlyFirst && plan.truncated.length === 0) {
-    return finish(options, { parts: [first.bytes], length: first.bytes.length }, first, { blended: 0, copied: first.order.length, truncated: [] });
+    return finish(options, { parts: [first.bytes], length: first.bytes.length }, first, {
+      blended: 0,
+      copied: first.order.length,
+      truncated: [],
+    });
   }
 
   let blended = 0;
   let copied = 0;
   // One scratch buffer per model for values that are not aligned in the file, reused tensor after
   // tensor, so the blend allocates little beyond its output.
-  const largest = Math.max(0, ...first.order.map((n) => first.initializers.get(n)!).filter((t) => isFloatType(t.dataType)).map((t) => t.end - t.start));
+  const largest = Math.max(
+    0,
+    ...first.order
+      .map((n) => first.initializers.get(n)!)
+      .filter((t) => isFloatType(t.dataType))
+      .map((t) => t.end - t.start),
+  );
   const scratch = models.map(() => new Uint8Array(largest));
   const graph = new Chunks();
   for (const f of first.graphFields) {
@@ -163,7 +176,9 @@ function planTensors(models: OnnxModel[], alphas: number[], labels: string[]): P
     shapes.forEach((t, i) => {
       if (i === 0) return;
       if (t.dataType !== t1.dataType) {
-        throw new IncompatibleModelsError(`${name} is ${dataTypeName(t.dataType)} in ${labels[i]} but ${dataTypeName(t1.dataType)} in ${name1}`);
+        throw new IncompatibleModelsError(
+          `${name} is ${dataTypeName(t.dataType)} in ${labels[i]} but ${dataTypeName(t1.dataType)} in ${name1}`,
+        );
       }
     });
     const sameShape = shapes.every((t) => t.dims.length === t1.dims.length && t.dims.every((d, k) => d === t1.dims[k]));
@@ -188,7 +203,9 @@ function planTensors(models: OnnxModel[], alphas: number[], labels: string[]): P
     if (!isFloatType(t1.dataType)) {
       shapes.forEach((t, i) => {
         if (i > 0 && !sameData(first, t1, models[i]!, t)) {
-          throw new IncompatibleModelsError(`${name} (${dataTypeName(t1.dataType)}) differs between ${labels[i]} and ${name1}; only floating-point weights can be blended`);
+          throw new IncompatibleModelsError(
+            `${name} (${dataTypeName(t1.dataType)}) differs between ${labels[i]} and ${name1}; only floating-point weights can be blended`,
+          );
         }
       });
     }
@@ -205,7 +222,13 @@ function sameData(m1: OnnxModel, t1: Initializer, m2: OnnxModel, t2: Initializer
 }
 
 /** The first model's TensorProto with its values replaced by the weighted sum (and its dims cut when `rows` is set). */
-function blendTensor(models: OnnxModel[], alphas: number[], name: string, rows: number | undefined, scratch: Uint8Array[]): Chunks {
+function blendTensor(
+  models: OnnxModel[],
+  alphas: number[],
+  name: string,
+  rows: number | undefined,
+  scratch: Uint8Array[],
+): Chunks {
   const first = models[0]!;
   const t1 = first.initializers.get(name)!;
   const dims = rows === undefined ? t1.dims : [rows, ...t1.dims.slice(1)];
@@ -218,7 +241,9 @@ function blendTensor(models: OnnxModel[], alphas: number[], name: string, rows: 
     const t = m.initializers.get(name)!;
     const values = readValues(m, t, name, scratch[i]!);
     if (values.length !== elementCount(t.dims)) {
-      throw new InvalidModelError(`${name} holds ${values.length} values but its shape [${t.dims.join(", ")}] needs ${elementCount(t.dims)}`);
+      throw new InvalidModelError(
+        `${name} holds ${values.length} values but its shape [${t.dims.join(", ")}] needs ${elementCount(t.dims)}`,
+      );
     }
     terms.push({ alpha: alphas[i]!, values });
   });
@@ -249,21 +274,40 @@ function blendTensor(models: OnnxModel[], alphas: number[], name: string, rows: 
 }
 
 /** Sums in double precision per element and rounds once to the output's type. */
-function weightedSum(out: Float32Array | Float64Array, terms: Array<{ alpha: number; values: Float32Array | Float64Array }>): void {
+function weightedSum(
+  out: Float32Array | Float64Array,
+  terms: Array<{ alpha: number; values: Float32Array | Float64Array }>,
+): void {
   const n = out.length;
   if (terms.length === 0) return;
   const [a, b, c, d] = terms;
   if (terms.length === 1) {
-    const x = a!.values, ax = a!.alpha;
+    const x = a!.values,
+      ax = a!.alpha;
     for (let j = 0; j < n; j++) out[j] = ax * x[j]!;
   } else if (terms.length === 2) {
-    const x = a!.values, ax = a!.alpha, y = b!.values, ay = b!.alpha;
+    const x = a!.values,
+      ax = a!.alpha,
+      y = b!.values,
+      ay = b!.alpha;
     for (let j = 0; j < n; j++) out[j] = ax * x[j]! + ay * y[j]!;
   } else if (terms.length === 3) {
-    const x = a!.values, ax = a!.alpha, y = b!.values, ay = b!.alpha, z = c!.values, az = c!.alpha;
+    const x = a!.values,
+      ax = a!.alpha,
+      y = b!.values,
+      ay = b!.alpha,
+      z = c!.values,
+      az = c!.alpha;
     for (let j = 0; j < n; j++) out[j] = ax * x[j]! + ay * y[j]! + az * z[j]!;
   } else if (terms.length === 4) {
-    const x = a!.values, ax = a!.alpha, y = b!.values, ay = b!.alpha, z = c!.values, az = c!.alpha, w = d!.values, aw = d!.alpha;
+    const x = a!.values,
+      ax = a!.alpha,
+      y = b!.values,
+      ay = b!.alpha,
+      z = c!.values,
+      az = c!.alpha,
+      w = d!.values,
+      aw = d!.alpha;
     for (let j = 0; j < n; j++) out[j] = ax * x[j]! + ay * y[j]! + az * z[j]! + aw * w[j]!;
   } else {
     const acc = new Float64Array(n);
@@ -277,17 +321,22 @@ function readValues(model: OnnxModel, t: Initializer, name: string, scratch: Uin
   const bytes = model.bytes;
   const fields = t.dataFields;
   const only = fields.length === 1 ? fields[0]! : undefined;
-  const packed = only && only.wire === Wire.Bytes ? aligned(bytes, only, t.dataType === DataType.DOUBLE ? 8 : t.dataType === DataType.FLOAT ? 4 : 2, scratch) : undefined;
+  const packed =
+    only && only.wire === Wire.Bytes
+      ? aligned(bytes, only, t.dataType === DataType.DOUBLE ? 8 : t.dataType === DataType.FLOAT ? 4 : 2, scratch)
+      : undefined;
   switch (t.dataType) {
     case DataType.FLOAT:
-      if (packed && (only!.no === TENSOR.rawData || only!.no === TENSOR.floatData)) return new Float32Array(packed.buffer, packed.byteOffset, packed.byteLength / 4);
+      if (packed && (only!.no === TENSOR.rawData || only!.no === TENSOR.floatData))
+        return new Float32Array(packed.buffer, packed.byteOffset, packed.byteLength / 4);
       if (fields.every((f) => f.no === TENSOR.floatData && f.wire === Wire.Fixed32)) {
         const view = new DataView(bytes.buffer, bytes.byteOffset);
         return Float32Array.from(fields, (f) => view.getFloat32(f.valueStart, true));
       }
       break;
     case DataType.DOUBLE:
-      if (packed && (only!.no === TENSOR.rawData || only!.no === TENSOR.doubleData)) return new Float64Array(packed.buffer, packed.byteOffset, packed.byteLength / 8);
+      if (packed && (only!.no === TENSOR.rawData || only!.no === TENSOR.doubleData))
+        return new Float64Array(packed.buffer, packed.byteOffset, packed.byteLength / 8);
       break;
     case DataType.FLOAT16:
     case DataType.BFLOAT16: {
@@ -317,11 +366,12 @@ function varints(bytes: Uint8Array, fields: Field[]): number[] {
   const out: number[] = [];
   for (const f of fields) {
     if (f.wire === Wire.Varint) out.push(f.int);
-    else for (let p = f.valueStart; p < f.end; ) {
-      const [v, next] = readVarint(bytes, p);
-      out.push(v);
-      p = next;
-    }
+    else
+      for (let p = f.valueStart; p < f.end;) {
+        const [v, next] = readVarint(bytes, p);
+        out.push(v);
+        p = next;
+      }
   }
   return out;
 }

@@ -34,11 +34,26 @@ const DATA_FIELDS: ReadonlySet<number> = new Set([
 
 export const DataType = { FLOAT: 1, FLOAT16: 10, DOUBLE: 11, BFLOAT16: 16 } as const;
 const DATA_TYPE_NAMES: Record<number, string> = {
-  1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string", 9: "bool",
-  10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16",
+  1: "float32",
+  2: "uint8",
+  3: "int8",
+  4: "uint16",
+  5: "int16",
+  6: "int32",
+  7: "int64",
+  8: "string",
+  9: "bool",
+  10: "float16",
+  11: "float64",
+  12: "uint32",
+  13: "uint64",
+  14: "complex64",
+  15: "complex128",
+  16: "bfloat16",
 };
 export const dataTypeName = (t: number) => DATA_TYPE_NAMES[t] ?? `type ${t}`;
-export const isFloatType = (t: number) => t === DataType.FLOAT || t === DataType.FLOAT16 || t === DataType.DOUBLE || t === DataType.BFLOAT16;
+export const isFloatType = (t: number) =>
+  t === DataType.FLOAT || t === DataType.FLOAT16 || t === DataType.DOUBLE || t === DataType.BFLOAT16;
 
 /** One initializer, located in its model's bytes. */
 export interface Initializer {
@@ -109,13 +124,15 @@ function parseTensor(bytes: Uint8Array, start: number, end: number, label: strin
     else if (f.no === TENSOR.dataType && f.wire === Wire.Varint) dataType = f.int;
     else if (f.no === TENSOR.dims && f.wire === Wire.Varint) dims.push(f.int);
     else if (f.no === TENSOR.dims && f.wire === Wire.Bytes) {
-      for (let p = f.valueStart; p < f.end; ) {
+      for (let p = f.valueStart; p < f.end;) {
         const [d, next] = readVarint(bytes, p);
         dims.push(d);
         p = next;
       }
     } else if (f.no === TENSOR.dataLocation && f.wire === Wire.Varint && f.int === 1) {
-      throw new InvalidModelError(`${label}: initializer ${name || "(unnamed)"} keeps its data in an external file; save the model with its weights inside`);
+      throw new InvalidModelError(
+        `${label}: initializer ${name || "(unnamed)"} keeps its data in an external file; save the model with its weights inside`,
+      );
     } else if (DATA_FIELDS.has(f.no)) dataFields.push(f);
   }
   return { name, dataType, dims, start, end, fields, dataFields };

@@ -8,4 +8,10 @@ export {
   type ReconcilerOptions,
   type RunningJob,
 } from "./reconciler.ts";
-export { cancelChannel, parseCancelNotice, subscribeToCancels, type CancelNotice, type CancelSubscription } from "./job-cancels.ts";
+export {
+  cancelChannel,
+  parseCancelNotice,
+  subscribeToCancels,
+  type CancelNotice,
+  type CancelSubscription,
+} from "./job-cancels.ts";

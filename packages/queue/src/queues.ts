@@ -56,7 +56,11 @@ export class JobQueues {
         new Queue(kind, {
           connection: this.connection,
           prefix: options.prefix,
-          defaultJobOptions: defaultJobOptions(kind, options.attempts, options.backoffDelayMsByKind?.[kind] ?? options.backoffDelayMs),
+          defaultJobOptions: defaultJobOptions(
+            kind,
+            options.attempts,
+            options.backoffDelayMsByKind?.[kind] ?? options.backoffDelayMs,
+          ),
         }),
       ]),
     );

@@ -15,7 +15,11 @@ export interface RunningJob {
  */
 export interface ReconcileSource {
   /** Running rows created before `createdBefore`, in id order, after `afterId` of the same queue. */
-  findRunningJobs(createdBefore: Date, limit: number, cursor?: { queue: JobRef["queue"]; afterId: number }): Promise<RunningJob[]>;
+  findRunningJobs(
+    createdBefore: Date,
+    limit: number,
+    cursor?: { queue: JobRef["queue"]; afterId: number },
+  ): Promise<RunningJob[]>;
   isRunning(ref: JobRef): Promise<boolean>;
   markEnqueued(ref: JobRef): Promise<void>;
   /** Ends a running row as `error` (its queue entry failed for good but the row was never told). */
@@ -95,7 +99,12 @@ export class Reconciler {
     } finally {
       // Release only our own lock.
       await queues.connection
-        .eval(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`, 1, this.lockKey, token)
+        .eval(
+          `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`,
+          1,
+          this.lockKey,
+          token,
+        )
         .catch(() => undefined);
     }
     if (result.requeued.length || result.failed.length || result.marked.length) {

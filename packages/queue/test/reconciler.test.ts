@@ -117,8 +117,19 @@ test("a failed-for-good entry of a running row ends the row as error (blend: out
 
 test("a ready voice model lacking media gets a media entry; a failed-for-good one records mediaError and is not retried", async () => {
   const models = new VoiceModelRepository(prisma);
-  const owed = await models.create({ title: "Owed", architecture: "native", sampleRate: 44100, fileKey: "voice-models/x/model.onnx" });
-  await models.create({ title: "Done", architecture: "native", sampleRate: 44100, demoKey: "voice-models/y/demo.mp3", imageKey: "voice-models/y/cover.png" });
+  const owed = await models.create({
+    title: "Owed",
+    architecture: "native",
+    sampleRate: 44100,
+    fileKey: "voice-models/x/model.onnx",
+  });
+  await models.create({
+    title: "Done",
+    architecture: "native",
+    sampleRate: 44100,
+    demoKey: "voice-models/y/demo.mp3",
+    imageKey: "voice-models/y/cover.png",
+  });
   await models.create({ title: "Pending", architecture: "native", sampleRate: 44100, state: "pending" });
 
   const first = await reconciler.reconcileOnce(later());
@@ -136,7 +147,13 @@ test("a ready voice model lacking media gets a media entry; a failed-for-good on
 
 test("a native voice awaiting its build gets a build entry; one whose build failed for good ends failed with the reason", async () => {
   const models = new VoiceModelRepository(prisma);
-  const pending = await models.create({ title: "Mine", architecture: "native", sampleRate: 44100, state: "pending", referenceKey: "uploads/voice-models/r.wav" });
+  const pending = await models.create({
+    title: "Mine",
+    architecture: "native",
+    sampleRate: 44100,
+    state: "pending",
+    referenceKey: "uploads/voice-models/r.wav",
+  });
   // A blend's output model is pending too, but it is the blend job's to finish.
   await models.create({ title: "Blend output", architecture: "native", sampleRate: 44100, state: "pending" });
 
@@ -163,7 +180,10 @@ test("passes in two processes do not overlap (Redis lock)", async () => {
 
 /** Takes the next waiting job of `queue` and finishes it the way a worker would, without running one. */
 async function finishNext(queue: string, id: string, finish: (job: Job) => Promise<unknown>): Promise<void> {
-  const worker = new Worker(queue, null, { connection: { url: config.REDIS_URL, maxRetriesPerRequest: null }, prefix: config.QUEUE_PREFIX });
+  const worker = new Worker(queue, null, {
+    connection: { url: config.REDIS_URL, maxRetriesPerRequest: null },
+    prefix: config.QUEUE_PREFIX,
+  });
   try {
     const job = await worker.getNextJob("token");
     assert.equal(job?.id, id);

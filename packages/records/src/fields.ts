@@ -28,4 +28,3 @@ export const PaginationMeta = Type.Object({
   previousPageUrl: Nullable(Type.String()),
   total: Type.Integer(),
 });
-

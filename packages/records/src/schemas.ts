@@ -101,8 +101,7 @@ export const VoiceBlendJobRecord = Type.Object(
 );
 export type VoiceBlendJobRecord = Static<typeof VoiceBlendJobRecord>;
 
-export const listOf = (ref: string) =>
-  Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
+export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
 export const sharedRecordSchemas = [VoiceModelRecord, SeparationJobRecord, VoiceConversionJobRecord, VoiceBlendJobRecord];

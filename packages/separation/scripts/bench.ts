@@ -10,20 +10,20 @@
  *   pnpm bench:separation [--models vocals,stems] [--durations 30,180,600]
  *                         [--models-dir DIR] [--threads N] [--batch N] [--format wav|flac] [--spin-wait] [--stft-helper on|off]
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify, parseArgs } from 'node:util';
-import { prepareFfmpeg } from '@mixdown/audio';
-import { ModelRegistry } from '../src/model-registry.ts';
-import { separateFile } from '../src/separate-file.ts';
-import { DEFAULT_BATCH_SIZE } from '../src/separate-stream.ts';
+import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify, parseArgs } from "node:util";
+import { prepareFfmpeg } from "@mixdown/audio";
+import { ModelRegistry } from "../src/model-registry.ts";
+import { separateFile } from "../src/separate-file.ts";
+import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
 
 const run = promisify(execFile);
-const REPO = resolve(import.meta.dirname, '../../..');
-const CACHE = join(tmpdir(), 'mixdown-bench');
+const REPO = resolve(import.meta.dirname, "../../..");
+const CACHE = join(tmpdir(), "mixdown-bench");
 
 interface CaseSpec {
   model: string;
@@ -34,7 +34,7 @@ interface CaseSpec {
   batch?: number;
   spinWait: boolean;
   helperThread: boolean;
-  format: 'wav' | 'flac';
+  format: "wav" | "flac";
 }
 
 interface CaseResult extends CaseSpec {
@@ -52,7 +52,7 @@ interface CaseResult extends CaseSpec {
 }
 
 async function peakRssMb(): Promise<number> {
-  const status = await readFile('/proc/self/status', 'utf8');
+  const status = await readFile("/proc/self/status", "utf8");
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb / 1024;
 }
@@ -68,7 +68,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
   // start-up work a long-lived worker does once: the session and ffmpeg's capability cache
   const [model] = await Promise.all([registry.load(spec.model), prepareFfmpeg()]);
   const loadMs = performance.now() - loadStart;
-  const outDir = await mkdtemp(join(tmpdir(), 'mixdown-bench-out-'));
+  const outDir = await mkdtemp(join(tmpdir(), "mixdown-bench-out-"));
   try {
     const result = await separateFile({
       inputPath: spec.input,
@@ -89,7 +89,14 @@ async function runCase(spec: CaseSpec): Promise<void> {
       await model.run(n === batch ? input : input.subarray(0, n * 4 * dimF * dimT), n);
     }
     const inferenceAloneMs = performance.now() - aloneStart;
-    const out: CaseResult = { ...spec, loadMs, ...result.timings, inferenceAloneMs, chunks: result.chunks, peakRssMb: await peakRssMb() };
+    const out: CaseResult = {
+      ...spec,
+      loadMs,
+      ...result.timings,
+      inferenceAloneMs,
+      chunks: result.chunks,
+      peakRssMb: await peakRssMb(),
+    };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await rm(outDir, { recursive: true, force: true });
@@ -105,41 +112,70 @@ async function syntheticSong(seconds: number): Promise<string> {
   await mkdir(CACHE, { recursive: true });
   const path = join(CACHE, `song-${seconds}s.wav`);
   if (existsSync(path)) return path;
-  const voice = join(CACHE, 'voice.wav');
+  const voice = join(CACHE, "voice.wav");
   if (!existsSync(voice)) {
-    await run('espeak-ng', ['-v', 'en-us+f3', '-s', '140', '-p', '60', '-w', voice,
-      'la la la, oh the night is long and the road goes on, we sing along until the morning comes, hey hey']);
+    await run("espeak-ng", [
+      "-v",
+      "en-us+f3",
+      "-s",
+      "140",
+      "-p",
+      "60",
+      "-w",
+      voice,
+      "la la la, oh the night is long and the road goes on, we sing along until the morning comes, hey hey",
+    ]);
   }
   const tmp = `${path}.tmp.wav`;
-  await run('ffmpeg', [
-    '-v', 'error', '-y',
-    '-stream_loop', '-1', '-i', voice,
-    '-f', 'lavfi', '-i', `aevalsrc=0.25*sin(2*PI*(55*pow(2\\,floor(mod(t\\,8)/2)/12))*t)*(0.6+0.4*sin(2*PI*2*t)):s=44100:d=${seconds}`,
-    '-f', 'lavfi', '-i', `aevalsrc=0.06*(sin(2*PI*261.6*t)+sin(2*PI*329.6*t)+sin(2*PI*392*t))*(0.8+0.2*sin(2*PI*0.25*t)):s=44100:d=${seconds}`,
-    '-f', 'lavfi', '-i', `anoisesrc=c=white:r=44100:d=${seconds}:a=0.3`,
-    '-filter_complex',
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-stream_loop",
+    "-1",
+    "-i",
+    voice,
+    "-f",
+    "lavfi",
+    "-i",
+    `aevalsrc=0.25*sin(2*PI*(55*pow(2\\,floor(mod(t\\,8)/2)/12))*t)*(0.6+0.4*sin(2*PI*2*t)):s=44100:d=${seconds}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `aevalsrc=0.06*(sin(2*PI*261.6*t)+sin(2*PI*329.6*t)+sin(2*PI*392*t))*(0.8+0.2*sin(2*PI*0.25*t)):s=44100:d=${seconds}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `anoisesrc=c=white:r=44100:d=${seconds}:a=0.3`,
+    "-filter_complex",
     [
       `[0]aresample=44100,asetrate=44100*1.12,aresample=44100,volume=1.6,atrim=end=${seconds},pan=stereo|c0=c0|c1=c0[v]`,
-      '[1]pan=stereo|c0=c0|c1=c0[b]',
-      '[2]pan=stereo|c0=0.7*c0|c1=c0[c]',
+      "[1]pan=stereo|c0=c0|c1=c0[b]",
+      "[2]pan=stereo|c0=0.7*c0|c1=c0[c]",
       "[3]highpass=f=7000,volume='if(lt(mod(t,0.25),0.03),1,0)':eval=frame,pan=stereo|c0=c0|c1=0.6*c0[h]",
-      '[v][b][c][h]amix=inputs=4:normalize=0:duration=shortest,alimiter=limit=0.9',
-    ].join(';'),
-    '-t', String(seconds), '-c:a', 'pcm_s16le', tmp,
+      "[v][b][c][h]amix=inputs=4:normalize=0:duration=shortest,alimiter=limit=0.9",
+    ].join(";"),
+    "-t",
+    String(seconds),
+    "-c:a",
+    "pcm_s16le",
+    tmp,
   ]);
-  await run('mv', [tmp, path]);
+  await run("mv", [tmp, path]);
   return path;
 }
 
 function childCase(spec: CaseSpec): Promise<CaseResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--case', JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
+    const child = spawn(process.execPath, ["--import", "tsx", import.meta.filename, "--case", JSON.stringify(spec)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
       if (code !== 0) reject(new Error(`case ${spec.model} ${spec.seconds}s exited with ${code}`));
-      else resolvePromise(JSON.parse(out.trim().split('\n').at(-1)!) as CaseResult);
+      else resolvePromise(JSON.parse(out.trim().split("\n").at(-1)!) as CaseResult);
     });
   });
 }
@@ -149,28 +185,34 @@ const s = (ms: number) => (ms / 1000).toFixed(2);
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      case: { type: 'string' },
-      models: { type: 'string', default: 'vocals,stems' },
-      durations: { type: 'string', default: '30,180,600' },
-      'models-dir': { type: 'string', default: join(REPO, 'models') },
-      threads: { type: 'string' },
-      batch: { type: 'string' },
-      format: { type: 'string', default: 'wav' },
-      'spin-wait': { type: 'boolean', default: false },
-      'stft-helper': { type: 'string', default: 'on' },
+      case: { type: "string" },
+      models: { type: "string", default: "vocals,stems" },
+      durations: { type: "string", default: "30,180,600" },
+      "models-dir": { type: "string", default: join(REPO, "models") },
+      threads: { type: "string" },
+      batch: { type: "string" },
+      format: { type: "string", default: "wav" },
+      "spin-wait": { type: "boolean", default: false },
+      "stft-helper": { type: "string", default: "on" },
     },
   });
   if (values.case) return runCase(JSON.parse(values.case) as CaseSpec);
 
-  const modelsDir = resolve(values['models-dir']);
-  const models = values.models.split(',').filter((m) => existsSync(join(modelsDir, `${m}.json`)));
+  const modelsDir = resolve(values["models-dir"]);
+  const models = values.models.split(",").filter((m) => existsSync(join(modelsDir, `${m}.json`)));
   if (models.length === 0) throw new Error(`no models (${values.models}) in ${modelsDir}`);
-  const durations = values.durations.split(',').map(Number);
-  console.log(`# separation bench, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg()[0].toFixed(1)} at start`);
-  console.log(`# models ${models.join(', ')} from ${modelsDir}; output ${values.format}; threads ${values.threads ?? 'ORT default'}; batch ${values.batch ?? 'default'}; spin-wait ${values['spin-wait']}; STFT helper thread ${values['stft-helper']}`);
-  console.log('');
-  console.log('| model | input | wall s | inference alone s | wall / inference alone | x realtime | inference in pipeline s | decode wait s | inference wait s | post s | encode s | peak RSS MB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const durations = values.durations.split(",").map(Number);
+  console.log(
+    `# separation bench, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, load average ${loadavg()[0].toFixed(1)} at start`,
+  );
+  console.log(
+    `# models ${models.join(", ")} from ${modelsDir}; output ${values.format}; threads ${values.threads ?? "ORT default"}; batch ${values.batch ?? "default"}; spin-wait ${values["spin-wait"]}; STFT helper thread ${values["stft-helper"]}`,
+  );
+  console.log("");
+  console.log(
+    "| model | input | wall s | inference alone s | wall / inference alone | x realtime | inference in pipeline s | decode wait s | inference wait s | post s | encode s | peak RSS MB |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
   const results: CaseResult[] = [];
   for (const seconds of durations) {
     const input = await syntheticSong(seconds);
@@ -180,9 +222,9 @@ async function main(): Promise<void> {
         modelsDir,
         input,
         seconds,
-        format: values.format as 'wav' | 'flac',
-        spinWait: values['spin-wait'],
-        helperThread: values['stft-helper'] !== 'off',
+        format: values.format as "wav" | "flac",
+        spinWait: values["spin-wait"],
+        helperThread: values["stft-helper"] !== "off",
         ...(values.threads ? { threads: Number(values.threads) } : {}),
         ...(values.batch ? { batch: Number(values.batch) } : {}),
       });
@@ -194,13 +236,14 @@ async function main(): Promise<void> {
       );
     }
   }
-  console.log('');
+  console.log("");
   for (const model of models) {
     const three = results.find((r) => r.model === model && r.seconds === 180);
     const ten = results.find((r) => r.model === model && r.seconds === 600);
-    if (three && ten) console.log(`${model}: peak RSS 10 min / 3 min = ${(ten.peakRssMb / three.peakRssMb).toFixed(2)} (target <= 1.5)`);
+    if (three && ten)
+      console.log(`${model}: peak RSS 10 min / 3 min = ${(ten.peakRssMb / three.peakRssMb).toFixed(2)} (target <= 1.5)`);
   }
-  await writeFile(join(CACHE, 'last-bench.json'), JSON.stringify(results, null, 2));
+  await writeFile(join(CACHE, "last-bench.json"), JSON.stringify(results, null, 2));
 }
 
 await main();

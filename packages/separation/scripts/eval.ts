@@ -9,20 +9,20 @@
  * SDR = 10·log10(Σ s² / Σ (s − ŝ)²) per clip over both channels; clips whose
  * reference stem is silent are left out of that stem's median.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
-import { decodeToPcm } from '@mixdown/audio';
-import { ModelRegistry } from '../src/model-registry.ts';
-import { separateFile } from '../src/separate-file.ts';
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs, promisify } from "node:util";
+import { decodeToPcm } from "@mixdown/audio";
+import { ModelRegistry } from "../src/model-registry.ts";
+import { separateFile } from "../src/separate-file.ts";
 
 const run = promisify(execFile);
-const REPO = resolve(import.meta.dirname, '../../..');
+const REPO = resolve(import.meta.dirname, "../../..");
 const RATE = 44100;
-const SOURCES = ['vocals', 'drums', 'bass', 'other'] as const;
+const SOURCES = ["vocals", "drums", "bass", "other"] as const;
 
 /** Interleaved stereo at 44.1 kHz. */
 async function readInterleaved(path: string): Promise<Float32Array> {
@@ -67,16 +67,21 @@ function sum(arrays: Float32Array[]): Float32Array {
 
 async function ensureDataset(dir: string, count: number, seconds: number): Promise<string[]> {
   const clips = async () =>
-    existsSync(dir) ? (await readdir(dir)).filter((d) => /^\d+$/.test(d) && existsSync(join(dir, d, 'other.wav'))).sort() : [];
+    existsSync(dir) ? (await readdir(dir)).filter((d) => /^\d+$/.test(d) && existsSync(join(dir, d, "other.wav"))).sort() : [];
   let found = await clips();
   if (found.length < count) {
-    const script = join(REPO, 'models/recipe/make_dataset.py');
-    if (!existsSync(script)) throw new Error(`${script} is missing: pass --data with a directory of <clip>/{mixture,vocals,drums,bass,other}.wav`);
+    const script = join(REPO, "models/recipe/make_dataset.py");
+    if (!existsSync(script))
+      throw new Error(`${script} is missing: pass --data with a directory of <clip>/{mixture,vocals,drums,bass,other}.wav`);
     console.error(`building ${count} validation clips of ${seconds} s in ${dir} ...`);
     await mkdir(dir, { recursive: true });
-    await run('/usr/bin/python3', [script, '--split', 'valid', '--count', String(count), '--seconds', String(seconds), '--out', dir], {
-      maxBuffer: 64 << 20,
-    });
+    await run(
+      "/usr/bin/python3",
+      [script, "--split", "valid", "--count", String(count), "--seconds", String(seconds), "--out", dir],
+      {
+        maxBuffer: 64 << 20,
+      },
+    );
     found = await clips();
   }
   return found.slice(0, count).map((d) => join(dir, d));
@@ -92,8 +97,8 @@ function add(scores: Scores, stem: string, value: number | undefined): void {
 
 function printTable(title: string, scores: Scores, stems: string[]): void {
   console.log(`\n${title}`);
-  console.log('| stem | median SDR dB | mean SDR dB | clips |');
-  console.log('|---|---|---|---|');
+  console.log("| stem | median SDR dB | mean SDR dB | clips |");
+  console.log("|---|---|---|---|");
   for (const stem of stems) {
     const v = scores.get(stem) ?? [];
     if (v.length === 0) continue;
@@ -104,67 +109,76 @@ function printTable(title: string, scores: Scores, stems: string[]): void {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      count: { type: 'string', default: '40' },
-      seconds: { type: 'string', default: '20' },
-      models: { type: 'string', default: 'vocals,stems' },
-      data: { type: 'string' },
-      'models-dir': { type: 'string', default: join(REPO, 'models') },
-      threads: { type: 'string' },
+      count: { type: "string", default: "40" },
+      seconds: { type: "string", default: "20" },
+      models: { type: "string", default: "vocals,stems" },
+      data: { type: "string" },
+      "models-dir": { type: "string", default: join(REPO, "models") },
+      threads: { type: "string" },
     },
   });
   const count = Number(values.count);
   const seconds = Number(values.seconds);
-  const dataDir = resolve(values.data ?? join(tmpdir(), 'mixdown-eval', `valid-${count}x${seconds}s`));
+  const dataDir = resolve(values.data ?? join(tmpdir(), "mixdown-eval", `valid-${count}x${seconds}s`));
   const clips = await ensureDataset(dataDir, count, seconds);
-  const modelsDir = resolve(values['models-dir']);
-  const models = values.models.split(',').filter((m) => existsSync(join(modelsDir, `${m}.json`)));
+  const modelsDir = resolve(values["models-dir"]);
+  const models = values.models.split(",").filter((m) => existsSync(join(modelsDir, `${m}.json`)));
   const registry = new ModelRegistry({ modelsDir, ...(values.threads ? { intraOpThreads: Number(values.threads) } : {}) });
-  const work = await mkdtemp(join(tmpdir(), 'mixdown-eval-out-'));
-  console.log(`# separation eval: ${clips.length} clips of ${seconds} s from ${dataDir}; models ${models.join(', ') || 'none'} from ${modelsDir}`);
+  const work = await mkdtemp(join(tmpdir(), "mixdown-eval-out-"));
+  console.log(
+    `# separation eval: ${clips.length} clips of ${seconds} s from ${dataDir}; models ${models.join(", ") || "none"} from ${modelsDir}`,
+  );
 
   const baseline: Scores = new Map();
   const perModel = new Map<string, Scores>(models.map((m) => [m, new Map()]));
   try {
     for (const clip of clips) {
-      const mixture = await readInterleaved(join(clip, 'mixture.wav'));
-      const refs = Object.fromEntries(await Promise.all(SOURCES.map(async (s) => [s, await readInterleaved(join(clip, `${s}.wav`))] as const))) as Record<
-        (typeof SOURCES)[number],
-        Float32Array
-      >;
+      const mixture = await readInterleaved(join(clip, "mixture.wav"));
+      const refs = Object.fromEntries(
+        await Promise.all(SOURCES.map(async (s) => [s, await readInterleaved(join(clip, `${s}.wav`))] as const)),
+      ) as Record<(typeof SOURCES)[number], Float32Array>;
       const backingRef = sum([refs.drums, refs.bass, refs.other]);
 
       const centre = new Float32Array(mixture.length);
       for (let i = 0; i < mixture.length; i += 2) centre[i] = centre[i + 1] = 0.5 * (mixture[i] + mixture[i + 1]);
-      add(baseline, 'vocals', sdr(refs.vocals, centre));
-      add(baseline, 'backing', sdr(backingRef, mixture.map((v, i) => v - centre[i])));
+      add(baseline, "vocals", sdr(refs.vocals, centre));
+      add(
+        baseline,
+        "backing",
+        sdr(
+          backingRef,
+          mixture.map((v, i) => v - centre[i]),
+        ),
+      );
 
       for (const name of models) {
         const outDir = join(work, name);
-        const result = await separateFile({ inputPath: join(clip, 'mixture.wav'), model: await registry.load(name), outDir });
+        const result = await separateFile({ inputPath: join(clip, "mixture.wav"), model: await registry.load(name), outDir });
         const scores = perModel.get(name)!;
         const clipScores = new Map<string, number | undefined>();
         for (const [stem, files] of Object.entries(result.stems)) {
           const estimate = await readInterleaved(files.wav!);
-          const reference = stem === 'backing' ? backingRef : refs[stem as (typeof SOURCES)[number]];
+          const reference = stem === "backing" ? backingRef : refs[stem as (typeof SOURCES)[number]];
           if (!reference) continue;
           clipScores.set(stem, sdr(reference, estimate));
           add(scores, stem, clipScores.get(stem));
         }
         const sourceScores = SOURCES.map((s) => clipScores.get(s));
-        if (sourceScores.every((v) => v !== undefined)) add(scores, '4-stem mean', sourceScores.reduce((a, b) => a + b!, 0)! / SOURCES.length);
+        if (sourceScores.every((v) => v !== undefined))
+          add(scores, "4-stem mean", sourceScores.reduce((a, b) => a + b!, 0)! / SOURCES.length);
         await rm(outDir, { recursive: true, force: true });
       }
-      process.stderr.write('.');
+      process.stderr.write(".");
     }
-    process.stderr.write('\n');
+    process.stderr.write("\n");
   } finally {
     await registry.close();
     await rm(work, { recursive: true, force: true });
   }
 
-  printTable('centre-channel baseline (vocals = (L+R)/2, backing = mixture − that)', baseline, ['vocals', 'backing']);
+  printTable("centre-channel baseline (vocals = (L+R)/2, backing = mixture − that)", baseline, ["vocals", "backing"]);
   for (const [name, scores] of perModel) {
-    printTable(`model "${name}"`, scores, ['vocals', 'drums', 'bass', 'other', '4-stem mean', 'backing']);
+    printTable(`model "${name}"`, scores, ["vocals", "drums", "bass", "other", "4-stem mean", "backing"]);
   }
 }
 

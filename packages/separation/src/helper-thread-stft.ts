@@ -1,13 +1,13 @@
-import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
-import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
-import { ThreadRequests, type DistributiveOmit } from './thread-requests.ts';
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { MdxStft, type MdxStftConfig } from "./mdx-stft.ts";
+import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
 
 export type StftHelperRequest =
   | {
       id: number;
-      op: 'analyze';
-      config: MdxStftConfig & { fft: 'auto' | 'js' };
+      op: "analyze";
+      config: MdxStftConfig & { fft: "auto" | "js" };
       left: Float32Array;
       right: Float32Array;
       offset: number;
@@ -16,8 +16,8 @@ export type StftHelperRequest =
     }
   | {
       id: number;
-      op: 'synthesize';
-      config: MdxStftConfig & { fft: 'auto' | 'js' };
+      op: "synthesize";
+      config: MdxStftConfig & { fft: "auto" | "js" };
       spec: Float32Array;
       specOffset: number;
       accLeft: Float32Array;
@@ -34,9 +34,11 @@ class StftHelper {
   readonly #requests: ThreadRequests<StftHelperResponse, void>;
 
   constructor() {
-    const worker = new Worker(new URL('./stft-helper-thread.ts', import.meta.url));
-    this.#requests = new ThreadRequests<StftHelperResponse, void>(worker, 'STFT helper thread', (response) =>
-      response.error ? { id: response.id, error: new Error(`STFT helper thread: ${response.error}`) } : { id: response.id, result: undefined },
+    const worker = new Worker(new URL("./stft-helper-thread.ts", import.meta.url));
+    this.#requests = new ThreadRequests<StftHelperResponse, void>(worker, "STFT helper thread", (response) =>
+      response.error
+        ? { id: response.id, error: new Error(`STFT helper thread: ${response.error}`) }
+        : { id: response.id, result: undefined },
     );
   }
 
@@ -44,7 +46,7 @@ class StftHelper {
     return this.#requests.broken !== undefined;
   }
 
-  request(work: DistributiveOmit<StftHelperRequest, 'id'>): Promise<void> {
+  request(work: DistributiveOmit<StftHelperRequest, "id">): Promise<void> {
     return this.#requests.request((id) => ({ ...work, id }));
   }
 }
@@ -66,7 +68,7 @@ export function sharedFloat32(length: number): Float32Array {
 }
 
 export interface HelperThreadStftOptions {
-  fft?: 'auto' | 'js';
+  fft?: "auto" | "js";
   /** do the STFT work on the helper thread (default: when the machine has 2+ cores) */
   helperThread?: boolean;
 }
@@ -81,13 +83,13 @@ export interface HelperThreadStftOptions {
  */
 export class HelperThreadStft {
   readonly stft: MdxStft;
-  readonly #config: MdxStftConfig & { fft: 'auto' | 'js' };
+  readonly #config: MdxStftConfig & { fft: "auto" | "js" };
   readonly #helper: StftHelper | undefined;
   readonly #sharedSpec: Float32Array | undefined;
   readonly #helperLeft: Float32Array | undefined;
   readonly #helperRight: Float32Array | undefined;
 
-  private constructor(stft: MdxStft, config: MdxStftConfig & { fft: 'auto' | 'js' }, helper: StftHelper | undefined) {
+  private constructor(stft: MdxStft, config: MdxStftConfig & { fft: "auto" | "js" }, helper: StftHelper | undefined) {
     this.stft = stft;
     this.#config = config;
     this.#helper = helper;
@@ -99,7 +101,7 @@ export class HelperThreadStft {
   }
 
   static async create(config: MdxStftConfig, options: HelperThreadStftOptions = {}): Promise<HelperThreadStft> {
-    const fft = options.fft ?? 'auto';
+    const fft = options.fft ?? "auto";
     const stft = await MdxStft.create(config, { fft });
     const wanted = options.helperThread ?? availableParallelism() > 1;
     const geometry = { nFft: config.nFft, hopLength: config.hopLength, dimF: config.dimF, dimT: config.dimT, fft };
@@ -127,11 +129,18 @@ export class HelperThreadStft {
       this.stft.analyze(left, right, offset, spec, specOffset);
       return;
     }
-    await helper.request({ op: 'analyze', config: this.#config, left, right, offset, spec, specOffset });
+    await helper.request({ op: "analyze", config: this.#config, left, right, offset, spec, specOffset });
   }
 
   /** MdxStft.synthesizeAdd, the frames on the helper thread, the final scaling here. */
-  async synthesizeAdd(spec: Float32Array, specOffset: number, left: Float32Array, right: Float32Array, outOffset: number, gain?: Float32Array): Promise<void> {
+  async synthesizeAdd(
+    spec: Float32Array,
+    specOffset: number,
+    left: Float32Array,
+    right: Float32Array,
+    outOffset: number,
+    gain?: Float32Array,
+  ): Promise<void> {
     const helper = this.#helper;
     if (!helper || helper.broken) {
       this.stft.synthesizeAdd(spec, specOffset, left, right, outOffset, gain);
@@ -149,7 +158,7 @@ export class HelperThreadStft {
     const helperLeft = this.#helperLeft!;
     const helperRight = this.#helperRight!;
     await helper.request({
-      op: 'synthesize',
+      op: "synthesize",
       config: this.#config,
       spec: shared,
       specOffset: sharedOffset,

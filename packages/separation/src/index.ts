@@ -1,16 +1,17 @@
+export { parseMdxManifest, outputStemNames, ManifestError, BACKING_STEM, type MdxManifest } from "./manifest.ts";
 export {
-  parseMdxManifest,
-  outputStemNames,
-  ManifestError,
-  BACKING_STEM,
-  type MdxManifest,
-} from './manifest.ts';
-export { MdxModel, ModelLoadError, ProviderUnavailableError, type InferenceOptions, type ExecutionProvider, type ProviderFallback } from './mdx-model.ts';
-export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from './model-registry.ts';
-export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from './mdx-stft.ts';
-export { HelperThreadStft, type HelperThreadStftOptions } from './helper-thread-stft.ts';
-export { createRealFft, pffftSupports, type RealFft } from './real-fft.ts';
-export { ComplexFft } from './fft.ts';
+  MdxModel,
+  ModelLoadError,
+  ProviderUnavailableError,
+  type InferenceOptions,
+  type ExecutionProvider,
+  type ProviderFallback,
+} from "./mdx-model.ts";
+export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from "./model-registry.ts";
+export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from "./mdx-stft.ts";
+export { HelperThreadStft, type HelperThreadStftOptions } from "./helper-thread-stft.ts";
+export { createRealFft, pffftSupports, type RealFft } from "./real-fft.ts";
+export { ComplexFft } from "./fft.ts";
 export {
   separateStream,
   selectStems,
@@ -21,7 +22,7 @@ export {
   type SeparatedBlock,
   type SeparationProgress,
   type SeparationTimings,
-} from './separate-stream.ts';
+} from "./separate-stream.ts";
 export {
   separateFile,
   type SeparateFileOptions,
@@ -29,4 +30,4 @@ export {
   type FileSeparationTimings,
   type OutputSpec,
   type OutputFormat,
-} from './separate-file.ts';
+} from "./separate-file.ts";

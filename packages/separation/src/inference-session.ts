@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
-import * as ort from 'onnxruntime-node';
-import { ThreadRequests, type DistributiveOmit } from './thread-requests.ts';
+import { Worker } from "node:worker_threads";
+import * as ort from "onnxruntime-node";
+import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
 
 /** What MdxModel needs of a session, wherever it runs. */
 export interface SessionInfo {
@@ -35,11 +35,17 @@ export function infoOf(session: ort.InferenceSession): SessionInfo {
 }
 
 /** Runs `session` once; the output is a copy the caller owns, the tensor is freed. */
-export async function runOnce(session: ort.InferenceSession, inputName: string, input: Float32Array, dims: readonly number[], outputName: string): Promise<SessionOutput> {
-  const result = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) });
+export async function runOnce(
+  session: ort.InferenceSession,
+  inputName: string,
+  input: Float32Array,
+  dims: readonly number[],
+  outputName: string,
+): Promise<SessionOutput> {
+  const result = await session.run({ [inputName]: new ort.Tensor("float32", input, dims) });
   const tensor = result[outputName];
   try {
-    const data = tensor.type === 'float32' ? (tensor.data as Float32Array).slice() : new Float32Array(0);
+    const data = tensor.type === "float32" ? (tensor.data as Float32Array).slice() : new Float32Array(0);
     return { data, dims: [...tensor.dims], type: tensor.type };
   } finally {
     for (const value of Object.values(result)) value.dispose();
@@ -51,7 +57,10 @@ export async function runOnce(session: ort.InferenceSession, inputName: string, 
  * synchronously on the thread that calls run (behind a setImmediate), so this
  * thread does nothing else meanwhile: no I/O, no STFT.
  */
-export async function createLocalSession(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
+export async function createLocalSession(
+  onnxPath: string,
+  options: ort.InferenceSession.SessionOptions,
+): Promise<RunnableSession> {
   const session = await ort.InferenceSession.create(onnxPath, options);
   let released = false;
   return {
@@ -68,14 +77,14 @@ export async function createLocalSession(onnxPath: string, options: ort.Inferenc
 }
 
 export type InferenceThreadRequest =
-  | { id: number; op: 'run'; inputName: string; input: Float32Array; dims: number[]; outputName: string }
-  | { id: number; op: 'release' };
+  | { id: number; op: "run"; inputName: string; input: Float32Array; dims: number[]; outputName: string }
+  | { id: number; op: "release" };
 
 export type InferenceThreadMessage =
-  | { op: 'ready'; info: SessionInfo }
-  | { op: 'failed'; error: string }
-  | { id: number; op: 'result'; output: SessionOutput }
-  | { id: number; op: 'error'; error: string };
+  | { op: "ready"; info: SessionInfo }
+  | { op: "failed"; error: string }
+  | { id: number; op: "result"; output: SessionOutput }
+  | { id: number; op: "error"; error: string };
 
 /**
  * A session owned by a thread of its own, so the calling thread stays free
@@ -83,8 +92,11 @@ export type InferenceThreadMessage =
  * SharedArrayBuffer memory are read in place; outputs come back as
  * transferred buffers (no copy on this side).
  */
-export async function createThreadSession(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
-  const worker = new Worker(new URL('./inference-thread.ts', import.meta.url), { workerData: { onnxPath, options } });
+export async function createThreadSession(
+  onnxPath: string,
+  options: ort.InferenceSession.SessionOptions,
+): Promise<RunnableSession> {
+  const worker = new Worker(new URL("./inference-thread.ts", import.meta.url), { workerData: { onnxPath, options } });
   let onError: (err: Error) => void = () => {};
   let onExit: (code: number) => void = () => {};
   let onMessage: (message: InferenceThreadMessage) => void = () => {};
@@ -92,10 +104,10 @@ export async function createThreadSession(onnxPath: string, options: ort.Inferen
     onError = reject;
     onExit = (code) => reject(new Error(`inference thread exited with code ${code}`));
     onMessage = (message) => {
-      if (message.op === 'ready') resolve(message.info);
-      else reject(new Error(message.op === 'failed' ? message.error : `unexpected message ${message.op}`));
+      if (message.op === "ready") resolve(message.info);
+      else reject(new Error(message.op === "failed" ? message.error : `unexpected message ${message.op}`));
     };
-    worker.on('error', onError).on('exit', onExit).on('message', onMessage);
+    worker.on("error", onError).on("exit", onExit).on("message", onMessage);
   })
     .catch(async (err: Error) => {
       await worker.terminate();
@@ -103,21 +115,22 @@ export async function createThreadSession(onnxPath: string, options: ort.Inferen
     })
     .finally(() => {
       // (not removeAllListeners: the Worker's own listeners start its message port)
-      worker.off('error', onError).off('exit', onExit).off('message', onMessage);
+      worker.off("error", onError).off("exit", onExit).off("message", onMessage);
     });
-  const requests = new ThreadRequests<InferenceThreadMessage, SessionOutput>(worker, 'inference thread', (message) => {
-    if (!('id' in message)) return undefined;
-    if (message.op === 'result') return { id: message.id, result: message.output };
-    return { id: message.id, error: new Error(message.op === 'error' ? message.error : 'unexpected message') };
+  const requests = new ThreadRequests<InferenceThreadMessage, SessionOutput>(worker, "inference thread", (message) => {
+    if (!("id" in message)) return undefined;
+    if (message.op === "result") return { id: message.id, result: message.output };
+    return { id: message.id, error: new Error(message.op === "error" ? message.error : "unexpected message") };
   });
 
-  const request = (message: DistributiveOmit<InferenceThreadRequest, 'id'>) => requests.request((id): InferenceThreadRequest => ({ ...message, id }));
+  const request = (message: DistributiveOmit<InferenceThreadRequest, "id">) =>
+    requests.request((id): InferenceThreadRequest => ({ ...message, id }));
   return {
     ...info,
-    run: (inputName, input, dims, outputName) => request({ op: 'run', inputName, input, dims: [...dims], outputName }),
+    run: (inputName, input, dims, outputName) => request({ op: "run", inputName, input, dims: [...dims], outputName }),
     release: async () => {
-      if (!requests.broken) await request({ op: 'release' }).catch(() => {});
-      requests.fail(new Error('session released'));
+      if (!requests.broken) await request({ op: "release" }).catch(() => {});
+      requests.fail(new Error("session released"));
       await worker.terminate();
     },
     get unusable() {

@@ -1,8 +1,8 @@
 // Entry point of a model's inference thread (see createThreadSession): it owns
 // one onnxruntime session and runs it for the thread that created it.
-import { parentPort, workerData } from 'node:worker_threads';
-import * as ort from 'onnxruntime-node';
-import { infoOf, runOnce, type InferenceThreadMessage, type InferenceThreadRequest } from './inference-session.ts';
+import { parentPort, workerData } from "node:worker_threads";
+import * as ort from "onnxruntime-node";
+import { infoOf, runOnce, type InferenceThreadMessage, type InferenceThreadRequest } from "./inference-session.ts";
 
 const port = parentPort!;
 const { onnxPath, options } = workerData as { onnxPath: string; options: ort.InferenceSession.SessionOptions };
@@ -14,22 +14,22 @@ async function serve(): Promise<void> {
     session = await ort.InferenceSession.create(onnxPath, options);
   } catch (err) {
     // the creator terminates this thread once it has read the reason
-    send({ op: 'failed', error: (err as Error).message });
+    send({ op: "failed", error: (err as Error).message });
     return;
   }
-  send({ op: 'ready', info: infoOf(session) });
+  send({ op: "ready", info: infoOf(session) });
 
-  port.on('message', async (request: InferenceThreadRequest) => {
+  port.on("message", async (request: InferenceThreadRequest) => {
     try {
-      if (request.op === 'release') {
+      if (request.op === "release") {
         await session.release();
-        send({ id: request.id, op: 'result', output: { data: new Float32Array(0), dims: [], type: 'none' } });
+        send({ id: request.id, op: "result", output: { data: new Float32Array(0), dims: [], type: "none" } });
         return;
       }
       const output = await runOnce(session, request.inputName, request.input, request.dims, request.outputName);
-      send({ id: request.id, op: 'result', output }, [output.data.buffer as ArrayBuffer]);
+      send({ id: request.id, op: "result", output }, [output.data.buffer as ArrayBuffer]);
     } catch (err) {
-      send({ id: request.id, op: 'error', error: (err as Error).message });
+      send({ id: request.id, op: "error", error: (err as Error).message });
     }
   });
 }

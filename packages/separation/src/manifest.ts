@@ -9,7 +9,7 @@
  */
 export interface MdxManifest {
   name: string;
-  architecture: 'mdx';
+  architecture: "mdx";
   /** ONNX file, relative to the manifest's directory */
   file: string;
   sampleRate: number;
@@ -27,7 +27,7 @@ export interface MdxManifest {
 }
 
 export class ManifestError extends Error {
-  override readonly name = 'ManifestError';
+  override readonly name = "ManifestError";
   readonly source: string;
 
   constructor(source: string, message: string) {
@@ -44,36 +44,40 @@ export function parseMdxManifest(json: unknown, source: string): MdxManifest {
   const fail = (message: string): never => {
     throw new ManifestError(source, message);
   };
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return fail('manifest must be a JSON object');
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return fail("manifest must be a JSON object");
   const m = json as Record<string, unknown>;
   const string = (key: string): string => {
     const v = m[key];
-    if (typeof v !== 'string' || v.length === 0) return fail(`"${key}" must be a non-empty string`);
+    if (typeof v !== "string" || v.length === 0) return fail(`"${key}" must be a non-empty string`);
     return v;
   };
   const integer = (key: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
     const v = m[key];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return fail(`"${key}" must be an integer in ${min}..${max}`);
+    if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max)
+      return fail(`"${key}" must be an integer in ${min}..${max}`);
     return v;
   };
   const stemName = (value: unknown, what: string): string => {
-    if (typeof value !== 'string' || !STEM_NAME.test(value)) return fail(`${what} must be a stem name (letters, digits, _ or -), got ${JSON.stringify(value)}`);
+    if (typeof value !== "string" || !STEM_NAME.test(value))
+      return fail(`${what} must be a stem name (letters, digits, _ or -), got ${JSON.stringify(value)}`);
     return value;
   };
 
-  const name = string('name');
-  const architecture = string('architecture');
-  if (architecture !== 'mdx') fail(`unsupported architecture "${architecture}" (only "mdx")`);
-  const file = string('file');
-  const sampleRate = integer('sampleRate', 1000, 384000);
-  const nFft = integer('nFft', 8);
+  const name = string("name");
+  const architecture = string("architecture");
+  if (architecture !== "mdx") fail(`unsupported architecture "${architecture}" (only "mdx")`);
+  const file = string("file");
+  const sampleRate = integer("sampleRate", 1000, 384000);
+  const nFft = integer("nFft", 8);
   if (nFft % 2 !== 0) fail('"nFft" must be even');
-  const hopLength = integer('hopLength', 1, nFft);
-  const dimF = integer('dimF', 1, nFft / 2 + 1);
-  const dimT = integer('dimT', 2);
-  if (hopLength * (dimT - 1) <= nFft) fail(`a chunk of hopLength·(dimT−1) = ${hopLength * (dimT - 1)} samples leaves nothing after trimming nFft/2 at each side`);
+  const hopLength = integer("hopLength", 1, nFft);
+  const dimF = integer("dimF", 1, nFft / 2 + 1);
+  const dimT = integer("dimT", 2);
+  if (hopLength * (dimT - 1) <= nFft)
+    fail(`a chunk of hopLength·(dimT−1) = ${hopLength * (dimT - 1)} samples leaves nothing after trimming nFft/2 at each side`);
   const compensate = m.compensate ?? 1;
-  if (typeof compensate !== 'number' || !Number.isFinite(compensate) || compensate <= 0) fail('"compensate" must be a positive number');
+  if (typeof compensate !== "number" || !Number.isFinite(compensate) || compensate <= 0)
+    fail('"compensate" must be a positive number');
   const primaryStem = stemName(m.primaryStem, '"primaryStem"');
   if (!Array.isArray(m.stems) || m.stems.length === 0) fail('"stems" must be a non-empty array');
   const stems = (m.stems as unknown[]).map((s, i) => stemName(s, `"stems[${i}]"`));
@@ -89,7 +93,7 @@ export function parseMdxManifest(json: unknown, source: string): MdxManifest {
   }
   return {
     name,
-    architecture: 'mdx',
+    architecture: "mdx",
     file,
     sampleRate,
     nFft,
@@ -104,7 +108,7 @@ export function parseMdxManifest(json: unknown, source: string): MdxManifest {
 }
 
 /** Name of the stem derived as mixture − vocals for multi-stem models. */
-export const BACKING_STEM = 'backing';
+export const BACKING_STEM = "backing";
 
 /**
  * Stems a separation produces, in order: for single-stem models the primary
@@ -114,6 +118,6 @@ export const BACKING_STEM = 'backing';
 export function outputStemNames(manifest: MdxManifest): string[] {
   if (manifest.stems.length === 1) return [manifest.primaryStem, manifest.secondaryStem!];
   const names = [...manifest.stems];
-  if (names.includes('vocals') && !names.includes(BACKING_STEM)) names.push(BACKING_STEM);
+  if (names.includes("vocals") && !names.includes(BACKING_STEM)) names.push(BACKING_STEM);
   return names;
 }

@@ -1,16 +1,17 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import type * as ort from 'onnxruntime-node';
-import { createLocalSession, createThreadSession, type RunnableSession } from './inference-session.ts';
-import { parseMdxManifest, type MdxManifest } from './manifest.ts';
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import type * as ort from "onnxruntime-node";
+import { createLocalSession, createThreadSession, type RunnableSession } from "./inference-session.ts";
+import { parseMdxManifest, type MdxManifest } from "./manifest.ts";
 
-export type ExecutionProvider = 'cpu' | 'webgpu' | 'cuda';
-export type ProviderFallback = 'cpu' | 'none';
+export type ExecutionProvider = "cpu" | "webgpu" | "cuda";
+export type ProviderFallback = "cpu" | "none";
 
 /** What each provider needs, for the message when it cannot load. */
 const PROVIDER_NEEDS: Record<ExecutionProvider, string> = {
-  cpu: '',
-  webgpu: 'it needs a GPU whose driver offers Vulkan and the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); software Vulkan (lavapipe) is refused',
+  cpu: "",
+  webgpu:
+    "it needs a GPU whose driver offers Vulkan and the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); software Vulkan (lavapipe) is refused",
   cuda: "it needs onnxruntime-node's CUDA provider libraries (libonnxruntime_providers_cuda.so, fetched from NuGet by its install script unless ONNXRUNTIME_NODE_INSTALL=skip), CUDA 12 and cuDNN 9",
 };
 
@@ -49,18 +50,21 @@ export interface InferenceOptions {
 }
 
 export class ModelLoadError extends Error {
-  override readonly name: string = 'ModelLoadError';
+  override readonly name: string = "ModelLoadError";
 }
 
 /** The provider could not load or run a model that loads and runs on CPU. */
 export class ProviderUnavailableError extends ModelLoadError {
-  override readonly name = 'ProviderUnavailableError';
+  override readonly name = "ProviderUnavailableError";
   readonly provider: ExecutionProvider;
   /** onnxruntime's own message */
   readonly reason: string;
 
   constructor(provider: ExecutionProvider, onnxPath: string, reason: string, options?: ErrorOptions) {
-    super(`execution provider "${provider}" cannot run ${onnxPath} (the model runs on cpu): ${oneLine(reason)}; ${PROVIDER_NEEDS[provider]}`, options);
+    super(
+      `execution provider "${provider}" cannot run ${onnxPath} (the model runs on cpu): ${oneLine(reason)}; ${PROVIDER_NEEDS[provider]}`,
+      options,
+    );
     this.provider = provider;
     this.reason = oneLine(reason);
   }
@@ -68,7 +72,7 @@ export class ProviderUnavailableError extends ModelLoadError {
 
 /** onnxruntime's messages span lines and repeat its source path; a log line wants one line. */
 function oneLine(message: string): string {
-  return message.replace(/\s+/g, ' ').trim();
+  return message.replace(/\s+/g, " ").trim();
 }
 
 /**
@@ -96,29 +100,40 @@ export class MdxModel {
     this.#session = session;
     this.#specSize = 4 * manifest.dimF * manifest.dimT;
     // MDX-Net exports name them input/output; others are taken in order
-    this.inputName = session.inputNames.includes('input') ? 'input' : session.inputNames[0];
-    this.outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
+    this.inputName = session.inputNames.includes("input") ? "input" : session.inputNames[0];
+    this.outputName = session.outputNames.includes("output") ? "output" : session.outputNames[0];
     const input = session.inputMetadata.find((m) => m.name === this.inputName);
     const inputShape = input?.isTensor ? input.shape : undefined;
     let maxBatch = Number.MAX_SAFE_INTEGER;
     if (inputShape) {
       const expected = [manifest.dimF, manifest.dimT];
-      if (inputShape.length !== 4) throw new ModelLoadError(`${onnxPath}: input "${this.inputName}" has rank ${inputShape.length}, expected [batch, 4, dimF, dimT]`);
+      if (inputShape.length !== 4)
+        throw new ModelLoadError(
+          `${onnxPath}: input "${this.inputName}" has rank ${inputShape.length}, expected [batch, 4, dimF, dimT]`,
+        );
       const [batch, channels, f, t] = inputShape;
-      if ((typeof channels === 'number' && channels !== 4) || (typeof f === 'number' && f !== expected[0]) || (typeof t === 'number' && t !== expected[1])) {
-        throw new ModelLoadError(`${onnxPath}: input shape [${inputShape.join(', ')}] does not match the manifest [batch, 4, ${manifest.dimF}, ${manifest.dimT}]`);
+      if (
+        (typeof channels === "number" && channels !== 4) ||
+        (typeof f === "number" && f !== expected[0]) ||
+        (typeof t === "number" && t !== expected[1])
+      ) {
+        throw new ModelLoadError(
+          `${onnxPath}: input shape [${inputShape.join(", ")}] does not match the manifest [batch, 4, ${manifest.dimF}, ${manifest.dimT}]`,
+        );
       }
-      if (typeof batch === 'number' && batch > 0) maxBatch = batch;
+      if (typeof batch === "number" && batch > 0) maxBatch = batch;
     }
-    if (input?.isTensor && input.type !== 'float32') throw new ModelLoadError(`${onnxPath}: input type ${input.type} is not supported (float32 only)`);
+    if (input?.isTensor && input.type !== "float32")
+      throw new ModelLoadError(`${onnxPath}: input type ${input.type} is not supported (float32 only)`);
     const output = session.outputMetadata.find((m) => m.name === this.outputName);
     if (output?.isTensor) {
       const rank = output.shape.length;
       const stems = manifest.stems.length;
-      if (rank === 5 && typeof output.shape[1] === 'number' && output.shape[1] !== stems) {
+      if (rank === 5 && typeof output.shape[1] === "number" && output.shape[1] !== stems) {
         throw new ModelLoadError(`${onnxPath}: output has ${output.shape[1]} stems, the manifest lists ${stems}`);
       }
-      if (rank === 4 && stems !== 1) throw new ModelLoadError(`${onnxPath}: rank-4 output holds one stem, the manifest lists ${stems}`);
+      if (rank === 4 && stems !== 1)
+        throw new ModelLoadError(`${onnxPath}: rank-4 output holds one stem, the manifest lists ${stems}`);
       if (rank !== 4 && rank !== 5 && rank !== 0) throw new ModelLoadError(`${onnxPath}: output rank ${rank}, expected 4 or 5`);
     }
     this.maxBatch = maxBatch;
@@ -128,22 +143,26 @@ export class MdxModel {
   static async fromManifestFile(manifestPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
     let json: unknown;
     try {
-      json = JSON.parse(await readFile(manifestPath, 'utf8'));
+      json = JSON.parse(await readFile(manifestPath, "utf8"));
     } catch (err) {
       throw new ModelLoadError(`${manifestPath}: ${(err as Error).message}`, { cause: err });
     }
-    return MdxModel.fromManifest(parseMdxManifest(json, manifestPath), resolve(dirname(manifestPath), (json as { file: string }).file), options);
+    return MdxModel.fromManifest(
+      parseMdxManifest(json, manifestPath),
+      resolve(dirname(manifestPath), (json as { file: string }).file),
+      options,
+    );
   }
 
   static async fromManifest(manifest: MdxManifest, onnxPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
-    const provider = options.executionProvider ?? 'cpu';
+    const provider = options.executionProvider ?? "cpu";
     const sessionOptions: ort.InferenceSession.SessionOptions = {
       executionProviders: [provider],
-      graphOptimizationLevel: 'all',
-      executionMode: 'sequential',
+      graphOptimizationLevel: "all",
+      executionMode: "sequential",
       ...(options.intraOpThreads !== undefined ? { intraOpNumThreads: options.intraOpThreads } : {}),
       ...(options.interOpThreads !== undefined ? { interOpNumThreads: options.interOpThreads } : {}),
-      extra: { session: { intra_op: { allow_spinning: options.spinWait ? '1' : '0' } } },
+      extra: { session: { intra_op: { allow_spinning: options.spinWait ? "1" : "0" } } },
     };
     let session: RunnableSession;
     try {
@@ -160,12 +179,13 @@ export class MdxModel {
    */
   async run(spec: Float32Array, batch: number): Promise<{ data: Float32Array; stems: number }> {
     const { dimF, dimT } = this.manifest;
-    if (spec.length !== batch * this.#specSize) throw new RangeError(`expected ${batch * this.#specSize} floats, got ${spec.length}`);
+    if (spec.length !== batch * this.#specSize)
+      throw new RangeError(`expected ${batch * this.#specSize} floats, got ${spec.length}`);
     const output = await this.#session.run(this.inputName, spec, [batch, 4, dimF, dimT], this.outputName);
     const dims = output.dims;
     const stems = dims.length === 5 ? dims[1] : 1;
     const valid =
-      output.type === 'float32' &&
+      output.type === "float32" &&
       dims[0] === batch &&
       (dims.length === 4 || dims.length === 5) &&
       dims[dims.length - 3] === 4 &&
@@ -174,7 +194,7 @@ export class MdxModel {
       stems === this.manifest.stems.length;
     if (!valid) {
       throw new ModelLoadError(
-        `${this.onnxPath}: output ${output.type} [${dims.join(', ')}] does not match [${batch}, ${this.manifest.stems.length > 1 ? `${this.manifest.stems.length}, ` : ''}4, ${dimF}, ${dimT}]`,
+        `${this.onnxPath}: output ${output.type} [${dims.join(", ")}] does not match [${batch}, ${this.manifest.stems.length > 1 ? `${this.manifest.stems.length}, ` : ""}4, ${dimF}, ${dimT}]`,
       );
     }
     return { data: output.data, stems };

@@ -1,4 +1,4 @@
-import { createRealFft, JsRealFft, type RealFft } from './real-fft.ts';
+import { createRealFft, JsRealFft, type RealFft } from "./real-fft.ts";
 
 export interface MdxStftConfig {
   nFft: number;
@@ -50,9 +50,9 @@ export class MdxStft {
   readonly #accRight: Float32Array;
 
   /** Picks the fastest FFT for nFft (see createRealFft). */
-  static async create(config: MdxStftConfig, options: { fft?: 'auto' | 'js' } = {}): Promise<MdxStft> {
+  static async create(config: MdxStftConfig, options: { fft?: "auto" | "js" } = {}): Promise<MdxStft> {
     validate(config);
-    return new MdxStft(config, await createRealFft(config.nFft, { implementation: options.fft ?? 'auto' }));
+    return new MdxStft(config, await createRealFft(config.nFft, { implementation: options.fft ?? "auto" }));
   }
 
   constructor(config: MdxStftConfig, fft: RealFft = new JsRealFft(config.nFft)) {
@@ -96,13 +96,7 @@ export class MdxStft {
    * Spectrogram of one chunk: `left`/`right` hold `chunkSize` samples from
    * `offset`; writes `specSize` floats into `spec` at `specOffset`.
    */
-  analyze(
-    left: Float32Array,
-    right: Float32Array,
-    offset: number,
-    spec: Float32Array,
-    specOffset: number,
-  ): void {
+  analyze(left: Float32Array, right: Float32Array, offset: number, spec: Float32Array, specOffset: number): void {
     const { nFft, hopLength, dimF, dimT, chunkSize } = this;
     const half = nFft / 2;
     const fft = this.fft;
@@ -189,12 +183,7 @@ export class MdxStft {
    * (1..dimT−2), windowed, into `keptSize`-long accumulators (the STFT helper
    * thread runs this half, the calling thread normalizeInto).
    */
-  synthesizeFrames(
-    spec: Float32Array,
-    specOffset: number,
-    accLeft: Float32Array,
-    accRight: Float32Array,
-  ): void {
+  synthesizeFrames(spec: Float32Array, specOffset: number, accLeft: Float32Array, accRight: Float32Array): void {
     const { nFft, hopLength, dimF, dimT, keptSize } = this;
     const half = nFft / 2;
     const fft = this.fft;
@@ -288,7 +277,8 @@ function bin(spectrum: Float32Array, k: number, n: number): [number, number] {
 }
 
 function validate({ nFft, hopLength, dimF, dimT }: MdxStftConfig): void {
-  if (!Number.isInteger(nFft) || nFft < 8 || nFft % 2 !== 0) throw new RangeError(`nFft must be an even integer >= 8, got ${nFft}`);
+  if (!Number.isInteger(nFft) || nFft < 8 || nFft % 2 !== 0)
+    throw new RangeError(`nFft must be an even integer >= 8, got ${nFft}`);
   if (!Number.isInteger(hopLength) || hopLength < 1 || hopLength > nFft) throw new RangeError(`invalid hopLength ${hopLength}`);
   if (!Number.isInteger(dimF) || dimF < 1 || dimF > nFft / 2 + 1) throw new RangeError(`dimF must be 1..nFft/2+1, got ${dimF}`);
   if (!Number.isInteger(dimT) || dimT < 2) throw new RangeError(`invalid dimT ${dimT}`);

@@ -1,8 +1,8 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { ManifestError, parseMdxManifest, type MdxManifest } from './manifest.ts';
-import { MdxModel, ProviderUnavailableError, type InferenceOptions } from './mdx-model.ts';
-import { HelperThreadStft } from './helper-thread-stft.ts';
+import { readdir, readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { ManifestError, parseMdxManifest, type MdxManifest } from "./manifest.ts";
+import { MdxModel, ProviderUnavailableError, type InferenceOptions } from "./mdx-model.ts";
+import { HelperThreadStft } from "./helper-thread-stft.ts";
 
 export interface ModelRegistryOptions extends InferenceOptions {
   /** directory holding `<name>.json` manifests next to their `.onnx` files */
@@ -16,7 +16,7 @@ export interface ModelListing {
 }
 
 export class UnknownModelError extends Error {
-  override readonly name = 'UnknownModelError';
+  override readonly name = "UnknownModelError";
 }
 
 /**
@@ -37,16 +37,16 @@ export class ModelRegistry {
   async list(): Promise<ModelListing> {
     let files: string[];
     try {
-      files = (await readdir(this.modelsDir)).filter((f) => f.endsWith('.json')).sort();
+      files = (await readdir(this.modelsDir)).filter((f) => f.endsWith(".json")).sort();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { manifests: [], invalid: [] };
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { manifests: [], invalid: [] };
       throw err;
     }
     const listing: ModelListing = { manifests: [], invalid: [] };
     for (const file of files) {
       const path = join(this.modelsDir, file);
       try {
-        listing.manifests.push(parseMdxManifest(JSON.parse(await readFile(path, 'utf8')), path));
+        listing.manifests.push(parseMdxManifest(JSON.parse(await readFile(path, "utf8")), path));
       } catch (err) {
         listing.invalid.push({ path, error: (err as Error).message });
       }
@@ -82,7 +82,14 @@ export class ModelRegistry {
   async close(): Promise<void> {
     const models = [...this.#loaded.values()];
     this.#loaded.clear();
-    await Promise.all(models.map((m) => m.then((x) => x.release(), () => undefined)));
+    await Promise.all(
+      models.map((m) =>
+        m.then(
+          (x) => x.release(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   /**
@@ -94,7 +101,7 @@ export class ModelRegistry {
    * session and still fail on its first run.
    */
   async #openOnProvider(name: string): Promise<MdxModel> {
-    const provider = this.#inference.executionProvider ?? 'cpu';
+    const provider = this.#inference.executionProvider ?? "cpu";
     let opened: MdxModel | undefined;
     try {
       opened = await this.#open(name, this.#inference);
@@ -102,16 +109,21 @@ export class ModelRegistry {
       return opened;
     } catch (err) {
       await opened?.release().catch(() => undefined);
-      if (provider === 'cpu') throw err;
-      const onCpu = await this.#open(name, { ...this.#inference, executionProvider: 'cpu' });
+      if (provider === "cpu") throw err;
+      const onCpu = await this.#open(name, { ...this.#inference, executionProvider: "cpu" });
       try {
         await Promise.all([onCpu.warmUp(), HelperThreadStft.warmUp(onCpu.manifest)]);
       } catch (cpuErr) {
         await onCpu.release().catch(() => undefined);
         throw cpuErr;
       }
-      const unavailable = new ProviderUnavailableError(provider, onCpu.onnxPath, stripPath((err as Error).message, onCpu.onnxPath), { cause: err });
-      if (this.#inference.providerFallback !== 'cpu') {
+      const unavailable = new ProviderUnavailableError(
+        provider,
+        onCpu.onnxPath,
+        stripPath((err as Error).message, onCpu.onnxPath),
+        { cause: err },
+      );
+      if (this.#inference.providerFallback !== "cpu") {
         await onCpu.release().catch(() => undefined);
         throw unavailable;
       }
@@ -124,9 +136,9 @@ export class ModelRegistry {
     const direct = join(this.modelsDir, `${name}.json`);
     let text: string | undefined;
     try {
-      text = await readFile(direct, 'utf8');
+      text = await readFile(direct, "utf8");
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
     if (text !== undefined) {
       let json: unknown;

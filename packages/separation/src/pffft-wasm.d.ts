@@ -1,11 +1,11 @@
 // Types for the parts of @echogarden/pffft-wasm (an Emscripten build of PFFFT) used here.
-declare module '@echogarden/pffft-wasm/simd' {
-  import type { PffftModuleFactory } from '@echogarden/pffft-wasm';
+declare module "@echogarden/pffft-wasm/simd" {
+  import type { PffftModuleFactory } from "@echogarden/pffft-wasm";
   const factory: PffftModuleFactory;
   export default factory;
 }
 
-declare module '@echogarden/pffft-wasm' {
+declare module "@echogarden/pffft-wasm" {
   export interface PffftModule {
     HEAPF32: Float32Array;
     _pffft_new_setup(size: number, transform: 0 | 1): number;

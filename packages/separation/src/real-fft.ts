@@ -1,6 +1,6 @@
 /// <reference path="./pffft-wasm.d.ts" />
-import type { PffftModule } from '@echogarden/pffft-wasm';
-import { ComplexFft } from './fft.ts';
+import type { PffftModule } from "@echogarden/pffft-wasm";
+import { ComplexFft } from "./fft.ts";
 
 /**
  * A real FFT of fixed size N working on two buffers: `time` (N samples) and
@@ -10,7 +10,7 @@ import { ComplexFft } from './fft.ts';
 export interface RealFft {
   readonly size: number;
   /** `pffft-simd` (WebAssembly SIMD), `pffft` (WebAssembly) or `js` */
-  readonly implementation: 'pffft-simd' | 'pffft' | 'js';
+  readonly implementation: "pffft-simd" | "pffft" | "js";
   readonly time: Float32Array;
   readonly spectrum: Float32Array;
   /** time → spectrum */
@@ -40,10 +40,10 @@ let runtime: Promise<PffftRuntime> | undefined;
 function loadPffft(): Promise<PffftRuntime> {
   runtime ??= (async () => {
     try {
-      const factory = (await import('@echogarden/pffft-wasm/simd')).default;
+      const factory = (await import("@echogarden/pffft-wasm/simd")).default;
       return { module: await factory(), simd: true, plans: [], cache: new Map() };
     } catch {
-      const factory = (await import('@echogarden/pffft-wasm')).default;
+      const factory = (await import("@echogarden/pffft-wasm")).default;
       return { module: await factory(), simd: false, plans: [], cache: new Map() };
     }
   })();
@@ -52,7 +52,7 @@ function loadPffft(): Promise<PffftRuntime> {
 
 class PffftRealFft implements RealFft {
   readonly size: number;
-  readonly implementation: 'pffft-simd' | 'pffft';
+  readonly implementation: "pffft-simd" | "pffft";
   time!: Float32Array;
   spectrum!: Float32Array;
   readonly #module: PffftModule;
@@ -63,7 +63,7 @@ class PffftRealFft implements RealFft {
 
   constructor(rt: PffftRuntime, size: number) {
     this.size = size;
-    this.implementation = rt.simd ? 'pffft-simd' : 'pffft';
+    this.implementation = rt.simd ? "pffft-simd" : "pffft";
     this.#module = rt.module;
     this.#setup = rt.module._pffft_new_setup(size, 0);
     if (!this.#setup) throw new RangeError(`PFFFT cannot transform size ${size}`);
@@ -97,7 +97,7 @@ class PffftRealFft implements RealFft {
  */
 export class JsRealFft implements RealFft {
   readonly size: number;
-  readonly implementation = 'js' as const;
+  readonly implementation = "js" as const;
   readonly time: Float32Array;
   readonly spectrum: Float32Array;
   readonly #fft: ComplexFft;
@@ -187,8 +187,8 @@ export class JsRealFft implements RealFft {
  * are shared per size within a thread; callers use them synchronously, so no
  * two users interleave inside a transform.
  */
-export async function createRealFft(size: number, options: { implementation?: 'auto' | 'js' } = {}): Promise<RealFft> {
-  if (options.implementation === 'js' || !pffftSupports(size)) return new JsRealFft(size);
+export async function createRealFft(size: number, options: { implementation?: "auto" | "js" } = {}): Promise<RealFft> {
+  if (options.implementation === "js" || !pffftSupports(size)) return new JsRealFft(size);
   const rt = await loadPffft();
   let plan = rt.cache.get(size);
   if (!plan) {

@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import {
   AudioDecodeError,
   countDecodedFrames,
@@ -9,16 +9,16 @@ import {
   StereoPcmEncoder,
   type EncodeTarget,
   type WavSampleFormat,
-} from '@mixdown/audio';
-import type { MdxModel } from './mdx-model.ts';
-import { emptyTimings, selectStems, separateStream, type SeparationProgress } from './separate-stream.ts';
+} from "@mixdown/audio";
+import type { MdxModel } from "./mdx-model.ts";
+import { emptyTimings, selectStems, separateStream, type SeparationProgress } from "./separate-stream.ts";
 
-export type OutputFormat = 'wav' | 'flac' | 'mp3';
+export type OutputFormat = "wav" | "flac" | "mp3";
 
 export type OutputSpec =
-  | { format: 'wav'; /** default f32 */ sampleFormat?: WavSampleFormat }
-  | { format: 'flac'; /** default 24 */ bitDepth?: 16 | 24 }
-  | { format: 'mp3'; /** default 320 */ bitrateKbps?: number };
+  | { format: "wav"; /** default f32 */ sampleFormat?: WavSampleFormat }
+  | { format: "flac"; /** default 24 */ bitDepth?: 16 | 24 }
+  | { format: "mp3"; /** default 320 */ bitrateKbps?: number };
 
 export interface SeparateFileOptions {
   inputPath: string;
@@ -75,9 +75,9 @@ export interface SeparateFileResult {
 export async function separateFile(options: SeparateFileOptions): Promise<SeparateFileResult> {
   const started = performance.now();
   const { inputPath, model, outDir, signal } = options;
-  const outputs = options.outputs ?? [{ format: 'wav' }];
-  if (outputs.length === 0) throw new RangeError('at least one output format is required');
-  if (new Set(outputs.map((o) => o.format)).size !== outputs.length) throw new RangeError('each output format may appear once');
+  const outputs = options.outputs ?? [{ format: "wav" }];
+  if (outputs.length === 0) throw new RangeError("at least one output format is required");
+  if (new Set(outputs.map((o) => o.format)).size !== outputs.length) throw new RangeError("each output format may appear once");
   const stemNames = selectStems(model.manifest, options.stems);
   const modelRate = model.manifest.sampleRate;
 
@@ -90,11 +90,15 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
   // the encoders need the input's true length: lossy containers only
   // estimate it, so it is counted by a parallel decode.
   const exactFrames: Promise<number | undefined> =
-    outputRate === modelRate ? Promise.resolve(undefined) : probe.framesExact ? Promise.resolve(probe.frames) : countDecodedFrames(inputPath, signal);
+    outputRate === modelRate
+      ? Promise.resolve(undefined)
+      : probe.framesExact
+        ? Promise.resolve(probe.frames)
+        : countDecodedFrames(inputPath, signal);
   exactFrames.catch(() => {});
 
   await mkdir(outDir, { recursive: true });
-  const files: SeparateFileResult['stems'] = {};
+  const files: SeparateFileResult["stems"] = {};
   const targetsByStem = new Map<string, EncodeTarget[]>();
   for (const stem of stemNames) {
     const targets = outputs.map((o): EncodeTarget => ({ ...o, path: join(outDir, `${stem}.${o.format}`) }));
@@ -155,7 +159,7 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
       await Promise.all(stemNames.map((stem) => encoders!.get(stem)!.write(block.stems[stem])));
       encodeMs += performance.now() - t0;
     }
-    if (!encoders || decodedFrames === 0) throw new AudioDecodeError(inputPath, 'no audio samples');
+    if (!encoders || decodedFrames === 0) throw new AudioDecodeError(inputPath, "no audio samples");
     const t0 = performance.now();
     await Promise.all([...encoders.values()].map((e) => e.finish()));
     encodeMs += performance.now() - t0;

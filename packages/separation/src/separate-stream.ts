@@ -1,6 +1,6 @@
-import { outputStemNames, type MdxManifest } from './manifest.ts';
-import type { MdxModel } from './mdx-model.ts';
-import { HelperThreadStft, sharedFloat32 } from './helper-thread-stft.ts';
+import { outputStemNames, type MdxManifest } from "./manifest.ts";
+import type { MdxModel } from "./mdx-model.ts";
+import { HelperThreadStft, sharedFloat32 } from "./helper-thread-stft.ts";
 
 /** Share of each chunk's kept part that the next chunk overlaps (python-audio-separator's default). */
 export const DEFAULT_OVERLAP = 0.25;
@@ -46,7 +46,7 @@ export interface SeparateStreamOptions {
   timings?: SeparationTimings;
   signal?: AbortSignal;
   /** `js` forces the TypeScript FFT (for measurements); default: fastest available */
-  fft?: 'auto' | 'js';
+  fft?: "auto" | "js";
   /** share the STFT work with a helper thread (default: when the machine has 2+ cores) */
   helperThread?: boolean;
 }
@@ -62,7 +62,8 @@ export function selectStems(manifest: MdxManifest, requested?: string[]): string
   const available = outputStemNames(manifest);
   if (!requested) return available;
   for (const name of requested) {
-    if (!available.includes(name)) throw new RangeError(`model "${manifest.name}" has no stem "${name}" (it gives ${available.join(', ')})`);
+    if (!available.includes(name))
+      throw new RangeError(`model "${manifest.name}" has no stem "${name}" (it gives ${available.join(", ")})`);
   }
   return available.filter((name) => requested.includes(name));
 }
@@ -84,7 +85,7 @@ export async function* separateStream(
 ): AsyncGenerator<SeparatedBlock, void, undefined> {
   const manifest = model.manifest;
   const stfts = await HelperThreadStft.create(manifest, {
-    fft: options.fft ?? 'auto',
+    fft: options.fft ?? "auto",
     ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
   });
   const { chunkSize, trim, keptSize: kept, specSize } = stfts.stft;
@@ -218,8 +219,8 @@ export async function* separateStream(
       if (wanted.has(manifest.stems[s])) stems[manifest.stems[s]] = out;
     }
     // single-stem: secondary = mixture − primary; multi-stem: backing = mixture − vocals
-    const derivedName = modelStems === 1 ? manifest.secondaryStem! : 'backing';
-    const subtrahend = modelStems === 1 ? modelOutputs[0] : modelOutputs[manifest.stems.indexOf('vocals')];
+    const derivedName = modelStems === 1 ? manifest.secondaryStem! : "backing";
+    const subtrahend = modelStems === 1 ? modelOutputs[0] : modelOutputs[manifest.stems.indexOf("vocals")];
     if (wanted.has(derivedName) && subtrahend && !manifest.stems.includes(derivedName)) {
       const out = new Float32Array(2 * frames);
       const mixAt = outStart + trim - inStart;
@@ -310,5 +311,6 @@ export async function* separateStream(
   const rest = emit(total);
   if (rest) yield rest;
   // totalFrames may have been an estimate (lossy containers): end on exactly 1
-  if (onProgress && totalFrames !== undefined && totalFrames !== total) onProgress({ processedFrames: total, totalFrames: total, fraction: 1 });
+  if (onProgress && totalFrames !== undefined && totalFrames !== total)
+    onProgress({ processedFrames: total, totalFrames: total, fraction: 1 });
 }

@@ -1,9 +1,9 @@
 // Entry point of the helper thread that does the STFT work (see
 // HelperThreadStft). It only ever touches SharedArrayBuffer views it is sent.
-import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
-import { MdxStft, type MdxStftConfig } from './mdx-stft.ts';
-import type { StftHelperRequest, StftHelperResponse } from './helper-thread-stft.ts';
+import { setPriority } from "node:os";
+import { parentPort } from "node:worker_threads";
+import { MdxStft, type MdxStftConfig } from "./mdx-stft.ts";
+import type { StftHelperRequest, StftHelperResponse } from "./helper-thread-stft.ts";
 
 /** Linux nice value of this thread (setpriority on thread id 0 is this thread only). */
 const STFT_THREAD_NICE = 10;
@@ -16,7 +16,7 @@ try {
 }
 const instances = new Map<string, Promise<MdxStft>>();
 
-function stftFor(config: MdxStftConfig & { fft: 'auto' | 'js' }): Promise<MdxStft> {
+function stftFor(config: MdxStftConfig & { fft: "auto" | "js" }): Promise<MdxStft> {
   const key = `${config.nFft}/${config.hopLength}/${config.dimF}/${config.dimT}/${config.fft}`;
   let stft = instances.get(key);
   if (!stft) {
@@ -26,11 +26,11 @@ function stftFor(config: MdxStftConfig & { fft: 'auto' | 'js' }): Promise<MdxStf
   return stft;
 }
 
-port.on('message', async (request: StftHelperRequest) => {
+port.on("message", async (request: StftHelperRequest) => {
   let response: StftHelperResponse;
   try {
     const stft = await stftFor(request.config);
-    if (request.op === 'analyze') {
+    if (request.op === "analyze") {
       stft.analyze(request.left, request.right, request.offset, request.spec, request.specOffset);
     } else {
       request.accLeft.fill(0);

@@ -1,4 +1,4 @@
-import type { Worker } from 'node:worker_threads';
+import type { Worker } from "node:worker_threads";
 
 /** `Omit` applied to each member of a union (a request without its id). */
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -24,12 +24,12 @@ export class ThreadRequests<Message, Result> {
   constructor(worker: Worker, name: string, answer: (message: Message) => Settlement<Result>) {
     this.#worker = worker;
     // listeners first, then unref: adding a 'message' listener refs the thread again
-    worker.on('message', (message: Message) => {
+    worker.on("message", (message: Message) => {
       const settlement = answer(message);
       if (settlement) this.#settle(settlement);
     });
-    worker.on('error', (err: Error) => this.fail(err));
-    worker.on('exit', (code: number) => this.fail(new Error(`${name} exited with code ${code}`)));
+    worker.on("error", (err: Error) => this.fail(err));
+    worker.on("exit", (code: number) => this.fail(new Error(`${name} exited with code ${code}`)));
     worker.unref();
   }
 
@@ -54,7 +54,7 @@ export class ThreadRequests<Message, Result> {
     if (!pending) return;
     this.#pending.delete(settlement.id);
     if (this.#pending.size === 0) this.#worker.unref();
-    if ('error' in settlement) pending.reject(settlement.error);
+    if ("error" in settlement) pending.reject(settlement.error);
     else pending.resolve(settlement.result);
   }
 

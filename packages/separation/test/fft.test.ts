@@ -1,7 +1,7 @@
-import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { ComplexFft } from '../src/fft.ts';
-import { createRealFft, JsRealFft, pffftSupports } from '../src/real-fft.ts';
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ComplexFft } from "../src/fft.ts";
+import { createRealFft, JsRealFft, pffftSupports } from "../src/real-fft.ts";
 
 function naiveDft(re: Float64Array, im: Float64Array, bins: number[]): { re: number; im: number }[] {
   const n = re.length;
@@ -21,7 +21,7 @@ function random(n: number): Float64Array {
   return Float64Array.from({ length: n }, (_, i) => Math.sin(i * 1.7) * 0.5 + ((i * 7919) % 13) / 13 - 0.5);
 }
 
-describe('ComplexFft', () => {
+describe("ComplexFft", () => {
   for (const n of [1, 2, 3, 5, 7, 12, 16, 30, 49, 60, 1001, 4096, 5120, 6144, 7680]) {
     it(`matches the DFT and inverts for size ${n}`, () => {
       const fft = new ComplexFft(n);
@@ -42,13 +42,13 @@ describe('ComplexFft', () => {
   }
 });
 
-describe('real FFT', () => {
-  it('uses PFFFT for every MDX n_fft and the TypeScript fallback otherwise', async () => {
+describe("real FFT", () => {
+  it("uses PFFFT for every MDX n_fft and the TypeScript fallback otherwise", async () => {
     for (const n of [256, 4096, 5120, 6144, 7680, 8192]) {
       assert.ok(pffftSupports(n));
       assert.match((await createRealFft(n)).implementation, /^pffft/);
     }
-    for (const n of [24, 48, 1000]) assert.equal((await createRealFft(n)).implementation, 'js');
+    for (const n of [24, 48, 1000]) assert.equal((await createRealFft(n)).implementation, "js");
   });
 
   for (const n of [24, 30, 256, 4096, 6144, 7680]) {
@@ -66,7 +66,9 @@ describe('real FFT', () => {
           { re: fft.spectrum[n - 2], im: fft.spectrum[n - 1] },
           { re: fft.spectrum[1], im: 0 },
         ];
-        got.forEach((g, i) => assert.ok(Math.hypot(g.re - ref[i].re, g.im - ref[i].im) / scale < 1e-6, `${fft.implementation} bin ${i}`));
+        got.forEach((g, i) =>
+          assert.ok(Math.hypot(g.re - ref[i].re, g.im - ref[i].im) / scale < 1e-6, `${fft.implementation} bin ${i}`),
+        );
         fft.inverse();
         for (let i = 0; i < n; i++) assert.ok(Math.abs(fft.time[i] / n - x[i]) < 1e-6, `${fft.implementation} sample ${i}`);
       }

@@ -94,7 +94,12 @@ for (const driver of ["s3", "local"] as const) {
       } else {
         const u = new URL(url);
         assert.match(u.pathname, /^\/files\/t\/signed\/hello\.wav$/);
-        const check = verifyFileSignature(stack.env.SIGNED_URL_SECRET!, "t/signed/hello.wav", u.searchParams.get("expires"), u.searchParams.get("signature"));
+        const check = verifyFileSignature(
+          stack.env.SIGNED_URL_SECRET!,
+          "t/signed/hello.wav",
+          u.searchParams.get("expires"),
+          u.searchParams.get("signature"),
+        );
         assert.equal(check, "ok");
       }
     });
@@ -118,7 +123,16 @@ test("local signatures: tampered key or signature is invalid, past expiry is exp
   assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 10), sig, now), "ok");
   assert.equal(verifyFileSignature(secret, "a/c.wav", String(now + 10), sig, now), "invalid");
   assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 11), sig, now), "invalid");
-  assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 10), sig.replace(/.$/, (c) => (c === "0" ? "1" : "0")), now), "invalid");
+  assert.equal(
+    verifyFileSignature(
+      secret,
+      "a/b.wav",
+      String(now + 10),
+      sig.replace(/.$/, (c) => (c === "0" ? "1" : "0")),
+      now,
+    ),
+    "invalid",
+  );
   assert.equal(verifyFileSignature(secret, "a/b.wav", String(now + 10), sig, now + 11), "expired");
   assert.equal(verifyFileSignature(secret, "a/b.wav", undefined, sig, now), "invalid");
 });

@@ -91,7 +91,13 @@ try {
       for (const share of SHARES) {
         const output = join(dir, `${A.slug}+${B.slug}-${share}.onnx`);
         const started = performance.now();
-        await blendOnnxModels({ inputs: [{ path: join(modelsDir, A.file), alpha: 1 - share }, { path: join(modelsDir, B.file), alpha: share }], output });
+        await blendOnnxModels({
+          inputs: [
+            { path: join(modelsDir, A.file), alpha: 1 - share },
+            { path: join(modelsDir, B.file), alpha: share },
+          ],
+          output,
+        });
         blendMs += performance.now() - started;
         blends++;
         const engine = await loadVoiceEngine(output);
@@ -109,7 +115,16 @@ try {
           between += ok ? 1 : 0;
           total++;
           ts.push(p.t);
-          rows.push([`${A.slug} + ${B.slug}`, recipe.heldOut.voices[k]!, p.dAB.toFixed(2), p.dMA.toFixed(2), p.dMB.toFixed(2), p.t.toFixed(2), p.off.toFixed(2), ok ? "yes" : "NO"]);
+          rows.push([
+            `${A.slug} + ${B.slug}`,
+            recipe.heldOut.voices[k]!,
+            p.dAB.toFixed(2),
+            p.dMA.toFixed(2),
+            p.dMB.toFixed(2),
+            p.t.toFixed(2),
+            p.off.toFixed(2),
+            ok ? "yes" : "NO",
+          ]);
         }
       }
       const rising = tByShare.every((t, k) => k === 0 || t > tByShare[k - 1]!);
@@ -124,9 +139,14 @@ try {
     for (const r of body) console.log(`| ${r.join(" | ")} |`);
   };
   console.log("50/50 blends, held-out speech (pitch shift 0), mean MFCC c1..c12 of the converted outputs:\n");
-  table(["A + B", "source (held out)", "d(A, B)", "d(blend, A)", "d(blend, B)", "t on A→B", "off axis / d(A, B)", "between"], rows);
+  table(
+    ["A + B", "source (held out)", "d(A, B)", "d(blend, A)", "d(blend, B)", "t on A→B", "off axis / d(A, B)", "between"],
+    rows,
+  );
   console.log(`\n${between}/${total} blend outputs between A's and B's: d(blend, A) < d(A, B), d(blend, B) < d(A, B), 0 < t < 1`);
-  console.log(`t of the 50/50 blends: mean ${mean(ts).toFixed(2)}, min ${Math.min(...ts).toFixed(2)}, max ${Math.max(...ts).toFixed(2)}`);
+  console.log(
+    `t of the 50/50 blends: mean ${mean(ts).toFixed(2)}, min ${Math.min(...ts).toFixed(2)}, max ${Math.max(...ts).toFixed(2)}`,
+  );
   console.log("\nB's share in the blend vs t (mean over the held-out sources):\n");
   table(["A + B", ...SHARES.map((s) => `t at ${s}`), "rising"], sweep);
   console.log(`\n${monotonic}/${sweep.length} pairs with t rising with B's share`);

@@ -23,7 +23,12 @@ export async function readRecipe(): Promise<VoiceRecipe> {
 }
 
 /** Genders of the held-out espeak-ng voices. */
-export const heldOutGenders: Record<string, string> = { "en+m1": "male", "en-us+m2": "male", "en+f1": "female", "en+f5": "female" };
+export const heldOutGenders: Record<string, string> = {
+  "en+m1": "male",
+  "en-us+m2": "male",
+  "en+f1": "female",
+  "en+f5": "female",
+};
 
 /** A file decoded to mono float32 at 16 kHz. */
 export function readMono16k(path: string): Promise<Float32Array> {

@@ -66,30 +66,83 @@ try {
       timbre += dTarget < dSource ? 1 : 0;
       pass += ok ? 1 : 0;
       total++;
-      rows.push([voice.slug, source, mfccDistance(src, target).toFixed(2), dTarget.toFixed(2), dSource.toFixed(2), String(shift), moved.toFixed(2), medians.toFixed(2), ok ? "yes" : "NO"]);
+      rows.push([
+        voice.slug,
+        source,
+        mfccDistance(src, target).toFixed(2),
+        dTarget.toFixed(2),
+        dSource.toFixed(2),
+        String(shift),
+        moved.toFixed(2),
+        medians.toFixed(2),
+        ok ? "yes" : "NO",
+      ]);
     }
     await engine.close();
   }
-  const header = ["voice", "source (held out)", "src→tgt", "out→tgt", "out→src", "shift", "f0 contour moved", "median f0 moved", "pass"];
+  const header = [
+    "voice",
+    "source (held out)",
+    "src→tgt",
+    "out→tgt",
+    "out→src",
+    "shift",
+    "f0 contour moved",
+    "median f0 moved",
+    "pass",
+  ];
   console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
   for (const r of rows) console.log(`| ${r.join(" | ")} |`);
   console.log(`\n${timbre}/${total} outputs closer to the target voice than to the source (mean MFCC c1..c12 distance)`);
-  console.log(`${pass}/${total} conversions closer to the target than to the source with the f0 contour within 0.3 semitones of the shift`);
-  console.log(`native realtime factor: ${(workSeconds / audioSeconds).toFixed(3)} (${workSeconds.toFixed(1)} s for ${audioSeconds.toFixed(1)} s of audio, short files: includes ffmpeg start-up)`);
+  console.log(
+    `${pass}/${total} conversions closer to the target than to the source with the f0 contour within 0.3 semitones of the shift`,
+  );
+  console.log(
+    `native realtime factor: ${(workSeconds / audioSeconds).toFixed(3)} (${workSeconds.toFixed(1)} s for ${audioSeconds.toFixed(1)} s of audio, short files: includes ffmpeg start-up)`,
+  );
 
   // Native and RVC-signature realtime factor on a 60 s input.
   const long = join(dir, "long.wav");
-  await run("ffmpeg", ["-v", "error", "-y", "-stream_loop", "-1", "-i", await speak("en+m1", sourceText, "loop"), "-t", "60", "-ar", "44100", long]);
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-stream_loop",
+    "-1",
+    "-i",
+    await speak("en+m1", sourceText, "loop"),
+    "-t",
+    "60",
+    "-ar",
+    "44100",
+    long,
+  ]);
   const native = await loadVoiceEngine(join(modelsDir, catalogue[0]!.file));
   let t = performance.now();
-  await convertVoiceFile({ inputPath: long, engine: native, params: { conversionStrength: 1, modelVolumeMix: 0.5, pitchShift: 3, pre: {}, post: {} }, outDir: join(dir, "long-native") });
+  await convertVoiceFile({
+    inputPath: long,
+    engine: native,
+    params: { conversionStrength: 1, modelVolumeMix: 0.5, pitchShift: 3, pre: {}, post: {} },
+    outDir: join(dir, "long-native"),
+  });
   console.log(`native, 60 s input with pitchShift 3: realtime factor ${((performance.now() - t) / 60000).toFixed(3)}`);
   await writeFile(join(dir, "rvc.onnx"), writeRvcSignatureModel(40000));
   await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
-  const rvc = await RvcVoiceEngine.load({ modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "vec.onnx"), sampleRate: 40000 });
+  const rvc = await RvcVoiceEngine.load({
+    modelPath: join(dir, "rvc.onnx"),
+    contentVecPath: join(dir, "vec.onnx"),
+    sampleRate: 40000,
+  });
   t = performance.now();
-  await convertVoiceFile({ inputPath: long, engine: rvc, params: { conversionStrength: 1, modelVolumeMix: 0.5, pitchShift: 3, pre: {}, post: {} }, outDir: join(dir, "long-rvc") });
-  console.log(`RVC-signature path (tiny random model: the figure is the pipeline's own cost, YIN + pieces + resampling, without a real network), 60 s input: realtime factor ${((performance.now() - t) / 60000).toFixed(3)}`);
+  await convertVoiceFile({
+    inputPath: long,
+    engine: rvc,
+    params: { conversionStrength: 1, modelVolumeMix: 0.5, pitchShift: 3, pre: {}, post: {} },
+    outDir: join(dir, "long-rvc"),
+  });
+  console.log(
+    `RVC-signature path (tiny random model: the figure is the pipeline's own cost, YIN + pieces + resampling, without a real network), 60 s input: realtime factor ${((performance.now() - t) / 60000).toFixed(3)}`,
+  );
   if (pass < total) process.exitCode = 1;
 } finally {
   await rm(dir, { recursive: true, force: true });

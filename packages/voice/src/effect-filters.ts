@@ -5,13 +5,17 @@ const fmt = (v: number): string => String(Number(v.toPrecision(6)));
 
 type Builder = (p: Record<string, number>, sampleRate: number, label: string) => string | null;
 
-const dynamics = (kind: "agate" | "acompressor"): Builder => (p) =>
-  kind === "agate"
-    ? `agate=threshold=${fmt(Math.max(linear(p.threshold_db!), 1e-5))}:ratio=${fmt(p.ratio!)}:attack=${fmt(p.attack_ms!)}:release=${fmt(p.release_ms!)}:range=0.001`
-    : `acompressor=threshold=${fmt(Math.max(linear(p.threshold_db!), 0.000977))}:ratio=${fmt(p.ratio!)}:attack=${fmt(p.attack_ms!)}:release=${fmt(p.release_ms!)}`;
+const dynamics =
+  (kind: "agate" | "acompressor"): Builder =>
+  (p) =>
+    kind === "agate"
+      ? `agate=threshold=${fmt(Math.max(linear(p.threshold_db!), 1e-5))}:ratio=${fmt(p.ratio!)}:attack=${fmt(p.attack_ms!)}:release=${fmt(p.release_ms!)}:range=0.001`
+      : `acompressor=threshold=${fmt(Math.max(linear(p.threshold_db!), 0.000977))}:ratio=${fmt(p.ratio!)}:attack=${fmt(p.attack_ms!)}:release=${fmt(p.release_ms!)}`;
 
-const cutoff = (kind: "highpass" | "lowpass"): Builder => (p, sampleRate) =>
-  `${kind}=f=${fmt(Math.min(p.cutoff_frequency_hz!, sampleRate / 2 - 1))}:poles=2`;
+const cutoff =
+  (kind: "highpass" | "lowpass"): Builder =>
+  (p, sampleRate) =>
+    `${kind}=f=${fmt(Math.min(p.cutoff_frequency_hz!, sampleRate / 2 - 1))}:poles=2`;
 
 /**
  * ffmpeg filter per effect. Reverb is a Freeverb-like approximation: a bank of decaying echoes
@@ -32,10 +36,13 @@ const BUILDERS: Record<"pre" | "post", Record<string, Builder>> = {
       const depthMs = Math.max(0.01, p.depth! * p.centre_delay_ms!);
       const voices = [{ delay: p.centre_delay_ms!, decay: p.mix!, speed: p.rate_hz! }];
       // A second, slower voice stands in for the feedback path ffmpeg's chorus lacks.
-      if (Math.abs(p.feedback!) > 0.01) voices.push({ delay: p.centre_delay_ms! * 1.5, decay: p.mix! * Math.abs(p.feedback!), speed: p.rate_hz! * 0.7 });
+      if (Math.abs(p.feedback!) > 0.01)
+        voices.push({ delay: p.centre_delay_ms! * 1.5, decay: p.mix! * Math.abs(p.feedback!), speed: p.rate_hz! * 0.7 });
       return `chorus=in_gain=${fmt(1 - p.mix! / 2)}:out_gain=1:delays=${voices.map((v) => fmt(v.delay)).join("|")}:decays=${voices
         .map((v) => fmt(Math.max(0.01, v.decay)))
-        .join("|")}:speeds=${voices.map((v) => fmt(Math.max(0.01, v.speed))).join("|")}:depths=${voices.map(() => fmt(depthMs)).join("|")}`;
+        .join(
+          "|",
+        )}:speeds=${voices.map((v) => fmt(Math.max(0.01, v.speed))).join("|")}:depths=${voices.map(() => fmt(depthMs)).join("|")}`;
     },
     delay: (p) => {
       if (p.mix === 0 || p.delay_seconds! * 1000 < 1) return null;

@@ -78,7 +78,9 @@ export function parseEffectChain(field: "pre" | "post", raw: string | undefined)
   try {
     value = JSON.parse(raw);
   } catch {
-    throw new EffectChainError(`${field} must be a JSON object (e.g. {"${Object.keys(catalogue)[0]}": {}}); it is not valid JSON`);
+    throw new EffectChainError(
+      `${field} must be a JSON object (e.g. {"${Object.keys(catalogue)[0]}": {}}); it is not valid JSON`,
+    );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new EffectChainError(`${field} must be a JSON object whose keys are effects (${known})`);
@@ -94,7 +96,9 @@ export function parseEffectChain(field: "pre" | "post", raw: string | undefined)
     const given = params === true ? {} : (params as Record<string, unknown>);
     for (const name of Object.keys(given)) {
       if (!Object.hasOwn(spec, name)) {
-        throw new EffectChainError(`${field}.${effect}.${name} is not a parameter of ${effect} (known: ${Object.keys(spec).join(", ")})`);
+        throw new EffectChainError(
+          `${field}.${effect}.${name} is not a parameter of ${effect} (known: ${Object.keys(spec).join(", ")})`,
+        );
       }
     }
     const out: Record<string, number> = {};

@@ -1,6 +1,11 @@
 export type { ConversionControls, MonoSource, VoiceEngine } from "./voice-engine.ts";
 export { loadVoiceEngine, type LoadVoiceEngineOptions } from "./load-engine.ts";
-export { convertVoiceFile, type ConversionParams, type ConvertVoiceFileRequest, type ConvertVoiceFileResult } from "./pipeline.ts";
+export {
+  convertVoiceFile,
+  type ConversionParams,
+  type ConvertVoiceFileRequest,
+  type ConvertVoiceFileResult,
+} from "./pipeline.ts";
 export { NativeVoiceEngine } from "./native/native-voice.ts";
 export { buildNativeVoiceModel, monoBlocks, readMono } from "./native/build.ts";
 export { measureVoiceStatsOf } from "./native/measure.ts";
@@ -9,7 +14,13 @@ export { NATIVE_LAYOUT, NATIVE_WEIGHTS } from "./native/layout.ts";
 export { RvcVoiceEngine, coarsePitch, type RvcEngineOptions } from "./rvc/rvc-voice.ts";
 export { writeRvcSignatureModel, writeContentVecSignatureModel } from "./rvc/signature-models.ts";
 export { trackPitch, medianVoiced, contourShiftSemitones, type PitchTrackOptions } from "./pitch/yin.ts";
-export { inspectVoiceModelFile, VoiceModelFileError, RVC_SIGNATURE, type VoiceModelFileInfo, type VoiceArchitecture } from "./model-file.ts";
+export {
+  inspectVoiceModelFile,
+  VoiceModelFileError,
+  RVC_SIGNATURE,
+  type VoiceModelFileInfo,
+  type VoiceArchitecture,
+} from "./model-file.ts";
 export { effectChainFilter } from "./effect-filters.ts";
 export { parseEffectChain, EffectChainError, PRE_EFFECTS, POST_EFFECTS, type EffectChain } from "./effects-schema.ts";
 export { readVoiceCatalogue, catalogueRows, BUILTIN_FILE_PREFIX, type CatalogueVoice } from "./catalogue.ts";

@@ -21,7 +21,12 @@ export interface VoiceModelFileInfo {
   outputs: string[];
 }
 
-const TYPE_NAMES: Record<number, string> = { [T.FLOAT]: "float32", [T.INT64]: "int64", [T.INT32]: "int32", [T.FLOAT16]: "float16" };
+const TYPE_NAMES: Record<number, string> = {
+  [T.FLOAT]: "float32",
+  [T.INT64]: "int64",
+  [T.INT32]: "int32",
+  [T.FLOAT16]: "float16",
+};
 
 /** RVC v2 (f0) ONNX export: name -> [rank, element type]. */
 export const RVC_SIGNATURE: Record<string, [number, string]> = {
@@ -65,14 +70,21 @@ export function inspectVoiceModelFile(bytes: Uint8Array): VoiceModelFileInfo {
     const missing = [...NATIVE_INPUTS.filter((n) => !names.has(n)), ...NATIVE_OUTPUTS.filter((n) => !outputs.includes(n))];
     if (missing.length > 0) throw new VoiceModelFileError(`native voice model lacks ${missing.join(", ")}`);
     const sampleRate = Number(metadata["mixdown.sample_rate"]);
-    return { architecture: "native", ...(Number.isFinite(sampleRate) && sampleRate > 0 ? { sampleRate } : {}), metadata, inputs, outputs };
+    return {
+      architecture: "native",
+      ...(Number.isFinite(sampleRate) && sampleRate > 0 ? { sampleRate } : {}),
+      metadata,
+      inputs,
+      outputs,
+    };
   }
   if (names.has("phone")) {
     const problems: string[] = [];
     for (const [name, [rank, type]] of Object.entries(RVC_SIGNATURE)) {
       const input = inputs.find((i) => i.name === name);
       if (!input) problems.push(`input ${name} missing`);
-      else if (input.rank !== rank || input.type !== type) problems.push(`input ${name} is rank ${input.rank} ${input.type}, expected rank ${rank} ${type}`);
+      else if (input.rank !== rank || input.type !== type)
+        problems.push(`input ${name} is rank ${input.rank} ${input.type}, expected rank ${rank} ${type}`);
     }
     const extra = inputs.filter((i) => !Object.hasOwn(RVC_SIGNATURE, i.name)).map((i) => i.name);
     if (extra.length > 0) problems.push(`unexpected inputs ${extra.join(", ")}`);

@@ -67,7 +67,9 @@ export class OnnxGraph {
 function valueInfo(name: string, shape: Dim[], elemType: number): onnxProto.onnx.IValueInfoProto {
   return {
     name,
-    type: { tensorType: { elemType, shape: { dim: shape.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } } },
+    type: {
+      tensorType: { elemType, shape: { dim: shape.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } },
+    },
   };
 }
 

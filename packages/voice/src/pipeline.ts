@@ -95,7 +95,11 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
   let done = 0;
   const source = () =>
     (async function* () {
-      for await (const block of decodeToPcm(prepared, { sampleRate: engine.sampleRate, blockFrames: 65536, ...(signal ? { signal } : {}) })) {
+      for await (const block of decodeToPcm(prepared, {
+        sampleRate: engine.sampleRate,
+        blockFrames: 65536,
+        ...(signal ? { signal } : {}),
+      })) {
         const mono = new Float32Array(block.length / 2);
         for (let i = 0; i < mono.length; i++) mono[i] = block[2 * i]!;
         yield mono;
@@ -151,7 +155,8 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
   if (recombined) command.output(recombined).outputOptions(["-map", "[mix]", ...losslessCodec]);
   await run(command, signal).catch((err: Error) => {
     if (signal?.aborted) throw signal.reason;
-    if (request.backingPath && /backing|Invalid data|1:a/i.test(err.message)) throw new AudioDecodeError(request.backingPath, err.message, { cause: err });
+    if (request.backingPath && /backing|Invalid data|1:a/i.test(err.message))
+      throw new AudioDecodeError(request.backingPath, err.message, { cause: err });
     throw err;
   });
   await rm(converted, { force: true });

@@ -7,8 +7,24 @@ import { readMono, run, tempDir } from "./support.ts";
 /** A 0.5 s loud 200 Hz + 6 kHz burst, then 1 s of quiet 200 Hz (-40 dB), at 44.1 kHz. */
 async function testSignal(): Promise<string> {
   const path = join(await tempDir(), "signal.wav");
-  await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=200:d=1.5", "-f", "lavfi", "-i", "sine=f=6000:d=1.5",
-    "-filter_complex", "[0][1]amix=inputs=2:normalize=0,volume='if(lt(t,0.5),0.7,0.007)':eval=frame", "-ar", "44100", path]);
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=f=200:d=1.5",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=f=6000:d=1.5",
+    "-filter_complex",
+    "[0][1]amix=inputs=2:normalize=0,volume='if(lt(t,0.5),0.7,0.007)':eval=frame",
+    "-ar",
+    "44100",
+    path,
+  ]);
   return path;
 }
 
@@ -42,7 +58,10 @@ const bandRms = async (x: Float32Array, f: number) => {
 
 describe("pre and post effects", () => {
   it("every effect of the catalogue parses with its defaults and becomes an ffmpeg filter", () => {
-    for (const [field, catalogue] of [["pre", PRE_EFFECTS], ["post", POST_EFFECTS]] as const) {
+    for (const [field, catalogue] of [
+      ["pre", PRE_EFFECTS],
+      ["post", POST_EFFECTS],
+    ] as const) {
       for (const name of Object.keys(catalogue)) {
         const chain = parseEffectChain(field, JSON.stringify({ [name]: {} }));
         assert.deepEqual(Object.keys(chain[name]!), Object.keys(catalogue[name]!));
@@ -54,7 +73,10 @@ describe("pre and post effects", () => {
   it("names unknown effects, unknown parameters and out-of-range values", () => {
     assert.throws(() => parseEffectChain("pre", '{"distortion":{}}'), /pre\.distortion is not a known pre effect/);
     assert.throws(() => parseEffectChain("post", '{"reverb":{"size":1}}'), /post\.reverb\.size is not a parameter of reverb/);
-    assert.throws(() => parseEffectChain("post", '{"chorus":{"rate_hz":50}}'), /post\.chorus\.rate_hz must be between 0.01 and 20/);
+    assert.throws(
+      () => parseEffectChain("post", '{"chorus":{"rate_hz":50}}'),
+      /post\.chorus\.rate_hz must be between 0.01 and 20/,
+    );
     assert.throws(() => parseEffectChain("pre", "[1]"), EffectChainError);
   });
 

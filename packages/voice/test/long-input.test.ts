@@ -25,6 +25,8 @@ it("converts a 5-minute input with a native voice in bounded memory, keeping its
   const growth = (peak - base) / 1024 / 1024;
   // The whole input as float32 would be 101 MB (stereo) / 50 MB (mono); streaming stays well under.
   assert.ok(growth < 160, `RSS grew ${growth.toFixed(0)} MB`);
-  console.log(`native 5-minute conversion: ${seconds.toFixed(1)} s (realtime factor ${(seconds / 300).toFixed(3)}), RSS +${growth.toFixed(0)} MB`);
+  console.log(
+    `native 5-minute conversion: ${seconds.toFixed(1)} s (realtime factor ${(seconds / 300).toFixed(3)}), RSS +${growth.toFixed(0)} MB`,
+  );
   await engine.close();
 });

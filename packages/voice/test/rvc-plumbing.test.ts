@@ -30,7 +30,12 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
       const dir = await tempDir();
       await writeFile(join(dir, "rvc.onnx"), writeRvcSignatureModel(rate));
       await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
-      const engine = await RvcVoiceEngine.load({ modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "vec.onnx"), sampleRate: rate, segmentSeconds: 12 });
+      const engine = await RvcVoiceEngine.load({
+        modelPath: join(dir, "rvc.onnx"),
+        contentVecPath: join(dir, "vec.onnx"),
+        sampleRate: rate,
+        segmentSeconds: 12,
+      });
       const short = await speech("en+f1", SENTENCE);
       const input = join(dir, "long.wav");
       await run("ffmpeg", ["-v", "error", "-y", "-stream_loop", "-1", "-i", short, "-t", "50", "-ar", "22050", input]);
@@ -46,7 +51,10 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
       assert.equal(r.frames, 50 * 22050);
       const out = await readMono(r.output, 22050);
       assert.equal(out.length, 50 * 22050);
-      const [f0In, f0Out] = [medianVoiced(trackPitch(await readMono(input), 16000, { hop: 160 })), medianVoiced(trackPitch(await readMono(r.output), 16000, { hop: 160 }))];
+      const [f0In, f0Out] = [
+        medianVoiced(trackPitch(await readMono(input), 16000, { hop: 160 })),
+        medianVoiced(trackPitch(await readMono(r.output), 16000, { hop: 160 })),
+      ];
       assert.ok(Math.abs(12 * Math.log2(f0Out / f0In) - 7) < 0.3, `f0 ${f0In.toFixed(1)} -> ${f0Out.toFixed(1)} Hz`);
       console.log(`RVC-signature path, ${rate} Hz model: realtime factor ${(seconds / 50).toFixed(3)}`);
       await engine.close();

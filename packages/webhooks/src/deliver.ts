@@ -39,9 +39,12 @@ export class WebhookRefused extends Error {
 export function deliverWebhook(req: WebhookRequest): Promise<WebhookAnswer> {
   const url = new URL(req.url);
   const literal = hostAddress(url);
-  if (literal && !req.policy.allows(literal)) return Promise.reject(new WebhookRefused(`${literal} is in a denied network (WEBHOOK_DENIED_NETWORKS)`));
+  if (literal && !req.policy.allows(literal))
+    return Promise.reject(new WebhookRefused(`${literal} is in a denied network (WEBHOOK_DENIED_NETWORKS)`));
   const lookup: LookupFunction | undefined = req.policy.restricted ? guardedLookup(req.policy) : undefined;
-  const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]) : AbortSignal.timeout(req.timeoutMs);
+  const signal = req.signal
+    ? AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)])
+    : AbortSignal.timeout(req.timeoutMs);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(
@@ -66,7 +69,9 @@ export function deliverWebhook(req: WebhookRequest): Promise<WebhookAnswer> {
         res.on("error", reject);
       },
     );
-    request.on("error", (err) => reject(signal.aborted && !req.signal?.aborted ? new Error(`no answer within ${req.timeoutMs} ms`) : err));
+    request.on("error", (err) =>
+      reject(signal.aborted && !req.signal?.aborted ? new Error(`no answer within ${req.timeoutMs} ms`) : err),
+    );
     request.end(req.body);
   });
 }
@@ -76,7 +81,12 @@ function guardedLookup(policy: WebhookAddressPolicy): LookupFunction {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, "", 0);
       const denied = addresses.find((a) => !policy.allows(a.address));
-      if (denied) return callback(new WebhookRefused(`${hostname} resolves to ${denied.address}, in a denied network (WEBHOOK_DENIED_NETWORKS)`), "", 0);
+      if (denied)
+        return callback(
+          new WebhookRefused(`${hostname} resolves to ${denied.address}, in a denied network (WEBHOOK_DENIED_NETWORKS)`),
+          "",
+          0,
+        );
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0]!;
       callback(null, first.address, first.family);

@@ -14,7 +14,13 @@ export function signatureHeader(secret: string, body: string, at: Date = new Dat
  * What a receiver does: true when `header` carries a v1 signature of `body` under `secret` whose
  * timestamp is within `toleranceSeconds` of `now`.
  */
-export function verifySignature(secret: string, body: string, header: string, toleranceSeconds = 300, now: Date = new Date()): boolean {
+export function verifySignature(
+  secret: string,
+  body: string,
+  header: string,
+  toleranceSeconds = 300,
+  now: Date = new Date(),
+): boolean {
   const parts = new Map<string, string[]>();
   for (const item of header.split(",")) {
     const [k, v] = item.split("=", 2);

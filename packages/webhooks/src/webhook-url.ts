@@ -17,11 +17,14 @@ export function webhookUrlProblem(value: string, policy: WebhookAddressPolicy): 
   } catch {
     return "webhookUrl must be an absolute URL (https://host/path)";
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return `webhookUrl must use http or https, not ${url.protocol.replace(/:$/, "")}`;
-  if (url.username || url.password) return "webhookUrl must not contain credentials (user:password@); receivers verify the Mixdown-Signature header instead";
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return `webhookUrl must use http or https, not ${url.protocol.replace(/:$/, "")}`;
+  if (url.username || url.password)
+    return "webhookUrl must not contain credentials (user:password@); receivers verify the Mixdown-Signature header instead";
   if (!url.hostname) return "webhookUrl must name a host";
   const literal = hostAddress(url);
-  if (literal && !policy.allows(literal)) return `webhookUrl points to ${literal}, in a network this service does not deliver to (WEBHOOK_DENIED_NETWORKS)`;
+  if (literal && !policy.allows(literal))
+    return `webhookUrl points to ${literal}, in a network this service does not deliver to (WEBHOOK_DENIED_NETWORKS)`;
   return null;
 }
 

@@ -1,14 +1,32 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
-import { deliverWebhook, signatureHeader, verifySignature, WebhookAddressPolicy, WebhookRefused, webhookUrlProblem } from "../src/index.ts";
+import {
+  deliverWebhook,
+  signatureHeader,
+  verifySignature,
+  WebhookAddressPolicy,
+  WebhookRefused,
+  webhookUrlProblem,
+} from "../src/index.ts";
 
 const any = new WebhookAddressPolicy([]);
 const noPrivate = new WebhookAddressPolicy(["private"]);
 
 test("the default policy allows every address; `private` denies loopback, RFC 1918, link-local (metadata), ULA and IPv4-mapped forms", () => {
   for (const a of ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1"]) assert.equal(any.allows(a), true, a);
-  for (const a of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "::1", "fd12::1", "fe80::1", "::ffff:10.0.0.1"]) {
+  for (const a of [
+    "127.0.0.1",
+    "10.1.2.3",
+    "172.20.0.1",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "::1",
+    "fd12::1",
+    "fe80::1",
+    "::ffff:10.0.0.1",
+  ]) {
     assert.equal(noPrivate.allows(a), false, a);
   }
   for (const a of ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]) assert.equal(noPrivate.allows(a), true, a);

@@ -28,7 +28,10 @@ export function parseRange(header: string, size: number): { start: number; end: 
  * the HMAC signature over key and expiry is the credential (403 when wrong or expired).
  * Supports single byte ranges.
  */
-export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; secret: string }> = async (app, { storage, secret }) => {
+export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; secret: string }> = async (
+  app,
+  { storage, secret },
+) => {
   app.get(
     "/files/*",
     {
@@ -55,7 +58,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; 
       const rangeHeader = request.headers.range;
       const range = rangeHeader ? parseRange(rangeHeader, info.size) : null;
       if (range === "unsatisfiable") {
-        throw new ApiError(416, `range ${rangeHeader} is outside the file (${info.size} bytes)`, { "content-range": `bytes */${info.size}` });
+        throw new ApiError(416, `range ${rangeHeader} is outside the file (${info.size} bytes)`, {
+          "content-range": `bytes */${info.size}`,
+        });
       }
       reply.header("content-type", contentTypeForKey(key));
       reply.header("accept-ranges", "bytes");

@@ -22,7 +22,11 @@ export class ReadinessService {
   }
 
   async check(timeoutMs = 2000): Promise<{ postgres: string; redis: string; storage: string }> {
-    const probe = (p: Promise<unknown>) => within(p, timeoutMs).then(() => "ok", (error: unknown) => `unreachable: ${describe(error)}`);
+    const probe = (p: Promise<unknown>) =>
+      within(p, timeoutMs).then(
+        () => "ok",
+        (error: unknown) => `unreachable: ${describe(error)}`,
+      );
     const [postgres, redis, storage] = await Promise.all([
       probe(this.database.ping()),
       probe(this.ctx.queues.ping()),

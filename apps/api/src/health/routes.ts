@@ -12,7 +12,13 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
   const readiness = new ReadinessService(ctx);
   app.get(
     "/healthz",
-    { schema: { tags: ["Health"], summary: "Liveness: the process is up", response: { 200: Type.Object({ status: Type.Literal("ok") }) } } },
+    {
+      schema: {
+        tags: ["Health"],
+        summary: "Liveness: the process is up",
+        response: { 200: Type.Object({ status: Type.Literal("ok") }) },
+      },
+    },
     async () => ({ status: "ok" as const }),
   );
   app.get(

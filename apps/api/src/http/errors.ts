@@ -96,7 +96,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       const message = describeValidationError(err.validation as AjvError[], err.validationContext);
       // A malformed id in the path names no resource: that is a 404, not a validation failure.
       if (err.validationContext === "params") {
-        return reply.code(404).send(errorBody(404, `${request.url.split("?")[0]} not found: ${message.replace("must be integer", "must be a positive integer")}`));
+        return reply
+          .code(404)
+          .send(
+            errorBody(
+              404,
+              `${request.url.split("?")[0]} not found: ${message.replace("must be integer", "must be a positive integer")}`,
+            ),
+          );
       }
       return reply.code(422).send(errorBody(422, message));
     }

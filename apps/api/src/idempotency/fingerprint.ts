@@ -22,7 +22,9 @@ export function canonicalJson(value: unknown): string {
 export function formContent(form: ReceivedForm): string {
   return canonicalJson({
     fields: Object.fromEntries(form.fields),
-    files: Object.fromEntries([...form.files].map(([field, f]) => [field, { filename: f.filename ?? null, size: f.size, sha256: f.sha256 }])),
+    files: Object.fromEntries(
+      [...form.files].map(([field, f]) => [field, { filename: f.filename ?? null, size: f.size, sha256: f.sha256 }]),
+    ),
   });
 }
 

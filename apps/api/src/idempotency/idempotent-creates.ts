@@ -62,9 +62,12 @@ export class IdempotentCreates {
         );
       }
       if (first.resourceId === null) {
-        throw conflict(`a request with Idempotency-Key ${JSON.stringify(op.key)} is still being processed; retry when it has finished`, {
-          "retry-after": "1",
-        });
+        throw conflict(
+          `a request with Idempotency-Key ${JSON.stringify(op.key)} is still being processed; retry when it has finished`,
+          {
+            "retry-after": "1",
+          },
+        );
       }
       return { record: await op.current(first.resourceId), replayed: true };
     }
@@ -72,7 +75,9 @@ export class IdempotentCreates {
     try {
       record = await op.create();
     } catch (error) {
-      await this.keys.release(claim.claimId).catch((e: unknown) => this.log.error({ err: e }, "could not release an idempotency key"));
+      await this.keys
+        .release(claim.claimId)
+        .catch((e: unknown) => this.log.error({ err: e }, "could not release an idempotency key"));
       throw error;
     }
     // The record exists whatever happens next: a failure here leaves the key claimed (a retry gets

@@ -23,7 +23,12 @@ export class JobCancels {
    * `find` reads the caller's row (null: not theirs or gone -> 404). Returns the row as it is
    * after the cancel; a row that has already ended is a 409 naming its status.
    */
-  async cancelOwned<Row extends { status: string }>(kind: CancellableKind, rowId: number, noun: string, find: () => Promise<Row | null>): Promise<Row> {
+  async cancelOwned<Row extends { status: string }>(
+    kind: CancellableKind,
+    rowId: number,
+    noun: string,
+    find: () => Promise<Row | null>,
+  ): Promise<Row> {
     const row = await find();
     if (!row) throw notFound(`${noun} ${rowId} not found`);
     if (row.status === "running" && (await this.tables[kind].cancel(rowId))) {
@@ -38,6 +43,8 @@ export class JobCancels {
     // The row is cancelled already; a worker that misses the message finds that out by itself.
     await this.queues
       .announceCancel(notice)
-      .catch((err: Error) => this.log.warn({ err: err.message, ...notice }, "cancel not announced to the workers; they will notice the cancelled row"));
+      .catch((err: Error) =>
+        this.log.warn({ err: err.message, ...notice }, "cancel not announced to the workers; they will notice the cancelled row"),
+      );
   }
 }

@@ -17,7 +17,7 @@ export const WebhookUrlField = Type.Optional(
     format: "uri",
     maxLength: MAX_WEBHOOK_URL_LENGTH,
     description:
-      "Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, \"<t>.<raw body>\")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.",
+      'Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key\'s webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.',
   }),
 );
 

@@ -26,7 +26,9 @@ export class StoredUploads {
   async discard(): Promise<void> {
     await Promise.all(
       this.keys.map((key) =>
-        this.storage.delete(key).catch((error: unknown) => this.log.error({ err: error, key }, "could not delete orphaned upload")),
+        this.storage
+          .delete(key)
+          .catch((error: unknown) => this.log.error({ err: error, key }, "could not delete orphaned upload")),
       ),
     );
   }

@@ -17,7 +17,10 @@ export function bearerMatches(header: string | undefined, token: string): boolea
  * `Authorization: Bearer <METRICS_TOKEN>` when the token is set; not registered at all (404)
  * when METRICS_ENABLED is false.
  */
-export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics; token: string | undefined }> = async (app, { metrics, token }) => {
+export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics; token: string | undefined }> = async (
+  app,
+  { metrics, token },
+) => {
   app.get(
     "/metrics",
     {
@@ -27,14 +30,18 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics; tok
         description:
           "HTTP request durations by route, upload bytes, jobs created by kind, queue depth by queue and state, jobs by kind and status, and the process's own metrics. " +
           "The worker serves its metrics (jobs ended, job durations, busy/idle) on its health port. " +
-          (token ? "Needs `Authorization: Bearer <METRICS_TOKEN>`." : "Set METRICS_TOKEN to require `Authorization: Bearer <METRICS_TOKEN>`."),
+          (token
+            ? "Needs `Authorization: Bearer <METRICS_TOKEN>`."
+            : "Set METRICS_TOKEN to require `Authorization: Bearer <METRICS_TOKEN>`."),
         ...(token ? { security: [{ metricsToken: [] as string[] }] } : {}),
         response: errorResponses(401),
       },
       onRequest: async (request) => {
         if (token && !bearerMatches(request.headers.authorization, token)) {
           throw unauthorized(
-            request.headers.authorization ? "invalid metrics token" : "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`",
+            request.headers.authorization
+              ? "invalid metrics token"
+              : "missing Authorization header: send `Authorization: Bearer <METRICS_TOKEN>`",
           );
         }
       },

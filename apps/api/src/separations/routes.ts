@@ -10,12 +10,14 @@ import { multipartCreate } from "../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 import { listOf } from "@mixdown/records";
 
-const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map((k) => ({
-  path: k.apiPath,
-  kind: k.dbKind,
-  tag: k.tag,
-  noun: k.noun,
-}));
+const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map(
+  (k) => ({
+    path: k.apiPath,
+    kind: k.dbKind,
+    tag: k.tag,
+    noun: k.noun,
+  }),
+);
 
 /** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch, cancel. */
 export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -83,10 +85,8 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       (request) => ctx.separations.get(request.auth.caller.id, kind, request.params.id),
     );
 
-    app.post(
-      `/${path}/:id/cancel`,
-      { schema: cancelRouteSchema({ tags: [tag], noun, record: "SeparationJob" }) },
-      (request) => ctx.separations.cancel(request.auth.caller.id, kind, request.params.id),
+    app.post(`/${path}/:id/cancel`, { schema: cancelRouteSchema({ tags: [tag], noun, record: "SeparationJob" }) }, (request) =>
+      ctx.separations.cancel(request.auth.caller.id, kind, request.params.id),
     );
   }
 };

@@ -31,14 +31,26 @@ export class SeparationService {
   constructor(private readonly deps: SeparationServiceDeps) {}
 
   /** Checks the upload, stores it, writes the row and queues the job. */
-  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, kind: SeparationKind, form: ReceivedForm): Promise<SeparationJobRecord> {
+  async create(
+    { callerId, apiKeyId, webhookUrl }: JobOrigin,
+    kind: SeparationKind,
+    form: ReceivedForm,
+  ): Promise<SeparationJobRecord> {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
     const format = await checkAudioUpload(input, SEPARATION_FORMATS);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
     const row = await uploads.commit(() =>
-      this.deps.separations.create({ callerId, apiKeyId, webhookUrl, kind, inputKey, inputFormat: format, inputFileName: input.filename?.slice(0, 255) ?? null }),
+      this.deps.separations.create({
+        callerId,
+        apiKeyId,
+        webhookUrl,
+        kind,
+        inputKey,
+        inputFormat: format,
+        inputFileName: input.filename?.slice(0, 255) ?? null,
+      }),
     );
     await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>
       this.deps.separations.markEnqueued(row.id),
@@ -54,7 +66,9 @@ export class SeparationService {
 
   /** Ends a running job `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
   async cancel(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("separation", id, NOUN(kind), () => this.deps.separations.findForCaller(callerId, kind, id));
+    const row = await this.deps.cancels.cancelOwned("separation", id, NOUN(kind), () =>
+      this.deps.separations.findForCaller(callerId, kind, id),
+    );
     return this.deps.presenter.separationJob(row);
   }
 

@@ -29,7 +29,10 @@ export async function checkImageUpload(file: ReceivedFile): Promise<CheckedImage
     type = undefined;
   }
   const accepted = type ? ACCEPTED[type] : undefined;
-  if (!accepted) throw unprocessable(`${file.field} must be a PNG, JPEG or WebP image${type ? ` (it is ${type})` : " (its bytes are not a known image)"}`);
+  if (!accepted)
+    throw unprocessable(
+      `${file.field} must be a PNG, JPEG or WebP image${type ? ` (it is ${type})` : " (its bytes are not a known image)"}`,
+    );
   if (!(width > 0 && height > 0)) throw unprocessable(`${file.field} has no usable dimensions (${width}x${height})`);
   return accepted;
 }

@@ -73,7 +73,9 @@ export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDi
   if (Number.isFinite(declared) && declared > limits.reduce((a, b) => a + b, 0) + FORM_OVERHEAD_BYTES) {
     // Refuse before reading: the declared body cannot fit (the rest of it is discarded by Node).
     const names = Object.keys(spec.files);
-    throw names.length === 1 ? tooLarge(names[0]!, maxFile) : payloadTooLarge("request body is larger than the upload limits allow");
+    throw names.length === 1
+      ? tooLarge(names[0]!, maxFile)
+      : payloadTooLarge("request body is larger than the upload limits allow");
   }
 
   const dir = await mkdtemp(path.join(tmpDir, "upload-"));
@@ -146,7 +148,14 @@ async function readParts(
     });
     await pipeline(part.file, counter, createWriteStream(target));
     if (part.file.truncated) throw tooLarge(part.fieldname, fileSpec.maxBytes);
-    files.set(part.fieldname, { field: part.fieldname, path: target, size, filename: part.filename, head: Buffer.concat(headChunks), sha256: hash.digest("hex") });
+    files.set(part.fieldname, {
+      field: part.fieldname,
+      path: target,
+      size,
+      filename: part.filename,
+      head: Buffer.concat(headChunks),
+      sha256: hash.digest("hex"),
+    });
   }
 }
 

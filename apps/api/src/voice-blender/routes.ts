@@ -17,7 +17,9 @@ export const BlendBody = Type.Object({
   alpha: Share("Share of the first model"),
   alpha2: Type.Optional(Share("Share of the second model; required with 3 or 4 models, not given with 2")),
   alpha3: Type.Optional(Share("Share of the third model; required with 4 models, not given with 2 or 3")),
-  title: Type.Optional(Type.String({ maxLength: 200, description: 'Title of the new model; default "Blend of <title1> and <title2>"' })),
+  title: Type.Optional(
+    Type.String({ maxLength: 200, description: 'Title of the new model; default "Blend of <title1> and <title2>"' }),
+  ),
   webhookUrl: WebhookUrlField,
 });
 
@@ -43,7 +45,8 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         }
         // Unknown fields are dropped by validation; these two would silently change the blend's meaning.
         const body = request.body as Record<string, unknown>;
-        if ("alpha4" in body) throw unprocessable("alpha4 must not be given: the last share is computed as 1 minus the given alphas");
+        if ("alpha4" in body)
+          throw unprocessable("alpha4 must not be given: the last share is computed as 1 minus the given alphas");
         const extraModel = Object.keys(body).find((k) => /^modelId([5-9]|\d{2,})$/.test(k));
         if (extraModel) throw unprocessable(`${extraModel}: at most four models can be blended`);
       },
@@ -74,7 +77,14 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
 
   app.post(
     "/voice-blender/:id/cancel",
-    { schema: cancelRouteSchema({ tags, noun: "voice blender", record: "VoiceBlendJob", note: "Its output voice model ends `failed`." }) },
+    {
+      schema: cancelRouteSchema({
+        tags,
+        noun: "voice blender",
+        record: "VoiceBlendJob",
+        note: "Its output voice model ends `failed`.",
+      }),
+    },
     (request) => ctx.blends.cancel(request.auth.caller.id, request.params.id),
   );
 };

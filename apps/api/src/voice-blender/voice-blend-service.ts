@@ -127,7 +127,9 @@ export class VoiceBlendService {
    * JobCancels); 409 once it has ended, 404 when it is not the caller's.
    */
   async cancel(callerId: number, id: number): Promise<VoiceBlendJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("voice-blend", id, "voice blender job", () => this.deps.blends.findForCaller(callerId, id));
+    const row = await this.deps.cancels.cancelOwned("voice-blend", id, "voice blender job", () =>
+      this.deps.blends.findForCaller(callerId, id),
+    );
     return this.deps.presenter.voiceBlendJob(row);
   }
 

@@ -1,4 +1,10 @@
-import { EffectChainError, parseEffectChain as parseChain, POST_EFFECTS, PRE_EFFECTS, type EffectChain } from "@mixdown/voice/effects-schema";
+import {
+  EffectChainError,
+  parseEffectChain as parseChain,
+  POST_EFFECTS,
+  PRE_EFFECTS,
+  type EffectChain,
+} from "@mixdown/voice/effects-schema";
 import { unprocessable } from "../http/errors.ts";
 
 // One catalogue for validation here and the ffmpeg filters in the worker (@mixdown/voice).

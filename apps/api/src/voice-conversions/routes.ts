@@ -11,7 +11,12 @@ import { POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
 
 const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
   Object.entries(effects)
-    .map(([name, params]) => `\`${name}\` {${Object.entries(params).map(([p, r]) => `${p} ${r.min}..${r.max}`).join(", ")}}`)
+    .map(
+      ([name, params]) =>
+        `\`${name}\` {${Object.entries(params)
+          .map(([p, r]) => `${p} ${r.min}..${r.max}`)
+          .join(", ")}}`,
+    )
     .join("; ");
 
 /** `/voice-conversions`: create (multipart), list, fetch. */
@@ -29,7 +34,10 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
     pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),
     post: Type.Optional(Type.String({ description: "JSON object of postprocessing effects" })),
     backingSoundFile: Type.Optional(
-      Type.String({ format: "binary", description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)" }),
+      Type.String({
+        format: "binary",
+        description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)",
+      }),
     ),
     webhookUrl: WebhookUrlField,
   });
@@ -55,7 +63,12 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
         request,
         reply,
         { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: textFieldsOf(conversionForm) },
-        { resource: "voice_conversion", jobKind: "voice_conversion", status: 201, current: (callerId, id) => ctx.conversions.get(callerId, id) },
+        {
+          resource: "voice_conversion",
+          jobKind: "voice_conversion",
+          status: 201,
+          current: (callerId, id) => ctx.conversions.get(callerId, id),
+        },
         (form) => ctx.conversions.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), form),
       ),
   );

@@ -31,7 +31,8 @@ function numberField(form: ReceivedForm, name: string, min: number, max: number,
   const raw = form.fields.get(name);
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw.trim());
-  if (!Number.isFinite(value)) throw unprocessable(`${name} must be a number between ${min} and ${max} (got ${JSON.stringify(raw)})`);
+  if (!Number.isFinite(value))
+    throw unprocessable(`${name} must be a number between ${min} and ${max} (got ${JSON.stringify(raw)})`);
   if (value < min || value > max) throw unprocessable(`${name} must be between ${min} and ${max} (got ${value})`);
   return value;
 }
@@ -75,7 +76,8 @@ export class VoiceConversionService {
     const backing = form.files.get("backingSoundFile");
 
     const model = await this.deps.models.findVisible(callerId, voiceModelId);
-    if (!model) throw unprocessable(`voiceModelId: voice model ${voiceModelId} does not exist or is not available to this API key`);
+    if (!model)
+      throw unprocessable(`voiceModelId: voice model ${voiceModelId} does not exist or is not available to this API key`);
     if (model.state !== "ready") {
       throw unprocessable(`voiceModelId: voice model ${voiceModelId} is not usable yet (state ${model.state})`);
     }
@@ -106,7 +108,9 @@ export class VoiceConversionService {
 
   /** Ends a running conversion `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
   async cancel(callerId: number, id: number): Promise<VoiceConversionJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("voice-conversion", id, "voice conversion", () => this.deps.conversions.findForCaller(callerId, id));
+    const row = await this.deps.cancels.cancelOwned("voice-conversion", id, "voice conversion", () =>
+      this.deps.conversions.findForCaller(callerId, id),
+    );
     return this.deps.presenter.voiceConversionJob(row);
   }
 

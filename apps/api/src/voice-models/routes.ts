@@ -15,7 +15,11 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     modelFile: Type.Optional(Type.String({ format: "binary", description: "ONNX voice model" })),
     referenceFile: Type.Optional(Type.String({ format: "binary", description: "Recording to build a native voice from" })),
     image: Type.Optional(
-      Type.String({ format: "binary", description: "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one" }),
+      Type.String({
+        format: "binary",
+        description:
+          "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one",
+      }),
     ),
   });
   app.get(
@@ -26,7 +30,11 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         summary: "List voice models: the public catalogue and the caller's own, or only the caller's own",
         security: bearerSecurity,
         querystring: ListQuery(ctx.config.MAX_PER_PAGE, {
-          myModels: Type.Optional(Type.Boolean({ description: "true: only the caller's own models; otherwise the public catalogue and the caller's own" })),
+          myModels: Type.Optional(
+            Type.Boolean({
+              description: "true: only the caller's own models; otherwise the public catalogue and the caller's own",
+            }),
+          ),
         }),
         response: { 200: listOf("VoiceModel"), ...errorResponses(401, 422, 429) },
       },
@@ -46,7 +54,8 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     {
       schema: {
         tags,
-        summary: "Import a private voice model: an ONNX file (RVC v2 or Mixdown native), or a reference recording to build a native voice from",
+        summary:
+          "Import a private voice model: an ONNX file (RVC v2 or Mixdown native), or a reference recording to build a native voice from",
         description:
           'Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (ONNX; its signature must be an RVC v2 (f0) export or a Mixdown native voice model, else 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). ' +
           TEXT_PARTS_AS_FILES,
@@ -72,7 +81,12 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           textFields: textFieldsOf(importForm),
         },
         // An import creates the model and queues the job that renders its demo and cover.
-        { resource: "voice_model", jobKind: "voice_model_import", status: 201, current: (callerId, id) => ctx.models.get(callerId, id) },
+        {
+          resource: "voice_model",
+          jobKind: "voice_model_import",
+          status: 201,
+          current: (callerId, id) => ctx.models.get(callerId, id),
+        },
         (form) => ctx.modelImports.import(request.auth.caller.id, form),
       ),
   );
@@ -94,7 +108,8 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           response: { 302: Type.Null({ description: "Location: the media's URL" }), ...errorResponses(401, 404, 409, 429) },
         },
       },
-      async (request, reply) => reply.redirect(await ctx.models.mediaLocation(request.auth.caller.id, request.params.id, media), 302),
+      async (request, reply) =>
+        reply.redirect(await ctx.models.mediaLocation(request.auth.caller.id, request.params.id, media), 302),
     );
   }
 

@@ -25,7 +25,8 @@ export interface VoiceModelMetadata {
 
 /** Parses the `metadata` part: a JSON object with `title` and optional tags, links and (RVC) sampleRate. */
 export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata {
-  if (raw === undefined || raw.trim() === "") throw unprocessable('metadata is required: a JSON object such as {"title": "My voice"}');
+  if (raw === undefined || raw.trim() === "")
+    throw unprocessable('metadata is required: a JSON object such as {"title": "My voice"}');
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -37,7 +38,8 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
   const known = new Set<string>(["title", "tags", "sampleRate", ...LINKS]);
   const unknown = Object.keys(m).filter((k) => !known.has(k));
   if (unknown.length > 0) throw unprocessable(`metadata.${unknown[0]} is not a known field (known: ${[...known].join(", ")})`);
-  if (typeof m.title !== "string" || m.title.trim() === "" || m.title.length > 200) throw unprocessable("metadata.title must be a non-empty string (at most 200 characters)");
+  if (typeof m.title !== "string" || m.title.trim() === "" || m.title.length > 200)
+    throw unprocessable("metadata.title must be a non-empty string (at most 200 characters)");
   const tags = m.tags ?? [];
   if (!Array.isArray(tags) || tags.length > 20 || tags.some((t) => typeof t !== "string" || t.length > 50)) {
     throw unprocessable("metadata.tags must be an array of at most 20 strings");
@@ -49,10 +51,16 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
   for (const name of LINKS) {
     const v = m[name];
     if (v === undefined || v === null) continue;
-    if (typeof v !== "string" || !/^https?:\/\/\S+$/.test(v) || v.length > 2000) throw unprocessable(`metadata.${name} must be an http(s) URL`);
+    if (typeof v !== "string" || !/^https?:\/\/\S+$/.test(v) || v.length > 2000)
+      throw unprocessable(`metadata.${name} must be an http(s) URL`);
     links[name] = v;
   }
-  return { title: m.title.trim(), tags: tags as string[], ...(m.sampleRate !== undefined ? { sampleRate: m.sampleRate as number } : {}), links };
+  return {
+    title: m.title.trim(),
+    tags: tags as string[],
+    ...(m.sampleRate !== undefined ? { sampleRate: m.sampleRate as number } : {}),
+    links,
+  };
 }
 
 /**
@@ -81,7 +89,10 @@ export class VoiceModelImportService {
     const metadata = parseModelMetadata(form.fields.get("metadata"));
     const modelFile = form.files.get("modelFile");
     const reference = form.files.get("referenceFile");
-    if (!modelFile === !reference) throw unprocessable("send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)");
+    if (!modelFile === !reference)
+      throw unprocessable(
+        "send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)",
+      );
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
     const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
@@ -91,7 +102,13 @@ export class VoiceModelImportService {
       const uploads = new StoredUploads(this.deps.storage, this.deps.log);
       const referenceKey = await uploads.commit(() => uploads.store("voice-models", reference, format));
       const row = await uploads.commit(() =>
-        this.deps.imports.createPending({ ...fields, architecture: "native", sampleRate: 44100, metadata: { source: "reference" }, referenceKey }),
+        this.deps.imports.createPending({
+          ...fields,
+          architecture: "native",
+          sampleRate: 44100,
+          metadata: { source: "reference" },
+          referenceKey,
+        }),
       );
       let pending = row;
       if (image && imageFile) {
@@ -101,13 +118,17 @@ export class VoiceModelImportService {
             await this.deps.storage.putFile(imageKey, imageFile.path, { contentType: image.contentType });
             return await this.deps.imports.setCover(row.id, imageKey);
           } catch (err) {
-            await this.deps.storage.delete(imageKey).catch((e: unknown) => this.deps.log.error({ err: e, key: imageKey }, "could not delete an orphaned cover"));
+            await this.deps.storage
+              .delete(imageKey)
+              .catch((e: unknown) => this.deps.log.error({ err: e, key: imageKey }, "could not delete an orphaned cover"));
             await this.deps.imports.delete(row.id);
             throw err;
           }
         });
       }
-      await this.deps.submitter.submit({ queue: "voice-model-build", payload: { voiceModelId: row.id } }, () => this.deps.imports.markBuildEnqueued(row.id));
+      await this.deps.submitter.submit({ queue: "voice-model-build", payload: { voiceModelId: row.id } }, () =>
+        this.deps.imports.markBuildEnqueued(row.id),
+      );
       return this.deps.presenter.voiceModel(pending);
     }
 
@@ -120,7 +141,12 @@ export class VoiceModelImportService {
       throw err;
     }
     const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
-    const row = await this.deps.imports.createPending({ ...fields, architecture: info.architecture, sampleRate, metadata: { source: "upload" } });
+    const row = await this.deps.imports.createPending({
+      ...fields,
+      architecture: info.architecture,
+      sampleRate,
+      metadata: { source: "upload" },
+    });
     const key = `voice-models/${row.id}/model.onnx`;
     const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
     let published;
@@ -130,12 +156,17 @@ export class VoiceModelImportService {
       published = await this.deps.imports.publish(row.id, key, imageKey);
     } catch (err) {
       for (const k of [key, imageKey]) {
-        if (k) await this.deps.storage.delete(k).catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
+        if (k)
+          await this.deps.storage
+            .delete(k)
+            .catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
       }
       await this.deps.imports.delete(row.id);
       throw err;
     }
-    await this.deps.submitter.submit({ queue: "voice-model-media", payload: { voiceModelId: row.id } }, () => this.deps.imports.markMediaEnqueued(row.id));
+    await this.deps.submitter.submit({ queue: "voice-model-media", payload: { voiceModelId: row.id } }, () =>
+      this.deps.imports.markMediaEnqueued(row.id),
+    );
     return this.deps.presenter.voiceModel(published);
   }
 }

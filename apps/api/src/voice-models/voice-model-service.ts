@@ -21,12 +21,14 @@ export class VoiceModelService {
   async mediaLocation(callerId: number, id: number, media: "image" | "demo"): Promise<string> {
     const row = await this.deps.models.findVisible(callerId, id);
     if (!row) throw notFound(`voice model ${id} not found`);
-    const present = media === "image" ? row.imageUrl ?? row.imageKey : row.demoUrl ?? row.demoKey;
+    const present = media === "image" ? (row.imageUrl ?? row.imageKey) : (row.demoUrl ?? row.demoKey);
     if (present) return this.deps.presenter.voiceModelMedia(row, media);
     if (row.state === "failed") throw notFound(`voice model ${id} failed; it has no ${media}`);
     if (row.mediaError) throw notFound(`the ${media} of voice model ${id} could not be rendered: ${row.mediaError}`);
     const why = row.state === "pending" ? "the model is not ready yet" : "the worker is rendering it";
-    throw conflict(`the ${media} of voice model ${id} does not exist yet (${why}); try again in a few seconds`, { "retry-after": "5" });
+    throw conflict(`the ${media} of voice model ${id} does not exist yet (${why}); try again in a few seconds`, {
+      "retry-after": "5",
+    });
   }
 
   async list(callerId: number, mine: boolean, page: PageRequest): Promise<{ rows: VoiceModelRecord[]; total: number }> {

@@ -13,12 +13,17 @@ export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   c
 const LIMIT_OPTIONS = { "reads-per-minute": { type: "string" }, "writes-per-minute": { type: "string" } } as const;
 
 /** `--reads-per-minute` / `--writes-per-minute`: a count, 0 for unlimited, or (when allowed) `default`. */
-function parseLimits(values: { "reads-per-minute"?: string; "writes-per-minute"?: string }, allowDefault: boolean): Partial<KeyRateLimits> {
+function parseLimits(
+  values: { "reads-per-minute"?: string; "writes-per-minute"?: string },
+  allowDefault: boolean,
+): Partial<KeyRateLimits> {
   const parse = (flag: string, raw: string | undefined): number | null | undefined => {
     if (raw === undefined) return undefined;
     if (allowDefault && raw === "default") return null;
     if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
-      throw new UsageError(`--${flag} takes a whole number of requests per minute (0 = unlimited)${allowDefault ? " or `default`" : ""}; got "${raw}"`);
+      throw new UsageError(
+        `--${flag} takes a whole number of requests per minute (0 = unlimited)${allowDefault ? " or `default`" : ""}; got "${raw}"`,
+      );
     }
     return Number(raw);
   };
@@ -34,13 +39,20 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
   const [action, ...rest] = argv;
   switch (action) {
     case "create": {
-      const { values } = parseArgs({ args: rest, options: { name: { type: "string" }, caller: { type: "string" }, ...LIMIT_OPTIONS } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { name: { type: "string" }, caller: { type: "string" }, ...LIMIT_OPTIONS },
+      });
       if (!values.name) throw new UsageError("keys create needs --name NAME");
       if (values.caller !== undefined && !/^\d+$/.test(values.caller)) throw new UsageError("--caller takes a numeric caller id");
       const limits = parseLimits(values, false);
       const created = await withDatabase(env, (url) =>
         withKeys(url, (keys) =>
-          keys.createApiKey({ name: values.name!, callerId: values.caller === undefined ? undefined : Number(values.caller), ...limits }),
+          keys.createApiKey({
+            name: values.name!,
+            callerId: values.caller === undefined ? undefined : Number(values.caller),
+            ...limits,
+          }),
         ),
       );
       console.log(`Created key ${created.id} (${created.prefix}…) for caller ${created.callerId}. It is shown only now:`);
@@ -107,7 +119,9 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
         describeLimit(k.rateLimits.writesPerMinute),
       ]);
       printTable(["ID", "PREFIX", "NAME", "CALLER", "CREATED", "STATUS", "READS/MIN", "WRITES/MIN"], rows);
-      console.log("READS/MIN, WRITES/MIN: a key's own limits; default = RATE_LIMIT_READS/WRITES_PER_MINUTE of the API, unlimited = none.");
+      console.log(
+        "READS/MIN, WRITES/MIN: a key's own limits; default = RATE_LIMIT_READS/WRITES_PER_MINUTE of the API, unlimited = none.",
+      );
       return 0;
     }
     default:
@@ -126,5 +140,11 @@ async function withKeys<T>(databaseUrl: string, work: (keys: ApiKeyRepository) =
 
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
+  for (const row of [header, ...rows])
+    console.log(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    );
 }

@@ -66,12 +66,15 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     if (positionals.length !== 1) throw new UsageError("expected exactly one input file");
     if (!values.model) throw new UsageError("--model is required");
     if (!values.out) throw new UsageError("--out is required");
-    if (values.format !== "wav" && values.format !== "flac") throw new UsageError(`--format must be wav or flac, got "${values.format}"`);
-    if (!["cpu", "webgpu", "cuda"].includes(values.provider)) throw new UsageError(`--provider must be cpu, webgpu or cuda, got "${values.provider}"`);
+    if (values.format !== "wav" && values.format !== "flac")
+      throw new UsageError(`--format must be wav or flac, got "${values.format}"`);
+    if (!["cpu", "webgpu", "cuda"].includes(values.provider))
+      throw new UsageError(`--provider must be cpu, webgpu or cuda, got "${values.provider}"`);
     const threads = positiveInteger(values.threads, "--threads");
     const batchSize = positiveInteger(values.batch, "--batch");
     const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
-    if (overlap !== undefined && !(overlap >= 0 && overlap < 1)) throw new UsageError(`--overlap must be in [0, 1), got "${values.overlap}"`);
+    if (overlap !== undefined && !(overlap >= 0 && overlap < 1))
+      throw new UsageError(`--overlap must be in [0, 1), got "${values.overlap}"`);
 
     const inputPath = resolve(positionals[0]);
     const outDir = resolve(values.out);

@@ -181,7 +181,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
         `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/api/kits/v1/vocal-separations`,
         `  curl -H "Authorization: Bearer ${key}" -F inputFile=@song.mp3 ${baseUrl}/api/kits/v1/vocal-separations`,
         "",
-        "Press Ctrl-C to stop. A fresh API key for caller \"local\":",
+        'Press Ctrl-C to stop. A fresh API key for caller "local":',
         key,
       ].join("\n"),
     );
@@ -190,7 +190,10 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     const failure = await Promise.race([
       supervisor.failed.then(describeFailure),
       // Not restarted: its crash recovery is a thing to look at, and nothing works without it.
-      database.exited.then(({ code, signal }) => `PostgreSQL exited (${signal ? `signal ${signal}` : `code ${code}`}); Mixdown cannot run without it.`),
+      database.exited.then(
+        ({ code, signal }) =>
+          `PostgreSQL exited (${signal ? `signal ${signal}` : `code ${code}`}); Mixdown cannot run without it.`,
+      ),
     ]);
     if (shuttingDown) return await shuttingDown;
     console.error(failure);

@@ -32,10 +32,12 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
   });
   if (positionals.length !== 1) throw new UsageError(`voices import takes one ONNX file\n${voicesUsage}`);
   if (!values.title) throw new UsageError("voices import needs --title TITLE");
-  if (values.public === (values.owner !== undefined)) throw new UsageError("say who owns the model: --public or --owner CALLER_ID");
+  if (values.public === (values.owner !== undefined))
+    throw new UsageError("say who owns the model: --public or --owner CALLER_ID");
   if (values.owner !== undefined && !/^\d+$/.test(values.owner)) throw new UsageError("--owner takes a numeric caller id");
   const rate = values["sample-rate"] === undefined ? undefined : Number(values["sample-rate"]);
-  if (rate !== undefined && ![32000, 40000, 48000].includes(rate)) throw new UsageError("--sample-rate is 32000, 40000 or 48000 (RVC output rate)");
+  if (rate !== undefined && ![32000, 40000, 48000].includes(rate))
+    throw new UsageError("--sample-rate is 32000, 40000 or 48000 (RVC output rate)");
 
   const file = positionals[0]!;
   let info;
@@ -65,7 +67,12 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
       const created = await imports.createPending({
         ownerId: values.public ? null : Number(values.owner),
         title: values.title!,
-        tags: values.tags ? values.tags.split(",").map((t) => t.trim()).filter(Boolean) : [],
+        tags: values.tags
+          ? values.tags
+              .split(",")
+              .map((t) => t.trim())
+              .filter(Boolean)
+          : [],
         architecture: info.architecture,
         sampleRate,
         metadata: { source: "cli", fileName: path.basename(file) },
@@ -83,6 +90,8 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
       await prisma.$disconnect();
     }
   });
-  console.log(`Imported voice model ${row.id} "${row.title}" (${row.architecture}, ${row.sampleRate} Hz, ${row.ownerId === null ? "public" : `owner ${row.ownerId}`}).`);
+  console.log(
+    `Imported voice model ${row.id} "${row.title}" (${row.architecture}, ${row.sampleRate} Hz, ${row.ownerId === null ? "public" : `owner ${row.ownerId}`}).`,
+  );
   return 0;
 }

@@ -45,7 +45,8 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         await deps.storage.putFile(key, path);
         return key;
       };
-      const stemNames = kind === "vocal-separation" ? VOCAL_SEPARATION_STEMS : Object.keys(result.stems).filter((s) => s !== "backing");
+      const stemNames =
+        kind === "vocal-separation" ? VOCAL_SEPARATION_STEMS : Object.keys(result.stems).filter((s) => s !== "backing");
       const stems: StoredStem[] = [];
       const lossyStems: StoredStem[] = [];
       for (const stem of new Set([...stemNames, "vocals", "backing"])) {

@@ -32,7 +32,8 @@ export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-bl
       if (gone.length > 0) throw new JobFailure("bad-input", `voice model ${gone.join(", ")} no longer exists`);
       const first = inputs[0]!.model;
       for (const { model } of inputs) {
-        if (model.state !== "ready") throw new JobFailure("bad-input", `voice model ${model.id} is not usable (state ${model.state})`);
+        if (model.state !== "ready")
+          throw new JobFailure("bad-input", `voice model ${model.id} is not usable (state ${model.state})`);
         if (model.architecture !== first.architecture || model.sampleRate !== first.sampleRate) {
           throw new JobFailure(
             "bad-input",
@@ -58,7 +59,11 @@ export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-bl
       await deps.storage.putFile(fileKey, output, { contentType: "application/octet-stream" });
       return {
         fileKey,
-        details: { size: result.size, blendedTensors: result.blended, ...(result.truncated.length ? { truncated: result.truncated } : {}) },
+        details: {
+          size: result.size,
+          blendedTensors: result.blended,
+          ...(result.truncated.length ? { truncated: result.truncated } : {}),
+        },
       };
     },
     async discard({ row: { job: row } }) {

@@ -15,7 +15,13 @@ export interface VoiceConversionJobDeps {
 }
 
 /** What a conversion uses for the options its request left out (the demo of every model, too). */
-export const DEFAULT_CONVERSION_PARAMS: ConversionParams = { conversionStrength: 0.5, modelVolumeMix: 0.5, pitchShift: 0, pre: {}, post: {} };
+export const DEFAULT_CONVERSION_PARAMS: ConversionParams = {
+  conversionStrength: 0.5,
+  modelVolumeMix: 0.5,
+  pitchShift: 0,
+  pre: {},
+  post: {},
+};
 
 /**
  * Converts one uploaded voice: fetch the input (and backing), resolve the voice model file,
@@ -25,7 +31,8 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
   return {
     async run({ row, rowId, workDir, log, reportProgress, signal }) {
       const model = row.voiceModel;
-      if (model.state !== "ready" || !model.fileKey) throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
+      if (model.state !== "ready" || !model.fileKey)
+        throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
       let backingPath: string | undefined;

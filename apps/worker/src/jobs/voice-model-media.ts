@@ -45,7 +45,8 @@ export function voiceModelMediaHandler(deps: VoiceModelMediaJobDeps): JobHandler
           () => {},
         )
         .catch((err: unknown) => {
-          if (err instanceof JobFailure && !err.retryable) throw new JobFailure(err.kind, `the demo of voice model ${rowId} cannot be rendered: ${err.message}`);
+          if (err instanceof JobFailure && !err.retryable)
+            throw new JobFailure(err.kind, `the demo of voice model ${rowId} cannot be rendered: ${err.message}`);
           throw err;
         });
       const demoKey = voiceModelDemoKey(rowId);

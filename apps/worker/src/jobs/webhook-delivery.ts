@@ -21,7 +21,8 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryJobDeps): JobHandler
   return {
     async run({ row: { delivery, secret, job }, signal, log }) {
       if (!job) throw new JobFailure("permanent", `the ${delivery.jobKind} job ${delivery.rowId} no longer exists`);
-      if (!secret) throw new JobFailure("permanent", "the API key that created the job no longer exists, so nothing can sign the delivery");
+      if (!secret)
+        throw new JobFailure("permanent", "the API key that created the job no longer exists, so nothing can sign the delivery");
       const record = await deps.presenter.present(job.record, job.row as never);
       const failed = async (statusCode: number | null, error: string, kind: "transient" | "permanent") => {
         await deps.recordAttempt(delivery.id, { statusCode, error });
@@ -45,7 +46,8 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryJobDeps): JobHandler
       }
       log.info({ statusCode, url: delivery.url }, "webhook answered");
       if (statusCode >= 200 && statusCode < 300) return { statusCode };
-      if (statusCode >= 500 || statusCode === 429) throw await failed(statusCode, `the receiver answered ${statusCode}`, "transient");
+      if (statusCode >= 500 || statusCode === 429)
+        throw await failed(statusCode, `the receiver answered ${statusCode}`, "transient");
       throw await failed(statusCode, `the receiver answered ${statusCode}; not retried`, "permanent");
     },
   };

@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { decodeToPcm } from '../../src/index.ts';
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { decodeToPcm } from "../../src/index.ts";
 
 const run = promisify(execFile);
 
@@ -25,11 +25,17 @@ export async function writeTone(path: string, spec: ToneSpec): Promise<void> {
   const exprs = Array.from({ length: spec.channels }, (_, c) => {
     const { freq, amp } = toneOf(c);
     return `${amp}*sin(2*PI*${freq}*t)`;
-  }).join('|');
-  await run('ffmpeg', [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `aevalsrc=exprs=${exprs}:s=${spec.sampleRate}:d=${spec.frames / spec.sampleRate + 0.1}`,
-    '-af', `atrim=end_sample=${spec.frames}`,
+  }).join("|");
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `aevalsrc=exprs=${exprs}:s=${spec.sampleRate}:d=${spec.frames / spec.sampleRate + 0.1}`,
+    "-af",
+    `atrim=end_sample=${spec.frames}`,
     ...(spec.codecArgs ?? []),
     path,
   ]);
@@ -75,7 +81,7 @@ export function sine(frames: number, sampleRate: number, freq: number, amp: numb
 }
 
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'mixdown-audio-test-'));
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-audio-test-"));
   try {
     return await fn(dir);
   } finally {
@@ -84,6 +90,16 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
 }
 
 export async function ffprobeField(path: string, entry: string): Promise<string> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', entry, '-of', 'default=nw=1:nk=1', path]);
+  const { stdout } = await run("ffprobe", [
+    "-v",
+    "error",
+    "-select_streams",
+    "a:0",
+    "-show_entries",
+    entry,
+    "-of",
+    "default=nw=1:nk=1",
+    path,
+  ]);
   return stdout.trim();
 }

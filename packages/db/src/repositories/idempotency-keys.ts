@@ -36,10 +36,13 @@ export class IdempotencyKeyRepository {
       } catch (error) {
         if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002")) throw error;
       }
-      const existing = await this.prisma.idempotencyKey.findUnique({ where: { callerId_key: { callerId: input.callerId, key: input.key } } });
+      const existing = await this.prisma.idempotencyKey.findUnique({
+        where: { callerId_key: { callerId: input.callerId, key: input.key } },
+      });
       // Gone in between (released by a failed first request, or pruned): try the insert again.
       if (!existing) continue;
-      const dead = existing.createdAt < window.since || (existing.resourceId === null && existing.createdAt < window.abandonedBefore);
+      const dead =
+        existing.createdAt < window.since || (existing.resourceId === null && existing.createdAt < window.abandonedBefore);
       if (!dead) return { outcome: "exists", existing };
       // Delete exactly that row, and only if still dead (a concurrent request may have replaced it), then retry.
       await this.prisma.idempotencyKey.deleteMany({ where: { id: existing.id, ...expired } });
@@ -49,7 +52,10 @@ export class IdempotencyKeyRepository {
 
   /** Points a claim at the record its request created. */
   async complete(claimId: number, resource: IdempotentResource): Promise<void> {
-    await this.prisma.idempotencyKey.update({ where: { id: claimId }, data: { resourceKind: resource.kind, resourceId: resource.id } });
+    await this.prisma.idempotencyKey.update({
+      where: { id: claimId },
+      data: { resourceKind: resource.kind, resourceId: resource.id },
+    });
   }
 
   /** Gives a claim up (its create failed), so the key can be used again. */

@@ -27,17 +27,27 @@ export {
   type WebhookJobRow,
 } from "./webhook-deliveries.ts";
 export { createJobTables, type JobRowTypes, type MixdownJobTables, type OutputOf, type RunnableOf } from "./job-tables.ts";
-export { listModelsOwedMedia, VOICE_MODEL_LACKING_MEDIA, voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
-export { VOICE_MODEL_AWAITING_BUILD, voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";
+export {
+  listModelsOwedMedia,
+  VOICE_MODEL_LACKING_MEDIA,
+  voiceModelMediaTable,
+  type RenderedVoiceMedia,
+} from "./voice-model-media.ts";
+export {
+  VOICE_MODEL_AWAITING_BUILD,
+  voiceModelBuildTable,
+  type BuiltVoiceModel,
+  type VoiceModelToBuild,
+} from "./voice-model-builds.ts";
 export { separationJobTable, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
 export { HealthRepository } from "./health.ts";
 export { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
-export { voiceConversionJobTable, type RunnableVoiceConversion, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
+export {
+  voiceConversionJobTable,
+  type RunnableVoiceConversion,
+  type VoiceConversionOutputs,
+} from "./voice-conversion-job-runs.ts";
 export { registerDefaultVoices, registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
-export {
-  IdempotencyKeyRepository,
-  type IdempotencyClaim,
-  type IdempotentResource,
-} from "./idempotency-keys.ts";
+export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";
 export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";

@@ -40,19 +40,28 @@ export interface JobTable<Runnable, Output> {
  */
 interface StatusTableDelegate {
   updateMany(args: { where: object; data: object }): PromiseLike<{ count: number }>;
-  findUnique(args: { where: { id: number }; select: { webhookUrl: true; apiKeyId: true } }): PromiseLike<{ webhookUrl: string | null; apiKeyId: number | null } | null>;
+  findUnique(args: {
+    where: { id: number };
+    select: { webhookUrl: true; apiKeyId: true };
+  }): PromiseLike<{ webhookUrl: string | null; apiKeyId: number | null } | null>;
   count(args: { where: object }): PromiseLike<number>;
-  findMany(args: { where: object; orderBy: object; take: number; select: object }): PromiseLike<Array<{ id: number; enqueuedAt: Date | null; createdAt: Date }>>;
+  findMany(args: {
+    where: object;
+    orderBy: object;
+    take: number;
+    select: object;
+  }): PromiseLike<Array<{ id: number; enqueuedAt: Date | null; createdAt: Date }>>;
 }
 export type StatusTableModel = "separationJob" | "voiceConversionJob" | "voiceBlendJob";
 
 const running = (id: number) => ({ id, status: "running" as const });
 
 /** The catalogue kind whose rows each job table holds (the WebhookDelivery row names it). */
-const KIND_OF_MODEL = { separationJob: "separation", voiceConversionJob: "voice-conversion", voiceBlendJob: "voice-blend" } as const satisfies Record<
-  StatusTableModel,
-  JobKind
->;
+const KIND_OF_MODEL = {
+  separationJob: "separation",
+  voiceConversionJob: "voice-conversion",
+  voiceBlendJob: "voice-blend",
+} as const satisfies Record<StatusTableModel, JobKind>;
 
 /**
  * Told the id of a WebhookDelivery once the transaction that ended its job has committed, to
@@ -118,10 +127,14 @@ export function statusTable<Extra extends Record<string, true>>(
   options: JobTableOptions = {},
 ): Omit<JobTable<never, never>, "findRunnable" | "callerOf" | "complete"> {
   const table = prisma[model] as unknown as StatusTableDelegate;
-  const end = (id: number, data: Parameters<typeof endJobRow>[3]) => endInTransaction(prisma, options, (tx) => endJobRow(tx, model, id, data));
+  const end = (id: number, data: Parameters<typeof endJobRow>[3]) =>
+    endInTransaction(prisma, options, (tx) => endJobRow(tx, model, id, data));
   return {
     async markStarted(id, firstAttempt) {
-      await table.updateMany({ where: running(id), data: firstAttempt ? { jobStartTime: new Date(), progress: 1 } : { progress: 1 } });
+      await table.updateMany({
+        where: running(id),
+        data: firstAttempt ? { jobStartTime: new Date(), progress: 1 } : { progress: 1 },
+      });
     },
     async setProgress(id, progress) {
       await table.updateMany({ where: { ...running(id), progress: { lt: progress } }, data: { progress } });
@@ -135,7 +148,11 @@ export function statusTable<Extra extends Record<string, true>>(
         take,
         select: { id: true, enqueuedAt: true, createdAt: true, ...extraColumns },
       });
-      return rows.map((r) => ({ ref: refOf(r as { id: number } & Record<keyof Extra, unknown>), enqueuedAt: r.enqueuedAt, createdAt: r.createdAt }));
+      return rows.map((r) => ({
+        ref: refOf(r as { id: number } & Record<keyof Extra, unknown>),
+        enqueuedAt: r.enqueuedAt,
+        createdAt: r.createdAt,
+      }));
     },
     isRunning: async (id) => (await table.count({ where: running(id) })) > 0,
     async markEnqueued(id) {

@@ -3,7 +3,11 @@ import type { PrismaClient, SeparationJob, VoiceModel } from "../generated/prism
 import type { JobTable, JobTableOptions, JobTables } from "./job-table.ts";
 import { separationJobTable, type SeparationOutputs } from "./separation-job-runs.ts";
 import { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
-import { voiceConversionJobTable, type RunnableVoiceConversion, type VoiceConversionOutputs } from "./voice-conversion-job-runs.ts";
+import {
+  voiceConversionJobTable,
+  type RunnableVoiceConversion,
+  type VoiceConversionOutputs,
+} from "./voice-conversion-job-runs.ts";
 import { voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";
 import { voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
 import { webhookDeliveryTable, type WebhookDelivered, type WebhookDeliveryToSend } from "./webhook-deliveries.ts";

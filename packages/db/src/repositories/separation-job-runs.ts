@@ -18,9 +18,18 @@ export interface SeparationOutputs {
 /**
  * What the worker and the reconciler read and write on a separation row (both separation kinds).
  */
-export function separationJobTable(prisma: PrismaClient, options: JobTableOptions = {}): JobTable<SeparationJob, SeparationOutputs> {
+export function separationJobTable(
+  prisma: PrismaClient,
+  options: JobTableOptions = {},
+): JobTable<SeparationJob, SeparationOutputs> {
   return {
-    ...statusTable(prisma, "separationJob", (r) => ({ queue: "separation", payload: { kind: separationKindOf(r.kind as SeparationJob["kind"]), jobId: r.id } }), { kind: true }, options),
+    ...statusTable(
+      prisma,
+      "separationJob",
+      (r) => ({ queue: "separation", payload: { kind: separationKindOf(r.kind as SeparationJob["kind"]), jobId: r.id } }),
+      { kind: true },
+      options,
+    ),
     findRunnable: (id) => prisma.separationJob.findFirst({ where: { id, status: "running" } }),
     callerOf: (row) => row.callerId,
     complete: (id, outputs) =>

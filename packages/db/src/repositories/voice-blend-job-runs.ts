@@ -18,7 +18,10 @@ export interface VoiceBlendOutput {
  * What the worker and the reconciler read and write for a voice blender job. A job that ends
  * other than `success` (error, cancelled) takes its pending output model to `failed` with it.
  */
-export function voiceBlendJobTable(prisma: PrismaClient, options: JobTableOptions = {}): JobTable<RunnableVoiceBlend, VoiceBlendOutput> {
+export function voiceBlendJobTable(
+  prisma: PrismaClient,
+  options: JobTableOptions = {},
+): JobTable<RunnableVoiceBlend, VoiceBlendOutput> {
   const refOf = (r: { id: number }) => ({ queue: "voice-blend" as const, payload: { jobId: r.id } });
   // The job, its model and its webhook end together, in one transaction.
   const endWithOutputModel = (id: number, data: Parameters<typeof endJobRow>[3]): Promise<boolean> =>
@@ -66,7 +69,10 @@ export function voiceBlendJobTable(prisma: PrismaClient, options: JobTableOption
         ]);
         // Model 1's parameters (f0, ...) carry over; its files (feature index, ...) belong to that voice alone.
         const inherited = Object.fromEntries(Object.entries(asObject(first?.metadata)).filter(([key]) => !/Key$/.test(key)));
-        const metadata = { ...inherited, blend: { ...asObject(asObject(target.metadata).blend as Prisma.JsonValue), ...output.details } };
+        const metadata = {
+          ...inherited,
+          blend: { ...asObject(asObject(target.metadata).blend as Prisma.JsonValue), ...output.details },
+        };
         await tx.voiceModel.update({
           where: { id: job.outputModelId },
           data: {

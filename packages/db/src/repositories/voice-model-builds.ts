@@ -24,9 +24,11 @@ export interface BuiltVoiceModel {
  */
 export function voiceModelBuildTable(prisma: PrismaClient): JobTable<VoiceModelToBuild, BuiltVoiceModel> {
   const end = async (id: number, buildError: string) =>
-    (await prisma.voiceModel.updateMany({ where: { id, ...VOICE_MODEL_AWAITING_BUILD }, data: { state: "failed", buildError } })).count === 1;
+    (await prisma.voiceModel.updateMany({ where: { id, ...VOICE_MODEL_AWAITING_BUILD }, data: { state: "failed", buildError } }))
+      .count === 1;
   return {
-    findRunnable: async (id) => (await prisma.voiceModel.findFirst({ where: { id, ...VOICE_MODEL_AWAITING_BUILD } })) as VoiceModelToBuild | null,
+    findRunnable: async (id) =>
+      (await prisma.voiceModel.findFirst({ where: { id, ...VOICE_MODEL_AWAITING_BUILD } })) as VoiceModelToBuild | null,
     callerOf: (model) => model.ownerId,
     markStarted: async () => {},
     setProgress: async () => {},

@@ -4,7 +4,12 @@ import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/clien
 export class VoiceModelImportRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  createPending(input: Omit<Prisma.VoiceModelUncheckedCreateInput, "id" | "createdAt" | "state" | "fileKey" | "imageKey" | "buildEnqueuedAt" | "buildError">): Promise<VoiceModel> {
+  createPending(
+    input: Omit<
+      Prisma.VoiceModelUncheckedCreateInput,
+      "id" | "createdAt" | "state" | "fileKey" | "imageKey" | "buildEnqueuedAt" | "buildError"
+    >,
+  ): Promise<VoiceModel> {
     return this.prisma.voiceModel.create({ data: { ...input, state: "pending" } });
   }
 

@@ -25,7 +25,8 @@ export interface RenderedVoiceMedia {
  */
 export function voiceModelMediaTable(prisma: PrismaClient): JobTable<VoiceModel, RenderedVoiceMedia> {
   const giveUp = async (id: number, message: string) =>
-    (await prisma.voiceModel.updateMany({ where: { id, ...VOICE_MODEL_LACKING_MEDIA }, data: { mediaError: message } })).count === 1;
+    (await prisma.voiceModel.updateMany({ where: { id, ...VOICE_MODEL_LACKING_MEDIA }, data: { mediaError: message } })).count ===
+    1;
   return {
     findRunnable: (id) => prisma.voiceModel.findFirst({ where: { id, ...VOICE_MODEL_LACKING_MEDIA } }),
     callerOf: (model) => model.ownerId,
@@ -33,9 +34,13 @@ export function voiceModelMediaTable(prisma: PrismaClient): JobTable<VoiceModel,
     setProgress: async () => {},
     /** Records the rendered keys; an uploaded cover is never replaced. */
     async complete(id, media) {
-      const { count } = await prisma.voiceModel.updateMany({ where: { id, state: "ready" }, data: { demoKey: media.demoKey, mediaError: null } });
+      const { count } = await prisma.voiceModel.updateMany({
+        where: { id, state: "ready" },
+        data: { demoKey: media.demoKey, mediaError: null },
+      });
       if (count === 0) return false;
-      if (media.imageKey) await prisma.voiceModel.updateMany({ where: { id, imageKey: null }, data: { imageKey: media.imageKey } });
+      if (media.imageKey)
+        await prisma.voiceModel.updateMany({ where: { id, imageKey: null }, data: { imageKey: media.imageKey } });
       return true;
     },
     fail: giveUp,
@@ -46,7 +51,12 @@ export function voiceModelMediaTable(prisma: PrismaClient): JobTable<VoiceModel,
 
 /** Ids of every model still owed media, for the worker's start-up pass. */
 export async function listModelsOwedMedia(prisma: PrismaClient, limit = 10_000): Promise<number[]> {
-  const rows = await prisma.voiceModel.findMany({ where: VOICE_MODEL_LACKING_MEDIA, select: { id: true }, orderBy: { id: "asc" }, take: limit });
+  const rows = await prisma.voiceModel.findMany({
+    where: VOICE_MODEL_LACKING_MEDIA,
+    select: { id: true },
+    orderBy: { id: "asc" },
+    take: limit,
+  });
   return rows.map((r) => r.id);
 }
 
@@ -68,11 +78,18 @@ export function voiceModelJobRows(
         take,
         select: { id: true, createdAt: true, mediaEnqueuedAt: true, buildEnqueuedAt: true },
       });
-      return rows.map((r) => ({ ref: { queue, payload: { voiceModelId: r.id } } as JobRef, enqueuedAt: r[enqueuedColumn], createdAt: r.createdAt }));
+      return rows.map((r) => ({
+        ref: { queue, payload: { voiceModelId: r.id } } as JobRef,
+        enqueuedAt: r[enqueuedColumn],
+        createdAt: r.createdAt,
+      }));
     },
     isRunning: async (id) => (await prisma.voiceModel.count({ where: { id, ...where } })) > 0,
     async markEnqueued(id) {
-      await prisma.voiceModel.updateMany({ where: { id }, data: enqueuedColumn === "mediaEnqueuedAt" ? { mediaEnqueuedAt: new Date() } : { buildEnqueuedAt: new Date() } });
+      await prisma.voiceModel.updateMany({
+        where: { id },
+        data: enqueuedColumn === "mediaEnqueuedAt" ? { mediaEnqueuedAt: new Date() } : { buildEnqueuedAt: new Date() },
+      });
     },
   };
 }

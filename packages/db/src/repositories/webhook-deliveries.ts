@@ -35,7 +35,10 @@ export function webhookDeliveryTable(prisma: PrismaClient): JobTable<WebhookDeli
     (await prisma.webhookDelivery.updateMany({ where: { id, ...OWED }, data: { failedAt: new Date(), lastError } })).count === 1;
   return {
     async findRunnable(id) {
-      const delivery = await prisma.webhookDelivery.findFirst({ where: { id, ...OWED }, include: { apiKey: { select: { webhookSecret: true } } } });
+      const delivery = await prisma.webhookDelivery.findFirst({
+        where: { id, ...OWED },
+        include: { apiKey: { select: { webhookSecret: true } } },
+      });
       if (!delivery) return null;
       const { apiKey, ...row } = delivery;
       return { delivery: row, secret: apiKey?.webhookSecret ?? null, job: await findJobRow(prisma, row.jobKind, row.rowId) };
@@ -46,7 +49,12 @@ export function webhookDeliveryTable(prisma: PrismaClient): JobTable<WebhookDeli
     },
     setProgress: async () => {},
     complete: async (id, { statusCode }) =>
-      (await prisma.webhookDelivery.updateMany({ where: { id, ...OWED }, data: { deliveredAt: new Date(), lastStatusCode: statusCode, lastError: null } })).count === 1,
+      (
+        await prisma.webhookDelivery.updateMany({
+          where: { id, ...OWED },
+          data: { deliveredAt: new Date(), lastStatusCode: statusCode, lastError: null },
+        })
+      ).count === 1,
     fail: giveUp,
     cancel: (id) => giveUp(id, "cancelled"),
     async findRunning(createdBefore, afterId, take) {
@@ -56,7 +64,11 @@ export function webhookDeliveryTable(prisma: PrismaClient): JobTable<WebhookDeli
         take,
         select: { id: true, enqueuedAt: true, createdAt: true },
       });
-      return rows.map((r) => ({ ref: { queue: "webhook-delivery", payload: { deliveryId: r.id } }, enqueuedAt: r.enqueuedAt, createdAt: r.createdAt }));
+      return rows.map((r) => ({
+        ref: { queue: "webhook-delivery", payload: { deliveryId: r.id } },
+        enqueuedAt: r.enqueuedAt,
+        createdAt: r.createdAt,
+      }));
     },
     isRunning: async (id) => (await prisma.webhookDelivery.count({ where: { id, ...OWED } })) > 0,
     async markEnqueued(id) {
@@ -66,8 +78,15 @@ export function webhookDeliveryTable(prisma: PrismaClient): JobTable<WebhookDeli
 }
 
 /** Notes a failed try (the answer's status, or the network error) on the delivery, for whoever inspects it. */
-export async function recordWebhookAttempt(prisma: PrismaClient, id: number, outcome: { statusCode: number | null; error: string }): Promise<void> {
-  await prisma.webhookDelivery.updateMany({ where: { id, ...OWED }, data: { lastStatusCode: outcome.statusCode, lastError: outcome.error.slice(0, 1000) } });
+export async function recordWebhookAttempt(
+  prisma: PrismaClient,
+  id: number,
+  outcome: { statusCode: number | null; error: string },
+): Promise<void> {
+  await prisma.webhookDelivery.updateMany({
+    where: { id, ...OWED },
+    data: { lastStatusCode: outcome.statusCode, lastError: outcome.error.slice(0, 1000) },
+  });
 }
 
 async function findJobRow(prisma: PrismaClient, kind: string, id: number): Promise<WebhookJobRow | null> {

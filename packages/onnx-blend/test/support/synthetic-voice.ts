@@ -65,7 +65,11 @@ export function makeSyntheticVoice(options: SyntheticVoiceOptions): Uint8Array {
   }
 
   const node = (opType: string, input: string[], output: string, attribute: onnxProto.onnx.IAttributeProto[] = []) => ({
-    opType, input, output: [output], name: `${opType}_${output}`, attribute,
+    opType,
+    input,
+    output: [output],
+    name: `${opType}_${output}`,
+    attribute,
   });
   const nodes = [
     node("Gather", ["emb_g.weight", "ds"], "g"),
@@ -85,10 +89,17 @@ export function makeSyntheticVoice(options: SyntheticVoiceOptions): Uint8Array {
     node("Tanh", ["yg"], "yt"),
     node("Reshape", ["yt", "audio_shape"], "audio"),
   ];
-  initializers.push({ name: "unsqueeze_axes", dims: [1], dataType: T.INT64, rawData: new Uint8Array(BigInt64Array.of(2n).buffer) });
+  initializers.push({
+    name: "unsqueeze_axes",
+    dims: [1],
+    dataType: T.INT64,
+    rawData: new Uint8Array(BigInt64Array.of(2n).buffer),
+  });
   const io = (name: string, elemType: number, dims: Array<number | string>) => ({
     name,
-    type: { tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } } },
+    type: {
+      tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } },
+    },
   });
   const model = onnx.ModelProto.fromObject({
     irVersion: 8,

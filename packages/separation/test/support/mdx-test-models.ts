@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { MdxManifest } from '../../src/index.ts';
-import { OnnxGraphBuilder } from './onnx-builder.ts';
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { MdxManifest } from "../../src/index.ts";
+import { OnnxGraphBuilder } from "./onnx-builder.ts";
 
 export interface TestModelSpec {
   name: string;
@@ -34,35 +34,35 @@ export interface TestModelSpec {
  */
 export async function writeTestModel(dir: string, spec: TestModelSpec): Promise<MdxManifest> {
   const { dimF, dimT } = spec;
-  const batch = spec.fixedBatch ?? 'batch';
+  const batch = spec.fixedBatch ?? "batch";
   const g = new OnnxGraphBuilder();
-  let x = g.input('input', [batch, 4, dimF, dimT]);
+  let x = g.input("input", [batch, 4, dimF, dimT]);
   const stems = spec.stems;
   const plain = !spec.gather && !spec.channelGains && !spec.frameGains;
   if (plain && !stems) {
-    g.node('Identity', [x], {}, 'output');
+    g.node("Identity", [x], {}, "output");
   } else {
-    if (spec.gather) x = g.node('Gather', [x, g.int64Tensor(spec.gather)], { axis: 1 });
+    if (spec.gather) x = g.node("Gather", [x, g.int64Tensor(spec.gather)], { axis: 1 });
     if (spec.channelGains || spec.frameGains) {
       const gains = new Float32Array(4 * dimT);
       for (let c = 0; c < 4; c++) {
         for (let t = 0; t < dimT; t++) gains[c * dimT + t] = (spec.channelGains?.[c] ?? 1) * (spec.frameGains?.[t] ?? 1);
       }
-      x = g.node('Mul', [x, g.floatTensor(gains, [1, 4, 1, dimT])]);
+      x = g.node("Mul", [x, g.floatTensor(gains, [1, 4, 1, dimT])]);
     }
     if (stems) {
-      const parts = stems.map((s) => g.node('Unsqueeze', [g.node('Mul', [x, g.floatTensor([s.gain], [1])]), g.int64Tensor([1])]));
-      g.node('Concat', parts, { axis: 1 }, 'output');
+      const parts = stems.map((s) => g.node("Unsqueeze", [g.node("Mul", [x, g.floatTensor([s.gain], [1])]), g.int64Tensor([1])]));
+      g.node("Concat", parts, { axis: 1 }, "output");
     } else {
-      g.node('Identity', [x], {}, 'output');
+      g.node("Identity", [x], {}, "output");
     }
   }
-  g.output('output', stems ? [batch, stems.length, 4, dimF, dimT] : [batch, 4, dimF, dimT]);
+  g.output("output", stems ? [batch, stems.length, 4, dimF, dimT] : [batch, 4, dimF, dimT]);
   await writeFile(join(dir, `${spec.name}.onnx`), g.encode(18));
 
   const manifest: MdxManifest = {
     name: spec.name,
-    architecture: 'mdx',
+    architecture: "mdx",
     file: `${spec.name}.onnx`,
     sampleRate: spec.sampleRate,
     nFft: spec.nFft,
@@ -70,9 +70,9 @@ export async function writeTestModel(dir: string, spec: TestModelSpec): Promise<
     dimF,
     dimT,
     compensate: spec.compensate ?? 1,
-    primaryStem: stems ? stems[0].name : (spec.primaryStem ?? 'vocals'),
-    ...(stems ? {} : { secondaryStem: spec.secondaryStem ?? 'backing' }),
-    stems: stems ? stems.map((s) => s.name) : [spec.primaryStem ?? 'vocals'],
+    primaryStem: stems ? stems[0].name : (spec.primaryStem ?? "vocals"),
+    ...(stems ? {} : { secondaryStem: spec.secondaryStem ?? "backing" }),
+    stems: stems ? stems.map((s) => s.name) : [spec.primaryStem ?? "vocals"],
   };
   await writeFile(join(dir, `${spec.name}.json`), JSON.stringify(manifest, null, 2));
   return manifest;

@@ -1,4 +1,4 @@
-import onnxProto from 'onnx-proto';
+import onnxProto from "onnx-proto";
 
 const { onnx } = onnxProto;
 
@@ -23,13 +23,13 @@ export class OnnxGraphBuilder {
     return name;
   }
 
-  floatTensor(values: ArrayLike<number>, dims: number[], name = this.#fresh('const')): string {
+  floatTensor(values: ArrayLike<number>, dims: number[], name = this.#fresh("const")): string {
     const data = Float32Array.from(values);
     this.#initializers.push({ name, dims, dataType: onnx.TensorProto.DataType.FLOAT, rawData: new Uint8Array(data.buffer) });
     return name;
   }
 
-  int64Tensor(values: number[], dims: number[] = [values.length], name = this.#fresh('const')): string {
+  int64Tensor(values: number[], dims: number[] = [values.length], name = this.#fresh("const")): string {
     const data = BigInt64Array.from(values.map((v) => BigInt(v)));
     this.#initializers.push({ name, dims, dataType: onnx.TensorProto.DataType.INT64, rawData: new Uint8Array(data.buffer) });
     return name;
@@ -50,10 +50,10 @@ export class OnnxGraphBuilder {
   encode(opset = 18): Uint8Array {
     const model = onnx.ModelProto.fromObject({
       irVersion: 8,
-      producerName: 'mixdown-tests',
-      opsetImport: [{ domain: '', version: opset }],
+      producerName: "mixdown-tests",
+      opsetImport: [{ domain: "", version: opset }],
       graph: {
-        name: 'graph',
+        name: "graph",
         node: this.#nodes,
         initializer: this.#initializers,
         input: this.#inputs,
@@ -74,7 +74,7 @@ function valueInfo(name: string, shape: Dim[], elemType: number): onnxProto.onnx
     type: {
       tensorType: {
         elemType,
-        shape: { dim: shape.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
+        shape: { dim: shape.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) },
       },
     },
   };
@@ -82,9 +82,9 @@ function valueInfo(name: string, shape: Dim[], elemType: number): onnxProto.onnx
 
 function attribute(name: string, value: AttributeValue): onnxProto.onnx.IAttributeProto {
   const Type = onnx.AttributeProto.AttributeType;
-  if (typeof value === 'number') return { name, type: Type.INT, i: value };
-  if (typeof value === 'string') return { name, type: Type.STRING, s: new TextEncoder().encode(value) };
+  if (typeof value === "number") return { name, type: Type.INT, i: value };
+  if (typeof value === "string") return { name, type: Type.STRING, s: new TextEncoder().encode(value) };
   if (Array.isArray(value)) return { name, type: Type.INTS, ints: value };
-  if ('floats' in value) return { name, type: Type.FLOATS, floats: value.floats };
+  if ("floats" in value) return { name, type: Type.FLOATS, floats: value.floats };
   return { name, type: Type.FLOAT, f: value.float };
 }

@@ -1,14 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { decodeToPcm, encodeStereoPcm, type EncodeTarget } from '@mixdown/audio';
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decodeToPcm, encodeStereoPcm, type EncodeTarget } from "@mixdown/audio";
 
 export interface Stereo {
   left: Float32Array;
   right: Float32Array;
 }
 
-export function tones(frames: number, sampleRate: number, parts: { freq: number; amp: number; phase?: number }[], dc = 0): Float32Array {
+export function tones(
+  frames: number,
+  sampleRate: number,
+  parts: { freq: number; amp: number; phase?: number }[],
+  dc = 0,
+): Float32Array {
   const out = new Float32Array(frames);
   for (let i = 0; i < frames; i++) {
     let v = dc;
@@ -19,7 +24,12 @@ export function tones(frames: number, sampleRate: number, parts: { freq: number;
 }
 
 /** Writes planar stereo to a file (default float WAV) through the audio package's encoder. */
-export async function writeStereo(path: string, signal: Stereo, sampleRate: number, target: Partial<EncodeTarget> = {}): Promise<void> {
+export async function writeStereo(
+  path: string,
+  signal: Stereo,
+  sampleRate: number,
+  target: Partial<EncodeTarget> = {},
+): Promise<void> {
   async function* blocks() {
     for (let at = 0; at < signal.left.length; at += 4096) {
       const n = Math.min(4096, signal.left.length - at);
@@ -31,7 +41,7 @@ export async function writeStereo(path: string, signal: Stereo, sampleRate: numb
       yield block;
     }
   }
-  await encodeStereoPcm(blocks(), { inputSampleRate: sampleRate, targets: [{ format: 'wav', ...target, path } as EncodeTarget] });
+  await encodeStereoPcm(blocks(), { inputSampleRate: sampleRate, targets: [{ format: "wav", ...target, path } as EncodeTarget] });
 }
 
 export async function readStereo(path: string, sampleRate: number): Promise<Stereo> {
@@ -74,7 +84,7 @@ export function scaled(x: Stereo, gain: number): Stereo {
 }
 
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'mixdown-separation-test-'));
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-separation-test-"));
   try {
     return await fn(dir);
   } finally {

@@ -12,7 +12,8 @@ export class Fft {
   readonly im: Float64Array;
 
   constructor(size: number) {
-    if (!Number.isInteger(size) || size < 2 || (size & (size - 1)) !== 0) throw new RangeError(`FFT size must be a power of two, got ${size}`);
+    if (!Number.isInteger(size) || size < 2 || (size & (size - 1)) !== 0)
+      throw new RangeError(`FFT size must be a power of two, got ${size}`);
     this.size = size;
     this.#cos = new Float64Array(size / 2);
     this.#sin = new Float64Array(size / 2);

@@ -10,7 +10,13 @@ const ACTIVE_RANGE_DB = 30;
 /** Log-mel envelope (normalised by the frame's own power) and log power of STFT frames. */
 export class EnvelopeAnalyzer {
   readonly bands = NATIVE_LAYOUT.bands;
-  readonly #filters = melFilterbank(NATIVE_LAYOUT.sampleRate, NATIVE_LAYOUT.nFft, NATIVE_LAYOUT.bands, NATIVE_LAYOUT.fMin, NATIVE_LAYOUT.fMax);
+  readonly #filters = melFilterbank(
+    NATIVE_LAYOUT.sampleRate,
+    NATIVE_LAYOUT.nFft,
+    NATIVE_LAYOUT.bands,
+    NATIVE_LAYOUT.fMin,
+    NATIVE_LAYOUT.fMax,
+  );
   readonly #ranges: Array<[number, number]>;
 
   constructor() {

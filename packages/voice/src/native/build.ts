@@ -9,7 +9,11 @@ export class ReferenceRecordingError extends Error {
 }
 
 /** Mono blocks of an audio file at the native models' rate. */
-export async function* monoBlocks(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate, signal?: AbortSignal): AsyncGenerator<Float32Array> {
+export async function* monoBlocks(
+  path: string,
+  sampleRate: number = NATIVE_LAYOUT.sampleRate,
+  signal?: AbortSignal,
+): AsyncGenerator<Float32Array> {
   for await (const block of decodeToPcm(path, { sampleRate, blockFrames: 65536, ...(signal ? { signal } : {}) })) {
     const mono = new Float32Array(block.length / 2);
     for (let i = 0; i < mono.length; i++) mono[i] = (block[2 * i]! + block[2 * i + 1]!) / 2;
@@ -44,7 +48,8 @@ export async function buildNativeVoiceModel(
     for (const path of referencePaths) yield* monoBlocks(path, NATIVE_LAYOUT.sampleRate, signal);
   }
   const stats = await measureVoiceStatsOf(all());
-  if (stats.activeFrames < 20) throw new ReferenceRecordingError(`the reference recording has too little voice (${stats.activeFrames} active frames)`);
+  if (stats.activeFrames < 20)
+    throw new ReferenceRecordingError(`the reference recording has too little voice (${stats.activeFrames} active frames)`);
   const onnx = writeNativeVoiceModel({ targetMean: stats.mean, targetStd: stats.std, targetLevel: stats.level }, info);
   return { onnx, activeSeconds: (stats.activeFrames * NATIVE_LAYOUT.hop) / NATIVE_LAYOUT.sampleRate };
 }

@@ -35,7 +35,11 @@ export function writeNativeVoiceModel(weights: NativeVoiceWeights, info: { slug:
   const targetMean = g.float(weights.targetMean, [bands], "target_mean");
   const targetStd = g.float(weights.targetStd, [bands], "target_std");
   const targetLevel = g.float([weights.targetLevel], [1], "target_level");
-  const bandToBin = g.float(bandToBinMatrix(melFilterbank(sampleRate, nFft, bands, fMin, fMax)), [bands, NATIVE_BINS], "band_to_bin");
+  const bandToBin = g.float(
+    bandToBinMatrix(melFilterbank(sampleRate, nFft, bands, fMin, fMax)),
+    [bands, NATIVE_BINS],
+    "band_to_bin",
+  );
   const half = g.float([0.5], [], "half");
   const scalar = (v: number, name: string) => g.float([v], [], name);
 

@@ -10,7 +10,6 @@ const LEVEL_SMOOTHING_SECONDS = 0.1;
 /** Pauses are lifted at most this much toward the model's level (modelVolumeMix 1). */
 const MAX_PAUSE_LIFT_DB = 15;
 
-
 /**
  * A native voice model: the input's STFT magnitudes are reshaped toward the target voice by the
  * per-bin gains the ONNX graph computes from the input's envelope; phase is kept, so the melody

@@ -70,7 +70,9 @@ export function trackPitch(signal: Float32Array, sampleRate: number, options: Pi
 
 /** Median of the voiced (non-zero) values, or NaN. */
 export function medianVoiced(f0: Float32Array): number {
-  const voiced = Array.from(f0).filter((v) => v > 0).sort((a, b) => a - b);
+  const voiced = Array.from(f0)
+    .filter((v) => v > 0)
+    .sort((a, b) => a - b);
   if (voiced.length === 0) return Number.NaN;
   const mid = voiced.length >> 1;
   return voiced.length % 2 ? voiced[mid]! : (voiced[mid - 1]! + voiced[mid]!) / 2;

@@ -136,7 +136,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     const input = new Float32Array(frames * FRAME);
     input.set(audio.subarray(0, input.length));
 
-    const vec = await this.contentVec.run({ [this.contentVec.inputNames[0]!]: new ort.Tensor("float32", input, [1, 1, input.length]) });
+    const vec = await this.contentVec.run({
+      [this.contentVec.inputNames[0]!]: new ort.Tensor("float32", input, [1, 1, input.length]),
+    });
     const embed = vec[this.contentVec.outputNames[0]!]!;
     const vecFrames = embed.dims[1]!;
     const dim = embed.dims[2]!;

@@ -22,7 +22,10 @@ export function writeContentVecSignatureModel(seed = 1): Uint8Array {
   const g = new OnnxGraph();
   const source = g.input("source", [1, 1, "samples"]);
   const hidden = 8;
-  const conv = g.node("Conv", [source, g.float(randomWeights(hidden * 400, 0.05, seed), [hidden, 1, 400])], { kernel_shape: [400], strides: [320] });
+  const conv = g.node("Conv", [source, g.float(randomWeights(hidden * 400, 0.05, seed), [hidden, 1, 400])], {
+    kernel_shape: [400],
+    strides: [320],
+  });
   const frames = g.node("Transpose", [g.node("Tanh", [conv])], { perm: [0, 2, 1] });
   g.node("MatMul", [frames, g.float(randomWeights(hidden * 768, 0.5, seed + 1), [hidden, 768])], {}, "embed");
   g.output("embed", [1, "frames", 768]);
@@ -51,10 +54,16 @@ export function writeRvcSignatureModel(sampleRate: 40000 | 48000 | 32000 = 40000
   const flat = (x: string) => g.node("Reshape", [x, g.int64([1, -1])]);
 
   const phase = g.node("CumSum", [flat(perFrame(pitchf)), g.int64([1], [])]);
-  const sine = g.node("Mul", [g.node("Sin", [g.node("Mul", [phase, g.float([(2 * Math.PI) / sampleRate], [])])]), g.float([0.3], [])]);
+  const sine = g.node("Mul", [
+    g.node("Sin", [g.node("Mul", [phase, g.float([(2 * Math.PI) / sampleRate], [])])]),
+    g.float([0.3], []),
+  ]);
 
   const content = g.node("Tanh", [g.node("MatMul", [phone, g.float(randomWeights(768 * hop, 0.01, seed), [768, hop])])]);
-  const noise = g.node("MatMul", [g.node("Transpose", [rnd], { perm: [0, 2, 1] }), g.float(randomWeights(192 * hop, 0.001, seed + 1), [192, hop])]);
+  const noise = g.node("MatMul", [
+    g.node("Transpose", [rnd], { perm: [0, 2, 1] }),
+    g.float(randomWeights(192 * hop, 0.001, seed + 1), [192, hop]),
+  ]);
   const speaker = g.node("Gather", [g.float(randomWeights(4 * hop, 0.001, seed + 2), [4, hop]), ds], { axis: 0 });
   const coarse = g.node("Mul", [perFrame(g.node("Cast", [pitch], { to: 1 })), g.float([1e-6], [])]);
   const length = g.node("Mul", [g.node("Cast", [phoneLengths], { to: 1 }), g.float([0], [])]);
