@@ -37,6 +37,10 @@ describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in thi
       assert.match(up.stdout(), new RegExp(`Base URL:\\s+http://127\\.0\\.0\\.1:${port}/api/kits/v1`));
       assert.match(up.stdout(), new RegExp(`Logs:\\s+${home}/logs`));
       assert.match(up.stdout(), /curl -H "Authorization: Bearer mxd_/);
+      // The key's webhook secret, as `keys webhook-secret` would print it, comes before the key.
+      const secret = /^  webhook-secret: (whsec_[0-9a-f]{64})$/m.exec(lines.slice(0, keyLine).join("\n"))?.[1];
+      const printed = await runCli(["keys", "webhook-secret", key.slice(0, 12)], { DATABASE_URL: "", MIXDOWN_HOME: home });
+      assert.equal(printed.stdout.trim(), secret, printed.stderr);
       // The worker's start-up lines went to its log file instead.
       assert.match(readFileSync(path.join(home, "logs", "worker.log"), "utf8"), /worker started/);
 

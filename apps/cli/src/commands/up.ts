@@ -167,7 +167,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     supervisor.restartOnExit();
     writeStackInfo(dir, { pid: process.pid, databaseUrl: database.url, redisUrl: childEnv.REDIS_URL!, baseUrl });
 
-    const key = await issueLocalKey(database.url);
+    const { key, webhookSecret } = await issueLocalKey(database.url);
     console.log(
       [
         "",
@@ -180,6 +180,9 @@ export async function upCommand(argv: string[], env: Record<string, string | und
         "Try it:",
         `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/api/kits/v1/vocal-separations`,
         `  curl -H "Authorization: Bearer ${key}" -F inputFile=@song.mp3 ${baseUrl}/api/kits/v1/vocal-separations`,
+        "",
+        "Webhooks of jobs created with this key are signed with (see the README's Webhooks section):",
+        `  webhook-secret: ${webhookSecret}`,
         "",
         'Press Ctrl-C to stop. A fresh API key for caller "local":',
         key,
@@ -259,18 +262,18 @@ async function waitForHealth(what: string, url: string, signal: AbortSignal, tim
   throw new Error(`The ${what} did not answer ${url} within ${timeoutMs / 1000} s.`);
 }
 
-async function issueLocalKey(databaseUrl: string): Promise<string> {
+async function issueLocalKey(databaseUrl: string): Promise<{ key: string; webhookSecret: string }> {
   const prisma = createPrismaClient(databaseUrl);
   try {
     // One caller for every `up`, so jobs made with an earlier key stay visible with the new one.
     const caller =
       (await prisma.caller.findFirst({ where: { name: LOCAL_CALLER }, orderBy: { id: "asc" } })) ??
       (await prisma.caller.create({ data: { name: LOCAL_CALLER } }));
-    const { key } = await new ApiKeyRepository(prisma).createApiKey({
+    const { key, webhookSecret } = await new ApiKeyRepository(prisma).createApiKey({
       name: `mixdown up ${new Date().toISOString()}`,
       callerId: caller.id,
     });
-    return key;
+    return { key, webhookSecret };
   } finally {
     await prisma.$disconnect();
   }
