@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { stopChild } from "@mixdown/devstack";
@@ -56,7 +56,14 @@ export interface SupervisorOptions {
   report(line: string): void;
   /** Every output line of every child, once it is in the child's log file. */
   onLine?(name: string, line: string): void;
+  /**
+   * A log file past this size becomes `<name>.log.1` (replacing the previous one) and a new one
+   * starts, so a service left up for months holds at most twice this per child. Default 20 MiB.
+   */
+  logMaxBytes?: number;
 }
+
+const DEFAULT_LOG_MAX_BYTES = 20 * 1024 * 1024;
 
 const TAIL_LINES = 20;
 
@@ -77,6 +84,8 @@ interface Supervised {
   logFile: string;
   pidFile: string;
   fd: number | undefined;
+  /** Bytes in the current log file. */
+  logBytes: number;
   tail: string[];
   attached: WeakSet<ChildProcess>;
   child: ChildProcess | undefined;
@@ -113,11 +122,13 @@ export class Supervisor {
   async start(spec: ChildSpec): Promise<ChildProcess> {
     if (this.children.some((c) => c.spec.name === spec.name)) throw new Error(`${spec.name} is already supervised`);
     const logFile = path.join(this.options.logsDir, `${spec.name}.log`);
+    const fd = openSync(logFile, "a");
     const entry: Supervised = {
       spec,
       logFile,
       pidFile: path.join(this.options.runDir, `${spec.name}.pid`),
-      fd: openSync(logFile, "a"),
+      fd,
+      logBytes: fstatSync(fd).size,
       tail: [],
       attached: new WeakSet(),
       child: undefined,
@@ -243,13 +254,24 @@ export class Supervisor {
   }
 
   private record(entry: Supervised, line: string): void {
-    if (entry.fd !== undefined) writeSync(entry.fd, `${line}\n`);
+    this.write(entry, `${line}\n`);
     entry.tail.push(line);
     if (entry.tail.length > TAIL_LINES) entry.tail.shift();
   }
 
   /** The supervisor's own notes in a child's log file, so that the log tells restarts apart. */
   private mark(entry: Supervised, what: string): void {
-    if (entry.fd !== undefined) writeSync(entry.fd, `--- ${new Date().toISOString()} mixdown up: ${entry.spec.name} ${what}\n`);
+    this.write(entry, `--- ${new Date().toISOString()} mixdown up: ${entry.spec.name} ${what}\n`);
+  }
+
+  private write(entry: Supervised, text: string): void {
+    if (entry.fd === undefined) return;
+    if (entry.logBytes > 0 && entry.logBytes + Buffer.byteLength(text) > (this.options.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES)) {
+      closeSync(entry.fd);
+      renameSync(entry.logFile, `${entry.logFile}.1`);
+      entry.fd = openSync(entry.logFile, "a");
+      entry.logBytes = 0;
+    }
+    entry.logBytes += writeSync(entry.fd, text);
   }
 }

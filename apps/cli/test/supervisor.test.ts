@@ -177,6 +177,26 @@ describe("Supervisor", () => {
     assert.match(readFileSync(s.logFile("a"), "utf8"), /stopping \d+/);
   });
 
+  test("a log past logMaxBytes becomes <name>.log.1 and a new one starts, so a chatty child holds at most twice the limit", async () => {
+    const { supervisor: s } = await supervisor({ logMaxBytes: 4_096 });
+    // 400 lines of 100 bytes: ten times the limit.
+    const chatty = "for (let i = 0; i < 400; i++) console.log(String(i).padStart(99, '.')); setInterval(() => {}, 1000);";
+    await s.start(nodeChild("chatty", chatty));
+    s.restartOnExit();
+    await waitUntil("every line logged", () =>
+      [s.logFile("chatty"), `${s.logFile("chatty")}.1`].some(
+        (f) => existsSync(f) && readFileSync(f, "utf8").includes(`${"399".padStart(99, ".")}\n`),
+      ),
+    );
+    const current = readFileSync(s.logFile("chatty"), "utf8");
+    const previous = readFileSync(`${s.logFile("chatty")}.1`, "utf8");
+    for (const text of [current, previous]) assert.ok(Buffer.byteLength(text) <= 4_096, `${Buffer.byteLength(text)} bytes`);
+    // Lines are never split across the two files, and the newest are in the current one.
+    assert.match(current, new RegExp(`^${"399".padStart(99, ".").replaceAll(".", "\\.")}$`, "m"));
+    for (const line of (previous + current).split("\n").filter((l) => !l.startsWith("---") && l)) assert.equal(line.length, 99);
+    await s.stop();
+  });
+
   test("restarts a SIGKILLed redis-server on the same port with its append-only data", async () => {
     const { supervisor: s, reports, dir } = await supervisor();
     const port = await freePort();
