@@ -171,6 +171,8 @@ describe("voice conversion jobs through the API and the worker", () => {
     const model = (await res.json()) as any;
     const ended = await waitForBuild(model.id);
     assert.equal(ended.state, "failed");
+    // The reason reaches the client in the record, not only the row.
+    assert.match(ended.errorMessage, /^referenceFile: the reference recording has too little voice/);
     const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
     assert.match(row.buildError ?? "", /^referenceFile: the reference recording has too little voice/);
     assert.equal(row.fileKey, null);

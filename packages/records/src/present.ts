@@ -104,6 +104,7 @@ export class RecordPresenter {
       sampleRate: row.sampleRate,
       state: row.state,
       usable: row.state === "ready",
+      errorMessage: row.state === "failed" ? row.buildError : null,
       public: row.ownerId === null,
       createdAt: formatTimestamp(row.createdAt),
     };

@@ -52,6 +52,12 @@ export const VoiceModelRecord = Type.Object(
     sampleRate: Type.Integer(),
     state: Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed")]),
     usable: Type.Boolean({ description: "True when the model can be used for conversions and blends (state `ready`)" }),
+    errorMessage: Nullable(
+      Type.String({
+        description:
+          "Why a model built from a reference recording ended `failed` (null otherwise; a failed blend's reason is on its blender job)",
+      }),
+    ),
     public: Type.Boolean({ description: "True for the public catalogue, false for the caller's own models" }),
     createdAt: Timestamp,
   },
