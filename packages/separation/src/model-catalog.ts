@@ -18,14 +18,18 @@ export interface SeparationModelEntry {
   outputStems: string[];
   /** absolute path of the weights file the manifest names */
   file: string;
-  /** bytes of the weights file; null when it is missing */
-  sizeBytes: number | null;
+  /** bytes of the weights file */
+  sizeBytes: number;
 }
 
 export interface SeparationModelCatalog {
   models: SeparationModelEntry[];
   /** manifests that failed validation, so an operator sees why a model is missing */
   invalid: { path: string; error: string }[];
+}
+
+function fail(path: string, message: string): never {
+  throw new Error(`${path}: ${message}`);
 }
 
 /** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory is an empty catalogue. */
@@ -43,9 +47,10 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
     try {
       const manifest = parseMdxManifest(JSON.parse(await readFile(path, "utf8")), path);
       const file = resolve(modelsDir, manifest.file);
+      // A manifest without its weights is not an installed model: a job naming it could only fail.
       const sizeBytes = await stat(file).then(
         (s) => s.size,
-        () => null,
+        () => fail(path, `weights file ${manifest.file} is missing`),
       );
       catalog.models.push({
         name: manifest.name,
