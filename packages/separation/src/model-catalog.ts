@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { outputStemNames, parseMdxManifest } from "./manifest.ts";
+import { ManifestError, outputStemNames, parseMdxManifest } from "./manifest.ts";
 
 /**
  * What the installed separation models are, read from their manifests alone: no ONNX session is
@@ -29,7 +29,15 @@ export interface SeparationModelCatalog {
 }
 
 function fail(path: string, message: string): never {
-  throw new Error(`${path}: ${message}`);
+  throw new ManifestError(path, message);
+}
+
+function parseJson(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return fail(path, `invalid JSON: ${(err as Error).message}`);
+  }
 }
 
 /** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory is an empty catalogue. */
@@ -45,7 +53,7 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
   for (const fileName of files) {
     const path = join(modelsDir, fileName);
     try {
-      const manifest = parseMdxManifest(JSON.parse(await readFile(path, "utf8")), path);
+      const manifest = parseMdxManifest(parseJson(await readFile(path, "utf8"), path), path);
       const file = resolve(modelsDir, manifest.file);
       // A manifest without its weights is not an installed model: a job naming it could only fail.
       const sizeBytes = await stat(file).then(
