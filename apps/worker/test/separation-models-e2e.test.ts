@@ -51,7 +51,7 @@ describe("separation jobs run with the model they chose", () => {
     const path = await makeSong("song.wav", 4);
     const created = await postForm(d, "vocal-separations", { inputFile: { path }, model: "stems" });
     assert.equal(created.status, 200, await created.clone().text());
-    const done = await waitForEnd(d, `vocal-separations/${(await created.json()).id}`);
+    const done = await waitForEnd(d, `vocal-separations/${((await created.json()) as { id: number }).id}`);
     assert.equal(done.status, "success", done.errorMessage);
     assert.equal(done.model, "stems");
     assert.deepEqual(
@@ -67,7 +67,7 @@ describe("separation jobs run with the model they chose", () => {
     assert.ok(snrDb(input, sum) > 40, "vocals + backing = input");
     // The stems model's vocals differ from the vocals model's: the job did not fall back to the setting.
     const viaSetting = await postForm(d, "vocal-separations", { inputFile: { path } });
-    const other = await waitForEnd(d, `vocal-separations/${(await viaSetting.json()).id}`);
+    const other = await waitForEnd(d, `vocal-separations/${((await viaSetting.json()) as { id: number }).id}`);
     assert.equal(other.status, "success", other.errorMessage);
     assert.equal(other.model, "vocals", "a job naming no model records the setting's model once it succeeded");
     const settingVocals = await download(other.vocalAudioFileUrl).then(decodeFloat);
@@ -78,7 +78,7 @@ describe("separation jobs run with the model they chose", () => {
     const path = await makeSong("split.wav", 3);
     const created = await postForm(d, "stem-splits", { inputFile: { path }, model: "six" });
     assert.equal(created.status, 200, await created.clone().text());
-    const done = await waitForEnd(d, `stem-splits/${(await created.json()).id}`);
+    const done = await waitForEnd(d, `stem-splits/${((await created.json()) as { id: number }).id}`);
     assert.equal(done.status, "success", done.errorMessage);
     assert.equal(done.model, "six");
     const names = SIX.map((s) => s.name);
