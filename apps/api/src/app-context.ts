@@ -5,6 +5,7 @@ import type { IdempotentCreates } from "./idempotency/idempotent-creates.ts";
 import type { ApiMetrics } from "./metrics/api-metrics.ts";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { WebhookAddressPolicy } from "@mixdown/webhooks";
+import type { SeparationModels } from "./separations/separation-models.ts";
 import type { SeparationService } from "./separations/separation-service.ts";
 import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import type { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
@@ -21,6 +22,7 @@ export interface AppContext {
   storage: ObjectStorage;
   apiKeys: ApiKeyRepository;
   separations: SeparationService;
+  separationModels: SeparationModels;
   conversions: VoiceConversionService;
   blends: VoiceBlendService;
   models: VoiceModelService;

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { mkdir } from "node:fs/promises";
 import multipart from "@fastify/multipart";
 import swagger from "@fastify/swagger";
@@ -39,6 +40,7 @@ import { RecordPresenter } from "@mixdown/records";
 import { sharedRecordSchemas } from "@mixdown/records";
 import { SeparationService } from "./separations/separation-service.ts";
 import { separationRoutes } from "./separations/routes.ts";
+import { SeparationModelRecord, SeparationModels } from "./separations/separation-models.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
 import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
@@ -106,13 +108,22 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     app.log,
   );
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
+  const separationModels = new SeparationModels(resolve(config.MODELS_DIR), {
+    vocalSeparation: config.SEPARATION_MODEL_VOCALS,
+    stemSplit: config.SEPARATION_MODEL_STEMS,
+  });
   const ctx: AppContext = {
     config,
     prisma,
     queues,
     storage,
     apiKeys: new ApiKeyRepository(prisma),
-    separations: new SeparationService({ ...serviceDeps, separations: new SeparationJobRepository(prisma) }),
+    separations: new SeparationService({
+      ...serviceDeps,
+      separations: new SeparationJobRepository(prisma),
+      models: separationModels,
+    }),
+    separationModels,
     conversions: new VoiceConversionService({
       ...serviceDeps,
       conversions: new VoiceConversionJobRepository(prisma),
@@ -162,6 +173,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.addSchema(ErrorResponse);
   for (const schema of sharedRecordSchemas) app.addSchema(schema);
+  app.addSchema(SeparationModelRecord);
 
   await app.register(healthRoutes, { ctx });
   if (metrics) await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN });

@@ -21,6 +21,7 @@ const SEPARATION_KEYS = [
   "jobStartTime",
   "lossyStemFileUrls",
   "lossyVocalAudioFileUrl",
+  "model",
   "progress",
   "status",
   "stemFileUrls",
@@ -43,6 +44,7 @@ function assertNewSeparation(record: Record<string, unknown>): void {
   assert.deepEqual(record.lossyStemFileUrls, []);
   assert.equal(record.progress, 0);
   assert.equal(record.errorMessage, null);
+  assert.equal(record.model, null, "a create that names no model leaves it to the worker's setting");
 }
 
 function assertErrorBody(body: Record<string, unknown>, statusCode: number, pattern: RegExp): void {

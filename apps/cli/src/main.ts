@@ -2,6 +2,7 @@ import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
 import { keysCommand, keysUsage } from "./commands/keys.ts";
 import { migrateCommand } from "./commands/migrate.ts";
+import { modelsUsage } from "./commands/models.ts";
 import { voicesUsage } from "./commands/voices.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
@@ -14,6 +15,7 @@ with the project's own Node and pnpm).
 ./mixdown.sh migrate            apply the committed database migrations
 ${keysUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
+${modelsUsage}
 ${voicesUsage}
 
 Commands that need the database use DATABASE_URL, else the local stack of \`mixdown up\`.`;
@@ -29,6 +31,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return keysCommand(rest, env);
     case "voices":
       return (await import("./commands/voices.ts")).voicesCommand(rest, env);
+    case "models":
+      return (await import("./commands/models.ts")).modelsCommand(rest, env);
     case "separate":
       return (await import("./commands/separate.ts")).separateCommand(rest);
     case undefined:

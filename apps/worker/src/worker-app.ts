@@ -27,6 +27,7 @@ import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
+import { modelServes, readSeparationModels } from "@mixdown/separation/catalog";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { createVoiceBuildPool } from "./voice-build-protocol.ts";
@@ -72,6 +73,34 @@ export function selectQueues(list: string, available: readonly string[] = JOB_KI
  * Everything a worker process runs: one BullMQ Worker per configured kind, the threads that do
  * the audio work, the job runner and the reconciler. The caller owns the process (signals, health endpoint).
  */
+/**
+ * Refuses to start a separation worker whose settings name a model that is not installed, or one
+ * that cannot serve its kind: otherwise every job that names no model would fail, one by one.
+ */
+export async function checkSeparationSettings(
+  config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS">,
+  modelsDir: string,
+): Promise<void> {
+  const { models, invalid } = await readSeparationModels(modelsDir);
+  const installed = models.length ? models.map((m) => m.name).join(", ") : "none";
+  const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
+  const settings = [
+    ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
+    ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
+  ] as const;
+  for (const [setting, name, kind] of settings) {
+    const model = models.find((m) => m.name === name);
+    if (!model)
+      throw new Error(`${setting}="${name}": no such separation model in ${modelsDir} (installed: ${installed}${broken})`);
+    if (!modelServes(model, kind)) {
+      const fit = models.filter((m) => modelServes(m, kind)).map((m) => m.name);
+      throw new Error(
+        `${setting}="${name}": the model (stems: ${model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${fit.join(", ") || "none"})`,
+      );
+    }
+  }
+}
+
 export async function startWorkerApp(
   config: Config,
   logger: Logger,
@@ -112,6 +141,7 @@ export async function startWorkerApp(
   const modelFiles = new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") });
   const output = { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS };
   let separationPool: SeparationPool | undefined;
+  if (queues.includes("separation")) await checkSeparationSettings(config, modelsDir);
   const handlerFactories: JobHandlerFactories = {
     separation: () =>
       separationHandler({
@@ -128,6 +158,7 @@ export async function startWorkerApp(
         )),
         ...output,
         models: { vocalSeparation: config.SEPARATION_MODEL_VOCALS, stemSplit: config.SEPARATION_MODEL_STEMS },
+        modelsDir,
       }),
     "voice-conversion": () => voiceConversionHandler({ storage, pool: voiceConversionPool(), modelFiles, ...output }),
     "voice-blend": () => voiceBlendHandler({ storage, modelFiles, queues: jobQueues }),

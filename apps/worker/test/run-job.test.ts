@@ -69,7 +69,7 @@ async function runSeparation(handler: JobHandler<"separation">, whileRunning?: (
   return { rowId: row.id, row: await prisma.separationJob.findUniqueOrThrow({ where: { id: row.id } }) };
 }
 
-const outputs = { vocalKey: "v", lossyVocalKey: "lv", backingKey: "b", stems: [], lossyStems: [] };
+const outputs = { vocalKey: "v", lossyVocalKey: "lv", backingKey: "b", stems: [], lossyStems: [], model: "vocals" };
 
 test("a successful handler's outputs are published, its work directory removed, and the end announced once with the caller", async () => {
   let workDir = "";

@@ -72,6 +72,7 @@ export class RecordPresenter {
       backingAudioFileUrl: backing,
       stemFileUrls: stems,
       lossyStemFileUrls: lossyStems,
+      model: row.model,
       progress: row.progress,
       errorMessage: row.errorMessage,
     };

@@ -24,6 +24,12 @@ export const SeparationJobRecord = Type.Object(
     backingAudioFileUrl: SignedUrl,
     stemFileUrls: Type.Array(StemEntry),
     lossyStemFileUrls: Type.Array(StemEntry),
+    model: Nullable(
+      Type.String({
+        description:
+          "The separation model: the one the create named, else (once the job succeeded) the one the server's settings chose; null while a job that named none waits",
+      }),
+    ),
     ...jobExtras,
   },
   { $id: "SeparationJob", description: "A vocal separation or stem split job" },

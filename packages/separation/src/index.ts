@@ -7,6 +7,14 @@ export {
   type ExecutionProvider,
   type ProviderFallback,
 } from "./mdx-model.ts";
+export {
+  readSeparationModels,
+  vocalPairOf,
+  modelServes,
+  type SeparationModelEntry,
+  type SeparationModelCatalog,
+  type SeparationJobKindName,
+} from "./model-catalog.ts";
 export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from "./model-registry.ts";
 export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from "./mdx-stft.ts";
 export { HelperThreadStft, type HelperThreadStftOptions } from "./helper-thread-stft.ts";

@@ -26,7 +26,28 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
   const separationForm = Type.Object({
     inputFile: Type.String({ format: "binary", description: `wav, webm, mp3 or flac; max ${maxMb} MB` }),
     webhookUrl: WebhookUrlField,
+    model: Type.Optional(
+      Type.String({
+        description:
+          "An installed separation model's name (`GET /separation-models`); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS)",
+      }),
+    ),
   });
+  app.get(
+    "/separation-models",
+    {
+      schema: {
+        tags: ["Separation models"],
+        summary: "List the installed separation models",
+        description:
+          "The models a vocal separation or stem split may name in its `model` field, read from the manifests in MODELS_DIR.",
+        security: bearerSecurity,
+        response: { 200: Type.Object({ data: Type.Array(Type.Ref("SeparationModel")) }), ...errorResponses(401, 429) },
+      },
+    },
+    async () => ({ data: await ctx.separationModels.list() }),
+  );
+
   for (const { path, kind, tag, noun } of KINDS) {
     app.post(
       `/${path}`,
@@ -34,7 +55,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         schema: {
           tags: [tag],
           summary: `Create a ${noun} job and queue it`,
-          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text field \`webhookUrl\`.`,
+          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text fields \`webhookUrl\` and \`model\` (an installed separation model's name; 422 lists the installed ones when it is unknown or cannot serve a ${noun}).`,
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
           headers: CreateHeaders,

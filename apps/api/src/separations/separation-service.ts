@@ -12,6 +12,7 @@ import type { SeparationJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import type { AudioFormat } from "../uploads/audio-format.ts";
 import type { ReceivedForm } from "../uploads/receive-form.ts";
+import type { SeparationModels } from "./separation-models.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
@@ -24,6 +25,7 @@ export interface SeparationServiceDeps {
   cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
+  models: SeparationModels;
 }
 
 /** Vocal separations and stem splits: one shape, two kinds. */
@@ -38,6 +40,9 @@ export class SeparationService {
   ): Promise<SeparationJobRecord> {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
+    const modelName = form.fields.get("model");
+    // Checked before anything is stored, so a wrong name leaves nothing behind.
+    const model = modelName === undefined ? null : (await this.deps.models.check(kind, modelName)).name;
     const format = await checkAudioUpload(input, SEPARATION_FORMATS);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
@@ -50,6 +55,7 @@ export class SeparationService {
         inputKey,
         inputFormat: format,
         inputFileName: input.filename?.slice(0, 255) ?? null,
+        model,
       }),
     );
     await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>

@@ -8,11 +8,14 @@ export interface StoredStem {
 }
 
 export interface SeparationOutputs {
-  vocalKey: string;
-  lossyVocalKey: string;
-  backingKey: string;
+  /** null when the model has no vocals (a stem split by a model without a vocals stem) */
+  vocalKey: string | null;
+  lossyVocalKey: string | null;
+  backingKey: string | null;
   stems: StoredStem[];
   lossyStems: StoredStem[];
+  /** the model that served the job */
+  model: string;
 }
 
 /**

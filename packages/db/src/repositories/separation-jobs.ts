@@ -7,6 +7,8 @@ export interface NewSeparationJob {
   inputKey: string;
   inputFormat: string;
   inputFileName?: string | null;
+  /** The model the caller chose (null: the worker's setting for the kind). */
+  model?: string | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;

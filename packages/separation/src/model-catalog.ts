@@ -1,0 +1,102 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { ManifestError, outputStemNames, parseMdxManifest } from "./manifest.ts";
+
+/**
+ * What the installed separation models are, read from their manifests alone: no ONNX session is
+ * opened, so the API process (which never loads onnxruntime) and the CLI can list and check them.
+ * This file imports nothing that pulls in onnxruntime; `@mixdown/separation/catalog` is its entry.
+ */
+export interface SeparationModelEntry {
+  name: string;
+  /** the model family (the manifest's `architecture`) */
+  family: string;
+  sampleRate: number;
+  /** the stems the network itself outputs, in output order */
+  stems: string[];
+  /** every stem a separation writes: the model's stems plus the derived ones (see outputStemNames) */
+  outputStems: string[];
+  /** absolute path of the weights file the manifest names */
+  file: string;
+  /** bytes of the weights file */
+  sizeBytes: number;
+}
+
+export interface SeparationModelCatalog {
+  models: SeparationModelEntry[];
+  /** manifests that failed validation, so an operator sees why a model is missing */
+  invalid: { path: string; error: string }[];
+}
+
+function fail(path: string, message: string): never {
+  throw new ManifestError(path, message);
+}
+
+function parseJson(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return fail(path, `invalid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory is an empty catalogue. */
+export async function readSeparationModels(modelsDir: string): Promise<SeparationModelCatalog> {
+  let files: string[];
+  try {
+    files = (await readdir(modelsDir)).filter((f) => f.endsWith(".json")).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { models: [], invalid: [] };
+    throw err;
+  }
+  const catalog: SeparationModelCatalog = { models: [], invalid: [] };
+  for (const fileName of files) {
+    const path = join(modelsDir, fileName);
+    try {
+      const manifest = parseMdxManifest(parseJson(await readFile(path, "utf8"), path), path);
+      const file = resolve(modelsDir, manifest.file);
+      // A manifest without its weights is not an installed model: a job naming it could only fail.
+      const sizeBytes = await stat(file).then(
+        (s) => s.size,
+        () => fail(path, `weights file ${manifest.file} is missing`),
+      );
+      catalog.models.push({
+        name: manifest.name,
+        family: manifest.architecture,
+        sampleRate: manifest.sampleRate,
+        stems: manifest.stems,
+        outputStems: outputStemNames(manifest),
+        file,
+        sizeBytes,
+      });
+    } catch (err) {
+      catalog.invalid.push({ path, error: (err as Error).message });
+    }
+  }
+  catalog.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return catalog;
+}
+
+/**
+ * Which of a separation's output stems a vocal separation publishes as vocals and backing:
+ * `vocals` and the derived `backing` of a multi-stem model, or `vocals` and the secondary stem
+ * (mixture − vocals, whatever its name) of a single-stem vocals model. Undefined: the model has
+ * no vocals, so it cannot serve a vocal separation.
+ */
+export function vocalPairOf(outputStems: readonly string[]): { vocals: string; backing: string } | undefined {
+  if (!outputStems.includes("vocals")) return undefined;
+  if (outputStems.includes("backing")) return { vocals: "vocals", backing: "backing" };
+  if (outputStems.length === 2) return { vocals: "vocals", backing: outputStems.find((s) => s !== "vocals")! };
+  return undefined;
+}
+
+export type SeparationJobKindName = "vocal-separation" | "stem-split";
+
+/**
+ * Whether a model can serve a job kind. A vocal separation needs vocals and a backing (see
+ * vocalPairOf). A stem split needs a multi-stem model: a single-stem model's split would be
+ * the same two files as a vocal separation, which is not what a caller asking for stems wants.
+ */
+export function modelServes(model: Pick<SeparationModelEntry, "stems" | "outputStems">, kind: SeparationJobKindName): boolean {
+  return kind === "vocal-separation" ? vocalPairOf(model.outputStems) !== undefined : model.stems.length > 1;
+}
