@@ -1,6 +1,6 @@
 import type { FamilyModel, SeparatedBlock, SeparationTimings } from "./families/family.ts";
 import { outputStemNames, type SeparationManifest } from "./families/index.ts";
-import { MDX_DEFAULT_OVERLAP } from "./families/mdx/separate.ts";
+import { MDX_DEFAULT_OVERLAP } from "./families/mdx/chunking.ts";
 
 export type { SeparatedBlock, SeparationTimings } from "./families/family.ts";
 

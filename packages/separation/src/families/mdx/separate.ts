@@ -1,20 +1,17 @@
 import { BACKING_STEM } from "../../manifest.ts";
 import type { FamilyStreamOptions, SeparatedBlock } from "../family.ts";
+import { MDX_DEFAULT_OVERLAP, mdxChunkCount, mdxChunking } from "./chunking.ts";
 import { HelperThreadStft, sharedFloat32 } from "./helper-thread-stft.ts";
 import type { MdxModel } from "./model.ts";
 
-/** Share of each chunk's kept part that the next chunk overlaps (python-audio-separator's default). */
-export const MDX_DEFAULT_OVERLAP = 0.25;
-
 /**
  * Separates a stream of interleaved stereo blocks at the model's rate into
- * stems, with the MDX-Net chunking: the mixture is padded with nFft/2 zeros in
- * front, cut into chunks of hop·(dimT−1) samples every `step` samples, each
- * chunk is analysed, run through the model, resynthesised with nFft/2 trimmed
- * at each side, weighted with a Hann window and overlap-added, normalised by
- * the summed window. Stems are yielded as soon as no later chunk can touch
- * them, so memory is bounded by a few chunks whatever the input length; the
- * yielded frames add up to exactly the input's.
+ * stems, with the MDX-Net chunking (chunking.ts): each chunk is analysed
+ * (stft.ts), run through the model, resynthesised with nFft/2 trimmed at each
+ * side, weighted and overlap-added, normalised by the summed weights. Stems
+ * are yielded as soon as no later chunk can touch them, so memory is bounded
+ * by a few chunks whatever the input length; the yielded frames add up to
+ * exactly the input's.
  */
 export async function* separateMdxStream(
   input: AsyncIterable<Float32Array>,
@@ -26,18 +23,14 @@ export async function* separateMdxStream(
     fft: options.fft,
     ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
   });
-  const { chunkSize, trim, keptSize: kept, specSize } = stfts.stft;
-  const overlap = options.overlap ?? MDX_DEFAULT_OVERLAP;
-  const step = Math.max(1, Math.floor(kept * (1 - overlap)));
+  const { specSize } = stfts.stft;
+  const chunking = mdxChunking(stfts.stft, options.overlap ?? MDX_DEFAULT_OVERLAP);
+  const { chunkSize, trim, kept, step, weights } = chunking;
   const batchSize = Math.min(options.batchSize, model.maxBatch);
   const wanted = new Set(options.stems);
   const modelStems = manifest.stems.length;
   const { compensate } = manifest;
   const { signal, timings } = options;
-
-  // sin² over the kept part, never exactly zero so a lone chunk divides cleanly
-  const weights = new Float32Array(kept);
-  for (let i = 0; i < kept; i++) weights[i] = Math.sin((Math.PI * (i + 1)) / (kept + 1)) ** 2;
 
   // Input in padded coordinates: padded p = mixture p − trim; the first `trim` are zeros.
   // shared memory, so the STFT helper thread reads the same samples
@@ -195,7 +188,7 @@ export async function* separateMdxStream(
         continue;
       }
       const total = mixtureFrames;
-      chunks = total === 0 ? 0 : total <= kept ? 1 : Math.ceil((total - kept) / step) + 1;
+      chunks = mdxChunkCount(total, chunking);
       const paddedEnd = (chunks - 1) * step + chunkSize;
       if (chunks > 0 && paddedEnd > inEnd) {
         ensureInput(paddedEnd - inEnd);
