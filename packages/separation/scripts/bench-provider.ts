@@ -20,7 +20,7 @@ import { availableParallelism, cpus } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ModelRegistry } from "../src/model-registry.ts";
-import type { ExecutionProvider } from "../src/mdx-model.ts";
+import type { ExecutionProvider } from "../src/inference-options.ts";
 import { emptyTimings, separateStream } from "../src/separate-stream.ts";
 
 const PROVIDERS: readonly ExecutionProvider[] = ["cpu", "webgpu", "cuda"];

@@ -9,7 +9,7 @@
  */
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
-import { MdxStft } from "../src/mdx-stft.ts";
+import { MdxStft } from "../src/families/mdx/stft.ts";
 import { OnnxGraphBuilder } from "../test/support/onnx-builder.ts";
 
 const { values } = parseArgs({ options: { threads: { type: "string", default: "2" }, reps: { type: "string", default: "5" } } });

@@ -1,12 +1,21 @@
-export { parseMdxManifest, outputStemNames, ManifestError, BACKING_STEM, type MdxManifest } from "./manifest.ts";
+export { ManifestError, BACKING_STEM, type ManifestBase } from "./manifest.ts";
+export { parseMdxManifest, type MdxManifest } from "./families/mdx/manifest.ts";
 export {
-  MdxModel,
+  parseManifest,
+  outputStemNames,
+  knownArchitectures,
+  type SeparationManifest,
+  type SeparationModel,
+} from "./families/index.ts";
+export type { SeparationFamily, FamilyModel, FamilyStreamOptions } from "./families/family.ts";
+export {
   ModelLoadError,
   ProviderUnavailableError,
   type InferenceOptions,
   type ExecutionProvider,
   type ProviderFallback,
-} from "./mdx-model.ts";
+} from "./inference-options.ts";
+export { MdxModel } from "./families/mdx/model.ts";
 export {
   readSeparationModels,
   vocalPairOf,
@@ -16,8 +25,8 @@ export {
   type SeparationJobKindName,
 } from "./model-catalog.ts";
 export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from "./model-registry.ts";
-export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from "./mdx-stft.ts";
-export { HelperThreadStft, type HelperThreadStftOptions } from "./helper-thread-stft.ts";
+export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from "./families/mdx/stft.ts";
+export { HelperThreadStft, type HelperThreadStftOptions } from "./families/mdx/helper-thread-stft.ts";
 export { createRealFft, pffftSupports, type RealFft } from "./real-fft.ts";
 export { ComplexFft } from "./fft.ts";
 export {

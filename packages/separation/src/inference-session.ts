@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
 
-/** What MdxModel needs of a session, wherever it runs. */
+/** What a family model needs of a session, wherever it runs. */
 export interface SessionInfo {
   inputNames: readonly string[];
   outputNames: readonly string[];
@@ -24,7 +24,7 @@ export interface RunnableSession extends SessionInfo {
   readonly unusable: boolean;
 }
 
-/** The parts of a session's description MdxModel reads, as plain (cloneable) data. */
+/** The parts of a session's description a family model reads, as plain (cloneable) data. */
 export function infoOf(session: ort.InferenceSession): SessionInfo {
   return {
     inputNames: [...session.inputNames],

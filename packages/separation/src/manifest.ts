@@ -1,29 +1,12 @@
-/**
- * A model manifest: `models/<name>.json` next to the `.onnx` it describes.
- *
- * ```json
- * { "name": "vocals", "architecture": "mdx", "file": "vocals.onnx", "sampleRate": 44100,
- *   "nFft": 4096, "hopLength": 1024, "dimF": 1024, "dimT": 256, "compensate": 1.0,
- *   "primaryStem": "vocals", "secondaryStem": "backing", "stems": ["vocals"] }
- * ```
- */
-export interface MdxManifest {
+/** What every family's manifest has, whatever else its architecture needs. */
+export interface ManifestBase {
   name: string;
-  architecture: "mdx";
-  /** ONNX file, relative to the manifest's directory */
+  /** the family that reads the rest of the manifest and runs the model */
+  architecture: string;
+  /** model file, relative to the manifest's directory */
   file: string;
+  /** the model's rate; inputs are resampled to it and outputs back */
   sampleRate: number;
-  nFft: number;
-  hopLength: number;
-  dimF: number;
-  dimT: number;
-  /** multiplies every stem the model outputs before secondaries are derived */
-  compensate: number;
-  primaryStem: string;
-  /** single-stem models: name of mixture − primary */
-  secondaryStem?: string;
-  /** stems the model outputs, in output order; one entry for rank-4 outputs */
-  stems: string[];
 }
 
 export class ManifestError extends Error {
@@ -36,88 +19,37 @@ export class ManifestError extends Error {
   }
 }
 
-/** Stem names become file names (`vocals.wav`), so they are kept to a safe alphabet. */
-const STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-
-/** Validates parsed JSON as an MDX manifest; `source` names it in errors. */
-export function parseMdxManifest(json: unknown, source: string): MdxManifest {
-  const fail = (message: string): never => {
-    throw new ManifestError(source, message);
-  };
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return fail("manifest must be a JSON object");
-  const m = json as Record<string, unknown>;
-  const string = (key: string): string => {
-    const v = m[key];
-    if (typeof v !== "string" || v.length === 0) return fail(`"${key}" must be a non-empty string`);
-    return v;
-  };
-  const integer = (key: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const v = m[key];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max)
-      return fail(`"${key}" must be an integer in ${min}..${max}`);
-    return v;
-  };
-  const stemName = (value: unknown, what: string): string => {
-    if (typeof value !== "string" || !STEM_NAME.test(value))
-      return fail(`${what} must be a stem name (letters, digits, _ or -), got ${JSON.stringify(value)}`);
-    return value;
-  };
-
-  const name = string("name");
-  const architecture = string("architecture");
-  if (architecture !== "mdx") fail(`unsupported architecture "${architecture}" (only "mdx")`);
-  const file = string("file");
-  const sampleRate = integer("sampleRate", 1000, 384000);
-  const nFft = integer("nFft", 8);
-  if (nFft % 2 !== 0) fail('"nFft" must be even');
-  const hopLength = integer("hopLength", 1, nFft);
-  const dimF = integer("dimF", 1, nFft / 2 + 1);
-  const dimT = integer("dimT", 2);
-  if (hopLength * (dimT - 1) <= nFft)
-    fail(`a chunk of hopLength·(dimT−1) = ${hopLength * (dimT - 1)} samples leaves nothing after trimming nFft/2 at each side`);
-  const compensate = m.compensate ?? 1;
-  if (typeof compensate !== "number" || !Number.isFinite(compensate) || compensate <= 0)
-    fail('"compensate" must be a positive number');
-  const primaryStem = stemName(m.primaryStem, '"primaryStem"');
-  if (!Array.isArray(m.stems) || m.stems.length === 0) fail('"stems" must be a non-empty array');
-  const stems = (m.stems as unknown[]).map((s, i) => stemName(s, `"stems[${i}]"`));
-  if (new Set(stems).size !== stems.length) fail('"stems" has duplicates');
-  let secondaryStem: string | undefined;
-  if (stems.length === 1) {
-    if (stems[0] !== primaryStem) fail(`single-stem model: "stems" must be ["${primaryStem}"]`);
-    secondaryStem = stemName(m.secondaryStem, '"secondaryStem" (required for single-stem models)');
-    if (secondaryStem === primaryStem) fail('"secondaryStem" must differ from "primaryStem"');
-  } else {
-    if (m.secondaryStem !== undefined) fail('"secondaryStem" is only for single-stem models');
-    if (!stems.includes(primaryStem)) fail(`"primaryStem" "${primaryStem}" is not one of "stems"`);
-  }
-  return {
-    name,
-    architecture: "mdx",
-    file,
-    sampleRate,
-    nFft,
-    hopLength,
-    dimF,
-    dimT,
-    compensate: compensate as number,
-    primaryStem,
-    ...(secondaryStem !== undefined ? { secondaryStem } : {}),
-    stems,
-  };
-}
-
 /** Name of the stem derived as mixture − vocals for multi-stem models. */
 export const BACKING_STEM = "backing";
 
+/** Stem names become file names (`vocals.wav`), so they are kept to a safe alphabet. */
+const STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
 /**
- * Stems a separation produces, in order: for single-stem models the primary
- * and its secondary (mixture − primary); for multi-stem models every output
- * stem plus `backing` (mixture − vocals) when there is a vocals stem.
+ * Typed readers over one manifest object, each throwing a ManifestError that
+ * names `source`, so every family words its complaints the same way.
  */
-export function outputStemNames(manifest: MdxManifest): string[] {
-  if (manifest.stems.length === 1) return [manifest.primaryStem, manifest.secondaryStem!];
-  const names = [...manifest.stems];
-  if (names.includes("vocals") && !names.includes(BACKING_STEM)) names.push(BACKING_STEM);
-  return names;
+export function manifestFields(m: Record<string, unknown>, source: string) {
+  const fail = (message: string): never => {
+    throw new ManifestError(source, message);
+  };
+  return {
+    fail,
+    string(key: string): string {
+      const v = m[key];
+      if (typeof v !== "string" || v.length === 0) return fail(`"${key}" must be a non-empty string`);
+      return v;
+    },
+    integer(key: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+      const v = m[key];
+      if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max)
+        return fail(`"${key}" must be an integer in ${min}..${max}`);
+      return v;
+    },
+    stemName(value: unknown, what: string): string {
+      if (typeof value !== "string" || !STEM_NAME.test(value))
+        return fail(`${what} must be a stem name (letters, digits, _ or -), got ${JSON.stringify(value)}`);
+      return value;
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { ManifestError, outputStemNames, parseMdxManifest } from "./manifest.ts";
+import { outputStemNames, parseManifest } from "./families/manifests.ts";
+import { ManifestError } from "./manifest.ts";
 
 /**
  * What the installed separation models are, read from their manifests alone: no ONNX session is
@@ -53,7 +54,7 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
   for (const fileName of files) {
     const path = join(modelsDir, fileName);
     try {
-      const manifest = parseMdxManifest(parseJson(await readFile(path, "utf8"), path), path);
+      const manifest = parseManifest(parseJson(await readFile(path, "utf8"), path), path);
       const file = resolve(modelsDir, manifest.file);
       // A manifest without its weights is not an installed model: a job naming it could only fail.
       const sizeBytes = await stat(file).then(

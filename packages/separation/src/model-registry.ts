@@ -1,8 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { ManifestError, parseMdxManifest, type MdxManifest } from "./manifest.ts";
-import { MdxModel, ProviderUnavailableError, type InferenceOptions } from "./mdx-model.ts";
-import { HelperThreadStft } from "./helper-thread-stft.ts";
+import { join } from "node:path";
+import { familyFor, parseManifest, type SeparationManifest, type SeparationModel } from "./families/index.ts";
+import { ProviderUnavailableError, type InferenceOptions } from "./inference-options.ts";
+import { ManifestError } from "./manifest.ts";
 
 export interface ModelRegistryOptions extends InferenceOptions {
   /** directory holding `<name>.json` manifests next to their `.onnx` files */
@@ -10,7 +10,7 @@ export interface ModelRegistryOptions extends InferenceOptions {
 }
 
 export interface ModelListing {
-  manifests: MdxManifest[];
+  manifests: SeparationManifest[];
   /** manifests that failed validation, so an operator sees why a model is missing */
   invalid: { path: string; error: string }[];
 }
@@ -26,7 +26,7 @@ export class UnknownModelError extends Error {
 export class ModelRegistry {
   readonly modelsDir: string;
   readonly #inference: InferenceOptions;
-  readonly #loaded = new Map<string, Promise<MdxModel>>();
+  readonly #loaded = new Map<string, Promise<SeparationModel>>();
 
   constructor(options: ModelRegistryOptions) {
     const { modelsDir, ...inference } = options;
@@ -46,7 +46,7 @@ export class ModelRegistry {
     for (const file of files) {
       const path = join(this.modelsDir, file);
       try {
-        listing.manifests.push(parseMdxManifest(JSON.parse(await readFile(path, "utf8")), path));
+        listing.manifests.push(parseManifest(JSON.parse(await readFile(path, "utf8")), path));
       } catch (err) {
         listing.invalid.push({ path, error: (err as Error).message });
       }
@@ -59,7 +59,7 @@ export class ModelRegistry {
    * (and warmed up) once. A model that can no longer run (its inference thread
    * died, or someone released it) is loaded again.
    */
-  async load(name: string): Promise<MdxModel> {
+  async load(name: string): Promise<SeparationModel> {
     const cached = this.#loaded.get(name);
     if (cached) {
       const model = await cached.catch(() => undefined);
@@ -100,19 +100,19 @@ export class ModelRegistry {
    * `cpu`. The warm-up is inside the attempt because a provider can create a
    * session and still fail on its first run.
    */
-  async #openOnProvider(name: string): Promise<MdxModel> {
+  async #openOnProvider(name: string): Promise<SeparationModel> {
     const provider = this.#inference.executionProvider ?? "cpu";
-    let opened: MdxModel | undefined;
+    let opened: SeparationModel | undefined;
     try {
       opened = await this.#open(name, this.#inference);
-      await Promise.all([opened.warmUp(), HelperThreadStft.warmUp(opened.manifest)]);
+      await opened.prepare();
       return opened;
     } catch (err) {
       await opened?.release().catch(() => undefined);
       if (provider === "cpu") throw err;
       const onCpu = await this.#open(name, { ...this.#inference, executionProvider: "cpu" });
       try {
-        await Promise.all([onCpu.warmUp(), HelperThreadStft.warmUp(onCpu.manifest)]);
+        await onCpu.prepare();
       } catch (cpuErr) {
         await onCpu.release().catch(() => undefined);
         throw cpuErr;
@@ -132,7 +132,7 @@ export class ModelRegistry {
     }
   }
 
-  async #open(name: string, inference: InferenceOptions): Promise<MdxModel> {
+  async #open(name: string, inference: InferenceOptions): Promise<SeparationModel> {
     const direct = join(this.modelsDir, `${name}.json`);
     let text: string | undefined;
     try {
@@ -147,13 +147,13 @@ export class ModelRegistry {
       } catch (err) {
         throw new ManifestError(direct, `invalid JSON: ${(err as Error).message}`);
       }
-      const manifest = parseMdxManifest(json, direct);
-      if (manifest.name === name) return MdxModel.fromManifest(manifest, resolve(this.modelsDir, manifest.file), inference);
+      const manifest = parseManifest(json, direct);
+      if (manifest.name === name) return familyFor(manifest.architecture, direct).load(manifest, this.modelsDir, inference);
     }
     const { manifests } = await this.list();
     const found = manifests.find((m) => m.name === name);
     if (!found) throw new UnknownModelError(`no model named "${name}" in ${this.modelsDir}`);
-    return MdxModel.fromManifest(found, resolve(this.modelsDir, found.file), inference);
+    return familyFor(found.architecture, found.name).load(found, this.modelsDir, inference);
   }
 }
 

@@ -10,7 +10,8 @@ import {
   type EncodeTarget,
   type WavSampleFormat,
 } from "@mixdown/audio";
-import type { MdxModel } from "./mdx-model.ts";
+import type { FamilyModel } from "./families/family.ts";
+import type { SeparationManifest } from "./families/index.ts";
 import { emptyTimings, selectStems, separateStream, type SeparationProgress } from "./separate-stream.ts";
 
 export type OutputFormat = "wav" | "flac" | "mp3";
@@ -22,7 +23,8 @@ export type OutputSpec =
 
 export interface SeparateFileOptions {
   inputPath: string;
-  model: MdxModel;
+  /** a loaded model of any family (ModelRegistry.load) */
+  model: FamilyModel<SeparationManifest>;
   /** created if missing; files are `<stem>.<format>` */
   outDir: string;
   /** one file per stem and entry, all written in the same pass; default [{ format: 'wav' }] */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MdxStft, type MdxStftConfig } from "../src/mdx-stft.ts";
+import { MdxStft, type MdxStftConfig } from "../src/families/mdx/stft.ts";
 
 /** torch.stft(center=True, reflect, hann periodic), naive DFT, laid out [4, dimF, dimT]. */
 function referenceStft(cfg: MdxStftConfig, left: Float32Array, right: Float32Array): Float64Array {

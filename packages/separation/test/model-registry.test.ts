@@ -6,8 +6,10 @@ import { after, before, describe, it } from "node:test";
 import {
   ManifestError,
   ModelLoadError,
+  knownArchitectures,
   ModelRegistry,
   outputStemNames,
+  parseManifest,
   parseMdxManifest,
   ProviderUnavailableError,
   UnknownModelError,
@@ -141,6 +143,29 @@ describe("ModelRegistry", () => {
     const registry = new ModelRegistry({ modelsDir: dir });
     assert.equal((await registry.load("renamed")).manifest.name, "renamed");
     await registry.close();
+  });
+
+  it("refuses a manifest of an unregistered architecture with a ManifestError naming the file and the known architectures", async () => {
+    const own = await mkdtemp(join(tmpdir(), "mixdown-registry-arch-"));
+    try {
+      const path = join(own, "drums6.json");
+      const manifest = { ...valid, name: "drums6", architecture: "htdemucs", file: "drums6.onnx" };
+      await writeFile(path, JSON.stringify(manifest));
+      const expected = (err: Error) => {
+        assert.ok(err instanceof ManifestError, `${err.name}: ${err.message}`);
+        assert.equal(err.message, `${path}: unsupported architecture "htdemucs" (known: "mdx")`);
+        return true;
+      };
+      assert.deepEqual(knownArchitectures(), ["mdx"]);
+      assert.throws(() => parseManifest(manifest, path), expected);
+      const registry = new ModelRegistry({ modelsDir: own });
+      await assert.rejects(registry.load("drums6"), expected);
+      const { manifests, invalid } = await registry.list();
+      assert.deepEqual(manifests, []);
+      assert.deepEqual(invalid, [{ path, error: `${path}: unsupported architecture "htdemucs" (known: "mdx")` }]);
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it("rejects an unknown model name", async () => {

@@ -1,4 +1,4 @@
-import { createRealFft, JsRealFft, type RealFft } from "./real-fft.ts";
+import { createRealFft, JsRealFft, type RealFft } from "../../real-fft.ts";
 
 export interface MdxStftConfig {
   nFft: number;

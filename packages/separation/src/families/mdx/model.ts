@@ -1,85 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import type * as ort from "onnxruntime-node";
-import { createLocalSession, createThreadSession, type RunnableSession } from "./inference-session.ts";
+import { ModelLoadError, openSession, type ExecutionProvider, type InferenceOptions } from "../../inference-options.ts";
+import type { RunnableSession } from "../../inference-session.ts";
+import type { FamilyModel, FamilyStreamOptions, SeparatedBlock } from "../family.ts";
+import { HelperThreadStft } from "./helper-thread-stft.ts";
 import { parseMdxManifest, type MdxManifest } from "./manifest.ts";
-
-export type ExecutionProvider = "cpu" | "webgpu" | "cuda";
-export type ProviderFallback = "cpu" | "none";
-
-/** What each provider needs, for the message when it cannot load. */
-const PROVIDER_NEEDS: Record<ExecutionProvider, string> = {
-  cpu: "",
-  webgpu:
-    "it needs a GPU whose driver offers Vulkan and the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); software Vulkan (lavapipe) is refused",
-  cuda: "it needs onnxruntime-node's CUDA provider libraries (libonnxruntime_providers_cuda.so, fetched from NuGet by its install script unless ONNXRUNTIME_NODE_INSTALL=skip), CUDA 12 and cuDNN 9",
-};
-
-/** How sessions run; the caller reads its own configuration and passes it in. */
-export interface InferenceOptions {
-  /**
-   * default `cpu`. `webgpu` ships in onnxruntime-node and runs through Vulkan
-   * on Linux (it needs libvulkan1 and a GPU driver with Vulkan); `cuda` needs
-   * the CUDA provider libraries that onnxruntime-node's install script fetches.
-   */
-  executionProvider?: ExecutionProvider;
-  /**
-   * What ModelRegistry does when the provider cannot load a model that CPU
-   * can: `none` (default) fails, `cpu` runs the model on CPU and says why in
-   * `MdxModel.fallbackReason`.
-   */
-  providerFallback?: ProviderFallback;
-  /** threads inside one operator (ORT's default: one per core) */
-  intraOpThreads?: number;
-  /** threads across independent operators (ORT's default) */
-  interOpThreads?: number;
-  /**
-   * Whether idle intra-op threads spin-wait for work (ORT's own default) instead
-   * of sleeping. Default false here: between two session.run calls this thread
-   * does the STFT work and ffmpeg encodes, and spinning threads take their CPU
-   * (measured in the README).
-   */
-  spinWait?: boolean;
-  /**
-   * Run the session on a thread of its own (default true). onnxruntime-node
-   * blocks the thread that calls run for the whole inference, so with the
-   * session elsewhere the caller decodes, does the STFT work and encodes
-   * while the model runs.
-   */
-  thread?: boolean;
-}
-
-export class ModelLoadError extends Error {
-  override readonly name: string = "ModelLoadError";
-}
-
-/** The provider could not load or run a model that loads and runs on CPU. */
-export class ProviderUnavailableError extends ModelLoadError {
-  override readonly name = "ProviderUnavailableError";
-  readonly provider: ExecutionProvider;
-  /** onnxruntime's own message */
-  readonly reason: string;
-
-  constructor(provider: ExecutionProvider, onnxPath: string, reason: string, options?: ErrorOptions) {
-    super(
-      `execution provider "${provider}" cannot run ${onnxPath} (the model runs on cpu): ${oneLine(reason)}; ${PROVIDER_NEEDS[provider]}`,
-      options,
-    );
-    this.provider = provider;
-    this.reason = oneLine(reason);
-  }
-}
-
-/** onnxruntime's messages span lines and repeat its source path; a log line wants one line. */
-function oneLine(message: string): string {
-  return message.replace(/\s+/g, " ").trim();
-}
+import { separateMdxStream } from "./separate.ts";
 
 /**
  * One MDX-Net model: its manifest and an onnxruntime session, created once and
  * reused for every chunk and every job.
  */
-export class MdxModel {
+export class MdxModel implements FamilyModel<MdxManifest> {
   readonly manifest: MdxManifest;
   readonly onnxPath: string;
   readonly inputName: string;
@@ -155,22 +87,8 @@ export class MdxModel {
   }
 
   static async fromManifest(manifest: MdxManifest, onnxPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
-    const provider = options.executionProvider ?? "cpu";
-    const sessionOptions: ort.InferenceSession.SessionOptions = {
-      executionProviders: [provider],
-      graphOptimizationLevel: "all",
-      executionMode: "sequential",
-      ...(options.intraOpThreads !== undefined ? { intraOpNumThreads: options.intraOpThreads } : {}),
-      ...(options.interOpThreads !== undefined ? { interOpNumThreads: options.interOpThreads } : {}),
-      extra: { session: { intra_op: { allow_spinning: options.spinWait ? "1" : "0" } } },
-    };
-    let session: RunnableSession;
-    try {
-      session = await (options.thread === false ? createLocalSession : createThreadSession)(onnxPath, sessionOptions);
-    } catch (err) {
-      throw new ModelLoadError(`${onnxPath}: ${(err as Error).message}`, { cause: err });
-    }
-    return new MdxModel(manifest, onnxPath, session, provider);
+    const session = await openSession(onnxPath, options);
+    return new MdxModel(manifest, onnxPath, session, options.executionProvider ?? "cpu");
   }
 
   /**
@@ -206,6 +124,15 @@ export class MdxModel {
    */
   async warmUp(): Promise<void> {
     await this.run(new Float32Array(this.#specSize), 1);
+  }
+
+  /** The session's warm-up and the STFT helper's, for this geometry. */
+  async prepare(): Promise<void> {
+    await Promise.all([this.warmUp(), HelperThreadStft.warmUp(this.manifest)]);
+  }
+
+  separate(input: AsyncIterable<Float32Array>, options: FamilyStreamOptions): AsyncGenerator<SeparatedBlock, void, undefined> {
+    return separateMdxStream(input, this, options);
   }
 
   /** true once run can only fail: released, or its inference thread died */

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { MdxStft, type MdxStftConfig } from "./mdx-stft.ts";
-import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
+import { MdxStft, type MdxStftConfig } from "./stft.ts";
+import { ThreadRequests, type DistributiveOmit } from "../../thread-requests.ts";
 
 export type StftHelperRequest =
   | {

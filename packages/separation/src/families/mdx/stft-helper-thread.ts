@@ -2,7 +2,7 @@
 // HelperThreadStft). It only ever touches SharedArrayBuffer views it is sent.
 import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
-import { MdxStft, type MdxStftConfig } from "./mdx-stft.ts";
+import { MdxStft, type MdxStftConfig } from "./stft.ts";
 import type { StftHelperRequest, StftHelperResponse } from "./helper-thread-stft.ts";
 
 /** Linux nice value of this thread (setpriority on thread id 0 is this thread only). */

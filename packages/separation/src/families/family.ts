@@ -1,0 +1,80 @@
+import type { ExecutionProvider, InferenceOptions } from "../inference-options.ts";
+import type { ManifestBase } from "../manifest.ts";
+
+/** Time spent on the calling thread, accumulated across calls. */
+export interface SeparationTimings {
+  /** onnxruntime running (session.run calls, from start to result) */
+  inferenceMs: number;
+  /** the calling thread idle, waiting for onnxruntime */
+  waitMs: number;
+  /** STFT, iSTFT, overlap-add and stem arithmetic */
+  postMs: number;
+  chunks: number;
+  batches: number;
+}
+
+export interface SeparatedBlock {
+  frames: number;
+  /** stem name → interleaved stereo float32, `frames` long */
+  stems: Record<string, Float32Array>;
+}
+
+/** What the engine hands a family's stream; everything is already validated. */
+export interface FamilyStreamOptions {
+  /** the stems to produce: a non-empty subset of the family's outputStems */
+  stems: readonly string[];
+  /** share of a chunk the next one overlaps, in the family's own sense; the family's default when absent */
+  overlap?: number;
+  /** chunks per session.run, ≥ 1 (capped by the model's fixed batch, if any) */
+  batchSize: number;
+  /** accumulated into as the stream runs */
+  timings: SeparationTimings;
+  signal?: AbortSignal;
+  /** `js` forces the TypeScript FFT (for measurements) */
+  fft: "auto" | "js";
+  /** share the STFT work with a helper thread (the family's default when absent) */
+  helperThread?: boolean;
+}
+
+/**
+ * A loaded model of some family: its session(s) are open and reused for every
+ * job. The engine decodes and resamples the input to `manifest.sampleRate`,
+ * calls `separate`, and resamples, encodes and reports progress on what it
+ * yields; the family owns everything between (chunk geometry, overlap and
+ * transition weighting, spectrogram packing, the model's inputs and outputs).
+ */
+export interface FamilyModel<Manifest extends ManifestBase = ManifestBase> {
+  readonly manifest: Manifest;
+  /** the model file the session runs (the first, for families with several) */
+  readonly onnxPath: string;
+  readonly executionProvider: ExecutionProvider;
+  /** set by ModelRegistry when the configured provider could not run it and it fell back to cpu */
+  fallbackReason?: string;
+  /** true once separate can only fail: released, or its inference thread died */
+  readonly unusable: boolean;
+  /**
+   * Runs the model once on silence and starts any helper the family uses, so
+   * the first job pays for neither; a provider that loads but cannot run
+   * fails here.
+   */
+  prepare(): Promise<void>;
+  /**
+   * Interleaved stereo blocks at `manifest.sampleRate` in, separated blocks out:
+   * yielded as soon as no later chunk can change them, so memory stays bounded
+   * whatever the length, and adding up to exactly the input's frames.
+   */
+  separate(input: AsyncIterable<Float32Array>, options: FamilyStreamOptions): AsyncGenerator<SeparatedBlock, void, undefined>;
+  release(): Promise<void>;
+}
+
+/** One model architecture: how its manifest reads and how its models load. */
+export interface SeparationFamily<Manifest extends ManifestBase, Model extends FamilyModel<Manifest>> {
+  /** the manifest's `architecture` value this family answers to */
+  readonly architecture: Manifest["architecture"];
+  /** validates a manifest object whose `architecture` is this family's; throws ManifestError naming `source` */
+  parseManifest(json: Record<string, unknown>, source: string): Manifest;
+  /** the stems a separation can produce, derived ones (mixture − primary) included, in output order */
+  outputStems(manifest: Manifest): string[];
+  /** opens the model; `baseDir` is the manifest's directory, against which its files resolve */
+  load(manifest: Manifest, baseDir: string, options: InferenceOptions): Promise<Model>;
+}

@@ -1,0 +1,25 @@
+import type { SeparationFamily } from "./family.ts";
+import { unsupportedArchitecture, type SeparationManifest } from "./manifests.ts";
+import { mdxFamily } from "./mdx/index.ts";
+import type { MdxModel } from "./mdx/model.ts";
+
+export { knownArchitectures, outputStemNames, parseManifest, type SeparationManifest } from "./manifests.ts";
+
+/** Any registered family's loaded model. */
+export type SeparationModel = MdxModel;
+
+/**
+ * The families the engine can run, by the manifest's `architecture`. Only
+ * families that run end to end are listed: a manifest naming any other
+ * architecture is refused when it is read, not when a job reaches it.
+ */
+const FAMILIES: ReadonlyMap<string, SeparationFamily<SeparationManifest, SeparationModel>> = new Map([
+  [mdxFamily.architecture, mdxFamily],
+]);
+
+/** The family for `architecture`; `source` names the manifest in the error. */
+export function familyFor(architecture: string, source: string): SeparationFamily<SeparationManifest, SeparationModel> {
+  const family = FAMILIES.get(architecture);
+  if (!family) throw unsupportedArchitecture(architecture, source);
+  return family;
+}

@@ -1,0 +1,54 @@
+import { ManifestError } from "../manifest.ts";
+import { mdxOutputStemNames, parseMdxManifest, type MdxManifest } from "./mdx/manifest.ts";
+
+/** Any registered family's manifest: one member per family, told apart by `architecture`. */
+export type SeparationManifest = MdxManifest;
+
+/**
+ * The manifest side of each family: reading a manifest and naming the stems it produces. Kept
+ * apart from the families' models (onnxruntime), so the API and the CLI can list and check the
+ * installed models without loading a session (`@mixdown/separation/catalog`).
+ */
+const READERS: ReadonlyMap<
+  string,
+  { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
+> = new Map([["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }]]);
+
+/** The `architecture` values a manifest may name. */
+export function knownArchitectures(): string[] {
+  return [...READERS.keys()];
+}
+
+/** The error for a manifest naming an architecture no family runs. */
+export function unsupportedArchitecture(architecture: string, source: string): ManifestError {
+  const known = knownArchitectures()
+    .map((a) => `"${a}"`)
+    .join(", ");
+  return new ManifestError(source, `unsupported architecture "${architecture}" (known: ${known})`);
+}
+
+function readerFor(architecture: string, source: string) {
+  const reader = READERS.get(architecture);
+  if (!reader) throw unsupportedArchitecture(architecture, source);
+  return reader;
+}
+
+/** Validates parsed JSON as a manifest of whichever family its `architecture` names. */
+export function parseManifest(json: unknown, source: string): SeparationManifest {
+  if (typeof json !== "object" || json === null || Array.isArray(json))
+    throw new ManifestError(source, "manifest must be a JSON object");
+  const { architecture } = json as Record<string, unknown>;
+  if (typeof architecture !== "string" || architecture.length === 0)
+    throw new ManifestError(source, '"architecture" must be a non-empty string');
+  return readerFor(architecture, source).parse(json as Record<string, unknown>, source);
+}
+
+/**
+ * Stems a separation produces, in order, derived ones included: for MDX-Net
+ * single-stem models the primary and its secondary (mixture − primary); for
+ * multi-stem models every output stem plus `backing` (mixture − vocals) when
+ * there is a vocals stem.
+ */
+export function outputStemNames(manifest: SeparationManifest): string[] {
+  return readerFor(manifest.architecture, manifest.name).outputStems(manifest);
+}

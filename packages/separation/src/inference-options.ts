@@ -1,0 +1,93 @@
+import type * as ort from "onnxruntime-node";
+import { createLocalSession, createThreadSession, type RunnableSession } from "./inference-session.ts";
+
+export type ExecutionProvider = "cpu" | "webgpu" | "cuda";
+export type ProviderFallback = "cpu" | "none";
+
+/** What each provider needs, for the message when it cannot load. */
+const PROVIDER_NEEDS: Record<ExecutionProvider, string> = {
+  cpu: "",
+  webgpu:
+    "it needs a GPU whose driver offers Vulkan and the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); software Vulkan (lavapipe) is refused",
+  cuda: "it needs onnxruntime-node's CUDA provider libraries (libonnxruntime_providers_cuda.so, fetched from NuGet by its install script unless ONNXRUNTIME_NODE_INSTALL=skip), CUDA 12 and cuDNN 9",
+};
+
+/** How sessions run; the caller reads its own configuration and passes it in. */
+export interface InferenceOptions {
+  /**
+   * default `cpu`. `webgpu` ships in onnxruntime-node and runs through Vulkan
+   * on Linux (it needs libvulkan1 and a GPU driver with Vulkan); `cuda` needs
+   * the CUDA provider libraries that onnxruntime-node's install script fetches.
+   */
+  executionProvider?: ExecutionProvider;
+  /**
+   * What ModelRegistry does when the provider cannot load a model that CPU
+   * can: `none` (default) fails, `cpu` runs the model on CPU and says why in
+   * the model's `fallbackReason`.
+   */
+  providerFallback?: ProviderFallback;
+  /** threads inside one operator (ORT's default: one per core) */
+  intraOpThreads?: number;
+  /** threads across independent operators (ORT's default) */
+  interOpThreads?: number;
+  /**
+   * Whether idle intra-op threads spin-wait for work (ORT's own default) instead
+   * of sleeping. Default false here: between two session.run calls this thread
+   * does the STFT work and ffmpeg encodes, and spinning threads take their CPU
+   * (measured in the README).
+   */
+  spinWait?: boolean;
+  /**
+   * Run the session on a thread of its own (default true). onnxruntime-node
+   * blocks the thread that calls run for the whole inference, so with the
+   * session elsewhere the caller decodes, does the STFT work and encodes
+   * while the model runs.
+   */
+  thread?: boolean;
+}
+
+export class ModelLoadError extends Error {
+  override readonly name: string = "ModelLoadError";
+}
+
+/** The provider could not load or run a model that loads and runs on CPU. */
+export class ProviderUnavailableError extends ModelLoadError {
+  override readonly name = "ProviderUnavailableError";
+  readonly provider: ExecutionProvider;
+  /** onnxruntime's own message */
+  readonly reason: string;
+
+  constructor(provider: ExecutionProvider, onnxPath: string, reason: string, options?: ErrorOptions) {
+    super(
+      `execution provider "${provider}" cannot run ${onnxPath} (the model runs on cpu): ${oneLine(reason)}; ${PROVIDER_NEEDS[provider]}`,
+      options,
+    );
+    this.provider = provider;
+    this.reason = oneLine(reason);
+  }
+}
+
+/** onnxruntime's messages span lines and repeat its source path; a log line wants one line. */
+function oneLine(message: string): string {
+  return message.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * An onnxruntime session for one ONNX file, with the options every family
+ * shares, on its own inference thread unless `thread: false`.
+ */
+export async function openSession(onnxPath: string, options: InferenceOptions = {}): Promise<RunnableSession> {
+  const sessionOptions: ort.InferenceSession.SessionOptions = {
+    executionProviders: [options.executionProvider ?? "cpu"],
+    graphOptimizationLevel: "all",
+    executionMode: "sequential",
+    ...(options.intraOpThreads !== undefined ? { intraOpNumThreads: options.intraOpThreads } : {}),
+    ...(options.interOpThreads !== undefined ? { interOpNumThreads: options.interOpThreads } : {}),
+    extra: { session: { intra_op: { allow_spinning: options.spinWait ? "1" : "0" } } },
+  };
+  try {
+    return await (options.thread === false ? createLocalSession : createThreadSession)(onnxPath, sessionOptions);
+  } catch (err) {
+    throw new ModelLoadError(`${onnxPath}: ${(err as Error).message}`, { cause: err });
+  }
+}
