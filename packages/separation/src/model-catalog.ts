@@ -1,6 +1,6 @@
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { outputStemNames, parseManifest } from "./families/manifests.ts";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { outputStemNames, readManifestDirectory } from "./families/manifests.ts";
 import { ManifestError } from "./manifest.ts";
 
 /**
@@ -29,50 +29,30 @@ export interface SeparationModelCatalog {
   invalid: { path: string; error: string }[];
 }
 
-function fail(path: string, message: string): never {
-  throw new ManifestError(path, message);
-}
-
-function parseJson(text: string, path: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    return fail(path, `invalid JSON: ${(err as Error).message}`);
-  }
-}
-
 /** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory is an empty catalogue. */
 export async function readSeparationModels(modelsDir: string): Promise<SeparationModelCatalog> {
-  let files: string[];
-  try {
-    files = (await readdir(modelsDir)).filter((f) => f.endsWith(".json")).sort();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { models: [], invalid: [] };
-    throw err;
-  }
-  const catalog: SeparationModelCatalog = { models: [], invalid: [] };
-  for (const fileName of files) {
-    const path = join(modelsDir, fileName);
-    try {
-      const manifest = parseManifest(parseJson(await readFile(path, "utf8"), path), path);
-      const file = resolve(modelsDir, manifest.file);
-      // A manifest without its weights is not an installed model: a job naming it could only fail.
-      const sizeBytes = await stat(file).then(
-        (s) => s.size,
-        () => fail(path, `weights file ${manifest.file} is missing`),
-      );
-      catalog.models.push({
-        name: manifest.name,
-        family: manifest.architecture,
-        sampleRate: manifest.sampleRate,
-        stems: manifest.stems,
-        outputStems: outputStemNames(manifest),
-        file,
-        sizeBytes,
-      });
-    } catch (err) {
-      catalog.invalid.push({ path, error: (err as Error).message });
+  const directory = await readManifestDirectory(modelsDir);
+  const catalog: SeparationModelCatalog = { models: [], invalid: directory.invalid };
+  for (const { path, manifest } of directory.manifests) {
+    const file = resolve(modelsDir, manifest.file);
+    // A manifest without its weights is not an installed model: a job naming it could only fail.
+    const sizeBytes = await stat(file).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    if (sizeBytes === undefined) {
+      catalog.invalid.push({ path, error: new ManifestError(path, `weights file ${manifest.file} is missing`).message });
+      continue;
     }
+    catalog.models.push({
+      name: manifest.name,
+      family: manifest.architecture,
+      sampleRate: manifest.sampleRate,
+      stems: manifest.stems,
+      outputStems: outputStemNames(manifest),
+      file,
+      sizeBytes,
+    });
   }
   catalog.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return catalog;

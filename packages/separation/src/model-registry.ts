@@ -1,8 +1,8 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { familyFor, parseManifest, type SeparationManifest, type SeparationModel } from "./families/index.ts";
+import { parseManifestJson, readManifestDirectory } from "./families/manifests.ts";
 import { ProviderUnavailableError, type InferenceOptions } from "./inference-options.ts";
-import { ManifestError } from "./manifest.ts";
 
 export interface ModelRegistryOptions extends InferenceOptions {
   /** directory holding `<name>.json` manifests next to their `.onnx` files */
@@ -35,23 +35,8 @@ export class ModelRegistry {
   }
 
   async list(): Promise<ModelListing> {
-    let files: string[];
-    try {
-      files = (await readdir(this.modelsDir)).filter((f) => f.endsWith(".json")).sort();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { manifests: [], invalid: [] };
-      throw err;
-    }
-    const listing: ModelListing = { manifests: [], invalid: [] };
-    for (const file of files) {
-      const path = join(this.modelsDir, file);
-      try {
-        listing.manifests.push(parseManifest(JSON.parse(await readFile(path, "utf8")), path));
-      } catch (err) {
-        listing.invalid.push({ path, error: (err as Error).message });
-      }
-    }
-    return listing;
+    const { manifests, invalid } = await readManifestDirectory(this.modelsDir);
+    return { manifests: manifests.map((m) => m.manifest), invalid };
   }
 
   /**
@@ -141,13 +126,7 @@ export class ModelRegistry {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
     if (text !== undefined) {
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (err) {
-        throw new ManifestError(direct, `invalid JSON: ${(err as Error).message}`);
-      }
-      const manifest = parseManifest(json, direct);
+      const manifest = parseManifest(parseManifestJson(text, direct), direct);
       if (manifest.name === name) return familyFor(manifest.architecture, direct).load(manifest, this.modelsDir, inference);
     }
     const { manifests } = await this.list();

@@ -1,3 +1,5 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { ManifestError } from "../manifest.ts";
 import { mdxOutputStemNames, parseMdxManifest, type MdxManifest } from "./mdx/manifest.ts";
 
@@ -51,4 +53,44 @@ export function parseManifest(json: unknown, source: string): SeparationManifest
  */
 export function outputStemNames(manifest: SeparationManifest): string[] {
   return readerFor(manifest.architecture, manifest.name).outputStems(manifest);
+}
+
+/** A manifest file's text as JSON; bad JSON is a ManifestError naming the file. */
+export function parseManifestJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ManifestError(source, `invalid JSON: ${(err as Error).message}`);
+  }
+}
+
+export interface ManifestDirectory {
+  /** valid manifests, by file name, each with the path it was read from */
+  manifests: { path: string; manifest: SeparationManifest }[];
+  /** manifests that failed validation, so an operator sees why a model is missing */
+  invalid: { path: string; error: string }[];
+}
+
+/**
+ * Every `*.json` manifest directly in `modelsDir`, read and validated (a missing directory holds
+ * none): what the registry loads by name and the catalogue lists, read the one way.
+ */
+export async function readManifestDirectory(modelsDir: string): Promise<ManifestDirectory> {
+  let files: string[];
+  try {
+    files = (await readdir(modelsDir)).filter((f) => f.endsWith(".json")).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { manifests: [], invalid: [] };
+    throw err;
+  }
+  const directory: ManifestDirectory = { manifests: [], invalid: [] };
+  for (const file of files) {
+    const path = join(modelsDir, file);
+    try {
+      directory.manifests.push({ path, manifest: parseManifest(parseManifestJson(await readFile(path, "utf8"), path), path) });
+    } catch (err) {
+      directory.invalid.push({ path, error: (err as Error).message });
+    }
+  }
+  return directory;
 }
