@@ -17,7 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT="$PWD"
 
 APT_PACKAGES=(ca-certificates redis-server ffmpeg espeak-ng sox fluidsynth fluid-soundfont-gm)
-# Only `./mixdown.sh test` installs these: the dashboard's browser test drives chromium.
+# Only `./mixdown.sh test` installs these, when the run includes @mixdown/web: its browser test drives chromium.
 TEST_APT_PACKAGES=(chromium)
 NODE_VERSION=24.21.0
 PNPM_VERSION="$(sed -nE 's/.*"packageManager": *"pnpm@([0-9.]+)".*/\1/p' package.json)"
@@ -196,7 +196,8 @@ case "$command" in
     ;;
   test)
     setup
-    install_test_packages
+    # A filtered run (`test --filter @mixdown/db`) installs no browser unless it names the dashboard.
+    if [ $# -eq 0 ] || [[ "$*" == *web* ]]; then install_test_packages; fi
     say "pnpm test $*"
     exec pnpm test "$@"
     ;;

@@ -8,7 +8,7 @@ export function Cover({ model, size = 56 }: { model: VoiceModel; size?: number }
   return src ? (
     <img class="cover" src={src} alt="" width={size} height={size} loading="lazy" />
   ) : (
-    <span class="cover placeholder" style={{ width: size, height: size }} aria-hidden="true">
+    <span class="cover placeholder" style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true">
       {model.title.slice(0, 1)}
     </span>
   );
