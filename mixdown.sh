@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mixdown on a Debian/Ubuntu machine, from a clone of the repository:
-#   ./mixdown.sh up           run the whole service locally (no Docker); prints its URL, then an API key
+#   ./mixdown.sh up           run the whole service locally (no Docker); prints its dashboard link, URL, then an API key
 #   ./mixdown.sh test         run every test (`./mixdown.sh test --filter @mixdown/db`: one package)
 #   ./mixdown.sh setup        only install what is missing
 #   ./mixdown.sh <command>    any Mixdown CLI command: keys, voices, separate, migrate, ...
