@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -86,6 +85,37 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
       const est = { left: Float32Array.from(got[stem].left), right: Float32Array.from(got[stem].right) };
       const snr = snrDb(refs[stem], est);
       assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+    }
+  });
+
+  it("runs a bag: each member chunked on its own, stems combined as Σ w·out / Σ w", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-bag-"));
+    const bagRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+    try {
+      // two members running the same network: any weighting that normalises per stem gives the single model's stems back
+      const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+      const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+      const bag = {
+        ...single,
+        name: "bag",
+        file: onnx,
+        members: [single.members[0], single.members[0]].map((m: { segmentSamples: number }) => ({ ...m, file: onnx })),
+        weights: [
+          [1, 0, 2, 0.5],
+          [1, 3, 0, 1.5],
+        ],
+      };
+      await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+      const model = await bagRegistry.load("bag");
+      const result = await separateFile({ inputPath: join(FIXTURES, "mixture.flac"), model, outDir: dir, stems: STEMS });
+      assert.equal(result.chunks, 8);
+      for (const stem of STEMS) {
+        const snr = snrDb(refs[stem], await readStereo(result.stems[stem].wav!, RATE));
+        assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+      }
+    } finally {
+      await bagRegistry.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
