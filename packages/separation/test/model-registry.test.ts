@@ -156,20 +156,20 @@ describe("ModelRegistry", () => {
     const own = await mkdtemp(join(tmpdir(), "mixdown-registry-arch-"));
     try {
       const path = join(own, "drums6.json");
-      const manifest = { ...valid, name: "drums6", architecture: "htdemucs", file: "drums6.onnx" };
+      const manifest = { ...valid, name: "drums6", architecture: "scnet", file: "drums6.onnx" };
       await writeFile(path, JSON.stringify(manifest));
       const expected = (err: Error) => {
         assert.ok(err instanceof ManifestError, `${err.name}: ${err.message}`);
-        assert.equal(err.message, `${path}: unsupported architecture "htdemucs" (known: "mdx")`);
+        assert.equal(err.message, `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs")`);
         return true;
       };
-      assert.deepEqual(knownArchitectures(), ["mdx"]);
+      assert.deepEqual(knownArchitectures(), ["mdx", "htdemucs"]);
       assert.throws(() => parseManifest(manifest, path), expected);
       const registry = new ModelRegistry({ modelsDir: own });
       await assert.rejects(registry.load("drums6"), expected);
       const { manifests, invalid } = await registry.list();
       assert.deepEqual(manifests, []);
-      assert.deepEqual(invalid, [{ path, error: `${path}: unsupported architecture "htdemucs" (known: "mdx")` }]);
+      assert.deepEqual(invalid, [{ path, error: `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs")` }]);
     } finally {
       await rm(own, { recursive: true, force: true });
     }
