@@ -17,6 +17,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify, parseArgs } from "node:util";
 import { prepareFfmpeg } from "@mixdown/audio";
+import { MdxModel } from "../src/families/mdx/model.ts";
 import { ModelRegistry } from "../src/model-registry.ts";
 import { separateFile } from "../src/separate-file.ts";
 import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
@@ -78,7 +79,8 @@ async function runCase(spec: CaseSpec): Promise<void> {
       helperThread: spec.helperThread,
       ...(spec.batch ? { batchSize: spec.batch } : {}),
     });
-    // the reference: the model alone on as many chunks, in the same batches
+    // the reference: the model alone on as many chunks, in the same batches (MDX-Net's one-input graph)
+    if (!(model instanceof MdxModel)) throw new Error(`${spec.model}: the bench measures MDX-Net models only so far`);
     const batch = Math.min(spec.batch ?? DEFAULT_BATCH_SIZE, model.maxBatch);
     const { dimF, dimT } = model.manifest;
     const input = new Float32Array(batch * 4 * dimF * dimT);

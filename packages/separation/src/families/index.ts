@@ -1,4 +1,6 @@
 import type { SeparationFamily } from "./family.ts";
+import { htdemucsFamily } from "./htdemucs/index.ts";
+import type { HtdemucsModel } from "./htdemucs/model.ts";
 import { unsupportedArchitecture, type SeparationManifest } from "./manifests.ts";
 import { mdxFamily } from "./mdx/index.ts";
 import type { MdxModel } from "./mdx/model.ts";
@@ -6,7 +8,7 @@ import type { MdxModel } from "./mdx/model.ts";
 export { knownArchitectures, outputStemNames, parseManifest, type SeparationManifest } from "./manifests.ts";
 
 /** Any registered family's loaded model. */
-export type SeparationModel = MdxModel;
+export type SeparationModel = MdxModel | HtdemucsModel;
 
 /**
  * The families the engine can run, by the manifest's `architecture`. Only
@@ -15,6 +17,7 @@ export type SeparationModel = MdxModel;
  */
 const FAMILIES: ReadonlyMap<string, SeparationFamily<SeparationManifest, SeparationModel>> = new Map([
   [mdxFamily.architecture, mdxFamily],
+  [htdemucsFamily.architecture, htdemucsFamily as unknown as SeparationFamily<SeparationManifest, SeparationModel>],
 ]);
 
 /** The family for `architecture`; `source` names the manifest in the error. */

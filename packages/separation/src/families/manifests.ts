@@ -1,10 +1,11 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ManifestError } from "../manifest.ts";
+import { htdemucsOutputStemNames, parseHtdemucsManifest, type HtdemucsManifest } from "./htdemucs/manifest.ts";
 import { mdxOutputStemNames, parseMdxManifest, type MdxManifest } from "./mdx/manifest.ts";
 
 /** Any registered family's manifest: one member per family, told apart by `architecture`. */
-export type SeparationManifest = MdxManifest;
+export type SeparationManifest = MdxManifest | HtdemucsManifest;
 
 /**
  * The manifest side of each family: reading a manifest and naming the stems it produces. Kept
@@ -14,7 +15,13 @@ export type SeparationManifest = MdxManifest;
 const READERS: ReadonlyMap<
   string,
   { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
-> = new Map([["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }]]);
+> = new Map<
+  string,
+  { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
+>([
+  ["mdx", { parse: parseMdxManifest, outputStems: (m) => mdxOutputStemNames(m as MdxManifest) }],
+  ["htdemucs", { parse: parseHtdemucsManifest, outputStems: (m) => htdemucsOutputStemNames(m as HtdemucsManifest) }],
+]);
 
 /** The `architecture` values a manifest may name. */
 export function knownArchitectures(): string[] {
