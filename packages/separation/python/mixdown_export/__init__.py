@@ -1,0 +1,1 @@
+"""Converters from upstream separation checkpoints to ONNX + a Mixdown manifest."""

@@ -1,0 +1,2 @@
+class ImportProblem(Exception):
+    pass
