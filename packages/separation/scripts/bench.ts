@@ -17,6 +17,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify, parseArgs } from "node:util";
 import { prepareFfmpeg } from "@mixdown/audio";
+import type { MdxModel } from "../src/families/mdx/model.ts";
 import { ModelRegistry } from "../src/model-registry.ts";
 import { separateFile } from "../src/separate-file.ts";
 import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
@@ -66,7 +67,8 @@ async function runCase(spec: CaseSpec): Promise<void> {
   });
   const loadStart = performance.now();
   // start-up work a long-lived worker does once: the session and ffmpeg's capability cache
-  const [model] = await Promise.all([registry.load(spec.model), prepareFfmpeg()]);
+  // the bench's models are MDX-Net ones: its inference-alone reference feeds their spectrogram input
+  const [model] = (await Promise.all([registry.load(spec.model), prepareFfmpeg()])) as [MdxModel, unknown];
   const loadMs = performance.now() - loadStart;
   const outDir = await mkdtemp(join(tmpdir(), "mixdown-bench-out-"));
   try {

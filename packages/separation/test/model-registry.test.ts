@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   ManifestError,
+  type MdxModel,
   ModelLoadError,
   knownArchitectures,
   ModelRegistry,
@@ -16,6 +17,9 @@ import {
 } from "../src/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
 import { OnnxGraphBuilder } from "./support/onnx-builder.ts";
+
+/** These tests load MDX-Net models only; the registry returns any family's model. */
+const loadMdx = async (registry: ModelRegistry, name: string) => (await registry.load(name)) as MdxModel;
 
 const valid = {
   name: "vocals",
@@ -110,7 +114,7 @@ describe("ModelRegistry", () => {
 
   it("creates one session per model and reuses it", async () => {
     const registry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1, interOpThreads: 1 });
-    const [a, b] = await Promise.all([registry.load("identity"), registry.load("identity")]);
+    const [a, b] = await Promise.all([loadMdx(registry, "identity"), loadMdx(registry, "identity")]);
     assert.equal(a, b);
     assert.equal(await registry.load("identity"), a);
     assert.equal(a.inputName, "input");
@@ -121,13 +125,13 @@ describe("ModelRegistry", () => {
   it("loads a model again once its session can no longer run", async () => {
     const registry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
     try {
-      const first = await registry.load("identity");
+      const first = await loadMdx(registry, "identity");
       const spec = new Float32Array(4 * SMALL.dimF * SMALL.dimT).fill(0.5);
       assert.deepEqual((await first.run(spec, 1)).data, spec);
       await first.release(); // as when its inference thread dies
       assert.equal(first.unusable, true);
       await assert.rejects(first.run(spec, 1));
-      const second = await registry.load("identity");
+      const second = await loadMdx(registry, "identity");
       assert.notEqual(second, first);
       assert.equal(second.unusable, false);
       assert.equal(await registry.load("identity"), second);
@@ -205,7 +209,7 @@ describe("ModelRegistry", () => {
     await writeFile(join(dir, "named.onnx"), g.encode());
     await writeFile(join(dir, "named.json"), JSON.stringify({ ...valid, ...SMALL, name: "named", file: "named.onnx" }));
     const registry = new ModelRegistry({ modelsDir: dir });
-    const model = await registry.load("named");
+    const model = await loadMdx(registry, "named");
     assert.deepEqual([model.inputName, model.outputName], ["mix_spec", "stem_spec"]);
     const out = await model.run(new Float32Array(2 * 4 * SMALL.dimF * SMALL.dimT).fill(0.5), 2);
     assert.equal(out.stems, 1);
@@ -242,7 +246,7 @@ describe("ModelRegistry", () => {
     it(`with providerFallback cpu, runs on cpu where ${provider} cannot and says why`, async (t) => {
       const registry = new ModelRegistry({ modelsDir: dir, executionProvider: provider, providerFallback: "cpu", thread: false });
       try {
-        const model = await registry.load("identity");
+        const model = await loadMdx(registry, "identity");
         if (model.executionProvider === provider) return t.skip(`${provider} runs on this machine`);
         assert.equal(model.executionProvider, "cpu");
         assert.match(model.fallbackReason ?? "", new RegExp(`execution provider "${provider}" cannot run`));

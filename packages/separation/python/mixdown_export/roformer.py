@@ -23,7 +23,7 @@ class RMSNorm(nn.Module):
         self.gamma = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        return F.normalize(x, dim=-1) * self.scale * self.gamma
+        return F.normalize(x, dim=x.dim() - 1) * self.scale * self.gamma
 
 
 class RotaryTable(nn.Module):
@@ -37,10 +37,10 @@ class RotaryTable(nn.Module):
     def rotate(self, t):
         n = t.shape[-2]
         angles = torch.arange(n, dtype=t.dtype, device=t.device)[:, None] * self.freqs[None, :]
-        angles = angles.repeat_interleave(2, dim=-1)
+        angles = angles.repeat_interleave(2, dim=1)
         b, h, _, d = t.shape
         pairs = t.reshape(b, h, n, d // 2, 2)
-        swapped = torch.stack((-pairs[..., 1], pairs[..., 0]), dim=-1).reshape(b, h, n, d)
+        swapped = torch.stack((-pairs[:, :, :, :, 1], pairs[:, :, :, :, 0]), dim=4).reshape(b, h, n, d)
         return t * angles.cos() + swapped * angles.sin()
 
 
@@ -62,9 +62,9 @@ class Attention(nn.Module):
         q, k, v = qkv[0], qkv[1], qkv[2]
         q = self.rotary_embed.rotate(q)
         k = self.rotary_embed.rotate(k)
-        weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.dim_head**-0.5, dim=-1)
+        weights = torch.softmax(torch.matmul(q, k.transpose(2, 3)) * self.dim_head**-0.5, dim=3)
         out = torch.matmul(weights, v)
-        out = out * self.to_gates(x).transpose(1, 2).unsqueeze(-1).sigmoid()
+        out = out * self.to_gates(x).transpose(1, 2).unsqueeze(3).sigmoid()
         return self.to_out(out.transpose(1, 2).reshape(b, n, self.heads * self.dim_head))
 
 
@@ -84,10 +84,10 @@ class LinearAttention(nn.Module):
         x = self.norm(x)
         b, n, _ = x.shape
         qkv = self.to_qkv(x).reshape(b, n, 3, self.heads, self.dim_head).permute(2, 0, 3, 4, 1)
-        q, k, v = F.normalize(qkv[0], dim=-1), F.normalize(qkv[1], dim=-1), qkv[2]
+        q, k, v = F.normalize(qkv[0], dim=3), F.normalize(qkv[1], dim=3), qkv[2]
         q = q * self.temperature.exp()
         # MSST's Attend(scale=8) on these layouts: similarity between feature rows
-        weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * 8.0, dim=-1)
+        weights = torch.softmax(torch.matmul(q, k.transpose(2, 3)) * 8.0, dim=3)
         out = torch.matmul(weights, v)
         return self.to_out(out.permute(0, 3, 1, 2).reshape(b, n, self.heads * self.dim_head))
 
@@ -125,8 +125,21 @@ class BandSplit(nn.Module):
         self.to_features = nn.ModuleList(nn.Sequential(RMSNorm(d), nn.Linear(d, dim)) for d in self.dim_inputs)
 
     def forward(self, x):
-        parts = x.split(self.dim_inputs, dim=-1)
-        return torch.stack([net(p) for p, net in zip(parts, self.to_features)], dim=-2)
+        # explicit axes (x is [b, t, features]): torch 1.13's exporter gets negative ones wrong here
+        parts = x.split(self.dim_inputs, dim=2)
+        return torch.stack([net(p) for p, net in zip(parts, self.to_features)], dim=2)
+
+
+class GatedHalves(nn.Module):
+    """nn.GLU(dim=-1) with the split written as slices: torch 1.13 exports GLU's Split with a
+    shape onnxruntime refuses."""
+
+    def __init__(self, half):
+        super().__init__()
+        self.half = half
+
+    def forward(self, x):
+        return x[:, :, : self.half] * torch.sigmoid(x[:, :, self.half :])
 
 
 class MaskEstimator(nn.Module):
@@ -143,10 +156,11 @@ class MaskEstimator(nn.Module):
                 mlp.append(nn.Linear(sizes[i], sizes[i + 1]))
                 if i < linears - 1:
                     mlp.append(nn.Tanh())
-            self.to_freqs.append(nn.Sequential(nn.Sequential(*mlp), nn.GLU(dim=-1)))
+            self.to_freqs.append(nn.Sequential(nn.Sequential(*mlp), GatedHalves(d)))
 
     def forward(self, x):
-        return torch.cat([net(band) for band, net in zip(x.unbind(dim=-2), self.to_freqs)], dim=-1)
+        # x is [b, t, bands, dim]; explicit axes, as in BandSplit
+        return torch.cat([net(x[:, :, i]) for i, net in enumerate(self.to_freqs)], dim=2)
 
 
 # what MSST's constructors accept and Mixdown's export reads (or may ignore: training-only
@@ -256,9 +270,9 @@ class RoformerCore(nn.Module):
 
 
 def complex_multiply(a, b):
-    re = a[..., 0] * b[..., 0] - a[..., 1] * b[..., 1]
-    im = a[..., 0] * b[..., 1] + a[..., 1] * b[..., 0]
-    return torch.stack((re, im), dim=-1)
+    last = a.dim() - 1
+    ar, ai, br, bi = a.select(last, 0), a.select(last, 1), b.select(last, 0), b.select(last, 1)
+    return torch.stack((ar * br - ai * bi, ar * bi + ai * br), dim=last)
 
 
 class BSRoformerNet(RoformerCore):

@@ -2,9 +2,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ManifestError } from "../manifest.ts";
 import { mdxOutputStemNames, parseMdxManifest, type MdxManifest } from "./mdx/manifest.ts";
+import { msstOutputStemNames, parseMdx23cManifest, parseRoformerManifest, type MsstManifest } from "./msst/manifest.ts";
 
 /** Any registered family's manifest: one member per family, told apart by `architecture`. */
-export type SeparationManifest = MdxManifest;
+export type SeparationManifest = MdxManifest | MsstManifest;
 
 /**
  * The manifest side of each family: reading a manifest and naming the stems it produces. Kept
@@ -14,7 +15,12 @@ export type SeparationManifest = MdxManifest;
 const READERS: ReadonlyMap<
   string,
   { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
-> = new Map([["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }]]);
+> = new Map<string, { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: never): string[] }>([
+  ["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }],
+  ["bs_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
+  ["mel_band_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
+  ["mdx23c", { parse: parseMdx23cManifest, outputStems: msstOutputStemNames }],
+]);
 
 /** The `architecture` values a manifest may name. */
 export function knownArchitectures(): string[] {
