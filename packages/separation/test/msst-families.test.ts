@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ModelRegistry, outputStemNames, separateFile } from "../src/index.ts";
-import { readStereo, snrDb } from "./support/signals.ts";
+import { readStereo, snrDb, type Stereo } from "./support/signals.ts";
 
 /**
  * The MSST families against MSST itself: each fixture folder holds a random-weight checkpoint,
@@ -55,11 +55,18 @@ for (const c of CASES) {
         outputs: [{ format: "wav", sampleFormat: "f32" }],
         ...(overlap !== undefined ? { overlap } : {}),
       });
+      const references: Record<string, Stereo> = {};
+      for (const stem of c.stems.filter((s) => s !== "backing"))
+        references[stem] = await readStereo(join(dir, `reference-${stem}.flac`), RATE);
+      // MSST's inference.py --extract_instrumental: the mixture as read, minus the vocals
+      const mixture = await readStereo(MIXTURE, RATE);
+      const vocals = references.vocals;
+      references.backing = {
+        left: mixture.left.map((x, i) => x - vocals.left[i]),
+        right: mixture.right.map((x, i) => x - vocals.right[i]),
+      };
       const snr: Record<string, number> = {};
-      for (const stem of c.stems) {
-        const reference = await readStereo(join(dir, `reference-${stem}.flac`), RATE);
-        snr[stem] = snrDb(reference, await readStereo(result.stems[stem].wav!, RATE));
-      }
+      for (const stem of c.stems) snr[stem] = snrDb(references[stem], await readStereo(result.stems[stem].wav!, RATE));
       return snr;
     };
 
