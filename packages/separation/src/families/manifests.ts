@@ -15,7 +15,10 @@ export type SeparationManifest = MdxManifest | MsstManifest;
 const READERS: ReadonlyMap<
   string,
   { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
-> = new Map<string, { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: never): string[] }>([
+> = new Map<
+  string,
+  { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: never): string[] }
+>([
   ["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }],
   ["bs_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
   ["mel_band_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],

@@ -226,7 +226,7 @@ export async function* msstDemixStream(
         for (let s = 0; s < stemCount; s++) {
           const a = acc[s];
           const base = start - a.start;
-          const l = out.subarray((2 * s) * chunkSize, (2 * s + 1) * chunkSize);
+          const l = out.subarray(2 * s * chunkSize, (2 * s + 1) * chunkSize);
           const r = out.subarray((2 * s + 1) * chunkSize, (2 * s + 2) * chunkSize);
           for (let j = 0; j < length; j++) {
             a.left[base + j] += l[j] * window[j];

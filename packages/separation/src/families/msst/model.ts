@@ -25,7 +25,13 @@ export class MsstModel implements FamilyModel<MsstManifest> {
   /** the graph's input shape after the batch */
   readonly #inputDims: number[];
 
-  private constructor(manifest: MsstManifest, onnxPath: string, session: RunnableSession, provider: ExecutionProvider, stft: TorchStft) {
+  private constructor(
+    manifest: MsstManifest,
+    onnxPath: string,
+    session: RunnableSession,
+    provider: ExecutionProvider,
+    stft: TorchStft,
+  ) {
     this.manifest = manifest;
     this.onnxPath = onnxPath;
     this.executionProvider = provider;
@@ -34,13 +40,13 @@ export class MsstModel implements FamilyModel<MsstManifest> {
     this.#frames = stft.framesFor(manifest.chunkSize);
     this.#inputName = session.inputNames.includes("spec") ? "spec" : session.inputNames[0];
     this.#outputName = session.outputNames[0];
-    this.#inputDims =
-      manifest.architecture === "mdx23c" ? [4, manifest.dimF, this.#frames] : [2, stft.bins, this.#frames, 2];
+    this.#inputDims = manifest.architecture === "mdx23c" ? [4, manifest.dimF, this.#frames] : [2, stft.bins, this.#frames, 2];
     let maxBatch = Number.MAX_SAFE_INTEGER;
     const input = session.inputMetadata.find((m) => m.name === this.#inputName);
     if (input?.isTensor) {
       const [batch, ...rest] = input.shape;
-      const fits = rest.length === this.#inputDims.length && rest.every((d, i) => typeof d !== "number" || d === this.#inputDims[i]);
+      const fits =
+        rest.length === this.#inputDims.length && rest.every((d, i) => typeof d !== "number" || d === this.#inputDims[i]);
       if (!fits)
         throw new ModelLoadError(
           `${onnxPath}: input shape [${input.shape.join(", ")}] does not match the manifest's [batch, ${this.#inputDims.join(", ")}] (${manifest.architecture}, chunkSize ${manifest.chunkSize}, nFft ${manifest.nFft}, hopLength ${manifest.hopLength})`,
@@ -109,7 +115,9 @@ export class MsstModel implements FamilyModel<MsstManifest> {
       const out = outputs[this.#outputName];
       const expected = [batch.length, stems, ...this.#inputDims];
       if (out.type !== "float32" || out.dims.length !== expected.length || out.dims.some((d, i) => d !== expected[i]))
-        throw new ModelLoadError(`${this.onnxPath}: output ${out.type} [${out.dims.join(", ")}] does not match [${expected.join(", ")}]`);
+        throw new ModelLoadError(
+          `${this.onnxPath}: output ${out.type} [${out.dims.join(", ")}] does not match [${expected.join(", ")}]`,
+        );
       t0 = performance.now();
       const spec = new Float32Array(bins * frames * 2);
       for (let c = 0; c < batch.length; c++) {
