@@ -157,7 +157,10 @@ describe("ModelRegistry", () => {
       await writeFile(path, JSON.stringify(manifest));
       const expected = (err: Error) => {
         assert.ok(err instanceof ManifestError, `${err.name}: ${err.message}`);
-        assert.equal(err.message, `${path}: unsupported architecture "htdemucs" (known: "mdx", "bs_roformer", "mel_band_roformer", "mdx23c")`);
+        assert.equal(
+          err.message,
+          `${path}: unsupported architecture "htdemucs" (known: "mdx", "bs_roformer", "mel_band_roformer", "mdx23c")`,
+        );
         return true;
       };
       assert.deepEqual(knownArchitectures(), ["mdx", "bs_roformer", "mel_band_roformer", "mdx23c"]);
@@ -166,7 +169,12 @@ describe("ModelRegistry", () => {
       await assert.rejects(registry.load("drums6"), expected);
       const { manifests, invalid } = await registry.list();
       assert.deepEqual(manifests, []);
-      assert.deepEqual(invalid, [{ path, error: `${path}: unsupported architecture "htdemucs" (known: "mdx", "bs_roformer", "mel_band_roformer", "mdx23c")` }]);
+      assert.deepEqual(invalid, [
+        {
+          path,
+          error: `${path}: unsupported architecture "htdemucs" (known: "mdx", "bs_roformer", "mel_band_roformer", "mdx23c")`,
+        },
+      ]);
     } finally {
       await rm(own, { recursive: true, force: true });
     }
