@@ -67,7 +67,8 @@ async function runCase(spec: CaseSpec): Promise<void> {
   });
   const loadStart = performance.now();
   // start-up work a long-lived worker does once: the session and ffmpeg's capability cache
-  const [model] = await Promise.all([registry.load(spec.model), prepareFfmpeg()]);
+  // the bench's models are MDX-Net ones: its inference-alone reference feeds their spectrogram input
+  const [model] = (await Promise.all([registry.load(spec.model), prepareFfmpeg()])) as [MdxModel, unknown];
   const loadMs = performance.now() - loadStart;
   const outDir = await mkdtemp(join(tmpdir(), "mixdown-bench-out-"));
   try {

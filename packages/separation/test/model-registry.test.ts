@@ -160,16 +160,24 @@ describe("ModelRegistry", () => {
       await writeFile(path, JSON.stringify(manifest));
       const expected = (err: Error) => {
         assert.ok(err instanceof ManifestError, `${err.name}: ${err.message}`);
-        assert.equal(err.message, `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs")`);
+        assert.equal(
+          err.message,
+          `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c")`,
+        );
         return true;
       };
-      assert.deepEqual(knownArchitectures(), ["mdx", "htdemucs"]);
+      assert.deepEqual(knownArchitectures(), ["mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c"]);
       assert.throws(() => parseManifest(manifest, path), expected);
       const registry = new ModelRegistry({ modelsDir: own });
       await assert.rejects(registry.load("drums6"), expected);
       const { manifests, invalid } = await registry.list();
       assert.deepEqual(manifests, []);
-      assert.deepEqual(invalid, [{ path, error: `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs")` }]);
+      assert.deepEqual(invalid, [
+        {
+          path,
+          error: `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c")`,
+        },
+      ]);
     } finally {
       await rm(own, { recursive: true, force: true });
     }
