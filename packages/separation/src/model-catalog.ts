@@ -19,7 +19,7 @@ export interface SeparationModelEntry {
   outputStems: string[];
   /** absolute path of the weights file the manifest names */
   file: string;
-  /** bytes of the weights file */
+  /** bytes of the weights file(s) */
   sizeBytes: number;
 }
 
@@ -36,12 +36,20 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
   for (const { path, manifest } of directory.manifests) {
     const file = resolve(modelsDir, manifest.file);
     // A manifest without its weights is not an installed model: a job naming it could only fail.
-    const sizeBytes = await stat(file).then(
-      (s) => s.size,
-      () => undefined,
-    );
-    if (sizeBytes === undefined) {
-      catalog.invalid.push({ path, error: new ManifestError(path, `weights file ${manifest.file} is missing`).message });
+    // A bag (HTDemucs) has one file per member; its size is theirs together.
+    const files = "members" in manifest ? manifest.members.map((m) => m.file) : [manifest.file];
+    let sizeBytes = 0;
+    const missing: string[] = [];
+    for (const f of new Set(files)) {
+      const size = await stat(resolve(modelsDir, f)).then(
+        (s) => s.size,
+        () => undefined,
+      );
+      if (size === undefined) missing.push(f);
+      else sizeBytes += size;
+    }
+    if (missing.length > 0) {
+      catalog.invalid.push({ path, error: new ManifestError(path, `weights file ${missing.join(", ")} is missing`).message });
       continue;
     }
     catalog.models.push({

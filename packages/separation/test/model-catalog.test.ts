@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { copyFile, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { readSeparationModels } from "../src/model-catalog.ts";
+
+const HTDEMUCS = join(import.meta.dirname, "fixtures/htdemucs");
+
+test("the catalogue counts every member file of a bag in its size, and lists a bag with a missing member as invalid", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-catalog-bag-"));
+  try {
+    const single = JSON.parse(await readFile(join(HTDEMUCS, "htdemucs-tiny.json"), "utf8"));
+    const bag = {
+      ...single,
+      name: "bag",
+      file: "bag.0.onnx",
+      members: [single.members[0], single.members[0]].map((m: object, i: number) => ({ ...m, file: `bag.${i}.onnx` })),
+      weights: [single.weights[0], single.weights[0]],
+    };
+    await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+    for (const i of [0, 1]) await copyFile(join(HTDEMUCS, "htdemucs-tiny.onnx"), join(dir, `bag.${i}.onnx`));
+    const one = (await stat(join(HTDEMUCS, "htdemucs-tiny.onnx"))).size;
+    const { models } = await readSeparationModels(dir);
+    assert.equal(models.length, 1);
+    assert.equal(models[0]!.family, "htdemucs");
+    assert.equal(models[0]!.sizeBytes, 2 * one);
+    await unlink(join(dir, "bag.1.onnx"));
+    const after = await readSeparationModels(dir);
+    assert.deepEqual(after.models, []);
+    assert.match(after.invalid[0]!.error, /weights file bag\.1\.onnx is missing/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
