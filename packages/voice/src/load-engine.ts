@@ -12,6 +12,8 @@ export interface LoadVoiceEngineOptions {
   contentVecPath?: string;
   /** RMVPE ONNX; YIN is used when absent. */
   rmvpePath?: string;
+  /** The RVC model's feature index (faiss IVF-Flat), if it has one. */
+  indexPath?: string;
   sessionOptions?: ort.InferenceSession.SessionOptions;
 }
 
@@ -24,6 +26,7 @@ export async function loadVoiceEngine(path: string, options: LoadVoiceEngineOpti
     modelPath: path,
     contentVecPath: options.contentVecPath,
     sampleRate: options.sampleRate ?? 40000,
+    ...(options.indexPath ? { indexPath: options.indexPath } : {}),
     ...(options.sessionOptions ? { sessionOptions: options.sessionOptions } : {}),
   };
   return RvcVoiceEngine.load(rvcOptions);

@@ -1,5 +1,6 @@
 import * as ort from "onnxruntime-node";
 import { trackPitch } from "../pitch/yin.ts";
+import { IndexRetrieval } from "./index-retrieval.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
 
 export interface RvcEngineOptions {
@@ -7,6 +8,13 @@ export interface RvcEngineOptions {
   contentVecPath: string;
   /** The model's output rate (40 or 48 kHz for RVC v2). */
   sampleRate: number;
+  /** RVC's feature index (faiss IVF-Flat `.index`) trained with the model; optional. */
+  indexPath?: string;
+  /**
+   * RVC's `protect`: below 0.5, unvoiced frames keep this share of the retrieved features and the
+   * rest of their own (consonants stay intelligible); 0.5 or more turns it off. RVC's default 0.33.
+   */
+  protect?: number;
   /** Longest piece sent to the model at once; cuts fall on the quietest 10 ms nearby. */
   segmentSeconds?: number;
   sessionOptions?: ort.InferenceSession.SessionOptions;
@@ -34,6 +42,35 @@ export function coarsePitch(f0: Float32Array): BigInt64Array {
   return out;
 }
 
+/**
+ * The synthesizer's `phone` input, as RVC's pipeline makes it: ContentVec's frames (50/s, `dim`
+ * wide) blended with their retrieved neighbours at `rate` when there is an index, each repeated
+ * twice to 100 frames/s (one per `pitchf` value, the last one held if ContentVec gave fewer);
+ * with protect < 0.5 a frame whose f0 is below 1 Hz (unvoiced) takes `protect` of the blended
+ * features and the rest of its own.
+ */
+export async function rvcPhone(
+  own: Float32Array,
+  dim: number,
+  pitchf: Float32Array,
+  retrieval: Pick<IndexRetrieval, "blend"> | undefined,
+  rate: number,
+  protect: number,
+): Promise<Float32Array> {
+  const vecFrames = own.length / dim;
+  const frames = pitchf.length;
+  const features = retrieval && rate > 0 ? await retrieval.blend(own, rate) : own;
+  const mix = features !== own && protect < 0.5 ? protect : 1;
+  const phone = new Float32Array(frames * dim);
+  for (let t = 0; t < frames; t++) {
+    const src = Math.min(vecFrames - 1, t >> 1) * dim;
+    const at = t * dim;
+    if (mix === 1 || pitchf[t]! >= 1) phone.set(features.subarray(src, src + dim), at);
+    else for (let j = 0; j < dim; j++) phone[at + j] = features[src + j]! * mix + own[src + j]! * (1 - mix);
+  }
+  return phone;
+}
+
 function gaussian(count: number): Float32Array {
   const out = new Float32Array(count);
   for (let i = 0; i < count; i += 2) {
@@ -47,8 +84,10 @@ function gaussian(count: number): Float32Array {
 }
 
 /**
- * RVC v2 ONNX inference: ContentVec features (repeated ×2 in time to 100 frames/s), YIN f0
- * times 2^(pitchShift/12) as `pitchf` and its coarse form as `pitch`, speaker 0, Gaussian `rnd`.
+ * RVC v2 ONNX inference: ContentVec features (with an index: blended with their 8 nearest
+ * training features at index rate = conversionStrength, protect on unvoiced frames; repeated ×2
+ * in time to 100 frames/s), YIN f0 times 2^(pitchShift/12) as `pitchf` and its coarse form as
+ * `pitch`, speaker 0, Gaussian `rnd`.
  * Long inputs go in pieces cut at quiet points, each with PAD of real context (or silence) on
  * both sides that is dropped from the output.
  */
@@ -58,24 +97,28 @@ export class RvcVoiceEngine implements VoiceEngine {
   readonly shiftsPitch = true;
   readonly outputSampleRate: number;
   readonly #segment: number;
+  readonly #protect: number;
 
   private constructor(
     private readonly model: ort.InferenceSession,
     private readonly contentVec: ort.InferenceSession,
+    private readonly retrieval: IndexRetrieval | undefined,
     options: RvcEngineOptions,
   ) {
     this.outputSampleRate = options.sampleRate;
+    this.#protect = options.protect ?? 0.33;
     this.#segment = Math.round(((options.segmentSeconds ?? 20) * RATE) / FRAME) * FRAME;
   }
 
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
     const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
-    const [model, contentVec] = await Promise.all([
+    if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
+    const [model, contentVec, retrieval] = await Promise.all([
       ort.InferenceSession.create(options.modelPath, session),
       ort.InferenceSession.create(options.contentVecPath, session),
+      options.indexPath ? IndexRetrieval.load(options.indexPath, session) : undefined,
     ]);
-    if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
-    return new RvcVoiceEngine(model, contentVec, options);
+    return new RvcVoiceEngine(model, contentVec, retrieval, options);
   }
 
   async *convert(source: MonoSource, controls: ConversionControls): AsyncGenerator<Float32Array> {
@@ -140,19 +183,18 @@ export class RvcVoiceEngine implements VoiceEngine {
       [this.contentVec.inputNames[0]!]: new ort.Tensor("float32", input, [1, 1, input.length]),
     });
     const embed = vec[this.contentVec.outputNames[0]!]!;
-    const vecFrames = embed.dims[1]!;
     const dim = embed.dims[2]!;
-    const features = embed.data as Float32Array;
-    const phone = new Float32Array(frames * dim);
-    for (let t = 0; t < frames; t++) {
-      const src = Math.min(vecFrames - 1, t >> 1);
-      phone.set(features.subarray(src * dim, (src + 1) * dim), t * dim);
-    }
+    const own = embed.data as Float32Array;
 
     const ratio = 2 ** (controls.pitchShift / 12);
     const f0 = trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX }).subarray(0, frames);
     const pitchf = new Float32Array(frames);
     for (let t = 0; t < frames; t++) pitchf[t] = Math.min(F0_MAX * 2, f0[t]! * ratio);
+
+    const retrieval = this.retrieval;
+    if (retrieval && retrieval.index.dim !== dim)
+      throw new Error(`the voice model's index holds ${retrieval.index.dim}-d features, the ContentVec model gives ${dim}-d`);
+    const phone = await rvcPhone(own, dim, pitchf, retrieval, controls.conversionStrength, this.#protect);
 
     const out = await this.model.run({
       phone: new ort.Tensor("float32", phone, [1, frames, dim]),
@@ -174,8 +216,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     piece.set(audioOut.subarray(start, Math.min(audioOut.length, start + n)));
 
     // modelVolumeMix as RVC's RMS mix: 1 keeps the model's loudness, 0 imposes the input's.
-    // conversionStrength blends the converted voice with the input (there is no feature index).
-    const strength = controls.conversionStrength;
+    // conversionStrength is the index rate when the model has an index; without one it blends the
+    // converted voice with the input.
+    const strength = retrieval ? 1 : controls.conversionStrength;
     for (let f = 0; f * hopOut < n; f++) {
       let inE = 0;
       let outE = 0;
@@ -194,6 +237,6 @@ export class RvcVoiceEngine implements VoiceEngine {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.model.release(), this.contentVec.release()]);
+    await Promise.all([this.model.release(), this.contentVec.release(), this.retrieval?.close()]);
   }
 }
