@@ -8,6 +8,7 @@ import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { publicBaseUrl } from "@mixdown/config";
 import { bullJobId } from "@mixdown/queue";
+import { writeRvcSignatureModel } from "@mixdown/voice";
 import {
   assertUnchanged,
   audio,
@@ -650,6 +651,72 @@ describe("voice models", () => {
         "waiting",
       );
       assert.notEqual(row.mediaEnqueuedAt, null);
+    }
+  });
+
+  const rvcIndexFixture = (name: string) =>
+    readFile(new URL(`../../../packages/voice/test/fixtures/rvc-index/${name}`, import.meta.url));
+  const importRvc = async (caller: { auth: { authorization: string } }, parts: FilePart[]) => {
+    const { payload, headers } = multipart({ metadata: JSON.stringify({ title: "RVC with index", sampleRate: 48000 }) }, parts);
+    return h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", payload, headers: { ...headers, ...caller.auth } });
+  };
+
+  test("import of an RVC model with its indexFile: the index is stored beside the model and named in the row's metadata", async () => {
+    const index = await rvcIndexFixture("ivf-flat.index");
+    const res = await importRvc(me, [
+      { name: "modelFile", filename: "voice.onnx", content: Buffer.from(writeRvcSignatureModel(48000)) },
+      { name: "indexFile", filename: "added_IVF76_Flat_nprobe_1_voice_v2.index", content: index },
+    ]);
+    assert.equal(res.statusCode, 201, res.body);
+    const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: res.json().id } });
+    assert.equal(row.architecture, "rvc");
+    assert.deepEqual(row.metadata, {
+      source: "upload",
+      indexKey: `voice-models/${row.id}/model.index`,
+      index: { dim: 64, vectors: 3000, lists: 76 },
+    });
+    const stored = path.join(await mkdtemp(path.join(os.tmpdir(), "mixdown-index-")), "stored.index");
+    await h.app.ctx.storage.downloadToFile(`voice-models/${row.id}/model.index`, stored);
+    assert.deepEqual(await readFile(stored), index);
+  });
+
+  test("import rejects an indexFile that is not RVC's IVF-Flat index, or without an RVC modelFile (422 naming it), and stores nothing", async () => {
+    const caller = await h.newCaller();
+    const rvc = { name: "modelFile", filename: "voice.onnx", content: Buffer.from(writeRvcSignatureModel(40000)) };
+    const native = {
+      name: "modelFile",
+      filename: "voice.onnx",
+      content: await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url)),
+    };
+    const whole = await rvcIndexFixture("ivf-flat.index");
+    for (const [parts, message] of [
+      [
+        [rvc, { name: "indexFile", filename: "flat.index", content: await rvcIndexFixture("flat-l2.index") }],
+        /indexFile: the file is a faiss IndexFlatL2 \(IxF2\); RVC's feature index is an IndexIVFFlat/,
+      ],
+      [
+        [rvc, { name: "indexFile", filename: "cut.index", content: whole.subarray(0, whole.length - 10) }],
+        /indexFile: the file ends early \(truncated index\)/,
+      ],
+      [
+        [rvc, { name: "indexFile", filename: "notes.index", content: Buffer.from("not an index at all") }],
+        /indexFile: the file is not a faiss index/,
+      ],
+      [
+        [native, { name: "indexFile", filename: "a.index", content: whole }],
+        /indexFile: only RVC voice models take a feature index/,
+      ],
+      [
+        [
+          { name: "referenceFile", filename: "me.wav", content: await audio("wav") },
+          { name: "indexFile", filename: "a.index", content: whole },
+        ],
+        /indexFile goes with an RVC modelFile/,
+      ],
+    ] as const) {
+      const before = await footprint(h);
+      expectError(await importRvc(caller, [...parts] as FilePart[]), 422, message);
+      await assertUnchanged(h, before);
     }
   });
 

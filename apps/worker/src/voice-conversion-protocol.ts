@@ -14,6 +14,8 @@ export interface VoiceConversionRequest {
   inputPath: string;
   backingPath?: string;
   modelPath: string;
+  /** The RVC model's feature index, if it has one. */
+  indexPath?: string;
   /** Output rate of an RVC model. */
   sampleRate: number;
   params: ConversionParams;

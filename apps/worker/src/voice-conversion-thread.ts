@@ -4,6 +4,7 @@ import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
 import {
   convertVoiceFile,
+  FeatureIndexError,
   loadVoiceEngine,
   VoiceModelFileError,
   type ConvertVoiceFileResult,
@@ -15,8 +16,8 @@ import { serveTasks } from "./task-threads.ts";
 const data = workerData as VoiceThreadData;
 const engines = new Map<string, Promise<VoiceEngine>>();
 
-function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
-  const key = `${path}@${sampleRate}`;
+function engineFor(path: string, sampleRate: number, indexPath: string | undefined): Promise<VoiceEngine> {
+  const key = `${path}@${sampleRate}+${indexPath ?? ""}`;
   let engine = engines.get(key);
   if (engine) {
     engines.delete(key);
@@ -24,6 +25,7 @@ function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
     engine = loadVoiceEngine(path, {
       sampleRate,
       ...(data.contentVecPath ? { contentVecPath: data.contentVecPath } : {}),
+      ...(indexPath ? { indexPath } : {}),
       sessionOptions: {
         ...(data.intraOpThreads > 0 ? { intraOpNumThreads: data.intraOpThreads } : {}),
         ...(data.interOpThreads > 0 ? { interOpNumThreads: data.interOpThreads } : {}),
@@ -42,7 +44,7 @@ function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
 
 serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
   async run(request, onProgress, signal) {
-    const engine = await engineFor(request.modelPath, request.sampleRate);
+    const engine = await engineFor(request.modelPath, request.sampleRate, request.indexPath);
     signal.throwIfAborted();
     return convertVoiceFile({
       signal,
@@ -60,6 +62,7 @@ serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
     if (err instanceof AudioDecodeError)
       return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
     if (err instanceof VoiceModelFileError) return { kind: "bad-input", message: err.message };
+    if (err instanceof FeatureIndexError) return { kind: "bad-input", message: `the voice model's index: ${err.message}` };
     return undefined;
   },
 });

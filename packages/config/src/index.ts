@@ -93,6 +93,8 @@ export const EnvSchema = z
     VOICE_MODEL_CACHE_SIZE: int(1).default(4),
     /** Largest voice model file POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_UPLOAD_BYTES: int(1).default(200 * MB),
+    /** Largest RVC feature index (`indexFile`, faiss IVF-Flat) POST /voice-models accepts, in bytes. */
+    MAX_VOICE_MODEL_INDEX_BYTES: int(1).default(1024 * MB),
     /** Largest cover image (`image` part, PNG/JPEG/WebP) POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_IMAGE_BYTES: int(1).default(5 * MB),
     /** Where the separation models run; a provider that cannot load them stops the worker at start (see ORT_PROVIDER_FALLBACK). */

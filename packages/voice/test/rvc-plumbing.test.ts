@@ -25,6 +25,34 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     assert.throws(() => inspectVoiceModelFile(new TextEncoder().encode("not onnx")), /not an ONNX model/);
   });
 
+  it("converts with the model's feature index (768-d, as wide as ContentVec's), and names a width mismatch", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "rvc.onnx"), writeRvcSignatureModel(40000));
+    await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
+    const index = (name: string) => new URL(`./fixtures/rvc-index/${name}`, import.meta.url).pathname;
+    const input = await speech("en+m3", "Retrieval of the nearest features.");
+    const params = { conversionStrength: 0.75, modelVolumeMix: 1, pitchShift: 0, pre: {}, post: {} };
+    const load = (indexPath: string) =>
+      RvcVoiceEngine.load({
+        modelPath: join(dir, "rvc.onnx"),
+        contentVecPath: join(dir, "vec.onnx"),
+        sampleRate: 40000,
+        indexPath,
+      });
+    const engine = await load(index("ivf-flat-768.index"));
+    const r = await convertVoiceFile({ inputPath: input, engine, params, outDir: join(dir, "out") });
+    const out = await readMono(r.output, 44100);
+    assert.equal(out.length, r.frames);
+    assert.ok(out.every(Number.isFinite) && out.some((v) => Math.abs(v) > 1e-3));
+    await engine.close();
+    const narrow = await load(index("ivf-flat.index"));
+    await assert.rejects(
+      convertVoiceFile({ inputPath: input, engine: narrow, params, outDir: join(dir, "out2") }),
+      /the voice model's index holds 64-d features, the ContentVec model gives 768-d/,
+    );
+    await narrow.close();
+  });
+
   for (const rate of [40000, 48000] as const) {
     it(`converts a 50 s input in pieces cut at quiet points with a ${rate / 1000} kHz model: exact length at the input's rate, f0 shifted`, async () => {
       const dir = await tempDir();

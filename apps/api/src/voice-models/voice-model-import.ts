@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { VoiceModelImportRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
+import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
@@ -93,6 +94,8 @@ export class VoiceModelImportService {
       throw unprocessable(
         "send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)",
       );
+    const indexFile = form.files.get("indexFile");
+    if (indexFile && !modelFile) throw unprocessable("indexFile goes with an RVC modelFile (it is that model's feature index)");
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
     const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
@@ -140,6 +143,16 @@ export class VoiceModelImportService {
       if (err instanceof VoiceModelFileError) throw unprocessable(`modelFile: ${err.message}`);
       throw err;
     }
+    let index: FeatureIndexInfo | undefined;
+    if (indexFile) {
+      if (info.architecture !== "rvc") throw unprocessable("indexFile: only RVC voice models take a feature index");
+      try {
+        index = await inspectFeatureIndexFile(indexFile.path);
+      } catch (err) {
+        if (err instanceof FeatureIndexError) throw unprocessable(`indexFile: ${err.message}`);
+        throw err;
+      }
+    }
     const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
     const row = await this.deps.imports.createPending({
       ...fields,
@@ -148,14 +161,24 @@ export class VoiceModelImportService {
       metadata: { source: "upload" },
     });
     const key = `voice-models/${row.id}/model.onnx`;
+    const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
     const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
     let published;
     try {
       await this.deps.storage.putStream(key, Readable.from([Buffer.from(bytes)]), { contentType: "application/octet-stream" });
+      if (index && indexKey)
+        await this.deps.storage.putFile(indexKey, indexFile!.path, { contentType: "application/octet-stream" });
       if (image && imageKey) await this.deps.storage.putFile(imageKey, imageFile!.path, { contentType: image.contentType });
-      published = await this.deps.imports.publish(row.id, key, imageKey);
+      published = await this.deps.imports.publish(
+        row.id,
+        key,
+        imageKey,
+        index && indexKey
+          ? { source: "upload", indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } }
+          : undefined,
+      );
     } catch (err) {
-      for (const k of [key, imageKey]) {
+      for (const k of [key, indexKey, imageKey]) {
         if (k)
           await this.deps.storage
             .delete(k)

@@ -4,15 +4,19 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "@mixdown/config";
 import { createPrismaClient, VoiceModelImportRepository } from "@mixdown/db";
 import { createStorage } from "@mixdown/storage";
+import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
 
 export const voicesUsage = `./mixdown.sh voices import <file.onnx> --title TITLE [--public | --owner CALLER_ID]
-                         [--tags a,b] [--sample-rate 40000]   import an RVC v2 or native ONNX voice model`;
+                         [--tags a,b] [--sample-rate 40000] [--index file.index]
+                                 import an RVC v2 or native ONNX voice model (an RVC model with
+                                 its feature index: the faiss .index its training wrote)`;
 
 /**
- * `voices import`: checks the file's signature, stores it at voice-models/<id>/model.onnx in the
+ * `voices import`: checks the file's signature (and the index's structure), stores it at
+ * voice-models/<id>/model.onnx (the index at model.index, its key in the row's metadata) in the
  * configured storage (or the local stack's), and publishes the row. Public models (ownerId null)
  * appear in every caller's catalogue.
  */
@@ -28,6 +32,7 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
       owner: { type: "string" },
       tags: { type: "string" },
       "sample-rate": { type: "string" },
+      index: { type: "string" },
     },
   });
   if (positionals.length !== 1) throw new UsageError(`voices import takes one ONNX file\n${voicesUsage}`);
@@ -51,6 +56,19 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
     throw err;
   }
   const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (rate ?? 40000);
+  let index: FeatureIndexInfo | undefined;
+  if (values.index !== undefined) {
+    if (info.architecture !== "rvc") throw new UsageError("--index goes with an RVC model (it is that model's feature index)");
+    try {
+      index = await inspectFeatureIndexFile(values.index);
+    } catch (err) {
+      if (err instanceof FeatureIndexError || (err as NodeJS.ErrnoException).code === "ENOENT") {
+        console.error(`${values.index}: ${(err as Error).message}`);
+        return 1;
+      }
+      throw err;
+    }
+  }
 
   const row = await withDatabase(env, async (databaseUrl) => {
     const dir = stateDir(env);
@@ -78,10 +96,19 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
         metadata: { source: "cli", fileName: path.basename(file) },
       });
       const key = `voice-models/${created.id}/model.onnx`;
+      const indexKey = `voice-models/${created.id}/model.index`;
       try {
         await storage.putFile(key, file);
-        return await imports.publish(created.id, key);
+        if (!index) return await imports.publish(created.id, key);
+        await storage.putFile(indexKey, values.index!);
+        return await imports.publish(created.id, key, undefined, {
+          source: "cli",
+          fileName: path.basename(file),
+          indexKey,
+          index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist },
+        });
       } catch (err) {
+        for (const k of [key, indexKey]) await storage.delete(k).catch(() => {});
         await imports.delete(created.id);
         throw err;
       }
@@ -91,7 +118,7 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
     }
   });
   console.log(
-    `Imported voice model ${row.id} "${row.title}" (${row.architecture}, ${row.sampleRate} Hz, ${row.ownerId === null ? "public" : `owner ${row.ownerId}`}).`,
+    `Imported voice model ${row.id} "${row.title}" (${row.architecture}, ${row.sampleRate} Hz, ${row.ownerId === null ? "public" : `owner ${row.ownerId}`}${index ? `, index of ${index.ntotal} ${index.dim}-d features` : ""}).`,
   );
   return 0;
 }
