@@ -29,3 +29,25 @@ test("models without list prints its usage and exits 2", async () => {
   assert.equal(code, 2);
   assert.match(stderr, /\.\/mixdown\.sh models list/);
 });
+
+test("models import installs an MDX-Net ONNX with its geometry given by hand, then lists it; a bad file exits 1 naming the problem", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-cli-import-"));
+  try {
+    const args = ["models", "import", join(repoRoot, "models/vocals.onnx"), "--models-dir", dir, "--name", "mine"];
+    const geometry = ["--n-fft", "4096", "--dim-f", "1024", "--dim-t", "256"];
+    const imported = await runCli([...args, ...geometry], {});
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.match(imported.stdout, /^installed mine \(mdx; stems vocals, backing\) in .*x realtime on the 4 s check\n$/);
+    const listed = await runCli(["models", "list", "--models-dir", dir], {});
+    assert.match(listed.stdout, /\nmine\s+mdx\s+vocals\s/);
+
+    await writeFile(join(dir, "notes.txt"), "not a model");
+    const bad = await runCli(["models", "import", join(dir, "notes.txt"), "--models-dir", dir], {});
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^cannot import: .*notes\.txt: not a PyTorch checkpoint/m);
+    const usage = await runCli(["models", "import", "--models-dir", dir], {});
+    assert.equal(usage.code, 2);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

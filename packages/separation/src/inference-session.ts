@@ -16,9 +16,17 @@ export interface SessionOutput {
   type: string;
 }
 
+/** One float32 input of a run, by input name. */
+export interface SessionFeed {
+  data: Float32Array;
+  dims: readonly number[];
+}
+
 export interface RunnableSession extends SessionInfo {
   /** runs with one float32 input and returns one output, copied out of onnxruntime */
   run(inputName: string, input: Float32Array, dims: readonly number[], outputName: string): Promise<SessionOutput>;
+  /** runs with any number of float32 inputs and returns the named outputs, each copied out of onnxruntime */
+  runMany(feeds: Readonly<Record<string, SessionFeed>>, outputNames: readonly string[]): Promise<Record<string, SessionOutput>>;
   release(): Promise<void>;
   /** true once the session cannot run any more (released, or its thread died) */
   readonly unusable: boolean;
@@ -34,22 +42,39 @@ export function infoOf(session: ort.InferenceSession): SessionInfo {
   };
 }
 
-/** Runs `session` once; the output is a copy the caller owns, the tensor is freed. */
+/** Runs `session` once; the outputs are copies the caller owns, the tensors are freed. */
 export async function runOnce(
   session: ort.InferenceSession,
+  feeds: Readonly<Record<string, SessionFeed>>,
+  outputNames: readonly string[],
+): Promise<Record<string, SessionOutput>> {
+  const tensors: Record<string, ort.Tensor> = {};
+  for (const [name, feed] of Object.entries(feeds)) tensors[name] = new ort.Tensor("float32", feed.data, feed.dims);
+  const result = await session.run(tensors, [...outputNames]);
+  try {
+    const outputs: Record<string, SessionOutput> = {};
+    for (const name of outputNames) {
+      const tensor = result[name];
+      if (!tensor) throw new Error(`the model has no output "${name}"`);
+      const data = tensor.type === "float32" ? (tensor.data as Float32Array).slice() : new Float32Array(0);
+      outputs[name] = { data, dims: [...tensor.dims], type: tensor.type };
+    }
+    return outputs;
+  } finally {
+    for (const value of Object.values(result)) value.dispose();
+  }
+}
+
+/** The one-input, one-output form of `runMany`, for the graphs most families export. */
+async function runSingle(
+  runMany: RunnableSession["runMany"],
   inputName: string,
   input: Float32Array,
   dims: readonly number[],
   outputName: string,
 ): Promise<SessionOutput> {
-  const result = await session.run({ [inputName]: new ort.Tensor("float32", input, dims) });
-  const tensor = result[outputName];
-  try {
-    const data = tensor.type === "float32" ? (tensor.data as Float32Array).slice() : new Float32Array(0);
-    return { data, dims: [...tensor.dims], type: tensor.type };
-  } finally {
-    for (const value of Object.values(result)) value.dispose();
-  }
+  const outputs = await runMany({ [inputName]: { data: input, dims } }, [outputName]);
+  return outputs[outputName];
 }
 
 /**
@@ -63,9 +88,11 @@ export async function createLocalSession(
 ): Promise<RunnableSession> {
   const session = await ort.InferenceSession.create(onnxPath, options);
   let released = false;
+  const runMany: RunnableSession["runMany"] = (feeds, outputNames) => runOnce(session, feeds, outputNames);
   return {
     ...infoOf(session),
-    run: (inputName, input, dims, outputName) => runOnce(session, inputName, input, dims, outputName),
+    run: (inputName, input, dims, outputName) => runSingle(runMany, inputName, input, dims, outputName),
+    runMany,
     release: () => {
       released = true;
       return session.release();
@@ -77,13 +104,12 @@ export async function createLocalSession(
 }
 
 export type InferenceThreadRequest =
-  | { id: number; op: "run"; inputName: string; input: Float32Array; dims: number[]; outputName: string }
-  | { id: number; op: "release" };
+  { id: number; op: "run"; feeds: Record<string, SessionFeed>; outputNames: string[] } | { id: number; op: "release" };
 
 export type InferenceThreadMessage =
   | { op: "ready"; info: SessionInfo }
   | { op: "failed"; error: string }
-  | { id: number; op: "result"; output: SessionOutput }
+  | { id: number; op: "result"; outputs: Record<string, SessionOutput> }
   | { id: number; op: "error"; error: string };
 
 /**
@@ -117,17 +143,27 @@ export async function createThreadSession(
       // (not removeAllListeners: the Worker's own listeners start its message port)
       worker.off("error", onError).off("exit", onExit).off("message", onMessage);
     });
-  const requests = new ThreadRequests<InferenceThreadMessage, SessionOutput>(worker, "inference thread", (message) => {
-    if (!("id" in message)) return undefined;
-    if (message.op === "result") return { id: message.id, result: message.output };
-    return { id: message.id, error: new Error(message.op === "error" ? message.error : "unexpected message") };
-  });
+  const requests = new ThreadRequests<InferenceThreadMessage, Record<string, SessionOutput>>(
+    worker,
+    "inference thread",
+    (message) => {
+      if (!("id" in message)) return undefined;
+      if (message.op === "result") return { id: message.id, result: message.outputs };
+      return { id: message.id, error: new Error(message.op === "error" ? message.error : "unexpected message") };
+    },
+  );
 
   const request = (message: DistributiveOmit<InferenceThreadRequest, "id">) =>
     requests.request((id): InferenceThreadRequest => ({ ...message, id }));
+  const runMany: RunnableSession["runMany"] = (feeds, outputNames) => {
+    const plain: Record<string, SessionFeed> = {};
+    for (const [name, feed] of Object.entries(feeds)) plain[name] = { data: feed.data, dims: [...feed.dims] };
+    return request({ op: "run", feeds: plain, outputNames: [...outputNames] });
+  };
   return {
     ...info,
-    run: (inputName, input, dims, outputName) => request({ op: "run", inputName, input, dims: [...dims], outputName }),
+    run: (inputName, input, dims, outputName) => runSingle(runMany, inputName, input, dims, outputName),
+    runMany,
     release: async () => {
       if (!requests.broken) await request({ op: "release" }).catch(() => {});
       requests.fail(new Error("session released"));

@@ -23,11 +23,14 @@ async function serve(): Promise<void> {
     try {
       if (request.op === "release") {
         await session.release();
-        send({ id: request.id, op: "result", output: { data: new Float32Array(0), dims: [], type: "none" } });
+        send({ id: request.id, op: "result", outputs: {} });
         return;
       }
-      const output = await runOnce(session, request.inputName, request.input, request.dims, request.outputName);
-      send({ id: request.id, op: "result", output }, [output.data.buffer as ArrayBuffer]);
+      const outputs = await runOnce(session, request.feeds, request.outputNames);
+      send(
+        { id: request.id, op: "result", outputs },
+        Object.values(outputs).map((output) => output.data.buffer as ArrayBuffer),
+      );
     } catch (err) {
       send({ id: request.id, op: "error", error: (err as Error).message });
     }

@@ -8,7 +8,16 @@ import { UsageError } from "../database.ts";
 
 export const modelsUsage = `./mixdown.sh models list [--models-dir DIR]   the installed separation models: family, stems,
                                 size, and speed (the last \`pnpm bench:separation\` figure for the
-                                model on this machine, else "-": listing measures nothing)`;
+                                model on this machine, else "-": listing measures nothing)
+./mixdown.sh models import FILE [--config YAML] [--name NAME] [--force] [--models-dir DIR]
+                                installs a model you own: an HTDemucs .th, a demucs bag .yaml (with
+                                its .th files next to it), an MSST BS-/Mel-Band RoFormer or MDX23C
+                                .ckpt with its --config yaml, or an MDX-Net .onnx (geometry from
+                                UVR's model_data.json next to it or --model-data FILE, or given
+                                with --n-fft --dim-f --dim-t [--compensate] [--primary-stem]).
+                                PyTorch checkpoints are converted to ONNX once (Debian's PyTorch is
+                                installed for that on first use); the result is run on a few
+                                seconds of audio before it is installed`;
 
 const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
 /** Where packages/separation/scripts/bench.ts leaves its last results. */
@@ -38,9 +47,70 @@ async function lastSpeeds(modelsDir: string): Promise<Map<string, string>> {
   return speeds;
 }
 
-/** `models list`: reads the manifests in MODELS_DIR (no model is loaded). */
+const positiveNumber = (flag: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number, got ${JSON.stringify(value)}`);
+  return n;
+};
+
+/** `models import FILE`: identifies, converts, checks and installs one model. */
+async function importCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      name: { type: "string" },
+      force: { type: "boolean" },
+      "models-dir": { type: "string" },
+      "model-data": { type: "string" },
+      "n-fft": { type: "string" },
+      "dim-f": { type: "string" },
+      "dim-t": { type: "string" },
+      compensate: { type: "string" },
+      "primary-stem": { type: "string" },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError(`Usage:\n${modelsUsage}`);
+  const modelsDir = resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
+  const { importModel, ImportProblem, TorchFileError } = await import("@mixdown/separation/import");
+  try {
+    const imported = await importModel({
+      file: resolve(positionals[0]!),
+      modelsDir,
+      ...(values.config !== undefined ? { config: resolve(values.config) } : {}),
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values["model-data"] !== undefined ? { modelData: resolve(values["model-data"]) } : {}),
+      force: values.force ?? false,
+      mdx: {
+        nFft: positiveNumber("--n-fft", values["n-fft"]),
+        dimF: positiveNumber("--dim-f", values["dim-f"]),
+        dimT: positiveNumber("--dim-t", values["dim-t"]),
+        compensate: positiveNumber("--compensate", values.compensate),
+        primaryStem: values["primary-stem"],
+      },
+      log: (line) => console.error(line),
+      env: env as NodeJS.ProcessEnv,
+    });
+    console.log(
+      `installed ${imported.name} (${imported.family}; stems ${imported.stems.join(", ")}) in ${modelsDir}: ` +
+        `${imported.check.realtime.toFixed(1)}x realtime on the ${imported.check.seconds} s check`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof ImportProblem || err instanceof TorchFileError) {
+      console.error(`cannot import: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** `models list`: reads the manifests in MODELS_DIR (no model is loaded); `models import`: see importCommand. */
 export async function modelsCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const [action, ...rest] = argv;
+  if (action === "import") return importCommand(rest, env);
   if (action !== "list") throw new UsageError(`Usage:\n${modelsUsage}`);
   const { values } = parseArgs({ args: rest, options: { "models-dir": { type: "string" } } });
   const modelsDir = resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
