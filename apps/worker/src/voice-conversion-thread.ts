@@ -1,5 +1,6 @@
 // The voice conversion thread: loads voice models (kept between jobs, least recently used out)
 // and does all the audio work of a conversion.
+import { existsSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
 import {
@@ -16,8 +17,17 @@ import { serveTasks } from "./task-threads.ts";
 const data = workerData as VoiceThreadData;
 const engines = new Map<string, Promise<VoiceEngine>>();
 
+/** The RMVPE model RVC conversions use, or undefined for YIN (VOICE_PITCH_METHOD). */
+function rmvpePath(): string | undefined {
+  const path = data.rmvpePath;
+  if (data.pitchMethod === "yin" || !path) return undefined;
+  if (data.pitchMethod === "auto" && !existsSync(path)) return undefined;
+  return path;
+}
+
 function engineFor(path: string, sampleRate: number, indexPath: string | undefined): Promise<VoiceEngine> {
-  const key = `${path}@${sampleRate}+${indexPath ?? ""}`;
+  const rmvpe = rmvpePath();
+  const key = `${path}@${sampleRate}+${indexPath ?? ""}+${rmvpe ?? "yin"}`;
   let engine = engines.get(key);
   if (engine) {
     engines.delete(key);
@@ -26,6 +36,7 @@ function engineFor(path: string, sampleRate: number, indexPath: string | undefin
       sampleRate,
       ...(data.contentVecPath ? { contentVecPath: data.contentVecPath } : {}),
       ...(indexPath ? { indexPath } : {}),
+      ...(rmvpe ? { rmvpePath: rmvpe } : {}),
       sessionOptions: {
         ...(data.intraOpThreads > 0 ? { intraOpNumThreads: data.intraOpThreads } : {}),
         ...(data.interOpThreads > 0 ? { interOpNumThreads: data.interOpThreads } : {}),

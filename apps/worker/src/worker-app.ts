@@ -124,6 +124,8 @@ export async function startWorkerApp(
     (conversionPool ??= pooled(
       createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
         contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
+        rmvpePath: resolve(modelsDir, config.VOICE_RMVPE_MODEL),
+        pitchMethod: config.VOICE_PITCH_METHOD,
         intraOpThreads: config.ORT_INTRA_OP_THREADS,
         interOpThreads: config.ORT_INTER_OP_THREADS,
         cachedModels: config.VOICE_MODEL_CACHE_SIZE,

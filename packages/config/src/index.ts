@@ -89,6 +89,10 @@ export const EnvSchema = z
     MODELS_DIR: z.string().default("./models"),
     /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),
+    /** RMVPE pitch model (ONNX, `voices import-pitch` writes it) for RVC voice models, relative to MODELS_DIR (or absolute). */
+    VOICE_RMVPE_MODEL: z.string().default("voices/rmvpe.onnx"),
+    /** f0 of RVC conversions: auto = RMVPE when VOICE_RMVPE_MODEL exists, else YIN; rmvpe = RMVPE or fail; yin = YIN. */
+    VOICE_PITCH_METHOD: z.enum(["auto", "rmvpe", "yin"]).default("auto"),
     /** Voice models each conversion thread keeps loaded between jobs. */
     VOICE_MODEL_CACHE_SIZE: int(1).default(4),
     /** Largest voice model file POST /voice-models accepts, in bytes. */

@@ -22,6 +22,7 @@ export {
 } from "./rvc/feature-index.ts";
 export { IndexRetrieval } from "./rvc/index-retrieval.ts";
 export { writeRvcSignatureModel, writeContentVecSignatureModel } from "./rvc/signature-models.ts";
+export { RmvpePitch, rmvpeMel, rmvpeMelBasis, decodeRmvpe, RMVPE_RATE, RMVPE_HOP, RMVPE_THRESHOLD } from "./pitch/rmvpe.ts";
 export { trackPitch, medianVoiced, contourShiftSemitones, type PitchTrackOptions } from "./pitch/yin.ts";
 export {
   inspectVoiceModelFile,

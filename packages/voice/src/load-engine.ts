@@ -27,6 +27,7 @@ export async function loadVoiceEngine(path: string, options: LoadVoiceEngineOpti
     contentVecPath: options.contentVecPath,
     sampleRate: options.sampleRate ?? 40000,
     ...(options.indexPath ? { indexPath: options.indexPath } : {}),
+    ...(options.rmvpePath ? { rmvpePath: options.rmvpePath } : {}),
     ...(options.sessionOptions ? { sessionOptions: options.sessionOptions } : {}),
   };
   return RvcVoiceEngine.load(rvcOptions);

@@ -53,6 +53,24 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await narrow.close();
   });
 
+  it("converts end to end with an RMVPE model for f0, and names a missing one with what to do", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "rvc.onnx"), writeRvcSignatureModel(40000));
+    await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
+    const options = { modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "vec.onnx"), sampleRate: 40000 };
+    const rmvpePath = new URL("./fixtures/rmvpe/rmvpe-random.onnx", import.meta.url).pathname;
+    const engine = await RvcVoiceEngine.load({ ...options, rmvpePath });
+    const input = await speech("en+f2", "Pitch from the pitch model.");
+    const params = { conversionStrength: 1, modelVolumeMix: 1, pitchShift: 0, pre: {}, post: {} };
+    const r = await convertVoiceFile({ inputPath: input, engine, params, outDir: join(dir, "out") });
+    assert.equal((await readMono(r.output, 44100)).length, r.frames);
+    await engine.close();
+    await assert.rejects(
+      RvcVoiceEngine.load({ ...options, rmvpePath: join(dir, "absent.onnx") }),
+      /RMVPE pitch model .*absent\.onnx is missing \(VOICE_RMVPE_MODEL\): import one with `\.\/mixdown\.sh voices import-pitch rmvpe\.pt`, or set VOICE_PITCH_METHOD=yin/,
+    );
+  });
+
   for (const rate of [40000, 48000] as const) {
     it(`converts a 50 s input in pieces cut at quiet points with a ${rate / 1000} kHz model: exact length at the input's rate, f0 shifted`, async () => {
       const dir = await tempDir();

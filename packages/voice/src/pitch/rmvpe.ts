@@ -1,6 +1,7 @@
 // RMVPE pitch for RVC models, as RVC runs it: a 128-bin log-mel at 16 kHz (this file), the network
 // in onnxruntime (an `rmvpe.onnx`: the community's export or the one `voices import-pitch` makes
 // from `rmvpe.pt`), and RVC's decoding of the 360 pitch bins (this file).
+import { existsSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import { Fft } from "../dsp/fft.ts";
 
@@ -119,6 +120,10 @@ export class RmvpePitch {
   private constructor(private readonly session: ort.InferenceSession) {}
 
   static async load(path: string, sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<RmvpePitch> {
+    if (!existsSync(path))
+      throw new Error(
+        `the RMVPE pitch model ${path} is missing (VOICE_RMVPE_MODEL): import one with \`./mixdown.sh voices import-pitch rmvpe.pt\`, or set VOICE_PITCH_METHOD=yin`,
+      );
     const session = await ort.InferenceSession.create(path, { graphOptimizationLevel: "all", ...sessionOptions });
     const pitch = new RmvpePitch(session);
     try {

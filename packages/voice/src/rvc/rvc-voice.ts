@@ -1,4 +1,5 @@
 import * as ort from "onnxruntime-node";
+import { RmvpePitch } from "../pitch/rmvpe.ts";
 import { trackPitch } from "../pitch/yin.ts";
 import { IndexRetrieval } from "./index-retrieval.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
@@ -8,6 +9,8 @@ export interface RvcEngineOptions {
   contentVecPath: string;
   /** The model's output rate (40 or 48 kHz for RVC v2). */
   sampleRate: number;
+  /** An RMVPE ONNX model (`mel` [1,128,T] -> [1,T,360]): f0 by RMVPE; without it, by YIN. */
+  rmvpePath?: string;
   /** RVC's feature index (faiss IVF-Flat `.index`) trained with the model; optional. */
   indexPath?: string;
   /**
@@ -87,7 +90,7 @@ function gaussian(count: number): Float32Array {
  * RVC v2 ONNX inference: ContentVec features (with an index: blended with their 8 nearest
  * training features at index rate = conversionStrength, protect on unvoiced frames; repeated ×2
  * in time to 100 frames/s), YIN f0 times 2^(pitchShift/12) as `pitchf` and its coarse form as
- * `pitch`, speaker 0, Gaussian `rnd`.
+ * `pitch`, speaker 0, Gaussian `rnd`. The f0 is RMVPE's when an RMVPE model is given, else YIN's.
  * Long inputs go in pieces cut at quiet points, each with PAD of real context (or silence) on
  * both sides that is dropped from the output.
  */
@@ -103,6 +106,7 @@ export class RvcVoiceEngine implements VoiceEngine {
     private readonly model: ort.InferenceSession,
     private readonly contentVec: ort.InferenceSession,
     private readonly retrieval: IndexRetrieval | undefined,
+    private readonly rmvpe: RmvpePitch | undefined,
     options: RvcEngineOptions,
   ) {
     this.outputSampleRate = options.sampleRate;
@@ -113,12 +117,13 @@ export class RvcVoiceEngine implements VoiceEngine {
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
     const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
     if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
-    const [model, contentVec, retrieval] = await Promise.all([
+    const [model, contentVec, retrieval, rmvpe] = await Promise.all([
       ort.InferenceSession.create(options.modelPath, session),
       ort.InferenceSession.create(options.contentVecPath, session),
       options.indexPath ? IndexRetrieval.load(options.indexPath, session) : undefined,
+      options.rmvpePath ? RmvpePitch.load(options.rmvpePath, session) : undefined,
     ]);
-    return new RvcVoiceEngine(model, contentVec, retrieval, options);
+    return new RvcVoiceEngine(model, contentVec, retrieval, rmvpe, options);
   }
 
   async *convert(source: MonoSource, controls: ConversionControls): AsyncGenerator<Float32Array> {
@@ -187,7 +192,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     const own = embed.data as Float32Array;
 
     const ratio = 2 ** (controls.pitchShift / 12);
-    const f0 = trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX }).subarray(0, frames);
+    const f0 = (
+      this.rmvpe ? await this.rmvpe.track(input) : trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX })
+    ).subarray(0, frames);
     const pitchf = new Float32Array(frames);
     for (let t = 0; t < frames; t++) pitchf[t] = Math.min(F0_MAX * 2, f0[t]! * ratio);
 
@@ -237,6 +244,6 @@ export class RvcVoiceEngine implements VoiceEngine {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.model.release(), this.contentVec.release(), this.retrieval?.close()]);
+    await Promise.all([this.model.release(), this.contentVec.release(), this.retrieval?.close(), this.rmvpe?.close()]);
   }
 }
