@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadConfig } from "@mixdown/config";
 import { createPrismaClient, VoiceModelImportRepository } from "@mixdown/db";
@@ -8,11 +9,48 @@ import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } fro
 import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
+import { ensurePyTorch } from "@mixdown/separation/import";
+import { importRmvpe, PitchImportError } from "@mixdown/voice/import-pitch";
 
 export const voicesUsage = `./mixdown.sh voices import <file.onnx> --title TITLE [--public | --owner CALLER_ID]
                          [--tags a,b] [--sample-rate 40000] [--index file.index]
                                  import an RVC v2 or native ONNX voice model (an RVC model with
-                                 its feature index: the faiss .index its training wrote)`;
+                                 its feature index: the faiss .index its training wrote)
+./mixdown.sh voices import-pitch <rmvpe.pt|rmvpe.onnx> [--models-dir DIR]
+                                 installs the RMVPE pitch model RVC conversions use (at
+                                 MODELS_DIR/VOICE_RMVPE_MODEL); a rmvpe.pt is converted to ONNX once
+                                 (Debian's PyTorch is installed for that on first use)`;
+
+const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
+
+/** `voices import-pitch FILE`: converts or checks an RMVPE model and installs it where the worker looks. */
+async function importPitchCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { "models-dir": { type: "string" } },
+  });
+  if (positionals.length !== 1)
+    throw new UsageError(`voices import-pitch takes one file (rmvpe.pt or rmvpe.onnx)\n${voicesUsage}`);
+  const modelsDir = path.resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
+  const target = path.resolve(modelsDir, env.VOICE_RMVPE_MODEL ?? "voices/rmvpe.onnx");
+  try {
+    const { converted } = await importRmvpe(positionals[0]!, target, {
+      python: () => ensurePyTorch((line) => console.error(line), env),
+      log: (line) => console.error(line),
+      env,
+    });
+    console.log(`Installed the RMVPE pitch model at ${target}${converted ? " (converted from the PyTorch checkpoint)" : ""}.`);
+    console.log("RVC conversions use it for f0 (VOICE_PITCH_METHOD=auto); restart the worker if it is running.");
+    return 0;
+  } catch (err) {
+    if (err instanceof PitchImportError || (err as Error).name === "ImportProblem") {
+      console.error((err as Error).message);
+      return 1;
+    }
+    throw err;
+  }
+}
 
 /**
  * `voices import`: checks the file's signature (and the index's structure), stores it at
@@ -22,6 +60,7 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx> --title TITLE
  */
 export async function voicesCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const [action, ...rest] = argv;
+  if (action === "import-pitch") return importPitchCommand(rest, env);
   if (action !== "import") throw new UsageError(`Usage:\n${voicesUsage}`);
   const { values, positionals } = parseArgs({
     args: rest,

@@ -33,8 +33,11 @@ def main(argv):
     try:
         sizes = sizes_of(state)
         model = from_state_dict(state)
-    except (KeyError, RuntimeError) as err:
-        print(f"not an RMVPE checkpoint: {str(err).splitlines()[0]}", file=sys.stderr)
+    except KeyError as err:
+        print(f"not an RMVPE checkpoint: it has no {err.args[0]}", file=sys.stderr)
+        return 2
+    except RuntimeError as err:  # load_state_dict: missing, unexpected or misshapen tensors
+        print(f"not an RMVPE checkpoint: {' '.join(str(err).split())[:300]}", file=sys.stderr)
         return 2
     frames = 2 ** sizes["stages"] * 2
     with torch.no_grad():

@@ -124,7 +124,11 @@ export class RmvpePitch {
       throw new Error(
         `the RMVPE pitch model ${path} is missing (VOICE_RMVPE_MODEL): import one with \`./mixdown.sh voices import-pitch rmvpe.pt\`, or set VOICE_PITCH_METHOD=yin`,
       );
-    const session = await ort.InferenceSession.create(path, { graphOptimizationLevel: "all", ...sessionOptions });
+    const session = await ort.InferenceSession.create(path, { graphOptimizationLevel: "all", ...sessionOptions }).catch(
+      (err: Error) => {
+        throw new Error(`${path} is not an RMVPE model: onnxruntime cannot load it (${err.message.split("\n")[0]})`);
+      },
+    );
     const pitch = new RmvpePitch(session);
     try {
       await pitch.#salience(new Float32Array(RMVPE_MELS * FRAME_MULTIPLE), FRAME_MULTIPLE);
