@@ -1,0 +1,68 @@
+"""Converts an RVC voice model (`.pth`) to the ONNX graph Mixdown's worker runs.
+
+    python3 -m mixdown_voice.export_rvc <model.pth> <out.onnx>
+
+Inputs: `phone` [1,T,F] float32 (ContentVec, 100 frames/s), `pitch` [1,T] int64 (coarse, f0
+models), `rnd` [1,C,T] float32 (the prior's N(0,1) noise), `sid` [1] int64, `source` [1,1,T·hop]
+float32 (the NSF excitation, f0 models); output `audio` [1,1,T·hop]. Prints what the file is
+(version, f0, sample rate, speakers, hop) as JSON on the last line of stdout; exit status 2 with a
+one-line reason when the file is not a usable RVC model.
+"""
+
+import json
+import os
+import sys
+
+import torch
+
+from .rvc_synth import load
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: python3 -m mixdown_voice.export_rvc <model.pth> <out.onnx>", file=sys.stderr)
+        return 64
+    source, target = argv
+    torch.set_num_threads(int(os.environ.get("MIXDOWN_EXPORT_THREADS", "2")))
+    try:
+        checkpoint = torch.load(source, map_location="cpu")
+    except Exception as err:  # an unreadable pickle/zip is the file's fault
+        print(f"not a PyTorch file ({type(err).__name__}: {err})", file=sys.stderr)
+        return 2
+    try:
+        model, info = load(checkpoint)
+    except (ValueError, KeyError, RuntimeError, TypeError) as err:
+        print(" ".join(str(err).split())[:300], file=sys.stderr)
+        return 2
+    frames = 40
+    features = 768 if info["version"] == "v2" else 256
+    inter = info["config"][2]
+    args = [torch.zeros(1, frames, features), torch.ones(1, frames, dtype=torch.long), torch.zeros(1, inter, frames), torch.zeros(1, dtype=torch.long)]
+    names = ["phone", "pitch", "rnd", "sid"]
+    axes = {"phone": {1: "frames"}, "pitch": {1: "frames"}, "rnd": {2: "frames"}, "audio": {2: "samples"}}
+    if info["f0"]:
+        args.append(torch.zeros(1, 1, frames * info["hop"]))
+        names.append("source")
+        axes["source"] = {2: "samples"}
+    else:
+        args[1] = None
+    with torch.no_grad():
+        torch.onnx.export(
+            model,
+            tuple(args),
+            target,
+            input_names=[n for n, a in zip(names, args) if a is not None],
+            output_names=["audio"],
+            dynamic_axes=axes,
+            opset_version=17,
+            do_constant_folding=True,
+        )
+    summary = {k: info[k] for k in ("version", "f0", "sampleRate", "speakers", "hop")}
+    summary["inter"] = inter
+    sys.stdout.flush()
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
