@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
@@ -69,6 +69,26 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
       RvcVoiceEngine.load({ ...options, rmvpePath: join(dir, "absent.onnx") }),
       /RMVPE pitch model .*absent\.onnx is missing \(VOICE_RMVPE_MODEL\): import one with `\.\/mixdown\.sh voices import-pitch rmvpe\.pt`, or set VOICE_PITCH_METHOD=yin/,
     );
+  });
+
+  it("converts with a .pth converted by Mixdown (excitation computed outside the graph): exact length", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
+    const modelPath = new URL("./fixtures/rvc-pth/rvc-v2-48k.onnx", import.meta.url).pathname;
+    const info = inspectVoiceModelFile(await readFile(modelPath));
+    assert.deepEqual([info.architecture, info.rvcGraph, info.sampleRate], ["rvc", "mixdown", 48000]);
+    const engine = await RvcVoiceEngine.load({ modelPath, contentVecPath: join(dir, "vec.onnx"), sampleRate: 48000 });
+    const input = await speech("en+f1", SENTENCE);
+    const r = await convertVoiceFile({
+      inputPath: input,
+      engine,
+      params: { conversionStrength: 1, modelVolumeMix: 1, pitchShift: 3, pre: {}, post: {} },
+      outDir: join(dir, "out"),
+    });
+    const out = await readMono(r.output, 44100);
+    assert.equal(out.length, r.frames);
+    assert.ok(out.every(Number.isFinite) && out.some((v) => Math.abs(v) > 1e-3));
+    await engine.close();
   });
 
   for (const rate of [40000, 48000] as const) {

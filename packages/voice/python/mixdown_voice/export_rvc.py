@@ -57,6 +57,19 @@ def main(argv):
             opset_version=17,
             do_constant_folding=True,
         )
+    import onnx
+
+    graph = onnx.load(target)
+    for key, value in {
+        "mixdown.architecture": "rvc",
+        "mixdown.sample_rate": info["sampleRate"],
+        "mixdown.rvc.version": info["version"],
+        "mixdown.rvc.f0": info["f0"],
+        "mixdown.rvc.hop": info["hop"],
+        "mixdown.rvc.speakers": info["speakers"],
+    }.items():
+        graph.metadata_props.add(key=key, value=str(value))
+    onnx.save(graph, target)
     summary = {k: info[k] for k in ("version", "f0", "sampleRate", "speakers", "hop")}
     summary["inter"] = inter
     sys.stdout.flush()

@@ -1,5 +1,8 @@
 import * as ort from "onnxruntime-node";
+import { readFile } from "node:fs/promises";
+import { inspectVoiceModelFile } from "../model-file.ts";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
+import { nsfSource } from "./nsf-source.ts";
 import { trackPitch } from "../pitch/yin.ts";
 import { IndexRetrieval } from "./index-retrieval.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
@@ -101,6 +104,10 @@ export class RvcVoiceEngine implements VoiceEngine {
   readonly outputSampleRate: number;
   readonly #segment: number;
   readonly #protect: number;
+  /** `mixdown`: a converted `.pth` (the excitation computed here); `export`: RVC's own ONNX export. */
+  readonly #graph: "export" | "mixdown";
+  /** Channels of the prior's noise input `rnd`. */
+  readonly #noiseChannels: number;
 
   private constructor(
     private readonly model: ort.InferenceSession,
@@ -108,7 +115,10 @@ export class RvcVoiceEngine implements VoiceEngine {
     private readonly retrieval: IndexRetrieval | undefined,
     private readonly rmvpe: RmvpePitch | undefined,
     options: RvcEngineOptions,
+    graph: { kind: "export" | "mixdown"; noiseChannels: number },
   ) {
+    this.#graph = graph.kind;
+    this.#noiseChannels = graph.noiseChannels;
     this.outputSampleRate = options.sampleRate;
     this.#protect = options.protect ?? 0.33;
     this.#segment = Math.round(((options.segmentSeconds ?? 20) * RATE) / FRAME) * FRAME;
@@ -117,13 +127,17 @@ export class RvcVoiceEngine implements VoiceEngine {
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
     const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
     if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
+    const info = inspectVoiceModelFile(await readFile(options.modelPath));
+    if (info.architecture !== "rvc") throw new Error(`${options.modelPath} is not an RVC model`);
+    const rndChannels = info.inputs.find((i) => i.name === "rnd")?.dims[1];
+    const graph = { kind: info.rvcGraph ?? "export", noiseChannels: typeof rndChannels === "number" ? rndChannels : 192 };
     const [model, contentVec, retrieval, rmvpe] = await Promise.all([
       ort.InferenceSession.create(options.modelPath, session),
       ort.InferenceSession.create(options.contentVecPath, session),
       options.indexPath ? IndexRetrieval.load(options.indexPath, session) : undefined,
       options.rmvpePath ? RmvpePitch.load(options.rmvpePath, session) : undefined,
     ]);
-    return new RvcVoiceEngine(model, contentVec, retrieval, rmvpe, options);
+    return new RvcVoiceEngine(model, contentVec, retrieval, rmvpe, options, graph);
   }
 
   async *convert(source: MonoSource, controls: ConversionControls): AsyncGenerator<Float32Array> {
@@ -203,14 +217,25 @@ export class RvcVoiceEngine implements VoiceEngine {
       throw new Error(`the voice model's index holds ${retrieval.index.dim}-d features, the ContentVec model gives ${dim}-d`);
     const phone = await rvcPhone(own, dim, pitchf, retrieval, controls.conversionStrength, this.#protect);
 
-    const out = await this.model.run({
-      phone: new ort.Tensor("float32", phone, [1, frames, dim]),
-      phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
-      pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
-      pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
-      ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
-      rnd: new ort.Tensor("float32", gaussian(192 * frames), [1, 192, frames]),
-    });
+    const hop = this.outputSampleRate / 100;
+    const noise = gaussian(this.#noiseChannels * frames);
+    const out =
+      this.#graph === "mixdown"
+        ? await this.model.run({
+            phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+            pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+            rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+            sid: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+            source: new ort.Tensor("float32", nsfSource(pitchf, this.outputSampleRate, hop, gaussian(frames * hop)), [1, 1, frames * hop]),
+          })
+        : await this.model.run({
+            phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+            phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
+            pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+            pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
+            ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+            rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+          });
     const audioOut = out.audio!.data as Float32Array;
     const r = this.outputSampleRate / RATE;
     const hopOut = FRAME * r;
