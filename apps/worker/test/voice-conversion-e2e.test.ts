@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { registerVoiceCatalogue } from "@mixdown/db";
@@ -216,4 +217,84 @@ describe("voice conversion jobs through the API and the worker", () => {
     const semitones = contourShiftSemitones(await f0Of(input), await f0Of(outPath));
     assert.ok(Math.abs(semitones + 3) < 0.3, `the f0 contour moved ${semitones.toFixed(2)} semitones, expected -3`);
   });
+
+  const torchPython = (() => {
+    try {
+      execFileSync("/usr/bin/python3", ["-c", "import torch, onnx"], { stdio: "ignore" });
+      return "/usr/bin/python3";
+    } catch {
+      return undefined;
+    }
+  })();
+  const fixture = (path: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${path}`, import.meta.url));
+
+  it(
+    "imports an RVC .pth with its .index: pending, converted by the build job, ready; converts with every control; a .pth whose weights do not fit ends failed with the reason",
+    { skip: torchPython ? false : "no python3 with torch here: the worker would install Debian's PyTorch first" },
+    async () => {
+      const imported = await post(d, "voice-models", {
+        metadata: JSON.stringify({ title: "My RVC pth", tags: ["rvc"] }),
+        modelFile: { path: fixture("rvc-pth/rvc-v2-48k.pth") },
+        indexFile: { path: fixture("rvc-index/ivf-flat-768.index") },
+      });
+      assert.equal(imported.status, 201, await imported.clone().text());
+      const model = (await imported.json()) as any;
+      assert.deepEqual([model.architecture, model.sampleRate, model.state], ["rvc", 48000, "pending"]);
+      const deadline = Date.now() + 120_000;
+      let row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+      while (row.state === "pending" && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 500));
+        row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+      }
+      assert.equal(row.state, "ready", row.buildError ?? "");
+      assert.equal(row.fileKey, `voice-models/${model.id}/model.onnx`);
+      assert.deepEqual((row.metadata as any).rvc, { version: "v2", f0: 1, sampleRate: 48000, speakers: 3 });
+      assert.equal((row.metadata as any).indexKey, `voice-models/${model.id}/model.index`);
+
+      const input = await speech("en+f1", "Turn the page slowly and listen to the rain.", ["-ar", "44100"]);
+      const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.wav");
+      await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=110:d=4", "-ar", "44100", backing]);
+      const created = await post(d, "voice-conversions", {
+        voiceModelId: String(model.id),
+        soundFile: { path: input },
+        backingSoundFile: { path: backing },
+        conversionStrength: "0.7",
+        modelVolumeMix: "0.5",
+        pitchShift: "2",
+        pre: JSON.stringify({ noiseGate: { threshold_db: -50 } }),
+        post: JSON.stringify({ compressor: { threshold_db: -20, ratio: 3 } }),
+      });
+      assert.equal(created.status, 201, await created.clone().text());
+      const done = await waitForEnd(d, `voice-conversions/${((await created.json()) as any).id}`, 120_000);
+      assert.equal(done.status, "success", done.errorMessage);
+      const [src, out] = [await probe(input), await probe(await download(done.outputFileUrl))];
+      assert.deepEqual([out.sampleRate, out.samples], [44100, src.samples]);
+      assert.ok(done.recombinedAudioFileUrl, "the backing track was mixed in");
+
+      const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+      const broken = join(dir, "broken.pth");
+      execFileSync(torchPython!, [
+        "-c",
+        "import sys, torch; c = torch.load(sys.argv[1]); del c['weight']['dec.conv_post.weight']; torch.save(c, sys.argv[2])",
+        fixture("rvc-pth/rvc-v2-48k.pth"),
+        broken,
+      ]);
+      const refused = await post(d, "voice-models", {
+        metadata: JSON.stringify({ title: "Broken" }),
+        modelFile: { path: broken },
+      });
+      assert.equal(refused.status, 201, await refused.clone().text());
+      const failedId = ((await refused.json()) as any).id;
+      let failed = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: failedId } });
+      while (failed.state === "pending" && Date.now() < deadline + 60_000) {
+        await new Promise((r) => setTimeout(r, 500));
+        failed = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: failedId } });
+      }
+      assert.equal(failed.state, "failed");
+      assert.match(
+        failed.buildError ?? "",
+        /^modelFile: the weights do not fit RVC's synthesizer: missing dec\.conv_post\.weight/,
+      );
+    },
+  );
 });

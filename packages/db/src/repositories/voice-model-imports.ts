@@ -24,6 +24,15 @@ export class VoiceModelImportRepository {
     });
   }
 
+  /**
+   * The file a pending model is built from (an RVC `.pth`, stored under the model's own prefix
+   * after the row exists) and the metadata the import found; the build job picks the row up once
+   * `referenceKey` is set.
+   */
+  setBuildSource(id: number, referenceKey: string, metadata: Prisma.InputJsonObject): Promise<VoiceModel> {
+    return this.prisma.voiceModel.update({ where: { id }, data: { referenceKey, metadata } });
+  }
+
   /** The cover the owner uploaded with a reference recording, stored while the model is still to be built. */
   setCover(id: number, imageKey: string): Promise<VoiceModel> {
     return this.prisma.voiceModel.update({ where: { id }, data: { imageKey } });

@@ -226,7 +226,11 @@ export class RvcVoiceEngine implements VoiceEngine {
             pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
             rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
             sid: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
-            source: new ort.Tensor("float32", nsfSource(pitchf, this.outputSampleRate, hop, gaussian(frames * hop)), [1, 1, frames * hop]),
+            source: new ort.Tensor("float32", nsfSource(pitchf, this.outputSampleRate, hop, gaussian(frames * hop)), [
+              1,
+              1,
+              frames * hop,
+            ]),
           })
         : await this.model.run({
             phone: new ort.Tensor("float32", phone, [1, frames, dim]),
