@@ -720,6 +720,51 @@ describe("voice models", () => {
     }
   });
 
+  test("import of an RVC .pth: identified from its own config, stored with its index, pending, and a voice-model-build job queued", async () => {
+    const pth = await readFile(new URL("../../../packages/voice/test/fixtures/rvc-pth/rvc-v1-40k.pth", import.meta.url));
+    const res = await importRvc(me, [
+      { name: "modelFile", filename: "singer.pth", content: pth },
+      { name: "indexFile", filename: "added.index", content: await rvcIndexFixture("ivf-flat.index") },
+    ]);
+    assert.equal(res.statusCode, 201, res.body);
+    const model = res.json();
+    assert.deepEqual([model.architecture, model.sampleRate, model.state], ["rvc", 40000, "pending"]);
+    const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    assert.equal(row.referenceKey, `voice-models/${model.id}/model.pth`);
+    assert.equal(row.fileKey, null);
+    assert.deepEqual(row.metadata, {
+      source: "upload",
+      format: "pth",
+      rvc: { version: "v1", f0: 1, sampleRate: 40000, speakers: 3 },
+      indexKey: `voice-models/${model.id}/model.index`,
+      index: { dim: 64, vectors: 3000, lists: 76 },
+    });
+    assert.equal(
+      await h.app.ctx.queues.queue("voice-model-build").getJobState(bullJobId("voice-model-build", model.id)),
+      "waiting",
+    );
+  });
+
+  test("import rejects a PyTorch file that is not an RVC voice model, or a broken one (422 naming it), and stores nothing", async () => {
+    const caller = await h.newCaller();
+    const demucs = await readFile(
+      new URL("../../../packages/separation/test/fixtures/import-probes/htdemucs.th", import.meta.url),
+    );
+    const pth = await readFile(new URL("../../../packages/voice/test/fixtures/rvc-pth/rvc-v2-48k.pth", import.meta.url));
+    for (const [content, message] of [
+      [demucs, /modelFile: not an RVC voice model: expected RVC's exported \.pth \(a dict with weight and config\)/],
+      [pth.subarray(0, 2000), /^modelFile: not a readable zip \(.*truncated/],
+    ] as const) {
+      const before = await footprint(h);
+      expectError(
+        await importRvc(caller, [{ name: "modelFile", filename: "model.pth", content: Buffer.from(content) }]),
+        422,
+        message,
+      );
+      await assertUnchanged(h, before);
+    }
+  });
+
   test("import rejects an image part that is not PNG/JPEG/WebP (422) or too large (413), naming the field, and stores nothing", async () => {
     const modelFile = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>');

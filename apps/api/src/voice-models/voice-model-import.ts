@@ -153,7 +153,9 @@ export class VoiceModelImportService {
       try {
         checkpoint = describeRvcCheckpoint(await readTorchFile(modelFile!.path));
       } catch (err) {
-        if (err instanceof VoiceModelFileError || err instanceof TorchFileError) throw unprocessable(`modelFile: ${err.message}`);
+        // TorchFileError names the file by its path: here a temporary one the caller never saw.
+        if (err instanceof VoiceModelFileError || err instanceof TorchFileError)
+          throw unprocessable(`modelFile: ${err.message.replaceAll(`${modelFile!.path}: `, "")}`);
         throw err;
       }
       if (checkpoint.f0 !== 1)
