@@ -91,6 +91,23 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await engine.close();
   });
 
+  it("names the ContentVec a converted v1 model needs when the installed one gives 768-d features", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
+    const modelPath = new URL("./fixtures/rvc-pth/rvc-v1-40k.onnx", import.meta.url).pathname;
+    const engine = await RvcVoiceEngine.load({ modelPath, contentVecPath: join(dir, "vec.onnx"), sampleRate: 40000 });
+    await assert.rejects(
+      convertVoiceFile({
+        inputPath: await speech("en+f1", "One two."),
+        engine,
+        params: { conversionStrength: 1, modelVolumeMix: 1, pitchShift: 0, pre: {}, post: {} },
+        outDir: join(dir, "out"),
+      }),
+      /takes 256-d features but the ContentVec model gives 768-d \(an RVC v1 model needs vec-256-layer-9\.onnx as VOICE_CONTENTVEC_MODEL\)/,
+    );
+    await engine.close();
+  });
+
   for (const rate of [40000, 48000] as const) {
     it(`converts a 50 s input in pieces cut at quiet points with a ${rate / 1000} kHz model: exact length at the input's rate, f0 shifted`, async () => {
       const dir = await tempDir();

@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -11,8 +12,10 @@ import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
 import { ensurePyTorch } from "@mixdown/separation/import";
 import { importRmvpe, PitchImportError } from "@mixdown/voice/import-pitch";
+import { convertRvcCheckpoint, describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
+import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 
-export const voicesUsage = `./mixdown.sh voices import <file.onnx> --title TITLE [--public | --owner CALLER_ID]
+export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth> --title TITLE [--public | --owner CALLER_ID]
                          [--tags a,b] [--sample-rate 40000] [--index file.index]
                                  import an RVC v2 or native ONNX voice model (an RVC model with
                                  its feature index: the faiss .index its training wrote)
@@ -20,6 +23,8 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx> --title TITLE
                                  installs the RMVPE pitch model RVC conversions use (at
                                  MODELS_DIR/VOICE_RMVPE_MODEL); a rmvpe.pt is converted to ONNX once
                                  (Debian's PyTorch is installed for that on first use)`;
+
+const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, sampleRate: c.sampleRate, speakers: c.speakers });
 
 const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
 
@@ -74,7 +79,7 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
       index: { type: "string" },
     },
   });
-  if (positionals.length !== 1) throw new UsageError(`voices import takes one ONNX file\n${voicesUsage}`);
+  if (positionals.length !== 1) throw new UsageError(`voices import takes one model file (.onnx or RVC .pth)\n${voicesUsage}`);
   if (!values.title) throw new UsageError("voices import needs --title TITLE");
   if (values.public === (values.owner !== undefined))
     throw new UsageError("say who owns the model: --public or --owner CALLER_ID");
@@ -83,18 +88,36 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
   if (rate !== undefined && ![32000, 40000, 48000].includes(rate))
     throw new UsageError("--sample-rate is 32000, 40000 or 48000 (RVC output rate)");
 
-  const file = positionals[0]!;
+  let file = positionals[0]!;
+  const sourceName = path.basename(file);
+  let converted: RvcCheckpointInfo | undefined;
   let info;
   try {
-    info = inspectVoiceModelFile(await readFile(file));
+    const bytes = await readFile(file);
+    // torch.save writes a zip: an RVC .pth, converted here once (Debian's PyTorch on demand).
+    if (bytes.subarray(0, 4).equals(Buffer.from("PK\x03\x04", "latin1"))) {
+      const checkpoint = describeRvcCheckpoint(await readTorchFile(file));
+      if (checkpoint.f0 !== 1) throw new VoiceModelFileError("RVC models without f0 are not supported yet");
+      const out = path.join(await mkdtemp(path.join(tmpdir(), "mixdown-rvc-")), "model.onnx");
+      console.error(
+        `converting ${file} (RVC ${checkpoint.version}, ${checkpoint.sampleRate / 1000} kHz) with Mixdown's synthesizer`,
+      );
+      converted = await convertRvcCheckpoint(file, out, { python: await ensurePyTorch((line) => console.error(line), env) });
+      file = out;
+    }
+    info = inspectVoiceModelFile(converted ? await readFile(file) : bytes);
   } catch (err) {
-    if (err instanceof VoiceModelFileError) {
-      console.error(`${file}: ${err.message}`);
+    if (err instanceof VoiceModelFileError || err instanceof TorchFileError) {
+      console.error(`${positionals[0]}: ${err.message}`);
       return 1;
     }
     throw err;
   }
-  const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (rate ?? 40000);
+  const sampleRate = converted
+    ? converted.sampleRate
+    : info.architecture === "native"
+      ? (info.sampleRate ?? 44100)
+      : (rate ?? 40000);
   let index: FeatureIndexInfo | undefined;
   if (values.index !== undefined) {
     if (info.architecture !== "rvc") throw new UsageError("--index goes with an RVC model (it is that model's feature index)");
@@ -132,7 +155,7 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
           : [],
         architecture: info.architecture,
         sampleRate,
-        metadata: { source: "cli", fileName: path.basename(file) },
+        metadata: { source: "cli", fileName: sourceName, ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}) },
       });
       const key = `voice-models/${created.id}/model.onnx`;
       const indexKey = `voice-models/${created.id}/model.index`;
@@ -142,7 +165,8 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
         await storage.putFile(indexKey, values.index!);
         return await imports.publish(created.id, key, undefined, {
           source: "cli",
-          fileName: path.basename(file),
+          fileName: sourceName,
+          ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}),
           indexKey,
           index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist },
         });

@@ -1,6 +1,6 @@
 import * as ort from "onnxruntime-node";
 import { readFile } from "node:fs/promises";
-import { inspectVoiceModelFile } from "../model-file.ts";
+import { inspectVoiceModelFile, VoiceModelFileError } from "../model-file.ts";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
 import { nsfSource } from "./nsf-source.ts";
 import { trackPitch } from "../pitch/yin.ts";
@@ -108,6 +108,8 @@ export class RvcVoiceEngine implements VoiceEngine {
   readonly #graph: "export" | "mixdown";
   /** Channels of the prior's noise input `rnd`. */
   readonly #noiseChannels: number;
+  /** Feature width the model takes (768: v2, ContentVec layer 12; 256: v1, layer 9 + projection), when it says. */
+  readonly #phoneWidth: number | undefined;
 
   private constructor(
     private readonly model: ort.InferenceSession,
@@ -115,8 +117,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     private readonly retrieval: IndexRetrieval | undefined,
     private readonly rmvpe: RmvpePitch | undefined,
     options: RvcEngineOptions,
-    graph: { kind: "export" | "mixdown"; noiseChannels: number },
+    graph: { kind: "export" | "mixdown"; noiseChannels: number; phoneWidth?: number },
   ) {
+    this.#phoneWidth = graph.phoneWidth;
     this.#graph = graph.kind;
     this.#noiseChannels = graph.noiseChannels;
     this.outputSampleRate = options.sampleRate;
@@ -130,7 +133,12 @@ export class RvcVoiceEngine implements VoiceEngine {
     const info = inspectVoiceModelFile(await readFile(options.modelPath));
     if (info.architecture !== "rvc") throw new Error(`${options.modelPath} is not an RVC model`);
     const rndChannels = info.inputs.find((i) => i.name === "rnd")?.dims[1];
-    const graph = { kind: info.rvcGraph ?? "export", noiseChannels: typeof rndChannels === "number" ? rndChannels : 192 };
+    const phoneWidth = info.inputs.find((i) => i.name === "phone")?.dims[2];
+    const graph = {
+      kind: info.rvcGraph ?? "export",
+      noiseChannels: typeof rndChannels === "number" ? rndChannels : 192,
+      ...(typeof phoneWidth === "number" ? { phoneWidth } : {}),
+    };
     const [model, contentVec, retrieval, rmvpe] = await Promise.all([
       ort.InferenceSession.create(options.modelPath, session),
       ort.InferenceSession.create(options.contentVecPath, session),
@@ -212,6 +220,10 @@ export class RvcVoiceEngine implements VoiceEngine {
     const pitchf = new Float32Array(frames);
     for (let t = 0; t < frames; t++) pitchf[t] = Math.min(F0_MAX * 2, f0[t]! * ratio);
 
+    if (this.#phoneWidth !== undefined && this.#phoneWidth !== dim)
+      throw new VoiceModelFileError(
+        `the voice model takes ${this.#phoneWidth}-d features but the ContentVec model gives ${dim}-d${this.#phoneWidth === 256 ? " (an RVC v1 model needs vec-256-layer-9.onnx as VOICE_CONTENTVEC_MODEL)" : ""}`,
+      );
     const retrieval = this.retrieval;
     if (retrieval && retrieval.index.dim !== dim)
       throw new Error(`the voice model's index holds ${retrieval.index.dim}-d features, the ContentVec model gives ${dim}-d`);
