@@ -45,7 +45,7 @@ describe("voice conversion jobs through the API and the worker", () => {
     models = await mkdtemp(join(tmpdir(), "mixdown-vc-models-"));
     await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
     d = await startDeployment({
-      WORKER_QUEUES: "voice-conversion,voice-model-build",
+      WORKER_QUEUES: "voice-conversion,voice-model-build,voice-blend",
       VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx"),
     });
     await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
@@ -229,7 +229,7 @@ describe("voice conversion jobs through the API and the worker", () => {
   const fixture = (path: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${path}`, import.meta.url));
 
   it(
-    "imports an RVC .pth with its .index: pending, converted by the build job, ready; converts with every control; a .pth whose weights do not fit ends failed with the reason",
+    "imports an RVC .pth with its .index: pending, converted by the build job, ready; converts with every control; blends with another imported .pth; a .pth whose weights do not fit ends failed with the reason",
     { skip: torchPython ? false : "no python3 with torch here: the worker would install Debian's PyTorch first" },
     async () => {
       const imported = await post(d, "voice-models", {
@@ -271,7 +271,42 @@ describe("voice conversion jobs through the API and the worker", () => {
       assert.deepEqual([out.sampleRate, out.samples], [44100, src.samples]);
       assert.ok(done.recombinedAudioFileUrl, "the backing track was mixed in");
 
+      // A second model of the same version and rate (the weights scaled), imported and blended with the first.
       const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+      const other = join(dir, "other.pth");
+      execFileSync(torchPython!, [
+        "-c",
+        "import sys, torch; c = torch.load(sys.argv[1]); c['weight'] = {k: v * 0.9 for k, v in c['weight'].items()}; torch.save(c, sys.argv[2])",
+        fixture("rvc-pth/rvc-v2-48k.pth"),
+        other,
+      ]);
+      const second = (await (
+        await post(d, "voice-models", { metadata: JSON.stringify({ title: "Other" }), modelFile: { path: other } })
+      ).json()) as any;
+      let secondRow = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: second.id } });
+      while (secondRow.state === "pending" && Date.now() < deadline + 60_000) {
+        await new Promise((r) => setTimeout(r, 500));
+        secondRow = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: second.id } });
+      }
+      assert.equal(secondRow.state, "ready", secondRow.buildError ?? "");
+      const blendRes = await fetch(`${d.baseUrl}/api/kits/v1/voice-blender`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ modelId1: model.id, modelId2: second.id, alpha: 0.5, title: "Blended pth" }),
+      });
+      assert.equal(blendRes.status, 201, await blendRes.clone().text());
+      const blendJob = (await blendRes.json()) as any;
+      const blended = await waitForEnd(d, `voice-blender/${blendJob.id}`, 60_000);
+      assert.equal(blended.status, "success", blended.errorMessage);
+      const throughBlend = await post(d, "voice-conversions", {
+        voiceModelId: String(blendJob.outputModelId),
+        soundFile: { path: input },
+        pitchShift: "-2",
+      });
+      assert.equal(throughBlend.status, 201, await throughBlend.clone().text());
+      const blendDone = await waitForEnd(d, `voice-conversions/${((await throughBlend.json()) as any).id}`, 120_000);
+      assert.equal(blendDone.status, "success", blendDone.errorMessage);
+
       const broken = join(dir, "broken.pth");
       execFileSync(torchPython!, [
         "-c",
