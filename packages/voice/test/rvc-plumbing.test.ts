@@ -25,7 +25,7 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     assert.throws(() => inspectVoiceModelFile(new TextEncoder().encode("not onnx")), /not an ONNX model/);
   });
 
-  it("converts with the model's feature index (768-d, as wide as ContentVec's), and names a width mismatch", async () => {
+  it("converts with the model's feature index (768-d, as wide as ContentVec's), and names a width mismatch and a missing ContentVec", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "rvc.onnx"), writeRvcSignatureModel(40000));
     await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());
@@ -51,6 +51,10 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
       /the voice model's index holds 64-d features, the ContentVec model gives 768-d/,
     );
     await narrow.close();
+    await assert.rejects(
+      RvcVoiceEngine.load({ modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "absent.onnx"), sampleRate: 40000 }),
+      /RVC models need the ContentVec model .*absent\.onnx \(VOICE_CONTENTVEC_MODEL: vec-768-layer-12\.onnx for v2 models, vec-256-layer-9\.onnx for v1\), which is missing/,
+    );
   });
 
   it("converts end to end with an RMVPE model for f0, and names a missing one with what to do", async () => {

@@ -1,4 +1,5 @@
 import * as ort from "onnxruntime-node";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { inspectVoiceModelFile, VoiceModelFileError } from "../model-file.ts";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
@@ -130,6 +131,10 @@ export class RvcVoiceEngine implements VoiceEngine {
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
     const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
     if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
+    if (!existsSync(options.contentVecPath))
+      throw new Error(
+        `RVC models need the ContentVec model ${options.contentVecPath} (VOICE_CONTENTVEC_MODEL: vec-768-layer-12.onnx for v2 models, vec-256-layer-9.onnx for v1), which is missing`,
+      );
     const info = inspectVoiceModelFile(await readFile(options.modelPath));
     if (info.architecture !== "rvc") throw new Error(`${options.modelPath} is not an RVC model`);
     const rndChannels = info.inputs.find((i) => i.name === "rnd")?.dims[1];
