@@ -11,7 +11,7 @@ export { buildNativeVoiceModel, monoBlocks, readMono } from "./native/build.ts";
 export { measureVoiceStatsOf } from "./native/measure.ts";
 export { writeNativeVoiceModel, type NativeVoiceWeights } from "./native/model-graph.ts";
 export { NATIVE_LAYOUT, NATIVE_WEIGHTS } from "./native/layout.ts";
-export { RvcVoiceEngine, coarsePitch, rvcPhone, type RvcEngineOptions } from "./rvc/rvc-voice.ts";
+export { RvcVoiceEngine, coarsePitch, rvcPhone, type RvcEngineOptions, type RvcStageTimes } from "./rvc/rvc-voice.ts";
 export {
   FeatureIndex,
   FeatureIndexError,

@@ -8,6 +8,16 @@ import { trackPitch } from "../pitch/yin.ts";
 import { IndexRetrieval } from "./index-retrieval.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
 
+export interface RvcStageTimes {
+  contentVec: number;
+  /** RMVPE or YIN, and the f0 shift. */
+  pitch: number;
+  /** Index retrieval, protect and the ×2 repetition of the features. */
+  index: number;
+  /** The synthesizer, with the NSF excitation and the noise it draws. */
+  synthesizer: number;
+}
+
 export interface RvcEngineOptions {
   modelPath: string;
   contentVecPath: string;
@@ -103,6 +113,8 @@ export class RvcVoiceEngine implements VoiceEngine {
   readonly sampleRate = RATE;
   readonly shiftsPitch = true;
   readonly outputSampleRate: number;
+  /** Milliseconds spent per stage over this engine's conversions (for benchmarks). */
+  readonly timings: RvcStageTimes = { contentVec: 0, pitch: 0, index: 0, synthesizer: 0 };
   readonly #segment: number;
   readonly #protect: number;
   /** `mixdown`: a converted `.pth` (the excitation computed here); `export`: RVC's own ONNX export. */
@@ -211,6 +223,12 @@ export class RvcVoiceEngine implements VoiceEngine {
     const input = new Float32Array(frames * FRAME);
     input.set(audio.subarray(0, input.length));
 
+    let t = performance.now();
+    const lap = (stage: keyof RvcStageTimes) => {
+      const now = performance.now();
+      this.timings[stage] += now - t;
+      t = now;
+    };
     const vec = await this.contentVec.run({
       [this.contentVec.inputNames[0]!]: new ort.Tensor("float32", input, [1, 1, input.length]),
     });
@@ -219,6 +237,7 @@ export class RvcVoiceEngine implements VoiceEngine {
     const own = embed.data as Float32Array;
 
     const ratio = 2 ** (controls.pitchShift / 12);
+    lap("contentVec");
     const f0 = (
       this.rmvpe ? await this.rmvpe.track(input) : trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX })
     ).subarray(0, frames);
@@ -232,7 +251,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     const retrieval = this.retrieval;
     if (retrieval && retrieval.index.dim !== dim)
       throw new Error(`the voice model's index holds ${retrieval.index.dim}-d features, the ContentVec model gives ${dim}-d`);
+    lap("pitch");
     const phone = await rvcPhone(own, dim, pitchf, retrieval, controls.conversionStrength, this.#protect);
+    lap("index");
 
     const hop = this.outputSampleRate / 100;
     const noise = gaussian(this.#noiseChannels * frames);
@@ -257,6 +278,7 @@ export class RvcVoiceEngine implements VoiceEngine {
             ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
             rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
           });
+    lap("synthesizer");
     const audioOut = out.audio!.data as Float32Array;
     const r = this.outputSampleRate / RATE;
     const hopOut = FRAME * r;
