@@ -16,9 +16,10 @@ export interface VoiceModelFileInfo {
   architecture: VoiceArchitecture;
   /**
    * RVC graphs: `export` = RVC's own ONNX export (f0 and its noise drawn inside the graph);
-   * `mixdown` = a `.pth` converted by Mixdown (the NSF excitation is an input).
+   * `mixdown` = a `.pth` converted by Mixdown (the NSF excitation is an input); `mixdown-no-f0`
+   * = the same for a model trained without f0 (no pitch, no excitation).
    */
-  rvcGraph?: "export" | "mixdown";
+  rvcGraph?: "export" | "mixdown" | "mixdown-no-f0";
   /** Output rate the file declares (native models), if any. */
   sampleRate?: number;
   metadata: Record<string, string>;
@@ -50,6 +51,13 @@ export const MIXDOWN_RVC_SIGNATURE: Record<string, [number, string]> = {
   rnd: [3, "float32"],
   sid: [1, "int64"],
   source: [3, "float32"],
+};
+
+/** The same for a model trained without f0. */
+export const MIXDOWN_RVC_NO_F0_SIGNATURE: Record<string, [number, string]> = {
+  phone: [3, "float32"],
+  rnd: [3, "float32"],
+  sid: [1, "int64"],
 };
 
 /**
@@ -95,14 +103,15 @@ export function inspectVoiceModelFile(bytes: Uint8Array): VoiceModelFileInfo {
       outputs,
     };
   }
-  if (names.has("phone") && names.has("source")) {
-    const problems = signatureProblems(inputs, MIXDOWN_RVC_SIGNATURE);
+  if (names.has("phone") && names.has("sid")) {
+    const f0 = names.has("source") || names.has("pitch");
+    const problems = signatureProblems(inputs, f0 ? MIXDOWN_RVC_SIGNATURE : MIXDOWN_RVC_NO_F0_SIGNATURE);
     if (!outputs.includes("audio")) problems.push("output audio missing");
     if (problems.length > 0) throw new VoiceModelFileError(`not a converted RVC model: ${problems.join("; ")}`);
     const sampleRate = Number(metadata["mixdown.sample_rate"]);
     return {
       architecture: "rvc",
-      rvcGraph: "mixdown",
+      rvcGraph: f0 ? "mixdown" : "mixdown-no-f0",
       ...(Number.isFinite(sampleRate) && sampleRate > 0 ? { sampleRate } : {}),
       metadata,
       inputs,

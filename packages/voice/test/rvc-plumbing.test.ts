@@ -95,6 +95,24 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await engine.close();
   });
 
+  it("converts with a converted model trained without f0 (no pitch, no excitation; v1, 256-d ContentVec)", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "vec256.onnx"), writeContentVecSignatureModel(1, 256));
+    const modelPath = new URL("./fixtures/rvc-pth/rvc-v1-40k-nof0.onnx", import.meta.url).pathname;
+    assert.equal(inspectVoiceModelFile(await readFile(modelPath)).rvcGraph, "mixdown-no-f0");
+    const engine = await RvcVoiceEngine.load({ modelPath, contentVecPath: join(dir, "vec256.onnx"), sampleRate: 40000 });
+    const r = await convertVoiceFile({
+      inputPath: await speech("en+m2", "No pitch guidance here."),
+      engine,
+      params: { conversionStrength: 1, modelVolumeMix: 1, pitchShift: 0, pre: {}, post: {} },
+      outDir: join(dir, "out"),
+    });
+    const out = await readMono(r.output, 44100);
+    assert.equal(out.length, r.frames);
+    assert.ok(out.every(Number.isFinite) && out.some((v) => Math.abs(v) > 1e-4));
+    await engine.close();
+  });
+
   it("names the ContentVec a converted v1 model needs when the installed one gives 768-d features", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "vec.onnx"), writeContentVecSignatureModel());

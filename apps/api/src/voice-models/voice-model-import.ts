@@ -158,8 +158,6 @@ export class VoiceModelImportService {
           throw unprocessable(`modelFile: ${err.message.replaceAll(`${modelFile!.path}: `, "")}`);
         throw err;
       }
-      if (checkpoint.f0 !== 1)
-        throw unprocessable("modelFile: RVC models without f0 (trained with pitch guidance off) are not supported yet");
       return this.#importCheckpoint(fields, checkpoint, modelFile!, await checkIndex(), indexFile, image, imageFile);
     }
     let info;

@@ -97,7 +97,6 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
     // torch.save writes a zip: an RVC .pth, converted here once (Debian's PyTorch on demand).
     if (bytes.subarray(0, 4).equals(Buffer.from("PK\x03\x04", "latin1"))) {
       const checkpoint = describeRvcCheckpoint(await readTorchFile(file));
-      if (checkpoint.f0 !== 1) throw new VoiceModelFileError("RVC models without f0 are not supported yet");
       const out = path.join(await mkdtemp(path.join(tmpdir(), "mixdown-rvc-")), "model.onnx");
       console.error(
         `converting ${file} (RVC ${checkpoint.version}, ${checkpoint.sampleRate / 1000} kHz) with Mixdown's synthesizer`,

@@ -51,7 +51,7 @@ async function convertCheckpoint(
     throw err;
   }
   const graph = inspectVoiceModelFile(await readFile(outPath));
-  if (graph.architecture !== "rvc" || graph.rvcGraph !== "mixdown")
+  if (graph.architecture !== "rvc" || !graph.rvcGraph?.startsWith("mixdown"))
     throw new Error(`the RVC converter wrote an unexpected graph (${graph.architecture}/${graph.rvcGraph})`);
   const fileKey = builtModelKey(rowId);
   await deps.storage.putFile(fileKey, outPath, { contentType: "application/octet-stream" });

@@ -2,9 +2,9 @@
 
     python3 -m mixdown_voice.export_rvc <model.pth> <out.onnx>
 
-Inputs: `phone` [1,T,F] float32 (ContentVec, 100 frames/s), `pitch` [1,T] int64 (coarse, f0
-models), `rnd` [1,C,T] float32 (the prior's N(0,1) noise), `sid` [1] int64, `source` [1,1,T·hop]
-float32 (the NSF excitation, f0 models); output `audio` [1,1,T·hop]. Prints what the file is
+Inputs: `phone` [1,T,F] float32 (ContentVec, 100 frames/s), `pitch` [1,T] int64 (coarse; f0
+models only), `rnd` [1,C,T] float32 (the prior's N(0,1) noise), `sid` [1] int64, `source`
+[1,1,T·hop] float32 (the NSF excitation; f0 models only); output `audio` [1,1,T·hop]. Prints what the file is
 (version, f0, sample rate, speakers, hop) as JSON on the last line of stdout; exit status 2 with a
 one-line reason when the file is not a usable RVC model.
 """
@@ -16,6 +16,17 @@ import sys
 import torch
 
 from .rvc_synth import load
+
+
+class WithoutF0(torch.nn.Module):
+    """A model trained without f0 takes neither the coarse pitch nor an excitation."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, phone, noise, speaker):
+        return self.model(phone, None, noise, speaker)
 
 
 def main(argv):
@@ -37,21 +48,20 @@ def main(argv):
     frames = 40
     features = 768 if info["version"] == "v2" else 256
     inter = info["config"][2]
-    args = [torch.zeros(1, frames, features), torch.ones(1, frames, dtype=torch.long), torch.zeros(1, inter, frames), torch.zeros(1, dtype=torch.long)]
-    names = ["phone", "pitch", "rnd", "sid"]
-    axes = {"phone": {1: "frames"}, "pitch": {1: "frames"}, "rnd": {2: "frames"}, "audio": {2: "samples"}}
+    phone, noise, sid = torch.zeros(1, frames, features), torch.zeros(1, inter, frames), torch.zeros(1, dtype=torch.long)
+    axes = {"phone": {1: "frames"}, "rnd": {2: "frames"}, "audio": {2: "samples"}}
     if info["f0"]:
-        args.append(torch.zeros(1, 1, frames * info["hop"]))
-        names.append("source")
-        axes["source"] = {2: "samples"}
+        graph, args = model, (phone, torch.ones(1, frames, dtype=torch.long), noise, sid, torch.zeros(1, 1, frames * info["hop"]))
+        names = ["phone", "pitch", "rnd", "sid", "source"]
+        axes.update({"pitch": {1: "frames"}, "source": {2: "samples"}})
     else:
-        args[1] = None
+        graph, args, names = WithoutF0(model), (phone, noise, sid), ["phone", "rnd", "sid"]
     with torch.no_grad():
         torch.onnx.export(
-            model,
-            tuple(args),
+            graph,
+            args,
             target,
-            input_names=[n for n, a in zip(names, args) if a is not None],
+            input_names=names,
             output_names=["audio"],
             dynamic_axes=axes,
             opset_version=17,

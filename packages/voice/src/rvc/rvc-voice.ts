@@ -118,7 +118,7 @@ export class RvcVoiceEngine implements VoiceEngine {
   readonly #segment: number;
   readonly #protect: number;
   /** `mixdown`: a converted `.pth` (the excitation computed here); `export`: RVC's own ONNX export. */
-  readonly #graph: "export" | "mixdown";
+  readonly #graph: "export" | "mixdown" | "mixdown-no-f0";
   /** Channels of the prior's noise input `rnd`. */
   readonly #noiseChannels: number;
   /** Feature width the model takes (768: v2, ContentVec layer 12; 256: v1, layer 9 + projection), when it says. */
@@ -130,7 +130,7 @@ export class RvcVoiceEngine implements VoiceEngine {
     private readonly retrieval: IndexRetrieval | undefined,
     private readonly rmvpe: RmvpePitch | undefined,
     options: RvcEngineOptions,
-    graph: { kind: "export" | "mixdown"; noiseChannels: number; phoneWidth?: number },
+    graph: { kind: "export" | "mixdown" | "mixdown-no-f0"; noiseChannels: number; phoneWidth?: number },
   ) {
     this.#phoneWidth = graph.phoneWidth;
     this.#graph = graph.kind;
@@ -238,9 +238,14 @@ export class RvcVoiceEngine implements VoiceEngine {
 
     const ratio = 2 ** (controls.pitchShift / 12);
     lap("contentVec");
-    const f0 = (
-      this.rmvpe ? await this.rmvpe.track(input) : trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX })
-    ).subarray(0, frames);
+    // A model trained without f0 takes none (and RVC applies no protect to it).
+    const withoutF0 = this.#graph === "mixdown-no-f0";
+    const f0 = withoutF0
+      ? new Float32Array(frames)
+      : (this.rmvpe
+          ? await this.rmvpe.track(input)
+          : trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX })
+        ).subarray(0, frames);
     const pitchf = new Float32Array(frames);
     for (let t = 0; t < frames; t++) pitchf[t] = Math.min(F0_MAX * 2, f0[t]! * ratio);
 
@@ -252,32 +257,38 @@ export class RvcVoiceEngine implements VoiceEngine {
     if (retrieval && retrieval.index.dim !== dim)
       throw new Error(`the voice model's index holds ${retrieval.index.dim}-d features, the ContentVec model gives ${dim}-d`);
     lap("pitch");
-    const phone = await rvcPhone(own, dim, pitchf, retrieval, controls.conversionStrength, this.#protect);
+    const phone = await rvcPhone(own, dim, pitchf, retrieval, controls.conversionStrength, withoutF0 ? 0.5 : this.#protect);
     lap("index");
 
     const hop = this.outputSampleRate / 100;
     const noise = gaussian(this.#noiseChannels * frames);
     const out =
-      this.#graph === "mixdown"
+      this.#graph === "mixdown-no-f0"
         ? await this.model.run({
             phone: new ort.Tensor("float32", phone, [1, frames, dim]),
-            pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
             rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
             sid: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
-            source: new ort.Tensor("float32", nsfSource(pitchf, this.outputSampleRate, hop, gaussian(frames * hop)), [
-              1,
-              1,
-              frames * hop,
-            ]),
           })
-        : await this.model.run({
-            phone: new ort.Tensor("float32", phone, [1, frames, dim]),
-            phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
-            pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
-            pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
-            ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
-            rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
-          });
+        : this.#graph === "mixdown"
+          ? await this.model.run({
+              phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+              pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+              rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+              sid: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+              source: new ort.Tensor("float32", nsfSource(pitchf, this.outputSampleRate, hop, gaussian(frames * hop)), [
+                1,
+                1,
+                frames * hop,
+              ]),
+            })
+          : await this.model.run({
+              phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+              phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
+              pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+              pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
+              ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+              rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+            });
     lap("synthesizer");
     const audioOut = out.audio!.data as Float32Array;
     const r = this.outputSampleRate / RATE;
