@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mixdown on a Debian/Ubuntu machine, from a clone of the repository:
-#   ./mixdown.sh up           run the whole service locally (no Docker); prints its URL, then an API key
+#   ./mixdown.sh up           run the whole service locally (no Docker); prints its dashboard link, URL, then an API key
 #   ./mixdown.sh test         run every test (`./mixdown.sh test --filter @mixdown/db`: one package)
 #   ./mixdown.sh setup        only install what is missing
 #   ./mixdown.sh <command>    any Mixdown CLI command: keys, voices, separate, migrate, ...
@@ -17,6 +17,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT="$PWD"
 
 APT_PACKAGES=(ca-certificates redis-server ffmpeg espeak-ng sox fluidsynth fluid-soundfont-gm)
+# Only `./mixdown.sh test` installs these, when the run includes @mixdown/web: its browser test drives chromium.
+TEST_APT_PACKAGES=(chromium)
 NODE_VERSION=24.21.0
 PNPM_VERSION="$(sed -nE 's/.*"packageManager": *"pnpm@([0-9.]+)".*/\1/p' package.json)"
 TOOLCHAIN="$ROOT/.mixdown/toolchain"
@@ -54,6 +56,15 @@ apt_install() {
   say "apt-get install $*"
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" ||
     die "apt-get install $* failed (see above)." "Install them yourself (apt-get install $*), then rerun."
+}
+
+install_test_packages() {
+  local missing=() pkg
+  command -v dpkg-query >/dev/null || return 0
+  for pkg in "${TEST_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
 install_system_packages() {
@@ -153,6 +164,20 @@ install_dependencies() {
   echo "$want" >"$stamp"
 }
 
+# The dashboard the API serves at `/` (apps/web/dist), built again only when what goes into it changed.
+build_dashboard() {
+  local stamp="$ROOT/.mixdown/web-build.sha256" want
+  want="$(
+    find apps/web packages/kits-client packages/voice/src/effects-schema.ts pnpm-lock.yaml -type f \
+      -not -path '*/node_modules/*' -not -path '*/dist/*' -not -path '*/test/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+  )"
+  if [ -f apps/web/dist/index.html ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  say "pnpm --filter @mixdown/web build (the dashboard)"
+  pnpm --silent --filter @mixdown/web build >/dev/null ||
+    die "building the dashboard failed (see above)." "The API runs without it: pnpm mixdown up, then fix apps/web."
+  echo "$want" >"$stamp"
+}
+
 setup() {
   install_system_packages
   use_toolchain
@@ -166,10 +191,13 @@ command="${1:-help}"
 case "$command" in
   up)
     setup
+    build_dashboard
     exec pnpm --silent mixdown up "$@"
     ;;
   test)
     setup
+    # A filtered run (`test --filter @mixdown/db`) installs no browser unless it names the dashboard.
+    if [ $# -eq 0 ] || [[ "$*" == *web* ]]; then install_test_packages; fi
     say "pnpm test $*"
     exec pnpm test "$@"
     ;;

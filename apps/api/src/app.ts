@@ -10,6 +10,7 @@ import {
   createJobTables,
   queueOwedWebhooks,
   createPrismaClient,
+  DashboardSignInRepository,
   IdempotencyKeyRepository,
   SeparationJobRepository,
   ServiceCountRepository,
@@ -27,6 +28,7 @@ import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
 import { fileRoutes } from "./files/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
+import { DEFAULT_WEB_DIR, dashboardRoutes } from "./dashboard/routes.ts";
 import { installErrorHandling } from "./http/errors.ts";
 import { ErrorResponse } from "./http/schemas.ts";
 import { IDEMPOTENCY_WINDOW_MS, IdempotentCreates } from "./idempotency/idempotent-creates.ts";
@@ -60,6 +62,8 @@ export interface AppDeps {
   authCacheTtlMs?: number;
   /** How long a create waits for Redis to take the queue entry before leaving it to the reconciler. */
   enqueueTimeoutMs?: number;
+  /** The built web dashboard served at `/` (default: apps/web/dist of this checkout). */
+  webDir?: string;
 }
 
 export type App = FastifyInstance & { ctx: AppContext };
@@ -176,6 +180,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   app.addSchema(SeparationModelRecord);
 
   await app.register(healthRoutes, { ctx });
+  await app.register(dashboardRoutes, {
+    signInCodes: new DashboardSignInRepository(prisma),
+    webDir: deps.webDir ?? DEFAULT_WEB_DIR,
+  });
   if (metrics) await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN });
   if (storage instanceof LocalDiskStorage) {
     await app.register(fileRoutes, { storage, secret: config.SIGNED_URL_SECRET! });

@@ -4,6 +4,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { probeAudio } from "@mixdown/audio";
 import { runCli } from "./run-cli.ts";
@@ -50,6 +51,22 @@ describe("mixdown separate", () => {
     assert.equal(vocals.sampleRate, 48000);
     assert.ok(Math.abs(vocals.frames - source.frames) <= 1152, `${vocals.frames} frames against the mp3's ${source.frames}`);
   });
+
+  for (const [family, model, stems] of [
+    ["htdemucs", "htdemucs-tiny", ["backing", "bass", "drums", "other", "vocals"]],
+    ["mel_band_roformer", "mel_band_roformer", ["backing", "other", "vocals"]],
+  ] as const) {
+    test(`separates with a ${family} model: one WAV per stem, named after the stem`, async () => {
+      const out = path.join(dir, `out-${family}`);
+      const modelsDir = fileURLToPath(new URL(`../../../packages/separation/test/fixtures/${family}/`, import.meta.url));
+      const result = await runCli(["separate", input, "--model", model, "--models-dir", modelsDir, "--out", out], {});
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(
+        (await readdir(out)).sort(),
+        stems.map((s) => `${s}.wav`),
+      );
+    });
+  }
 
   test("answers 2 with the usage on bad arguments and 1 on an unknown model", async () => {
     for (const argv of [

@@ -36,6 +36,17 @@ describe("mixdown up", { skip: apiMissing && "apps/api/src/main.ts is not in thi
       );
       assert.match(up.stdout(), new RegExp(`Base URL:\\s+http://127\\.0\\.0\\.1:${port}/api/kits/v1`));
       assert.match(up.stdout(), new RegExp(`Logs:\\s+${home}/logs`));
+      // The dashboard link carries a one-time code, not the key, and the code signs in as that key.
+      const code = new RegExp(`Dashboard:\\s+http://127\\.0\\.0\\.1:${port}/#/sign-in/([A-Za-z0-9_-]+)$`, "m").exec(
+        up.stdout(),
+      )?.[1];
+      assert.ok(code && !key.includes(code), "the dashboard link carries a code");
+      const signIn = await fetch(`http://127.0.0.1:${port}/dashboard/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code }),
+      });
+      assert.deepEqual(await signIn.json(), { apiKey: key });
       assert.match(up.stdout(), /curl -H "Authorization: Bearer mxd_/);
       // The key's webhook secret, as `keys webhook-secret` would print it, comes before the key.
       const secret = /^  webhook-secret: (whsec_[0-9a-f]{64})$/m.exec(lines.slice(0, keyLine).join("\n"))?.[1];

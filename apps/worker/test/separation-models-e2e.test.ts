@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -9,6 +9,7 @@ import { SMALL, writeTestModel } from "../../../packages/separation/test/support
 import { decodeFloat, download, makeSong, postForm, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const separationFixtures = join(repoRoot, "packages/separation/test/fixtures");
 const SIX = [
   { name: "drums", gain: 0.1 },
   { name: "bass", gain: 0.2 },
@@ -40,6 +41,14 @@ describe("separation jobs run with the model they chose", () => {
       await copyFile(join(repoModels, f), join(modelsDir, f));
     // A 6-stem model whose every stem is the mixture times a known gain, so each output is recognisable.
     await writeTestModel(modelsDir, { ...SMALL, name: "six", stems: SIX });
+    // Two of the other families, as `models import` leaves them (their exactness fixtures).
+    for (const f of [
+      "htdemucs/htdemucs-tiny.json",
+      "htdemucs/htdemucs-tiny.onnx",
+      "bs_roformer/bs_roformer.json",
+      "bs_roformer/bs_roformer.onnx",
+    ])
+      await copyFile(join(separationFixtures, f), join(modelsDir, f.split("/")[1]!));
     d = await startDeployment({ MODELS_DIR: modelsDir });
   });
   after(async () => {
@@ -100,16 +109,56 @@ describe("separation jobs run with the model they chose", () => {
     }
   });
 
+  it("a stem split served by an HTDemucs model publishes its four sources, equal to demucs's own to >= 60 dB", async () => {
+    const fixture = join(separationFixtures, "htdemucs");
+    const created = await postForm(d, "stem-splits", {
+      inputFile: { path: join(fixture, "mixture.flac") },
+      model: "htdemucs-tiny",
+    });
+    assert.equal(created.status, 200, await created.clone().text());
+    const done = await waitForEnd(d, `stem-splits/${((await created.json()) as { id: number }).id}`);
+    assert.equal(done.status, "success", done.errorMessage);
+    assert.equal(done.model, "htdemucs-tiny");
+    const { gain } = JSON.parse(await readFile(join(fixture, "reference/references.json"), "utf8")) as {
+      gain: Record<string, number>;
+    };
+    assert.deepEqual(
+      done.stemFileUrls.map((s: { instrument: string }) => s.instrument),
+      Object.keys(gain),
+    );
+    for (const stem of done.stemFileUrls as { instrument: string; url: string }[]) {
+      const reference = (await decodeFloat(join(fixture, `reference/${stem.instrument}.flac`))).map(
+        (v) => v / gain[stem.instrument]!,
+      );
+      const snr = snrDb(reference, await download(stem.url).then(decodeFloat));
+      assert.ok(snr >= 60, `${stem.instrument}: ${snr.toFixed(1)} dB`);
+    }
+  });
+
+  it("a vocal separation served by a BS-RoFormer model gives MSST's vocals to >= 60 dB", async () => {
+    const created = await postForm(d, "vocal-separations", {
+      inputFile: { path: join(separationFixtures, "msst/mixture.flac") },
+      model: "bs_roformer",
+    });
+    assert.equal(created.status, 200, await created.clone().text());
+    const done = await waitForEnd(d, `vocal-separations/${((await created.json()) as { id: number }).id}`);
+    assert.equal(done.status, "success", done.errorMessage);
+    assert.equal(done.model, "bs_roformer");
+    const reference = await decodeFloat(join(separationFixtures, "bs_roformer/reference-vocals.flac"));
+    const snr = snrDb(reference, await download(done.vocalAudioFileUrl).then(decodeFloat));
+    assert.ok(snr >= 60, `vocals: ${snr.toFixed(1)} dB`);
+  });
+
   for (const [setting, value, message] of [
     [
       "SEPARATION_MODEL_VOCALS",
       "htdemucs",
-      /SEPARATION_MODEL_VOCALS="htdemucs": no such separation model in .* \(installed: six, stems, vocals\)/,
+      /SEPARATION_MODEL_VOCALS="htdemucs": no such separation model in .* \(installed: bs_roformer, htdemucs-tiny, six, stems, vocals\)/,
     ],
     [
       "SEPARATION_MODEL_STEMS",
       "vocals",
-      /SEPARATION_MODEL_STEMS="vocals": the model \(stems: vocals\) cannot serve a stem-split \(models that can: six, stems\)/,
+      /SEPARATION_MODEL_STEMS="vocals": the model \(stems: vocals\) cannot serve a stem-split \(models that can: htdemucs-tiny, six, stems\)/,
     ],
   ] as const) {
     it(`refuses to start when ${setting} names ${value === "vocals" ? "a model that cannot serve its kind" : "a missing model"}`, async () => {

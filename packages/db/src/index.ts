@@ -18,4 +18,5 @@ export {
   type CreatedApiKey,
   type KeyRateLimits,
 } from "./api-keys.ts";
+export { DashboardSignInRepository, DASHBOARD_SIGN_IN_TTL_MS } from "./dashboard-sign-in.ts";
 export * from "./repositories/index.ts";

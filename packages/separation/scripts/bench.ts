@@ -9,6 +9,14 @@
  *
  *   pnpm bench:separation [--models vocals,stems] [--durations 30,180,600]
  *                         [--models-dir DIR] [--threads N] [--batch N] [--format wav|flac] [--spin-wait] [--stft-helper on|off]
+ *                         [--torch-checkpoint FILE [--torch-config YAML] [--torch-threads N]]
+ *
+ * Every family runs. "Inference alone" is, for MDX-Net, the same batches again on the warm
+ * session; for the other families, the median time of one chunk at batch 1 on a fresh session of
+ * each of the model's ONNX files (all of a bag's members), times the chunks the separation ran.
+ * `--torch-checkpoint` (one model) also times the same network in PyTorch (Mixdown's own
+ * implementation, pinned to the upstream's output by the exactness fixtures; Debian's torch) per
+ * chunk, against onnxruntime's time per chunk.
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -17,6 +25,9 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify, parseArgs } from "node:util";
 import { prepareFfmpeg } from "@mixdown/audio";
+import { MdxModel } from "../src/families/mdx/model.ts";
+import { openSession } from "../src/inference-options.ts";
+import { EXPORTER_PATH, pythonCommand, runProcess } from "../src/import/python-runtime.ts";
 import { ModelRegistry } from "../src/model-registry.ts";
 import { separateFile } from "../src/separate-file.ts";
 import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
@@ -45,6 +56,9 @@ interface CaseResult extends CaseSpec {
   inferenceWaitMs: number;
   /** the same number of session.run calls again, back to back, with nothing else running */
   inferenceAloneMs: number;
+  /** one chunk at batch 1, alone (families other than MDX-Net) */
+  msPerChunkAlone?: number;
+  family: string;
   postMs: number;
   encodeMs: number;
   chunks: number;
@@ -66,7 +80,8 @@ async function runCase(spec: CaseSpec): Promise<void> {
   });
   const loadStart = performance.now();
   // start-up work a long-lived worker does once: the session and ffmpeg's capability cache
-  const [model] = await Promise.all([registry.load(spec.model), prepareFfmpeg()]);
+  // the bench's models are MDX-Net ones: its inference-alone reference feeds their spectrogram input
+  const [model] = (await Promise.all([registry.load(spec.model), prepareFfmpeg()])) as [MdxModel, unknown];
   const loadMs = performance.now() - loadStart;
   const outDir = await mkdtemp(join(tmpdir(), "mixdown-bench-out-"));
   try {
@@ -78,22 +93,32 @@ async function runCase(spec: CaseSpec): Promise<void> {
       helperThread: spec.helperThread,
       ...(spec.batch ? { batchSize: spec.batch } : {}),
     });
-    // the reference: the model alone on as many chunks, in the same batches
-    const batch = Math.min(spec.batch ?? DEFAULT_BATCH_SIZE, model.maxBatch);
-    const { dimF, dimT } = model.manifest;
-    const input = new Float32Array(batch * 4 * dimF * dimT);
-    for (let i = 0; i < input.length; i++) input[i] = Math.random() - 0.5;
-    const aloneStart = performance.now();
-    for (let left = result.chunks; left > 0; left -= batch) {
-      const n = Math.min(batch, left);
-      await model.run(n === batch ? input : input.subarray(0, n * 4 * dimF * dimT), n);
+    let inferenceAloneMs: number;
+    let msPerChunkAlone: number | undefined;
+    const manifest = model.manifest as { architecture: string; file: string; members?: { file: string }[] };
+    if (model instanceof MdxModel) {
+      // the reference: the model alone on as many chunks, in the same batches
+      const batch = Math.min(spec.batch ?? DEFAULT_BATCH_SIZE, model.maxBatch);
+      const { dimF, dimT } = model.manifest;
+      const input = new Float32Array(batch * 4 * dimF * dimT);
+      for (let i = 0; i < input.length; i++) input[i] = Math.random() - 0.5;
+      const aloneStart = performance.now();
+      for (let left = result.chunks; left > 0; left -= batch) {
+        const n = Math.min(batch, left);
+        await model.run(n === batch ? input : input.subarray(0, n * 4 * dimF * dimT), n);
+      }
+      inferenceAloneMs = performance.now() - aloneStart;
+    } else {
+      msPerChunkAlone = await msPerChunk(spec, manifest);
+      inferenceAloneMs = msPerChunkAlone * result.chunks;
     }
-    const inferenceAloneMs = performance.now() - aloneStart;
     const out: CaseResult = {
       ...spec,
       loadMs,
       ...result.timings,
       inferenceAloneMs,
+      ...(msPerChunkAlone !== undefined ? { msPerChunkAlone } : {}),
+      family: manifest.architecture,
       chunks: result.chunks,
       peakRssMb: await peakRssMb(),
     };
@@ -102,6 +127,51 @@ async function runCase(spec: CaseSpec): Promise<void> {
     await rm(outDir, { recursive: true, force: true });
     await registry.close();
   }
+}
+
+/**
+ * One chunk at batch 1 through each ONNX file of a model (a bag's members in turn) on a fresh
+ * session with the bench's threads: the median of 3 runs after a warm-up, the members' mean.
+ * Inputs are noise in the graph's own shapes (symbolic dimensions, the batch, set to 1).
+ */
+async function msPerChunk(spec: CaseSpec, manifest: { file: string; members?: { file: string }[] }): Promise<number> {
+  const files = manifest.members?.map((m) => m.file) ?? [manifest.file];
+  let total = 0;
+  for (const file of files) {
+    const session = await openSession(join(spec.modelsDir, file), {
+      thread: false,
+      ...(spec.threads ? { intraOpThreads: spec.threads } : {}),
+    });
+    try {
+      const feeds: Record<string, { data: Float32Array; dims: number[] }> = {};
+      for (const meta of session.inputMetadata) {
+        if (!meta.isTensor) throw new Error(`${file}: input ${meta.name} is not a tensor`);
+        const dims = meta.shape.map((d) => (typeof d === "number" && d > 0 ? d : 1));
+        const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
+        for (let i = 0; i < data.length; i++) data[i] = (Math.random() - 0.5) * 0.2;
+        feeds[meta.name] = { data, dims };
+      }
+      const times: number[] = [];
+      for (let run = 0; run < 4; run++) {
+        const start = performance.now();
+        await session.runMany(feeds, session.outputNames);
+        if (run > 0) times.push(performance.now() - start);
+      }
+      total += times.sort((a, b) => a - b)[1]!;
+    } finally {
+      await session.release();
+    }
+  }
+  return total / files.length;
+}
+
+/** The same network in PyTorch (`python -m mixdown_export.bench_forward`): ms per chunk at batch 1. */
+async function torchMsPerChunk(family: string, checkpoint: string, config: string | undefined, threads: number): Promise<number> {
+  const args = ["-m", "mixdown_export.bench_forward", family, "--checkpoint", checkpoint, "--threads", String(threads)];
+  if (config) args.push("--config", config);
+  const result = await runProcess(await pythonCommand(), args, { env: { ...process.env, PYTHONPATH: EXPORTER_PATH } });
+  if (result.code !== 0) throw new Error(`bench_forward failed: ${result.stderr.trim().split("\n").slice(-5).join("\n")}`);
+  return (JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { msPerChunk: number }).msPerChunk;
 }
 
 /**
@@ -194,6 +264,9 @@ async function main(): Promise<void> {
       format: { type: "string", default: "wav" },
       "spin-wait": { type: "boolean", default: false },
       "stft-helper": { type: "string", default: "on" },
+      "torch-checkpoint": { type: "string" },
+      "torch-config": { type: "string" },
+      "torch-threads": { type: "string" },
     },
   });
   if (values.case) return runCase(JSON.parse(values.case) as CaseSpec);
@@ -242,6 +315,22 @@ async function main(): Promise<void> {
     const ten = results.find((r) => r.model === model && r.seconds === 600);
     if (three && ten)
       console.log(`${model}: peak RSS 10 min / 3 min = ${(ten.peakRssMb / three.peakRssMb).toFixed(2)} (target <= 1.5)`);
+  }
+  if (values["torch-checkpoint"]) {
+    if (models.length !== 1) throw new Error("--torch-checkpoint goes with one model (--models NAME)");
+    const r = results.find((x) => x.model === models[0] && x.msPerChunkAlone !== undefined);
+    if (!r) throw new Error(`${models[0]}: the PyTorch comparison is for the families with a PyTorch exporter`);
+    const threads = Number(values["torch-threads"] ?? values.threads ?? 2);
+    const torchMs = await torchMsPerChunk(
+      r.family,
+      resolve(values["torch-checkpoint"]),
+      values["torch-config"] && resolve(values["torch-config"]),
+      threads,
+    );
+    console.log(
+      `${models[0]} (${r.family}), one chunk at batch 1: onnxruntime ${r.msPerChunkAlone!.toFixed(0)} ms (${values.threads ?? "ORT default"} threads), ` +
+        `PyTorch ${torchMs.toFixed(0)} ms (${threads} threads): onnxruntime ${(torchMs / r.msPerChunkAlone!).toFixed(2)}x faster (target >= 1.3)`,
+    );
   }
   await writeFile(join(CACHE, "last-bench.json"), JSON.stringify(results, null, 2));
 }

@@ -153,6 +153,8 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
       ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(signal ? { signal } : {}),
+      // decoding the file again is cheaper than keeping the first pass
+      reopen: timedDecode,
     });
     for await (const block of stream) {
       const t0 = performance.now();

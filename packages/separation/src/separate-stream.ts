@@ -42,6 +42,8 @@ export interface SeparateStreamOptions {
   fft?: "auto" | "js";
   /** share the STFT work with a helper thread (default: when the machine has 2+ cores) */
   helperThread?: boolean;
+  /** a fresh pass over the same input, for families that read it twice (see FamilyStreamOptions) */
+  reopen?: () => AsyncIterable<Float32Array>;
 }
 
 /** Resolves the stems to produce, rejecting names the model cannot give. */
@@ -81,6 +83,7 @@ export async function* separateStream(
     ...(overlap !== undefined ? { overlap } : {}),
     ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
     ...(signal ? { signal } : {}),
+    ...(options.reopen ? { reopen: options.reopen } : {}),
   })) {
     processed += block.frames;
     if (onProgress) {

@@ -7,6 +7,7 @@ import {
   ManifestError,
   ModelLoadError,
   knownArchitectures,
+  MdxModel,
   ModelRegistry,
   outputStemNames,
   parseManifest,
@@ -16,6 +17,12 @@ import {
 } from "../src/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
 import { OnnxGraphBuilder } from "./support/onnx-builder.ts";
+
+/** The registry loads any family; these tests run MDX-Net models and call MdxModel.run. */
+function mdx(model: unknown): MdxModel {
+  assert.ok(model instanceof MdxModel);
+  return model;
+}
 
 const valid = {
   name: "vocals",
@@ -113,21 +120,21 @@ describe("ModelRegistry", () => {
     const [a, b] = await Promise.all([registry.load("identity"), registry.load("identity")]);
     assert.equal(a, b);
     assert.equal(await registry.load("identity"), a);
-    assert.equal(a.inputName, "input");
-    assert.equal(a.outputName, "output");
+    assert.equal(mdx(a).inputName, "input");
+    assert.equal(mdx(a).outputName, "output");
     await registry.close();
   });
 
   it("loads a model again once its session can no longer run", async () => {
     const registry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
     try {
-      const first = await registry.load("identity");
+      const first = mdx(await registry.load("identity"));
       const spec = new Float32Array(4 * SMALL.dimF * SMALL.dimT).fill(0.5);
       assert.deepEqual((await first.run(spec, 1)).data, spec);
       await first.release(); // as when its inference thread dies
       assert.equal(first.unusable, true);
       await assert.rejects(first.run(spec, 1));
-      const second = await registry.load("identity");
+      const second = mdx(await registry.load("identity"));
       assert.notEqual(second, first);
       assert.equal(second.unusable, false);
       assert.equal(await registry.load("identity"), second);
@@ -149,20 +156,28 @@ describe("ModelRegistry", () => {
     const own = await mkdtemp(join(tmpdir(), "mixdown-registry-arch-"));
     try {
       const path = join(own, "drums6.json");
-      const manifest = { ...valid, name: "drums6", architecture: "htdemucs", file: "drums6.onnx" };
+      const manifest = { ...valid, name: "drums6", architecture: "scnet", file: "drums6.onnx" };
       await writeFile(path, JSON.stringify(manifest));
       const expected = (err: Error) => {
         assert.ok(err instanceof ManifestError, `${err.name}: ${err.message}`);
-        assert.equal(err.message, `${path}: unsupported architecture "htdemucs" (known: "mdx")`);
+        assert.equal(
+          err.message,
+          `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c")`,
+        );
         return true;
       };
-      assert.deepEqual(knownArchitectures(), ["mdx"]);
+      assert.deepEqual(knownArchitectures(), ["mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c"]);
       assert.throws(() => parseManifest(manifest, path), expected);
       const registry = new ModelRegistry({ modelsDir: own });
       await assert.rejects(registry.load("drums6"), expected);
       const { manifests, invalid } = await registry.list();
       assert.deepEqual(manifests, []);
-      assert.deepEqual(invalid, [{ path, error: `${path}: unsupported architecture "htdemucs" (known: "mdx")` }]);
+      assert.deepEqual(invalid, [
+        {
+          path,
+          error: `${path}: unsupported architecture "scnet" (known: "mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c")`,
+        },
+      ]);
     } finally {
       await rm(own, { recursive: true, force: true });
     }
@@ -205,7 +220,7 @@ describe("ModelRegistry", () => {
     await writeFile(join(dir, "named.onnx"), g.encode());
     await writeFile(join(dir, "named.json"), JSON.stringify({ ...valid, ...SMALL, name: "named", file: "named.onnx" }));
     const registry = new ModelRegistry({ modelsDir: dir });
-    const model = await registry.load("named");
+    const model = mdx(await registry.load("named"));
     assert.deepEqual([model.inputName, model.outputName], ["mix_spec", "stem_spec"]);
     const out = await model.run(new Float32Array(2 * 4 * SMALL.dimF * SMALL.dimT).fill(0.5), 2);
     assert.equal(out.stems, 1);
@@ -242,7 +257,7 @@ describe("ModelRegistry", () => {
     it(`with providerFallback cpu, runs on cpu where ${provider} cannot and says why`, async (t) => {
       const registry = new ModelRegistry({ modelsDir: dir, executionProvider: provider, providerFallback: "cpu", thread: false });
       try {
-        const model = await registry.load("identity");
+        const model = mdx(await registry.load("identity"));
         if (model.executionProvider === provider) return t.skip(`${provider} runs on this machine`);
         assert.equal(model.executionProvider, "cpu");
         assert.match(model.fallbackReason ?? "", new RegExp(`execution provider "${provider}" cannot run`));

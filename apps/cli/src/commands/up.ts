@@ -5,7 +5,7 @@ import net from "node:net";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig, publicBaseUrl } from "@mixdown/config";
-import { ApiKeyRepository, applyMigrations, createPrismaClient } from "@mixdown/db";
+import { ApiKeyRepository, applyMigrations, createPrismaClient, DashboardSignInRepository } from "@mixdown/db";
 import {
   findRedisServer,
   freePort,
@@ -167,11 +167,13 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     supervisor.restartOnExit();
     writeStackInfo(dir, { pid: process.pid, databaseUrl: database.url, redisUrl: childEnv.REDIS_URL!, baseUrl });
 
-    const { key, webhookSecret } = await issueLocalKey(database.url);
+    const { key, webhookSecret, signInCode } = await issueLocalKey(database.url);
     console.log(
       [
         "",
         "Mixdown is up.",
+        `  Dashboard: ${baseUrl}/#/sign-in/${signInCode}`,
+        "             (signs a browser in with the key below; the link works once, for 15 minutes)",
         `  Base URL:  ${baseUrl}/api/kits/v1`,
         `  Docs:      ${baseUrl}/docs`,
         `  Data:      ${dir}`,
@@ -262,18 +264,20 @@ async function waitForHealth(what: string, url: string, signal: AbortSignal, tim
   throw new Error(`The ${what} did not answer ${url} within ${timeoutMs / 1000} s.`);
 }
 
-async function issueLocalKey(databaseUrl: string): Promise<{ key: string; webhookSecret: string }> {
+/** A new key for the local caller, and a one-time code for the dashboard link that signs a browser in with it. */
+async function issueLocalKey(databaseUrl: string): Promise<{ key: string; webhookSecret: string; signInCode: string }> {
   const prisma = createPrismaClient(databaseUrl);
   try {
     // One caller for every `up`, so jobs made with an earlier key stay visible with the new one.
     const caller =
       (await prisma.caller.findFirst({ where: { name: LOCAL_CALLER }, orderBy: { id: "asc" } })) ??
       (await prisma.caller.create({ data: { name: LOCAL_CALLER } }));
-    const { key, webhookSecret } = await new ApiKeyRepository(prisma).createApiKey({
+    const { key, id, webhookSecret } = await new ApiKeyRepository(prisma).createApiKey({
       name: `mixdown up ${new Date().toISOString()}`,
       callerId: caller.id,
     });
-    return { key, webhookSecret };
+    const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
+    return { key, webhookSecret, signInCode: code };
   } finally {
     await prisma.$disconnect();
   }

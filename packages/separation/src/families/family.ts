@@ -34,6 +34,12 @@ export interface FamilyStreamOptions {
   fft: "auto" | "js";
   /** share the STFT work with a helper thread (the family's default when absent) */
   helperThread?: boolean;
+  /**
+   * A fresh pass over the same input from its start, when the caller can give one (a file it
+   * decodes again). Families that read the input twice (HTDemucs: the song's mean and std
+   * first) use it; without it they keep the first pass themselves, in flat memory.
+   */
+  reopen?: () => AsyncIterable<Float32Array>;
 }
 
 /**

@@ -1,10 +1,12 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ManifestError } from "../manifest.ts";
+import { htdemucsOutputStemNames, parseHtdemucsManifest, type HtdemucsManifest } from "./htdemucs/manifest.ts";
 import { mdxOutputStemNames, parseMdxManifest, type MdxManifest } from "./mdx/manifest.ts";
+import { msstOutputStemNames, parseMdx23cManifest, parseRoformerManifest, type MsstManifest } from "./msst/manifest.ts";
 
 /** Any registered family's manifest: one member per family, told apart by `architecture`. */
-export type SeparationManifest = MdxManifest;
+export type SeparationManifest = MdxManifest | HtdemucsManifest | MsstManifest;
 
 /**
  * The manifest side of each family: reading a manifest and naming the stems it produces. Kept
@@ -14,7 +16,16 @@ export type SeparationManifest = MdxManifest;
 const READERS: ReadonlyMap<
   string,
   { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
-> = new Map([["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }]]);
+> = new Map<
+  string,
+  { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: never): string[] }
+>([
+  ["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }],
+  ["htdemucs", { parse: parseHtdemucsManifest, outputStems: htdemucsOutputStemNames }],
+  ["bs_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
+  ["mel_band_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
+  ["mdx23c", { parse: parseMdx23cManifest, outputStems: msstOutputStemNames }],
+]);
 
 /** The `architecture` values a manifest may name. */
 export function knownArchitectures(): string[] {

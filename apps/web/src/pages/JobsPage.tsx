@@ -1,0 +1,106 @@
+import { useEffect, useState } from "preact/hooks";
+import { cancelJob, KIND_LABELS, listJobs, type AnyJob, type JobPage as Page } from "../api.ts";
+import { StatusBadge } from "./JobPage.tsx";
+
+const PER_PAGE = 10;
+
+/** Every job of every kind, newest first, refreshed while any of them runs. */
+export function JobsPage({ page }: { page: number }) {
+  const [data, setData] = useState<(Page & { truncated: boolean }) | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+
+  useEffect(() => {
+    let stopped = false;
+    listJobs(page, PER_PAGE)
+      .then((result) => {
+        if (stopped) return;
+        setData(result);
+        setError(null);
+      })
+      .catch((err: Error) => !stopped && setError(err.message));
+    return () => {
+      stopped = true;
+    };
+  }, [page, tick]);
+
+  const running = data?.rows.some((r) => r.job.status === "running") ?? false;
+  useEffect(() => {
+    if (!running) return;
+    const timer = setTimeout(() => setTick((t) => t + 1), 1500);
+    return () => clearTimeout(timer);
+  }, [running, data]);
+
+  const lastPage = data ? Math.max(1, Math.ceil(data.total / PER_PAGE)) : 1;
+  const cancel = async (row: AnyJob) => {
+    try {
+      await cancelJob(row.kind, row.job.id);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+    setTick((t) => t + 1);
+  };
+
+  return (
+    <section>
+      <h1>Jobs</h1>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {data && data.rows.length === 0 && (
+        <p>
+          No jobs yet. <a href="#/new/vocal-separations">Start one.</a>
+        </p>
+      )}
+      {data && data.rows.length > 0 && (
+        <table class="jobs">
+          <thead>
+            <tr>
+              <th scope="col">Job</th>
+              <th scope="col">Created (UTC)</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.rows.map((row) => (
+              <tr key={`${row.kind}-${row.job.id}`}>
+                <td>
+                  <a href={`#/jobs/${row.kind}/${row.job.id}`}>
+                    {KIND_LABELS[row.kind]} #{row.job.id}
+                  </a>
+                </td>
+                <td>{row.job.createdAt.slice(0, 19)}</td>
+                <td>
+                  <StatusBadge job={row.job} />
+                  {row.job.errorMessage && <p class="error small">{row.job.errorMessage}</p>}
+                </td>
+                <td>
+                  {row.job.status === "running" && (
+                    <button type="button" class="small" onClick={() => void cancel(row)}>
+                      Cancel
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {data && lastPage > 1 && (
+        <nav class="pager" aria-label="Pages">
+          {page > 1 ? <a href={`#/jobs?page=${page - 1}`}>← Newer</a> : <span />}
+          <span>
+            Page {page} of {lastPage}
+          </span>
+          {page < lastPage && !data.truncated ? <a href={`#/jobs?page=${page + 1}`}>Older →</a> : <span />}
+        </nav>
+      )}
+      <p class="hint">Voice blends are listed for the ones started in this browser: the API lists no blends.</p>
+    </section>
+  );
+}

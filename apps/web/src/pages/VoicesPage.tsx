@@ -1,0 +1,146 @@
+import { useEffect, useState } from "preact/hooks";
+import { formData, type VoiceModel } from "@mixdown/kits-client";
+import { kits, listVoiceModels, unwrap } from "../api.ts";
+import { FileDrop } from "../components/FileDrop.tsx";
+import { Cover, DemoButton } from "../components/VoicePicker.tsx";
+
+/** The public catalogue and the caller's own models (blend results among them), and the import form. */
+export function VoicesPage() {
+  const [mine, setMine] = useState(false);
+  const [models, setModels] = useState<VoiceModel[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    listVoiceModels(mine)
+      .then(setModels)
+      .catch((err: Error) => setError(err.message));
+  }, [mine, tick]);
+  const pending = models?.some((m) => m.state === "pending") ?? false;
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setTimeout(() => setTick((t) => t + 1), 2000);
+    return () => clearTimeout(timer);
+  }, [pending, models]);
+
+  return (
+    <section>
+      <h1>Voice models</h1>
+      <div class="toolbar" role="group" aria-label="Which models">
+        <button type="button" aria-pressed={!mine} onClick={() => setMine(false)}>
+          Catalogue and mine
+        </button>
+        <button type="button" aria-pressed={mine} onClick={() => setMine(true)}>
+          Only mine
+        </button>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <ul class="model-grid">
+        {models?.map((model) => (
+          <li class="model" key={model.id}>
+            <Cover model={model} size={96} />
+            <div>
+              <strong>{model.title}</strong>
+              <small>
+                #{model.id} · {model.public ? "catalogue" : "own"} · {model.architecture} · {model.sampleRate / 1000} kHz
+              </small>
+              {model.tags.length > 0 && <small>{model.tags.join(", ")}</small>}
+              <span class={`status ${model.state}`}>{model.state}</span>
+              {model.errorMessage && <p class="error small">{model.errorMessage}</p>}
+              <DemoButton model={model} />
+            </div>
+          </li>
+        ))}
+      </ul>
+      <ImportForm onImported={() => setTick((t) => t + 1)} />
+    </section>
+  );
+}
+
+function ImportForm({ onImported }: { onImported(): void }) {
+  const [source, setSource] = useState<"modelFile" | "referenceFile">("modelFile");
+  const [file, setFile] = useState<File | null>(null);
+  const [image, setImage] = useState<File | null>(null);
+  const [title, setTitle] = useState("");
+  const [tags, setTags] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const path = "/api/kits/v1/voice-models";
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    setDone(null);
+    if (!file) return setError("Choose a file to import.");
+    const metadata = {
+      title,
+      tags: tags
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    };
+    try {
+      const model = await unwrap(
+        kits.POST(path, {
+          body: { metadata: JSON.stringify(metadata), [source]: file, image: image ?? undefined },
+          bodySerializer: formData,
+        }),
+      );
+      setDone(`Imported “${model.title}” (#${model.id}, ${model.state}).`);
+      onImported();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return (
+    <form class="import" onSubmit={submit} aria-label="Import a voice model">
+      <h2>Import a voice model</h2>
+      <fieldset>
+        <legend>From</legend>
+        <label>
+          <input type="radio" name="source" checked={source === "modelFile"} onChange={() => setSource("modelFile")} /> an ONNX
+          model (RVC v2 or Mixdown native)
+        </label>
+        <label>
+          <input type="radio" name="source" checked={source === "referenceFile"} onChange={() => setSource("referenceFile")} /> a
+          reference recording of the voice
+        </label>
+      </fieldset>
+      <label>
+        Title
+        <input name="title" required maxLength={200} value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+      </label>
+      <label>
+        Tags (comma separated)
+        <input name="tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+      </label>
+      <FileDrop
+        key={source}
+        label={source === "modelFile" ? "ONNX model" : "Reference recording"}
+        name={source}
+        accept={source === "modelFile" ? ".onnx" : ".wav,.mp3,.flac,audio/*"}
+        docPath={path}
+        required
+        file={file}
+        onFile={setFile}
+      />
+      <FileDrop
+        label="Cover image"
+        name="image"
+        accept="image/png,image/jpeg,image/webp"
+        docPath={path}
+        file={image}
+        onFile={setImage}
+      />
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {done && <p role="status">{done}</p>}
+      <button type="submit">Import</button>
+    </form>
+  );
+}

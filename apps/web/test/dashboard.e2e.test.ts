@@ -1,0 +1,264 @@
+import assert from "node:assert/strict";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { buildApp, type App } from "@mixdown/api";
+import { loadConfig } from "@mixdown/config";
+import {
+  ApiKeyRepository,
+  createPrismaClient,
+  DashboardSignInRepository,
+  registerDefaultVoices,
+  type PrismaClient,
+} from "@mixdown/db";
+import { freePort, startTestStack, stopChild, type TestStack } from "@mixdown/devstack";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const webDir = fileURLToPath(new URL("../dist", import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** Where the screenshots go: MIXDOWN_SCREENSHOTS_DIR, else a temporary directory (its path is logged). */
+const shotsDir = process.env.MIXDOWN_SCREENSHOTS_DIR ?? path.join(os.tmpdir(), `mixdown-dashboard-${process.pid}`);
+
+let stack: TestStack;
+let app: App;
+let prisma: PrismaClient;
+let worker: ChildProcess;
+let browser: Browser;
+let page: Page;
+let baseUrl: string;
+let scratch: string;
+let song: string;
+const problems: string[] = [];
+/** The API calls the page made, for the failure report. */
+const calls: string[] = [];
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `The dashboard's browser test needs Chromium at ${CHROMIUM}: install it (apt-get install chromium; ./mixdown.sh test does) or set CHROMIUM_PATH.`,
+    );
+  }
+  if (!existsSync(path.join(webDir, "index.html")))
+    throw new Error(`${webDir} is not built: run pnpm --filter @mixdown/web build.`);
+  scratch = await mkdtemp(path.join(os.tmpdir(), "mixdown-web-e2e-"));
+  await mkdir(shotsDir, { recursive: true });
+  song = path.join(scratch, "mixture.wav");
+  const [started, port] = await Promise.all([startTestStack({ storage: "local" }), freePort(), makeMixture(song)]);
+  stack = started;
+  baseUrl = `http://127.0.0.1:${port}`;
+  // Local storage, as `mixdown up` runs it: signed file URLs on the page's own origin.
+  const env: Record<string, string> = { ...stack.env, PORT: String(port), PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: "warn" };
+  app = await buildApp(loadConfig(env), { webDir });
+  await app.listen({ host: "127.0.0.1", port });
+  prisma = createPrismaClient(env.DATABASE_URL);
+  await registerDefaultVoices(prisma, env.MODELS_DIR);
+  worker = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "apps/worker/src/main.ts")], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true });
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("response", (response) => {
+    if (response.request().method() !== "GET")
+      calls.push(`${response.request().method()} ${response.url()} ${response.status()}`);
+  });
+  page.on("request", (request) => request.method() !== "GET" && calls.push(`sent ${request.method()} ${request.url()}`));
+  page.on("requestfailed", (request) =>
+    calls.push(`${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`),
+  );
+  console.log(`screenshots: ${shotsDir}`);
+});
+
+after(async () => {
+  await browser?.close();
+  if (worker) await stopChild(worker, "SIGTERM");
+  await app?.close();
+  await prisma?.$disconnect();
+  await stack?.stop();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+/** A 3-second "song": a spoken phrase over two tones, 44.1 kHz stereo. */
+async function makeMixture(file: string): Promise<void> {
+  const voice = `${file}.voice.wav`;
+  await run("espeak-ng", ["-v", "en+f3", "-s", "160", "-w", voice, "Mixdown splits the voice from the band."]);
+  await run("ffmpeg", [
+    ...["-v", "error", "-y", "-i", voice, "-f", "lavfi", "-i", "sine=f=110:d=3", "-f", "lavfi", "-i", "sine=f=165:d=3"],
+    ...[
+      "-filter_complex",
+      "[0]aresample=44100,apad,atrim=0:3[v];[1][2]amix=inputs=2,volume=0.4[b];[v][b]amix=inputs=2,pan=stereo|c0=c0|c1=c0[o]",
+    ],
+    ...["-map", "[o]", "-ar", "44100", file],
+  ]);
+}
+
+/** Same-document navigation (the hash) fires no load event: wait for the address itself; a form's error fails at once. */
+async function waitForHash(pattern: RegExp): Promise<void> {
+  const reached = await page
+    .waitForFunction(
+      (source) => new RegExp(source).test(location.hash) || document.querySelector('[role="alert"]') !== null,
+      pattern.source,
+      { timeout: 30_000 },
+    )
+    .then(() => page.evaluate(() => location.hash));
+  if (!pattern.test(reached)) assert.fail(`the form failed: ${await page.locator('[role="alert"]').first().innerText()}`);
+}
+
+const shot = (name: string) =>
+  page.screenshot({ path: path.join(shotsDir, `${name}.jpg`), type: "jpeg", quality: 70, fullPage: true });
+
+/** Waits on the job page until the job ends, recording the progress it showed; fails unless it ends `success`. */
+async function watchJob(): Promise<number[]> {
+  const seen: number[] = [];
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const status = await page.locator(".job-status .status").first().textContent({ timeout: 10_000 });
+    const progress = await page
+      .locator(".job-status progress")
+      .getAttribute("value", { timeout: 100 })
+      .catch(() => null);
+    if (progress !== null) seen.push(Number(progress));
+    if (status && !status.startsWith("running")) {
+      assert.equal(status.trim(), "success", await page.locator(".job-status").innerText());
+      return seen;
+    }
+    assert.ok(Date.now() < deadline, "the job did not end within 90 s");
+    await page.waitForTimeout(200);
+  }
+}
+
+/** On a failure: what the page showed and said, next to the screenshots. */
+async function explain<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    await shot("failure").catch(() => undefined);
+    const invalid = await page
+      .evaluate(() => [...document.querySelectorAll(":invalid")].map((el) => el.getAttribute("name") ?? el.tagName))
+      .catch(() => []);
+    console.log(
+      `failed at ${page.url()}; invalid fields: ${JSON.stringify(invalid)}; the page logged: ${JSON.stringify(problems)}; calls: ${calls.join("; ")}`,
+    );
+    throw error;
+  }
+}
+
+test(
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect and blends two voices, with no console errors",
+  { timeout: 240_000 },
+  () =>
+    explain(async () => {
+      const apiKeys = new ApiKeyRepository(prisma);
+      const { key, id } = await apiKeys.createApiKey({ name: "dashboard e2e" });
+      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
+
+      await page.goto(`${baseUrl}/#/sign-in/${code}`);
+      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      assert.equal(await page.evaluate(() => localStorage.getItem("mixdown.apiKey")), key);
+      assert.ok(!page.url().includes(code), "the used code is gone from the address bar");
+
+      // Separation: upload, watch the progress to the end, play a stem, download its lossless file.
+      await page.getByRole("link", { name: "New job" }).click();
+      await page.getByText(/Accepted: wav, webm, mp3 or flac; max \d+ MB/).waitFor();
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByRole("button", { name: "Start vocal separation" }).click();
+      await waitForHash(/#\/jobs\/vocal-separations\/\d+$/);
+      const progress = await watchJob();
+      assert.ok(progress.every((p) => p >= 0 && p <= 100));
+      await page.locator(".track").nth(1).waitFor();
+      await page.locator(".wave canvas, .wave div").first().waitFor({ state: "attached" });
+      await page.getByRole("button", { name: "Play all together" }).click();
+      await page.waitForFunction(() => {
+        const vocals = document.querySelector<HTMLAudioElement>('audio[data-title="vocals"]');
+        return vocals !== null && !vocals.paused && vocals.currentTime > 0;
+      });
+      await page.getByRole("button", { name: "Solo" }).first().click();
+      assert.equal(await page.locator('audio[data-title="backing"]').evaluate((a: HTMLAudioElement) => a.muted), true);
+      await page.getByRole("button", { name: "Pause all" }).click();
+      await shot("separation");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("link", { name: "Download lossless" }).first().click(),
+      ]);
+      const saved = path.join(scratch, download.suggestedFilename() || "vocals");
+      await download.saveAs(saved);
+      const head = (await readFile(saved)).subarray(0, 4).toString("latin1");
+      assert.ok(
+        head === "RIFF" || head === "fLaC",
+        `the lossless download is a wav or flac file (starts ${JSON.stringify(head)})`,
+      );
+
+      // Conversion with a post effect, heard against its input (A/B).
+      await page.goto(`${baseUrl}/#/new/voice-conversions`);
+      await page.locator('input[name="voiceModelId"]').first().check();
+      await page.locator('input[name="soundFile"]').setInputFiles(song);
+      await page.locator('input[name="post-reverb"]').check();
+      await page.locator('input[name="post-reverb-room_size"]').fill("0.8");
+      // The fields' help arrives from /docs/json: once it is in, the button stops moving.
+      await page.getByText("Accepted: wav, mp3 or flac; max 100 MB").waitFor();
+      await page.getByText(/Accepted: Optional backing track/).waitFor();
+      await shot("conversion-form");
+      assert.equal(await page.locator('input[name="post-reverb-room_size"]').inputValue(), "0.8");
+      await page.keyboard.press("Tab");
+      await page.getByRole("button", { name: "Start voice conversion" }).click();
+      await waitForHash(/#\/jobs\/voice-conversions\/\d+$/);
+      await watchJob();
+      await page.getByRole("button", { name: /^A\/B/ }).waitFor();
+      await page.locator('audio[data-title="converted voice"]').waitFor({ state: "attached" });
+      await shot("conversion");
+
+      // Blend of two catalogue voices, the second's share computed live.
+      await page.goto(`${baseUrl}/#/new/voice-blender`);
+      await page.locator('input[name="model1"]').first().check();
+      await page.locator('input[name="model2"]').first().check();
+      await page.locator('input[name="share1"]').fill("0.3");
+      assert.equal((await page.getByTestId("last-share").locator("output").textContent())?.trim(), "0.7");
+      await page.locator('input[name="title"]').fill("Dashboard blend");
+      await page.getByRole("button", { name: "Start blend" }).click();
+      await waitForHash(/#\/jobs\/voice-blender\/\d+$/);
+      await watchJob();
+      await page.getByText("Dashboard blend").waitFor();
+      await shot("blend");
+
+      await page.getByRole("link", { name: "Voice models" }).click();
+      await page.getByText("Dashboard blend").waitFor();
+      await shot("voices");
+      await page.getByRole("link", { name: "Jobs", exact: true }).click();
+      await page.getByRole("link", { name: /Voice blend #\d+/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 3);
+      await shot("jobs");
+      await page.setViewportSize({ width: 390, height: 800 });
+      await shot("jobs-phone");
+      assert.equal(
+        await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth),
+        true,
+        "no sideways scrolling at phone width",
+      );
+
+      assert.deepEqual(problems, []);
+    }),
+);

@@ -1,0 +1,51 @@
+import createClient, { type Client, type ClientOptions } from "openapi-fetch";
+import type { components, paths } from "./schema.ts";
+
+export type { components, operations, paths } from "./schema.ts";
+
+type Schemas = components["schemas"];
+export type SeparationJob = Schemas["SeparationJob"];
+export type VoiceConversionJob = Schemas["VoiceConversionJob"];
+export type VoiceBlendJob = Schemas["VoiceBlendJob"];
+export type VoiceModel = Schemas["VoiceModel"];
+export type SeparationModel = Schemas["SeparationModel"];
+export type ApiError = Schemas["Error"];
+export type JobStatus = SeparationJob["status"];
+
+export type KitsClient = Client<paths>;
+
+export interface KitsClientOptions extends Omit<ClientOptions, "baseUrl"> {
+  /** Where the service answers, e.g. `http://127.0.0.1:8080` (paths carry `/api/kits/v1`); empty: this page's origin. */
+  baseUrl?: string;
+  /** The API key sent as `Authorization: Bearer <key>`; a function is asked on every request (a key that changes). */
+  apiKey?: string | (() => string | null | undefined);
+}
+
+/**
+ * A client whose paths, parameters, bodies and answers are typed from the API's OpenAPI
+ * document, e.g. `client.GET("/api/kits/v1/voice-models", { params: { query: { myModels: true } } })`.
+ * Multipart creates take `{ body, bodySerializer: formData }`.
+ */
+export function createKitsClient(options: KitsClientOptions = {}): KitsClient {
+  const { apiKey, baseUrl = "", ...rest } = options;
+  const client = createClient<paths>({ baseUrl, ...rest });
+  client.use({
+    onRequest({ request }) {
+      const key = typeof apiKey === "function" ? apiKey() : apiKey;
+      if (key) request.headers.set("authorization", `Bearer ${key}`);
+      return request;
+    },
+  });
+  return client;
+}
+
+/** A multipart body from an object of form fields: files as they are, numbers as text, undefined left out. */
+export function formData(body: unknown): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (value === undefined || value === null) continue;
+    if (value instanceof Blob) form.append(name, value, value instanceof File ? value.name : name);
+    else form.append(name, typeof value === "object" ? JSON.stringify(value) : String(value));
+  }
+  return form;
+}

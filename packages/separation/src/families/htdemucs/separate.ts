@@ -1,0 +1,273 @@
+import { BACKING_STEM } from "../../manifest.ts";
+import type { FamilyStreamOptions, SeparatedBlock } from "../family.ts";
+import { ChunkPlan, HTDEMUCS_DEFAULT_OVERLAP } from "./chunking.ts";
+import type { HtdemucsModel } from "./model.ts";
+import { HtdemucsSpectrum } from "./spectrum.ts";
+import { spooledInput } from "./spool.ts";
+
+/**
+ * A window over an unbounded signal of `channels` channels: samples from `start` (absolute)
+ * are kept, earlier ones dropped, so memory follows the window, not the song.
+ */
+class Window {
+  readonly channels: Float64Array[];
+  start = 0;
+  end = 0;
+
+  constructor(channels: number, capacity: number) {
+    this.channels = Array.from({ length: channels }, () => new Float64Array(capacity));
+  }
+
+  /** makes room up to absolute sample `end`, zero-filled */
+  extend(end: number): void {
+    if (end <= this.end) return;
+    const need = end - this.start;
+    if (need > this.channels[0].length) {
+      const size = Math.max(need, 2 * this.channels[0].length);
+      for (let c = 0; c < this.channels.length; c++) {
+        const grown = new Float64Array(size);
+        grown.set(this.channels[c].subarray(0, this.end - this.start));
+        this.channels[c] = grown;
+      }
+    }
+    for (const ch of this.channels) ch.fill(0, this.end - this.start, need);
+    this.end = end;
+  }
+
+  /** forgets samples before absolute `start` */
+  drop(start: number): void {
+    if (start <= this.start) return;
+    const shift = Math.min(start, this.end) - this.start;
+    for (const ch of this.channels) ch.copyWithin(0, shift, this.end - this.start);
+    this.start += shift;
+  }
+}
+
+/** The song's length and the mean and unbiased std of its mono mix (demucs's `ref`). */
+interface SongStats {
+  frames: number;
+  mean: number;
+  std: number;
+}
+
+async function songStats(input: AsyncIterable<Float32Array>, signal?: AbortSignal): Promise<SongStats> {
+  let n = 0;
+  let sum = 0;
+  let sumSquares = 0;
+  // shifted by the first sample so the sums do not cancel for a song far from zero mean
+  let shift: number | undefined;
+  for await (const block of input) {
+    signal?.throwIfAborted();
+    for (let i = 0; i + 1 < block.length; i += 2) {
+      const mono = Math.fround((block[i] + block[i + 1]) / 2);
+      shift ??= mono;
+      const d = mono - shift;
+      sum += d;
+      sumSquares += d * d;
+      n++;
+    }
+  }
+  if (n === 0) return { frames: 0, mean: 0, std: 0 };
+  const mean = (shift ?? 0) + sum / n;
+  const variance = n > 1 ? Math.max(0, (sumSquares - (sum * sum) / n) / (n - 1)) : Number.NaN;
+  return { frames: n, mean, std: Math.sqrt(variance) };
+}
+
+/** One bag member's chunk schedule and its overlap-added, weight-summed output. */
+interface MemberState {
+  index: number;
+  plan: ChunkPlan;
+  spectrum: HtdemucsSpectrum;
+  next: number;
+  /** S·2 stem channels, then the summed transition weight */
+  acc: Window;
+}
+
+/**
+ * demucs's inference as its CLI runs it: the song normalised by its mono mix's mean and std,
+ * then `apply_model(model, mix, shifts=0, split=True, overlap, transition_power=1)` for each
+ * bag member, the members weighted per source, and the normalisation undone.
+ *
+ * Two passes over the input: the first for the statistics (and the length, which fixes how the
+ * last chunks are padded), the second to separate, with `options.reopen` when the engine can
+ * read the input again, else from a temporary file the first pass spooled it to. Only a few
+ * segments of input and output are held in memory.
+ */
+export async function* separateHtdemucsStream(
+  input: AsyncIterable<Float32Array>,
+  model: HtdemucsModel,
+  options: FamilyStreamOptions,
+): AsyncGenerator<SeparatedBlock, void, undefined> {
+  const { manifest } = model;
+  const { signal, timings } = options;
+  const overlap = options.overlap ?? HTDEMUCS_DEFAULT_OVERLAP;
+  const stems = manifest.stems;
+  const S = stems.length;
+
+  let secondPass: AsyncIterable<Float32Array>;
+  let stats: SongStats;
+  let cleanup = async () => {};
+  if (options.reopen) {
+    stats = await songStats(input, signal);
+    secondPass = options.reopen();
+  } else {
+    const spool = await spooledInput(input, (pass) => songStats(pass, signal));
+    stats = spool.result;
+    secondPass = spool.replay();
+    cleanup = spool.dispose;
+  }
+  try {
+    const total = stats.frames;
+    if (total === 0) return;
+    const scale = Math.fround(Math.fround(stats.std) + 1e-8);
+    const mean = Math.fround(stats.mean);
+    const normalise = (v: number) => Math.fround(Math.fround(v - mean) / scale);
+
+    const members: MemberState[] = await Promise.all(
+      manifest.members.map(async (member, index) => ({
+        index,
+        plan: new ChunkPlan(member.segmentSamples, overlap, total),
+        spectrum: await model.spectrum(index),
+        next: 0,
+        acc: new Window(2 * S + 1, member.segmentSamples * 2),
+      })),
+    );
+    const maxSegment = Math.max(...manifest.members.map((m) => m.segmentSamples));
+    const mixture = new Window(2, 2 * maxSegment);
+    const weights = manifest.weights;
+    const totals = stems.map((_, k) => weights.reduce((sum, row) => sum + row[k], 0));
+    const wantBacking = options.stems.includes(BACKING_STEM);
+    const vocals = stems.indexOf("vocals");
+    let emitted = 0;
+
+    const runReady = async (m: MemberState, available: number) => {
+      const { plan } = m;
+      while (m.next < plan.count && plan.inputEnd(m.next) <= available) {
+        signal?.throwIfAborted();
+        const batch: number[] = [];
+        while (batch.length < options.batchSize && m.next < plan.count && plan.inputEnd(m.next) <= available)
+          batch.push(m.next++);
+        await runBatch(m, batch);
+      }
+    };
+
+    const runBatch = async (m: MemberState, chunks: number[]) => {
+      const { plan, spectrum } = m;
+      const L = plan.segment;
+      const B = chunks.length;
+      const t0 = performance.now();
+      const mix = new Float32Array(B * 2 * L);
+      const spec = new Float32Array(B * 2 * spectrum.channelSize);
+      const channel = new Float32Array(L);
+      chunks.forEach((k, b) => {
+        const start = plan.inputStart(k);
+        for (let c = 0; c < 2; c++) {
+          const src = mixture.channels[c];
+          for (let i = 0; i < L; i++) {
+            const p = start + i;
+            channel[i] = p >= 0 && p < total ? normalise(src[p - mixture.start]) : 0;
+          }
+          mix.set(channel, (b * 2 + c) * L);
+          spectrum.analyze(channel, spec, (b * 2 + c) * spectrum.channelSize);
+        }
+      });
+      const t1 = performance.now();
+      const { time, spec: specOut } = await model.run(m.index, mix, spec, B);
+      const t2 = performance.now();
+      chunks.forEach((k, b) => {
+        const offset = plan.offset(k);
+        const length = plan.length(k);
+        const trim = plan.trim(k);
+        m.acc.extend(offset + length);
+        const base = offset - m.acc.start;
+        const weightSum = m.acc.channels[2 * S];
+        for (let i = 0; i < length; i++) weightSum[base + i] += plan.weight[i];
+        for (let s = 0; s < S; s++) {
+          for (let c = 0; c < 2; c++) {
+            const plane = (b * S + s) * 2 + c;
+            const wave = spectrum.synthesize(specOut, plane * spectrum.channelSize);
+            const timeOffset = plane * L;
+            const acc = m.acc.channels[s * 2 + c];
+            for (let i = 0; i < length; i++) {
+              const j = trim + i;
+              acc[base + i] += plan.weight[i] * Math.fround(time[timeOffset + j] + wave[j]);
+            }
+          }
+        }
+      });
+      timings.chunks += B;
+      timings.batches += 1;
+      timings.inferenceMs += t2 - t1;
+      timings.waitMs += t2 - t1;
+      timings.postMs += t1 - t0 + (performance.now() - t2);
+    };
+
+    /** samples every member has finished: no chunk still to run writes before them */
+    const finished = () => Math.min(...members.map((m) => (m.next < m.plan.count ? m.plan.offset(m.next) : total)));
+
+    function* emit(upTo: number): Generator<SeparatedBlock> {
+      if (upTo <= emitted) return;
+      const frames = upTo - emitted;
+      const out: Record<string, Float32Array> = {};
+      const sources: Float32Array[] = [];
+      for (let s = 0; s < S; s++) {
+        const inter = new Float32Array(frames * 2);
+        for (const m of members) {
+          const w = weights[m.index][s];
+          if (w === 0) continue;
+          const base = emitted - m.acc.start;
+          const weightSum = m.acc.channels[2 * S];
+          for (let c = 0; c < 2; c++) {
+            const acc = m.acc.channels[s * 2 + c];
+            for (let i = 0; i < frames; i++) inter[2 * i + c] += (w * acc[base + i]) / weightSum[base + i];
+          }
+        }
+        for (let i = 0; i < inter.length; i++) inter[i] = (inter[i] / totals[s]) * scale + mean;
+        sources.push(inter);
+        if (options.stems.includes(stems[s])) out[stems[s]] = inter;
+      }
+      if (wantBacking) {
+        const backing = new Float32Array(frames * 2);
+        const v = sources[vocals];
+        const base = emitted - mixture.start;
+        for (let i = 0; i < frames; i++) {
+          backing[2 * i] = mixture.channels[0][base + i] - v[2 * i];
+          backing[2 * i + 1] = mixture.channels[1][base + i] - v[2 * i + 1];
+        }
+        out[BACKING_STEM] = backing;
+      }
+      emitted = upTo;
+      for (const m of members) m.acc.drop(emitted);
+      const keep = Math.min(emitted, ...members.map((m) => (m.next < m.plan.count ? m.plan.inputStart(m.next) : total)));
+      mixture.drop(Math.max(0, keep));
+      yield { frames, stems: out };
+    }
+
+    let read = 0;
+    const feed = async function* () {
+      for await (const block of secondPass) {
+        const frames = Math.floor(block.length / 2);
+        const take = Math.min(frames, total - read);
+        if (take <= 0) continue;
+        mixture.extend(read + take);
+        const base = read - mixture.start;
+        const [left, right] = mixture.channels;
+        for (let i = 0; i < take; i++) {
+          left[base + i] = block[2 * i];
+          right[base + i] = block[2 * i + 1];
+        }
+        read += take;
+        yield read;
+      }
+    };
+    for await (const available of feed()) {
+      for (const m of members) await runReady(m, available);
+      yield* emit(finished());
+    }
+    if (read !== total) throw new Error(`the input's second pass gave ${read} frames, the first ${total}`);
+    for (const m of members) await runReady(m, total);
+    yield* emit(total);
+  } finally {
+    await cleanup();
+  }
+}

@@ -1,0 +1,196 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { decodeToPcm } from "@mixdown/audio";
+import { ChunkPlan } from "../src/families/htdemucs/chunking.ts";
+import { ManifestError, ModelRegistry, outputStemNames, parseManifest, separateFile, separateStream } from "../src/index.ts";
+import { readStereo, snrDb, type Stereo } from "./support/signals.ts";
+
+const FIXTURES = join(import.meta.dirname, "fixtures/htdemucs");
+const RATE = 44100;
+const STEMS = ["drums", "bass", "other", "vocals"];
+
+async function references(): Promise<Record<string, Stereo>> {
+  const { gain } = JSON.parse(await readFile(join(FIXTURES, "reference/references.json"), "utf8")) as {
+    gain: Record<string, number>;
+  };
+  const out: Record<string, Stereo> = {};
+  for (const stem of STEMS) {
+    const { left, right } = await readStereo(join(FIXTURES, `reference/${stem}.flac`), RATE);
+    out[stem] = { left: left.map((v) => v / gain[stem]), right: right.map((v) => v / gain[stem]) };
+  }
+  return out;
+}
+
+describe("htdemucs: the fixture model against demucs's own apply_model", () => {
+  let registry: ModelRegistry;
+  let outDir: string;
+  let refs: Record<string, Stereo>;
+
+  before(async () => {
+    registry = new ModelRegistry({ modelsDir: FIXTURES, intraOpThreads: 1 });
+    outDir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-test-"));
+    refs = await references();
+  });
+  after(async () => {
+    await registry.close();
+    await rm(outDir, { recursive: true, force: true });
+  });
+
+  it("separateFile matches demucs (CLI normalisation, shifts 0, overlap 0.25) to ≥ 60 dB per stem, seams included", async () => {
+    const model = await registry.load("htdemucs-tiny");
+    const result = await separateFile({
+      inputPath: join(FIXTURES, "mixture.flac"),
+      model,
+      outDir,
+      outputs: [{ format: "wav", sampleFormat: "f32" }],
+    });
+    // 6 s at a 2.5 s segment and stride 82687: 4 chunks, the last two padded around their centre
+    assert.equal(result.chunks, 4);
+    for (const stem of STEMS) {
+      const snr = snrDb(refs[stem], await readStereo(result.stems[stem].wav!, RATE));
+      assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+    }
+    // backing = mixture − vocals
+    const mixture = await readStereo(join(FIXTURES, "mixture.flac"), RATE);
+    const backing = await readStereo(result.stems.backing.wav!, RATE);
+    const expected: Stereo = {
+      left: mixture.left.map((v, i) => v - refs.vocals.left[i]),
+      right: mixture.right.map((v, i) => v - refs.vocals.right[i]),
+    };
+    assert.ok(snrDb(expected, backing) >= 60);
+  });
+
+  it("gives the same stems from a one-shot stream (the first pass spooled to a file) in small blocks", async () => {
+    const model = await registry.load("htdemucs-tiny");
+    async function* blocks() {
+      for await (const block of decodeToPcm(join(FIXTURES, "mixture.flac"), { sampleRate: RATE })) {
+        for (let i = 0; i < block.length; i += 2 * 3000) yield block.subarray(i, Math.min(block.length, i + 2 * 3000));
+      }
+    }
+    const got: Record<string, { left: number[]; right: number[] }> = {};
+    for (const stem of STEMS) got[stem] = { left: [], right: [] };
+    for await (const block of separateStream(blocks(), model, { stems: STEMS })) {
+      for (const stem of STEMS) {
+        const data = block.stems[stem];
+        for (let i = 0; i < block.frames; i++) {
+          got[stem].left.push(data[2 * i]);
+          got[stem].right.push(data[2 * i + 1]);
+        }
+      }
+    }
+    for (const stem of STEMS) {
+      const est = { left: Float32Array.from(got[stem].left), right: Float32Array.from(got[stem].right) };
+      const snr = snrDb(refs[stem], est);
+      assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+    }
+  });
+
+  it("runs a bag: each member chunked on its own, stems combined as Σ w·out / Σ w", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-bag-"));
+    const bagRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+    try {
+      // two members running the same network: any weighting that normalises per stem gives the single model's stems back
+      const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+      const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+      const bag = {
+        ...single,
+        name: "bag",
+        file: onnx,
+        members: [single.members[0], single.members[0]].map((m: { segmentSamples: number }) => ({ ...m, file: onnx })),
+        weights: [
+          [1, 0, 2, 0.5],
+          [1, 3, 0, 1.5],
+        ],
+      };
+      await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+      const model = await bagRegistry.load("bag");
+      const result = await separateFile({ inputPath: join(FIXTURES, "mixture.flac"), model, outDir: dir, stems: STEMS });
+      assert.equal(result.chunks, 8);
+      for (const stem of STEMS) {
+        const snr = snrDb(refs[stem], await readStereo(result.stems[stem].wav!, RATE));
+        assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+      }
+    } finally {
+      await bagRegistry.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("falls far below 60 dB with a wrong overlap (0.5): the test sees the chunk seams", async () => {
+    const model = await registry.load("htdemucs-tiny");
+    const result = await separateFile({
+      inputPath: join(FIXTURES, "mixture.flac"),
+      model,
+      outDir,
+      overlap: 0.5,
+      stems: ["vocals"],
+    });
+    const snr = snrDb(refs.vocals, await readStereo(result.stems.vocals.wav!, RATE));
+    assert.ok(snr < 30, `vocals at overlap 0.5: ${snr.toFixed(1)} dB`);
+  });
+});
+
+describe("htdemucs: chunk geometry (demucs.apply.apply_model, TensorChunk)", () => {
+  it("strides int((1 − overlap)·segment), weights triangularly and centres a short last chunk", () => {
+    const plan = new ChunkPlan(343980, 0.25, 441000);
+    assert.equal(plan.stride, 257985);
+    assert.equal(plan.count, 2);
+    assert.equal(plan.length(1), 441000 - 257985);
+    const delta = 343980 - (441000 - 257985);
+    assert.equal(plan.inputStart(1), 257985 - Math.floor(delta / 2));
+    assert.equal(plan.trim(1), Math.floor(delta / 2));
+    assert.equal(plan.weight[0], Math.fround(1 / 171990));
+    assert.equal(plan.weight[171989], 1);
+    assert.equal(plan.weight[171990], 1);
+    assert.equal(plan.weight[343979], Math.fround(1 / 171990));
+  });
+});
+
+describe("htdemucs manifests", () => {
+  const valid = {
+    name: "bag",
+    architecture: "htdemucs",
+    file: "a.onnx",
+    sampleRate: 44100,
+    nFft: 4096,
+    hopLength: 1024,
+    stems: STEMS,
+    members: [
+      { file: "a.onnx", segmentSamples: 343980 },
+      { file: "b.onnx", segmentSamples: 343980 },
+    ],
+    weights: [
+      [1, 0, 1, 0],
+      [0, 1, 1, 1],
+    ],
+  };
+
+  it("reads a bag and adds backing to the output stems", () => {
+    const manifest = parseManifest(valid, "bag.json");
+    assert.equal(manifest.architecture, "htdemucs");
+    assert.deepEqual(outputStemNames(manifest), [...STEMS, "backing"]);
+  });
+
+  it("refuses weights that do not fit the members and stems, or leave a stem with none", () => {
+    assert.throws(() => parseManifest({ ...valid, weights: [[1, 1, 1, 1]] }, "bag.json"), ManifestError);
+    assert.throws(
+      () =>
+        parseManifest(
+          {
+            ...valid,
+            weights: [
+              [1, 0, 1, 1],
+              [1, 0, 1, 1],
+            ],
+          },
+          "bag.json",
+        ),
+      /"weights" for stem "bass" sum to 0/,
+    );
+    assert.throws(() => parseManifest({ ...valid, hopLength: 512 }, "bag.json"), /hopLength/);
+    assert.throws(() => parseManifest({ ...valid, file: "b.onnx" }, "bag.json"), /first member/);
+  });
+});
