@@ -4,6 +4,8 @@ import { TaskThreadPool } from "./task-threads.ts";
 /** What a voice conversion thread is started with (plain data: it crosses the thread boundary). */
 export interface VoiceThreadData {
   contentVecPath?: string;
+  /** The 256-d ContentVec RVC v1 models take. */
+  contentVecV1Path?: string;
   /** RMVPE ONNX for RVC models' f0, and whether to use it (auto: when the file exists). */
   rmvpePath?: string;
   pitchMethod: "auto" | "rmvpe" | "yin";

@@ -35,6 +35,7 @@ function engineFor(path: string, sampleRate: number, indexPath: string | undefin
     engine = loadVoiceEngine(path, {
       sampleRate,
       ...(data.contentVecPath ? { contentVecPath: data.contentVecPath } : {}),
+      ...(data.contentVecV1Path ? { contentVecV1Path: data.contentVecV1Path } : {}),
       ...(indexPath ? { indexPath } : {}),
       ...(rmvpe ? { rmvpePath: rmvpe } : {}),
       sessionOptions: {

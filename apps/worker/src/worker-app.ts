@@ -125,6 +125,7 @@ export async function startWorkerApp(
     (conversionPool ??= pooled(
       createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
         contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
+        contentVecV1Path: resolve(modelsDir, config.VOICE_CONTENTVEC_V1_MODEL),
         rmvpePath: resolve(modelsDir, config.VOICE_RMVPE_MODEL),
         pitchMethod: config.VOICE_PITCH_METHOD,
         intraOpThreads: config.ORT_INTRA_OP_THREADS,

@@ -89,6 +89,8 @@ export const EnvSchema = z
     MODELS_DIR: z.string().default("./models"),
     /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),
+    /** ContentVec's 256-d form (vec-256-layer-9) for RVC v1 voice models, relative to MODELS_DIR (or absolute). */
+    VOICE_CONTENTVEC_V1_MODEL: z.string().default("voices/vec-256-layer-9.onnx"),
     /** RMVPE pitch model (ONNX, `voices import-pitch` writes it) for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_RMVPE_MODEL: z.string().default("voices/rmvpe.onnx"),
     /** f0 of RVC conversions: auto = RMVPE when VOICE_RMVPE_MODEL exists, else YIN; rmvpe = RMVPE or fail; yin = YIN. */

@@ -6,6 +6,7 @@ import {
   coarsePitch,
   convertVoiceFile,
   inspectVoiceModelFile,
+  loadVoiceEngine,
   medianVoiced,
   RvcVoiceEngine,
   trackPitch,
@@ -53,7 +54,7 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await narrow.close();
     await assert.rejects(
       RvcVoiceEngine.load({ modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "absent.onnx"), sampleRate: 40000 }),
-      /RVC models need the ContentVec model .*absent\.onnx \(VOICE_CONTENTVEC_MODEL: vec-768-layer-12\.onnx for v2 models, vec-256-layer-9\.onnx for v1\), which is missing/,
+      /RVC models need the ContentVec model .*absent\.onnx \(VOICE_CONTENTVEC_MODEL: vec-768-layer-12\.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9\.onnx for v1\), which is missing/,
     );
   });
 
@@ -95,12 +96,18 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await engine.close();
   });
 
-  it("converts with a converted model trained without f0 (no pitch, no excitation; v1, 256-d ContentVec)", async () => {
+  it("converts with a converted model trained without f0 (no pitch, no excitation), a v1 one taking the 256-d ContentVec of the two", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "vec256.onnx"), writeContentVecSignatureModel(1, 256));
+    await writeFile(join(dir, "vec768.onnx"), writeContentVecSignatureModel());
     const modelPath = new URL("./fixtures/rvc-pth/rvc-v1-40k-nof0.onnx", import.meta.url).pathname;
     assert.equal(inspectVoiceModelFile(await readFile(modelPath)).rvcGraph, "mixdown-no-f0");
-    const engine = await RvcVoiceEngine.load({ modelPath, contentVecPath: join(dir, "vec256.onnx"), sampleRate: 40000 });
+    // The v1 model's 256-d input picks the v1 ContentVec of the two installed.
+    const engine = await loadVoiceEngine(modelPath, {
+      sampleRate: 40000,
+      contentVecPath: join(dir, "vec768.onnx"),
+      contentVecV1Path: join(dir, "vec256.onnx"),
+    });
     const r = await convertVoiceFile({
       inputPath: await speech("en+m2", "No pitch guidance here."),
       engine,
@@ -125,7 +132,7 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
         params: { conversionStrength: 1, modelVolumeMix: 1, pitchShift: 0, pre: {}, post: {} },
         outDir: join(dir, "out"),
       }),
-      /takes 256-d features but the ContentVec model gives 768-d \(an RVC v1 model needs vec-256-layer-9\.onnx as VOICE_CONTENTVEC_MODEL\)/,
+      /takes 256-d features but the ContentVec model gives 768-d \(an RVC v1 model needs vec-256-layer-9\.onnx, VOICE_CONTENTVEC_V1_MODEL\)/,
     );
     await engine.close();
   });

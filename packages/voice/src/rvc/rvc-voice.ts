@@ -145,7 +145,7 @@ export class RvcVoiceEngine implements VoiceEngine {
     if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
     if (!existsSync(options.contentVecPath))
       throw new Error(
-        `RVC models need the ContentVec model ${options.contentVecPath} (VOICE_CONTENTVEC_MODEL: vec-768-layer-12.onnx for v2 models, vec-256-layer-9.onnx for v1), which is missing`,
+        `RVC models need the ContentVec model ${options.contentVecPath} (VOICE_CONTENTVEC_MODEL: vec-768-layer-12.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9.onnx for v1), which is missing`,
       );
     const info = inspectVoiceModelFile(await readFile(options.modelPath));
     if (info.architecture !== "rvc") throw new Error(`${options.modelPath} is not an RVC model`);
@@ -251,7 +251,7 @@ export class RvcVoiceEngine implements VoiceEngine {
 
     if (this.#phoneWidth !== undefined && this.#phoneWidth !== dim)
       throw new VoiceModelFileError(
-        `the voice model takes ${this.#phoneWidth}-d features but the ContentVec model gives ${dim}-d${this.#phoneWidth === 256 ? " (an RVC v1 model needs vec-256-layer-9.onnx as VOICE_CONTENTVEC_MODEL)" : ""}`,
+        `the voice model takes ${this.#phoneWidth}-d features but the ContentVec model gives ${dim}-d${this.#phoneWidth === 256 ? " (an RVC v1 model needs vec-256-layer-9.onnx, VOICE_CONTENTVEC_V1_MODEL)" : ""}`,
       );
     const retrieval = this.retrieval;
     if (retrieval && retrieval.index.dim !== dim)
