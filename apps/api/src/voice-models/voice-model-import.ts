@@ -169,7 +169,8 @@ export class VoiceModelImportService {
     }
     if (indexFile && info.architecture !== "rvc") throw unprocessable("indexFile: only RVC voice models take a feature index");
     const index = await checkIndex();
-    const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
+    const sampleRate =
+      info.architecture === "native" ? (info.sampleRate ?? 44100) : (info.sampleRate ?? metadata.sampleRate ?? 40000);
     const row = await this.deps.imports.createPending({
       ...fields,
       architecture: info.architecture,

@@ -116,7 +116,7 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
     ? converted.sampleRate
     : info.architecture === "native"
       ? (info.sampleRate ?? 44100)
-      : (rate ?? 40000);
+      : (info.sampleRate ?? rate ?? 40000);
   let index: FeatureIndexInfo | undefined;
   if (values.index !== undefined) {
     if (info.architecture !== "rvc") throw new UsageError("--index goes with an RVC model (it is that model's feature index)");
