@@ -12,6 +12,7 @@ import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
 import { ensurePyTorch } from "@mixdown/separation/import";
 import { importRmvpe, PitchImportError } from "@mixdown/voice/import-pitch";
+import { importContentVec } from "@mixdown/voice/import-features";
 import { convertRvcCheckpoint, describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
 import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 
@@ -19,6 +20,10 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth> --ti
                          [--tags a,b] [--sample-rate 40000] [--index file.index]
                                  import an RVC v2 or native ONNX voice model (an RVC model with
                                  its feature index: the faiss .index its training wrote)
+./mixdown.sh voices import-features <hubert_base.pt|vec-*.onnx> [--models-dir DIR]
+                                 installs the ContentVec features RVC models take (MODELS_DIR/
+                                 VOICE_CONTENTVEC_MODEL, 768-d for v2, and VOICE_CONTENTVEC_V1_MODEL,
+                                 256-d for v1); a checkpoint is converted once to both
 ./mixdown.sh voices import-pitch <rmvpe.pt|rmvpe.onnx> [--models-dir DIR]
                                  installs the RMVPE pitch model RVC conversions use (at
                                  MODELS_DIR/VOICE_RMVPE_MODEL); a rmvpe.pt is converted to ONNX once
@@ -27,6 +32,39 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth> --ti
 const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, sampleRate: c.sampleRate, speakers: c.speakers });
 
 const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
+
+/** `voices import-features FILE`: converts or checks the content-feature models RVC models take. */
+async function importFeaturesCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { "models-dir": { type: "string" } },
+  });
+  if (positionals.length !== 1)
+    throw new UsageError(
+      `voices import-features takes one file (hubert_base.pt, a ContentVec checkpoint, or an ONNX)\n${voicesUsage}`,
+    );
+  const modelsDir = path.resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
+  const targets = {
+    v2: path.resolve(modelsDir, env.VOICE_CONTENTVEC_MODEL ?? "voices/vec-768-layer-12.onnx"),
+    v1: path.resolve(modelsDir, env.VOICE_CONTENTVEC_V1_MODEL ?? "voices/vec-256-layer-9.onnx"),
+  };
+  try {
+    const { installed, converted } = await importContentVec(positionals[0]!, targets, {
+      python: () => ensurePyTorch((line) => console.error(line), env),
+      log: (line) => console.error(line),
+      env,
+    });
+    for (const file of installed) console.log(`Installed ${file}${converted ? " (converted from the checkpoint)" : ""}.`);
+    return 0;
+  } catch (err) {
+    if (err instanceof PitchImportError || (err as Error).name === "ImportProblem") {
+      console.error((err as Error).message);
+      return 1;
+    }
+    throw err;
+  }
+}
 
 /** `voices import-pitch FILE`: converts or checks an RMVPE model and installs it where the worker looks. */
 async function importPitchCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
@@ -66,6 +104,7 @@ async function importPitchCommand(argv: string[], env: Record<string, string | u
 export async function voicesCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const [action, ...rest] = argv;
   if (action === "import-pitch") return importPitchCommand(rest, env);
+  if (action === "import-features") return importFeaturesCommand(rest, env);
   if (action !== "import") throw new UsageError(`Usage:\n${voicesUsage}`);
   const { values, positionals } = parseArgs({
     args: rest,
