@@ -12,11 +12,49 @@ file is not a HuBERT checkpoint.
 
 import json
 import os
+import pickle
 import sys
+import types
 
 import torch
 
 from .hubert import from_checkpoint
+
+
+class _Stub:
+    """Stands in for a class the checkpoint names but this Python lacks (fairseq's or omegaconf's
+    configuration objects): only the tensors in `model` are needed."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __setstate__(self, state):
+        if isinstance(state, dict):
+            self.__dict__.update(state)
+
+
+class _LenientUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        try:
+            return super().find_class(module, name)
+        except (ImportError, AttributeError):
+            return _Stub
+
+
+def load_leniently(path):
+    """torch.load, with classes this Python lacks unpickled as stubs. Debian's torch 1.13.1 ignores
+    a `pickle_module` argument, so the module torch.serialization unpickles with is swapped for
+    the call (this converter is a one-shot process)."""
+    lenient = types.ModuleType("lenient_pickle")
+    lenient.__dict__.update(vars(pickle))
+    lenient.Unpickler = _LenientUnpickler
+    lenient.load = lambda f, **kw: _LenientUnpickler(f, **kw).load()
+    original = torch.serialization.pickle
+    torch.serialization.pickle = lenient
+    try:
+        return torch.load(path, map_location="cpu")
+    finally:
+        torch.serialization.pickle = original
 
 
 class Features(torch.nn.Module):
@@ -36,7 +74,7 @@ def main(argv):
         return 64
     torch.set_num_threads(int(os.environ.get("MIXDOWN_EXPORT_THREADS", "2")))
     try:
-        checkpoint = torch.load(argv[0], map_location="cpu")
+        checkpoint = load_leniently(argv[0])
     except Exception as err:  # an unreadable pickle/zip (or one naming classes not installed) is the file's fault
         print(f"not a readable PyTorch checkpoint ({type(err).__name__}: {err})", file=sys.stderr)
         return 2
