@@ -8,6 +8,7 @@ import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { publicBaseUrl } from "@mixdown/config";
 import { bullJobId } from "@mixdown/queue";
+import { writeRvcSignatureModel } from "@mixdown/voice";
 import {
   assertUnchanged,
   audio,
@@ -650,6 +651,117 @@ describe("voice models", () => {
         "waiting",
       );
       assert.notEqual(row.mediaEnqueuedAt, null);
+    }
+  });
+
+  const rvcIndexFixture = (name: string) =>
+    readFile(new URL(`../../../packages/voice/test/fixtures/rvc-index/${name}`, import.meta.url));
+  const importRvc = async (caller: { auth: { authorization: string } }, parts: FilePart[]) => {
+    const { payload, headers } = multipart({ metadata: JSON.stringify({ title: "RVC with index", sampleRate: 48000 }) }, parts);
+    return h.app.inject({ method: "POST", url: "/api/kits/v1/voice-models", payload, headers: { ...headers, ...caller.auth } });
+  };
+
+  test("import of an RVC model with its indexFile: the index is stored beside the model and named in the row's metadata", async () => {
+    const index = await rvcIndexFixture("ivf-flat.index");
+    const res = await importRvc(me, [
+      { name: "modelFile", filename: "voice.onnx", content: Buffer.from(writeRvcSignatureModel(48000)) },
+      { name: "indexFile", filename: "added_IVF76_Flat_nprobe_1_voice_v2.index", content: index },
+    ]);
+    assert.equal(res.statusCode, 201, res.body);
+    const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: res.json().id } });
+    assert.equal(row.architecture, "rvc");
+    assert.deepEqual(row.metadata, {
+      source: "upload",
+      indexKey: `voice-models/${row.id}/model.index`,
+      index: { dim: 64, vectors: 3000, lists: 76 },
+    });
+    const stored = path.join(await mkdtemp(path.join(os.tmpdir(), "mixdown-index-")), "stored.index");
+    await h.app.ctx.storage.downloadToFile(`voice-models/${row.id}/model.index`, stored);
+    assert.deepEqual(await readFile(stored), index);
+  });
+
+  test("import rejects an indexFile that is not RVC's IVF-Flat index, or without an RVC modelFile (422 naming it), and stores nothing", async () => {
+    const caller = await h.newCaller();
+    const rvc = { name: "modelFile", filename: "voice.onnx", content: Buffer.from(writeRvcSignatureModel(40000)) };
+    const native = {
+      name: "modelFile",
+      filename: "voice.onnx",
+      content: await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url)),
+    };
+    const whole = await rvcIndexFixture("ivf-flat.index");
+    for (const [parts, message] of [
+      [
+        [rvc, { name: "indexFile", filename: "flat.index", content: await rvcIndexFixture("flat-l2.index") }],
+        /indexFile: the file is a faiss IndexFlatL2 \(IxF2\); RVC's feature index is an IndexIVFFlat/,
+      ],
+      [
+        [rvc, { name: "indexFile", filename: "cut.index", content: whole.subarray(0, whole.length - 10) }],
+        /indexFile: the file ends early \(truncated index\)/,
+      ],
+      [
+        [rvc, { name: "indexFile", filename: "notes.index", content: Buffer.from("not an index at all") }],
+        /indexFile: the file is not a faiss index/,
+      ],
+      [
+        [native, { name: "indexFile", filename: "a.index", content: whole }],
+        /indexFile: only RVC voice models take a feature index/,
+      ],
+      [
+        [
+          { name: "referenceFile", filename: "me.wav", content: await audio("wav") },
+          { name: "indexFile", filename: "a.index", content: whole },
+        ],
+        /indexFile goes with an RVC modelFile/,
+      ],
+    ] as const) {
+      const before = await footprint(h);
+      expectError(await importRvc(caller, [...parts] as FilePart[]), 422, message);
+      await assertUnchanged(h, before);
+    }
+  });
+
+  test("import of an RVC .pth: identified from its own config, stored with its index, pending, and a voice-model-build job queued", async () => {
+    const pth = await readFile(new URL("../../../packages/voice/test/fixtures/rvc-pth/rvc-v1-40k.pth", import.meta.url));
+    const res = await importRvc(me, [
+      { name: "modelFile", filename: "singer.pth", content: pth },
+      { name: "indexFile", filename: "added.index", content: await rvcIndexFixture("ivf-flat.index") },
+    ]);
+    assert.equal(res.statusCode, 201, res.body);
+    const model = res.json();
+    assert.deepEqual([model.architecture, model.sampleRate, model.state], ["rvc", 40000, "pending"]);
+    const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    assert.equal(row.referenceKey, `voice-models/${model.id}/model.pth`);
+    assert.equal(row.fileKey, null);
+    assert.deepEqual(row.metadata, {
+      source: "upload",
+      format: "pth",
+      rvc: { version: "v1", f0: 1, sampleRate: 40000, speakers: 3 },
+      indexKey: `voice-models/${model.id}/model.index`,
+      index: { dim: 64, vectors: 3000, lists: 76 },
+    });
+    assert.equal(
+      await h.app.ctx.queues.queue("voice-model-build").getJobState(bullJobId("voice-model-build", model.id)),
+      "waiting",
+    );
+  });
+
+  test("import rejects a PyTorch file that is not an RVC voice model, or a broken one (422 naming it), and stores nothing", async () => {
+    const caller = await h.newCaller();
+    const demucs = await readFile(
+      new URL("../../../packages/separation/test/fixtures/import-probes/htdemucs.th", import.meta.url),
+    );
+    const pth = await readFile(new URL("../../../packages/voice/test/fixtures/rvc-pth/rvc-v2-48k.pth", import.meta.url));
+    for (const [content, message] of [
+      [demucs, /modelFile: not an RVC voice model: expected RVC's exported \.pth \(a dict with weight and config\)/],
+      [pth.subarray(0, 2000), /^modelFile: not a readable zip \(.*truncated/],
+    ] as const) {
+      const before = await footprint(h);
+      expectError(
+        await importRvc(caller, [{ name: "modelFile", filename: "model.pth", content: Buffer.from(content) }]),
+        422,
+        message,
+      );
+      await assertUnchanged(h, before);
     }
   });
 

@@ -4,6 +4,11 @@ import { TaskThreadPool } from "./task-threads.ts";
 /** What a voice conversion thread is started with (plain data: it crosses the thread boundary). */
 export interface VoiceThreadData {
   contentVecPath?: string;
+  /** The 256-d ContentVec RVC v1 models take. */
+  contentVecV1Path?: string;
+  /** RMVPE ONNX for RVC models' f0, and whether to use it (auto: when the file exists). */
+  rmvpePath?: string;
+  pitchMethod: "auto" | "rmvpe" | "yin";
   intraOpThreads: number;
   interOpThreads: number;
   /** Loaded models kept per thread, most recently used first. */
@@ -14,6 +19,8 @@ export interface VoiceConversionRequest {
   inputPath: string;
   backingPath?: string;
   modelPath: string;
+  /** The RVC model's feature index, if it has one. */
+  indexPath?: string;
   /** Output rate of an RVC model. */
   sampleRate: number;
   params: ConversionParams;

@@ -1,9 +1,11 @@
 // The voice conversion thread: loads voice models (kept between jobs, least recently used out)
 // and does all the audio work of a conversion.
+import { existsSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
 import {
   convertVoiceFile,
+  FeatureIndexError,
   loadVoiceEngine,
   VoiceModelFileError,
   type ConvertVoiceFileResult,
@@ -15,8 +17,17 @@ import { serveTasks } from "./task-threads.ts";
 const data = workerData as VoiceThreadData;
 const engines = new Map<string, Promise<VoiceEngine>>();
 
-function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
-  const key = `${path}@${sampleRate}`;
+/** The RMVPE model RVC conversions use, or undefined for YIN (VOICE_PITCH_METHOD). */
+function rmvpePath(): string | undefined {
+  const path = data.rmvpePath;
+  if (data.pitchMethod === "yin" || !path) return undefined;
+  if (data.pitchMethod === "auto" && !existsSync(path)) return undefined;
+  return path;
+}
+
+function engineFor(path: string, sampleRate: number, indexPath: string | undefined): Promise<VoiceEngine> {
+  const rmvpe = rmvpePath();
+  const key = `${path}@${sampleRate}+${indexPath ?? ""}+${rmvpe ?? "yin"}`;
   let engine = engines.get(key);
   if (engine) {
     engines.delete(key);
@@ -24,6 +35,9 @@ function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
     engine = loadVoiceEngine(path, {
       sampleRate,
       ...(data.contentVecPath ? { contentVecPath: data.contentVecPath } : {}),
+      ...(data.contentVecV1Path ? { contentVecV1Path: data.contentVecV1Path } : {}),
+      ...(indexPath ? { indexPath } : {}),
+      ...(rmvpe ? { rmvpePath: rmvpe } : {}),
       sessionOptions: {
         ...(data.intraOpThreads > 0 ? { intraOpNumThreads: data.intraOpThreads } : {}),
         ...(data.interOpThreads > 0 ? { interOpNumThreads: data.interOpThreads } : {}),
@@ -42,7 +56,7 @@ function engineFor(path: string, sampleRate: number): Promise<VoiceEngine> {
 
 serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
   async run(request, onProgress, signal) {
-    const engine = await engineFor(request.modelPath, request.sampleRate);
+    const engine = await engineFor(request.modelPath, request.sampleRate, request.indexPath);
     signal.throwIfAborted();
     return convertVoiceFile({
       signal,
@@ -60,6 +74,7 @@ serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
     if (err instanceof AudioDecodeError)
       return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
     if (err instanceof VoiceModelFileError) return { kind: "bad-input", message: err.message };
+    if (err instanceof FeatureIndexError) return { kind: "bad-input", message: `the voice model's index: ${err.message}` };
     return undefined;
   },
 });

@@ -13,7 +13,7 @@ const exists = (path: string) =>
   );
 
 /**
- * Local paths of voice models' ONNX files, for every job that uses a model (conversion, blend,
+ * Local paths of voice models' ONNX files (and RVC models' feature indexes), for every job that uses a model (conversion, blend,
  * demo). Uploaded and blended models live in object storage at `fileKey` (`voice-models/<id>/...`)
  * and are downloaded once into `cacheDir`, named by the key's sha256: a model's file never changes
  * once it is ready, and the conversion threads keep loaded models by path. Built-in catalogue
@@ -42,7 +42,28 @@ export class VoiceModelFiles {
         : [resolve(this.sources.modelsDir, key), resolve(this.sources.modelsDir, key.replace(/^models\//, ""))];
       for (const path of candidates) if (await exists(path)) return path;
     }
-    const path = join(this.sources.cacheDir, `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.onnx`);
+    return this.#download(key, ".onnx", missing);
+  }
+
+  /**
+   * Local path of an RVC model's feature index (`metadata.indexKey`, a faiss `.index` stored with
+   * the model), or undefined for a model without one.
+   */
+  async resolveIndex(model: Pick<VoiceModel, "id" | "metadata">): Promise<string | undefined> {
+    const metadata = model.metadata as { indexKey?: unknown } | null;
+    const key = metadata?.indexKey;
+    if (key === undefined || key === null) return undefined;
+    if (typeof key !== "string" || !key.startsWith("voice-models/"))
+      throw new JobFailure("permanent", `voice model ${model.id}: invalid index key ${JSON.stringify(key)}`);
+    return this.#download(
+      key,
+      ".index",
+      () => new JobFailure("permanent", `the index of voice model ${model.id} is missing (${key})`),
+    );
+  }
+
+  async #download(key: string, ext: string, missing: () => JobFailure): Promise<string> {
+    const path = join(this.sources.cacheDir, `${createHash("sha256").update(key).digest("hex").slice(0, 24)}${ext}`);
     if (await exists(path)) return path;
     await mkdir(this.sources.cacheDir, { recursive: true });
     // Downloaded beside the final name and renamed, so a concurrent job never reads half a file.

@@ -24,6 +24,7 @@ import { separationHandler } from "./jobs/separation.ts";
 import { voiceBlendHandler } from "./jobs/voice-blend.ts";
 import { voiceConversionHandler } from "./jobs/voice-conversion.ts";
 import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
+import { ensurePyTorch } from "@mixdown/separation/import";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
@@ -124,6 +125,9 @@ export async function startWorkerApp(
     (conversionPool ??= pooled(
       createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
         contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
+        contentVecV1Path: resolve(modelsDir, config.VOICE_CONTENTVEC_V1_MODEL),
+        rmvpePath: resolve(modelsDir, config.VOICE_RMVPE_MODEL),
+        pitchMethod: config.VOICE_PITCH_METHOD,
         intraOpThreads: config.ORT_INTRA_OP_THREADS,
         interOpThreads: config.ORT_INTER_OP_THREADS,
         cachedModels: config.VOICE_MODEL_CACHE_SIZE,
@@ -170,7 +174,13 @@ export async function startWorkerApp(
         lossyBitrateKbps: config.LOSSY_BITRATE_KBPS,
         demoPhrasePath: DEMO_PHRASE_PATH,
       }),
-    "voice-model-build": () => voiceModelBuildHandler({ storage, pool: pooled(createVoiceBuildPool(1)), queues: jobQueues }),
+    "voice-model-build": () =>
+      voiceModelBuildHandler({
+        storage,
+        pool: pooled(createVoiceBuildPool(1)),
+        queues: jobQueues,
+        python: () => ensurePyTorch((line) => logger.info(line)),
+      }),
     "webhook-delivery": () =>
       webhookDeliveryHandler({
         // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.

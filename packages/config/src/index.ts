@@ -89,10 +89,18 @@ export const EnvSchema = z
     MODELS_DIR: z.string().default("./models"),
     /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),
+    /** ContentVec's 256-d form (vec-256-layer-9) for RVC v1 voice models, relative to MODELS_DIR (or absolute). */
+    VOICE_CONTENTVEC_V1_MODEL: z.string().default("voices/vec-256-layer-9.onnx"),
+    /** RMVPE pitch model (ONNX, `voices import-pitch` writes it) for RVC voice models, relative to MODELS_DIR (or absolute). */
+    VOICE_RMVPE_MODEL: z.string().default("voices/rmvpe.onnx"),
+    /** f0 of RVC conversions: auto = RMVPE when VOICE_RMVPE_MODEL exists, else YIN; rmvpe = RMVPE or fail; yin = YIN. */
+    VOICE_PITCH_METHOD: z.enum(["auto", "rmvpe", "yin"]).default("auto"),
     /** Voice models each conversion thread keeps loaded between jobs. */
     VOICE_MODEL_CACHE_SIZE: int(1).default(4),
     /** Largest voice model file POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_UPLOAD_BYTES: int(1).default(200 * MB),
+    /** Largest RVC feature index (`indexFile`, faiss IVF-Flat) POST /voice-models accepts, in bytes. */
+    MAX_VOICE_MODEL_INDEX_BYTES: int(1).default(1024 * MB),
     /** Largest cover image (`image` part, PNG/JPEG/WebP) POST /voice-models accepts, in bytes. */
     MAX_VOICE_MODEL_IMAGE_BYTES: int(1).default(5 * MB),
     /** Where the separation models run; a provider that cannot load them stops the worker at start (see ORT_PROVIDER_FALLBACK). */

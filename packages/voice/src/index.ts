@@ -11,8 +11,18 @@ export { buildNativeVoiceModel, monoBlocks, readMono } from "./native/build.ts";
 export { measureVoiceStatsOf } from "./native/measure.ts";
 export { writeNativeVoiceModel, type NativeVoiceWeights } from "./native/model-graph.ts";
 export { NATIVE_LAYOUT, NATIVE_WEIGHTS } from "./native/layout.ts";
-export { RvcVoiceEngine, coarsePitch, type RvcEngineOptions } from "./rvc/rvc-voice.ts";
+export { RvcVoiceEngine, coarsePitch, rvcPhone, type RvcEngineOptions, type RvcStageTimes } from "./rvc/rvc-voice.ts";
+export {
+  FeatureIndex,
+  FeatureIndexError,
+  inspectFeatureIndexFile,
+  RVC_NEIGHBOURS,
+  type FeatureIndexInfo,
+  type SearchResult,
+} from "./rvc/feature-index.ts";
+export { IndexRetrieval } from "./rvc/index-retrieval.ts";
 export { writeRvcSignatureModel, writeContentVecSignatureModel } from "./rvc/signature-models.ts";
+export { RmvpePitch, rmvpeMel, rmvpeMelBasis, decodeRmvpe, RMVPE_RATE, RMVPE_HOP, RMVPE_THRESHOLD } from "./pitch/rmvpe.ts";
 export { trackPitch, medianVoiced, contourShiftSemitones, type PitchTrackOptions } from "./pitch/yin.ts";
 export {
   inspectVoiceModelFile,

@@ -14,10 +14,16 @@ export class VoiceModelFileError extends Error {
 
 export interface VoiceModelFileInfo {
   architecture: VoiceArchitecture;
+  /**
+   * RVC graphs: `export` = RVC's own ONNX export (f0 and its noise drawn inside the graph);
+   * `mixdown` = a `.pth` converted by Mixdown (the NSF excitation is an input); `mixdown-no-f0`
+   * = the same for a model trained without f0 (no pitch, no excitation).
+   */
+  rvcGraph?: "export" | "mixdown" | "mixdown-no-f0";
   /** Output rate the file declares (native models), if any. */
   sampleRate?: number;
   metadata: Record<string, string>;
-  inputs: Array<{ name: string; rank: number; type: string }>;
+  inputs: Array<{ name: string; rank: number; type: string; dims: Array<number | string> }>;
   outputs: string[];
 }
 
@@ -36,6 +42,22 @@ export const RVC_SIGNATURE: Record<string, [number, string]> = {
   pitchf: [2, "float32"],
   ds: [1, "int64"],
   rnd: [3, "float32"],
+};
+
+/** A `.pth` converted by Mixdown (`python -m mixdown_voice.export_rvc`): name -> [rank, element type]. */
+export const MIXDOWN_RVC_SIGNATURE: Record<string, [number, string]> = {
+  phone: [3, "float32"],
+  pitch: [2, "int64"],
+  rnd: [3, "float32"],
+  sid: [1, "int64"],
+  source: [3, "float32"],
+};
+
+/** The same for a model trained without f0. */
+export const MIXDOWN_RVC_NO_F0_SIGNATURE: Record<string, [number, string]> = {
+  phone: [3, "float32"],
+  rnd: [3, "float32"],
+  sid: [1, "int64"],
 };
 
 /**
@@ -61,6 +83,9 @@ export function inspectVoiceModelFile(bytes: Uint8Array): VoiceModelFileInfo {
       name: i.name ?? "",
       rank: i.type?.tensorType?.shape?.dim?.length ?? -1,
       type: TYPE_NAMES[i.type?.tensorType?.elemType ?? -1] ?? `type ${i.type?.tensorType?.elemType}`,
+      dims: (i.type?.tensorType?.shape?.dim ?? []).map((d) =>
+        d.dimValue !== undefined && d.dimValue !== null && Number(d.dimValue) > 0 ? Number(d.dimValue) : (d.dimParam ?? "?"),
+      ),
     }));
   const outputs = graph.output.map((o) => o.name ?? "");
   const metadata = Object.fromEntries((model.metadataProps ?? []).map((p) => [p.key ?? "", p.value ?? ""]));
@@ -72,6 +97,21 @@ export function inspectVoiceModelFile(bytes: Uint8Array): VoiceModelFileInfo {
     const sampleRate = Number(metadata["mixdown.sample_rate"]);
     return {
       architecture: "native",
+      ...(Number.isFinite(sampleRate) && sampleRate > 0 ? { sampleRate } : {}),
+      metadata,
+      inputs,
+      outputs,
+    };
+  }
+  if (names.has("phone") && names.has("sid")) {
+    const f0 = names.has("source") || names.has("pitch");
+    const problems = signatureProblems(inputs, f0 ? MIXDOWN_RVC_SIGNATURE : MIXDOWN_RVC_NO_F0_SIGNATURE);
+    if (!outputs.includes("audio")) problems.push("output audio missing");
+    if (problems.length > 0) throw new VoiceModelFileError(`not a converted RVC model: ${problems.join("; ")}`);
+    const sampleRate = Number(metadata["mixdown.sample_rate"]);
+    return {
+      architecture: "rvc",
+      rvcGraph: f0 ? "mixdown" : "mixdown-no-f0",
       ...(Number.isFinite(sampleRate) && sampleRate > 0 ? { sampleRate } : {}),
       metadata,
       inputs,
@@ -90,10 +130,23 @@ export function inspectVoiceModelFile(bytes: Uint8Array): VoiceModelFileInfo {
     if (extra.length > 0) problems.push(`unexpected inputs ${extra.join(", ")}`);
     if (!outputs.includes("audio")) problems.push("output audio missing");
     if (problems.length > 0) throw new VoiceModelFileError(`not an RVC v2 (f0) ONNX export: ${problems.join("; ")}`);
-    return { architecture: "rvc", metadata, inputs, outputs };
+    return { architecture: "rvc", rvcGraph: "export", metadata, inputs, outputs };
   }
   const seen = inputs.map((i) => `${i.name} (rank ${i.rank} ${i.type})`).join(", ") || "none";
   throw new VoiceModelFileError(
     `unknown voice model architecture: inputs ${seen}; expected an RVC v2 export (${Object.keys(RVC_SIGNATURE).join(", ")}) or a Mixdown native voice model`,
   );
+}
+
+function signatureProblems(inputs: VoiceModelFileInfo["inputs"], signature: Record<string, [number, string]>): string[] {
+  const problems: string[] = [];
+  for (const [name, [rank, type]] of Object.entries(signature)) {
+    const input = inputs.find((i) => i.name === name);
+    if (!input) problems.push(`input ${name} missing`);
+    else if (input.rank !== rank || input.type !== type)
+      problems.push(`input ${name} is rank ${input.rank} ${input.type}, expected rank ${rank} ${type}`);
+  }
+  const extra = inputs.filter((i) => !Object.hasOwn(signature, i.name)).map((i) => i.name);
+  if (extra.length > 0) problems.push(`unexpected inputs ${extra.join(", ")}`);
+  return problems;
 }

@@ -38,14 +38,19 @@ export class OnnxGraph {
   }
 
   node(opType: string, inputs: string[], attributes: Record<string, Attribute> = {}, output = this.#fresh(opType)): string {
+    return this.nodeOutputs(opType, inputs, [output], attributes)[0]!;
+  }
+
+  /** A node with several outputs (TopK's values and indices), named by the caller. */
+  nodeOutputs(opType: string, inputs: string[], outputs: string[], attributes: Record<string, Attribute> = {}): string[] {
     this.#nodes.push({
       opType,
       input: inputs,
-      output: [output],
+      output: outputs,
       name: this.#fresh(`${opType}_node`),
       attribute: Object.entries(attributes).map(([name, value]) => attribute(name, value)),
     });
-    return output;
+    return outputs;
   }
 
   encode(metadata: Record<string, string> = {}, opset = 17): Uint8Array {

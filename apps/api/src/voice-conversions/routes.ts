@@ -28,7 +28,15 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
   const conversionForm = Type.Object({
     voiceModelId: Type.Integer({ description: "Id of a ready voice model: public or the caller's own" }),
     soundFile: Type.String({ format: "binary", description: `wav, mp3 or flac; max ${maxMb} MB` }),
-    conversionStrength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
+    conversionStrength: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        default: 0.5,
+        description:
+          "Higher values add more accent from the voice model and may cause mispronunciation. Native voices: how far the timbre moves toward the target (0 = the input's own). RVC models imported with their feature index: RVC's index rate (each ContentVec frame blended with its 8 nearest training features by this share). RVC models without an index: a blend of the converted voice with the input.",
+      }),
+    ),
     modelVolumeMix: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
     pitchShift: Type.Optional(Type.Number({ minimum: -24, maximum: 24, default: 0, description: "Semitones" })),
     pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),

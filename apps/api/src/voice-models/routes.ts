@@ -12,7 +12,14 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
   const tags = ["Voice models"];
   const importForm = Type.Object({
     metadata: Type.String({ description: "JSON object with title (required), tags, links and sampleRate" }),
-    modelFile: Type.Optional(Type.String({ format: "binary", description: "ONNX voice model" })),
+    modelFile: Type.Optional(Type.String({ format: "binary", description: "RVC .pth, or ONNX voice model" })),
+    indexFile: Type.Optional(
+      Type.String({
+        format: "binary",
+        description:
+          "RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)",
+      }),
+    ),
     referenceFile: Type.Optional(Type.String({ format: "binary", description: "Recording to build a native voice from" })),
     image: Type.Optional(
       Type.String({
@@ -57,7 +64,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         summary:
           "Import a private voice model: an ONNX file (RVC v2 or Mixdown native), or a reference recording to build a native voice from",
         description:
-          'Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (ONNX; its signature must be an RVC v2 (f0) export or a Mixdown native voice model, else 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). ' +
+          'Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. ' +
           TEXT_PARTS_AS_FILES,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
@@ -75,6 +82,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         {
           files: {
             modelFile: { maxBytes: ctx.config.MAX_VOICE_MODEL_UPLOAD_BYTES },
+            indexFile: { maxBytes: ctx.config.MAX_VOICE_MODEL_INDEX_BYTES },
             referenceFile: { maxBytes: ctx.config.MAX_CONVERSION_UPLOAD_BYTES },
             image: { maxBytes: ctx.config.MAX_VOICE_MODEL_IMAGE_BYTES },
           },

@@ -2,7 +2,10 @@ import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { VoiceModelImportRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
+import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
+import { describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
+import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
 import type { RecordPresenter } from "@mixdown/records";
@@ -11,7 +14,7 @@ import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import { checkImageUpload } from "../uploads/image-check.ts";
-import type { ReceivedForm } from "../uploads/receive-form.ts";
+import type { ReceivedFile, ReceivedForm } from "../uploads/receive-form.ts";
 
 const LINKS = ["twitterLink", "instagramLink", "tiktokLink", "spotifyLink", "youtubeLink", "imageUrl", "demoUrl"] as const;
 const RVC_RATES = [32000, 40000, 48000];
@@ -93,6 +96,8 @@ export class VoiceModelImportService {
       throw unprocessable(
         "send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)",
       );
+    const indexFile = form.files.get("indexFile");
+    if (indexFile && !modelFile) throw unprocessable("indexFile goes with an RVC modelFile (it is that model's feature index)");
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
     const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
@@ -133,6 +138,28 @@ export class VoiceModelImportService {
     }
 
     const bytes = await readFile(modelFile!.path);
+    const checkIndex = async (): Promise<FeatureIndexInfo | undefined> => {
+      if (!indexFile) return undefined;
+      try {
+        return await inspectFeatureIndexFile(indexFile.path);
+      } catch (err) {
+        if (err instanceof FeatureIndexError) throw unprocessable(`indexFile: ${err.message}`);
+        throw err;
+      }
+    };
+    // torch.save writes a zip: an RVC .pth, converted by a voice-model-build job.
+    if (bytes.subarray(0, 4).equals(Buffer.from("PK\x03\x04", "latin1"))) {
+      let checkpoint: RvcCheckpointInfo;
+      try {
+        checkpoint = describeRvcCheckpoint(await readTorchFile(modelFile!.path));
+      } catch (err) {
+        // TorchFileError names the file by its path: here a temporary one the caller never saw.
+        if (err instanceof VoiceModelFileError || err instanceof TorchFileError)
+          throw unprocessable(`modelFile: ${err.message.replaceAll(`${modelFile!.path}: `, "")}`);
+        throw err;
+      }
+      return this.#importCheckpoint(fields, checkpoint, modelFile!, await checkIndex(), indexFile, image, imageFile);
+    }
     let info;
     try {
       info = inspectVoiceModelFile(bytes);
@@ -140,7 +167,10 @@ export class VoiceModelImportService {
       if (err instanceof VoiceModelFileError) throw unprocessable(`modelFile: ${err.message}`);
       throw err;
     }
-    const sampleRate = info.architecture === "native" ? (info.sampleRate ?? 44100) : (metadata.sampleRate ?? 40000);
+    if (indexFile && info.architecture !== "rvc") throw unprocessable("indexFile: only RVC voice models take a feature index");
+    const index = await checkIndex();
+    const sampleRate =
+      info.architecture === "native" ? (info.sampleRate ?? 44100) : (info.sampleRate ?? metadata.sampleRate ?? 40000);
     const row = await this.deps.imports.createPending({
       ...fields,
       architecture: info.architecture,
@@ -148,14 +178,24 @@ export class VoiceModelImportService {
       metadata: { source: "upload" },
     });
     const key = `voice-models/${row.id}/model.onnx`;
+    const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
     const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
     let published;
     try {
       await this.deps.storage.putStream(key, Readable.from([Buffer.from(bytes)]), { contentType: "application/octet-stream" });
+      if (index && indexKey)
+        await this.deps.storage.putFile(indexKey, indexFile!.path, { contentType: "application/octet-stream" });
       if (image && imageKey) await this.deps.storage.putFile(imageKey, imageFile!.path, { contentType: image.contentType });
-      published = await this.deps.imports.publish(row.id, key, imageKey);
+      published = await this.deps.imports.publish(
+        row.id,
+        key,
+        imageKey,
+        index && indexKey
+          ? { source: "upload", indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } }
+          : undefined,
+      );
     } catch (err) {
-      for (const k of [key, imageKey]) {
+      for (const k of [key, indexKey, imageKey]) {
         if (k)
           await this.deps.storage
             .delete(k)
@@ -168,5 +208,59 @@ export class VoiceModelImportService {
       this.deps.imports.markMediaEnqueued(row.id),
     );
     return this.deps.presenter.voiceModel(published);
+  }
+
+  /**
+   * An RVC `.pth`: the row is created `pending` (architecture rvc, the file's own rate), the
+   * `.pth` (and index, cover) stored under `voice-models/<id>/`, and a `voice-model-build` job
+   * queued that converts it; on any failure before the job is queued nothing stays.
+   */
+  async #importCheckpoint(
+    fields: { ownerId: number; title: string; tags: string[] },
+    checkpoint: RvcCheckpointInfo,
+    modelFile: ReceivedFile,
+    index: FeatureIndexInfo | undefined,
+    indexFile: ReceivedFile | undefined,
+    image: Awaited<ReturnType<typeof checkImageUpload>> | undefined,
+    imageFile: ReceivedFile | undefined,
+  ): Promise<VoiceModelRecord> {
+    const row = await this.deps.imports.createPending({
+      ...fields,
+      architecture: "rvc",
+      sampleRate: checkpoint.sampleRate,
+      metadata: { source: "upload" },
+    });
+    const referenceKey = `voice-models/${row.id}/model.pth`;
+    const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
+    const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
+    let pending;
+    try {
+      await this.deps.storage.putFile(referenceKey, modelFile.path, { contentType: "application/octet-stream" });
+      if (indexKey && indexFile)
+        await this.deps.storage.putFile(indexKey, indexFile.path, { contentType: "application/octet-stream" });
+      if (image && imageKey && imageFile) {
+        await this.deps.storage.putFile(imageKey, imageFile.path, { contentType: image.contentType });
+        await this.deps.imports.setCover(row.id, imageKey);
+      }
+      pending = await this.deps.imports.setBuildSource(row.id, referenceKey, {
+        source: "upload",
+        format: "pth",
+        rvc: { ...checkpoint },
+        ...(index && indexKey ? { indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } } : {}),
+      });
+    } catch (err) {
+      for (const k of [referenceKey, indexKey, imageKey]) {
+        if (k)
+          await this.deps.storage
+            .delete(k)
+            .catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
+      }
+      await this.deps.imports.delete(row.id);
+      throw err;
+    }
+    await this.deps.submitter.submit({ queue: "voice-model-build", payload: { voiceModelId: row.id } }, () =>
+      this.deps.imports.markBuildEnqueued(row.id),
+    );
+    return this.deps.presenter.voiceModel(pending);
   }
 }

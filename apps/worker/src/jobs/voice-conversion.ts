@@ -41,6 +41,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         await deps.storage.downloadToFile(row.backingKey, backingPath);
       }
       const modelPath = await deps.modelFiles.resolve(model);
+      const indexPath = await deps.modelFiles.resolveIndex(model);
       signal.throwIfAborted();
       const params = { ...DEFAULT_CONVERSION_PARAMS, ...(row.params as Partial<ConversionParams>) };
       const result = await deps.pool.run(
@@ -48,6 +49,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
           inputPath,
           ...(backingPath ? { backingPath } : {}),
           modelPath,
+          ...(indexPath ? { indexPath } : {}),
           sampleRate: model.sampleRate,
           params,
           outDir: join(workDir, "out"),

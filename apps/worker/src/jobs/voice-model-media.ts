@@ -31,11 +31,13 @@ export function voiceModelMediaHandler(deps: VoiceModelMediaJobDeps): JobHandler
   return {
     async run({ row: model, rowId, workDir, log }) {
       const modelPath = await deps.modelFiles.resolve(model);
+      const indexPath = await deps.modelFiles.resolveIndex(model);
       const result = await deps.pool
         .run(
           {
             inputPath: deps.demoPhrasePath,
             modelPath,
+            ...(indexPath ? { indexPath } : {}),
             sampleRate: model.sampleRate,
             params: DEFAULT_CONVERSION_PARAMS,
             outDir: join(workDir, "out"),

@@ -13,9 +13,24 @@ export class VoiceModelImportRepository {
     return this.prisma.voiceModel.create({ data: { ...input, state: "pending" } });
   }
 
-  /** `imageKey`: the cover the owner uploaded, stored before the model is published. */
-  publish(id: number, fileKey: string, imageKey?: string): Promise<VoiceModel> {
-    return this.prisma.voiceModel.update({ where: { id }, data: { fileKey, state: "ready", ...(imageKey ? { imageKey } : {}) } });
+  /**
+   * `imageKey`: the cover the owner uploaded, stored before the model is published; `metadata`
+   * replaces the row's (e.g. with the key of an RVC model's index, stored with it).
+   */
+  publish(id: number, fileKey: string, imageKey?: string, metadata?: Prisma.InputJsonObject): Promise<VoiceModel> {
+    return this.prisma.voiceModel.update({
+      where: { id },
+      data: { fileKey, state: "ready", ...(imageKey ? { imageKey } : {}), ...(metadata ? { metadata } : {}) },
+    });
+  }
+
+  /**
+   * The file a pending model is built from (an RVC `.pth`, stored under the model's own prefix
+   * after the row exists) and the metadata the import found; the build job picks the row up once
+   * `referenceKey` is set.
+   */
+  setBuildSource(id: number, referenceKey: string, metadata: Prisma.InputJsonObject): Promise<VoiceModel> {
+    return this.prisma.voiceModel.update({ where: { id }, data: { referenceKey, metadata } });
   }
 
   /** The cover the owner uploaded with a reference recording, stored while the model is still to be built. */

@@ -1,12 +1,37 @@
 import * as ort from "onnxruntime-node";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { inspectVoiceModelFile, VoiceModelFileError } from "../model-file.ts";
+import { RmvpePitch } from "../pitch/rmvpe.ts";
+import { nsfSource } from "./nsf-source.ts";
 import { trackPitch } from "../pitch/yin.ts";
+import { IndexRetrieval } from "./index-retrieval.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
+
+export interface RvcStageTimes {
+  contentVec: number;
+  /** RMVPE or YIN, and the f0 shift. */
+  pitch: number;
+  /** Index retrieval, protect and the ×2 repetition of the features. */
+  index: number;
+  /** The synthesizer, with the NSF excitation and the noise it draws. */
+  synthesizer: number;
+}
 
 export interface RvcEngineOptions {
   modelPath: string;
   contentVecPath: string;
   /** The model's output rate (40 or 48 kHz for RVC v2). */
   sampleRate: number;
+  /** An RMVPE ONNX model (`mel` [1,128,T] -> [1,T,360]): f0 by RMVPE; without it, by YIN. */
+  rmvpePath?: string;
+  /** RVC's feature index (faiss IVF-Flat `.index`) trained with the model; optional. */
+  indexPath?: string;
+  /**
+   * RVC's `protect`: below 0.5, unvoiced frames keep this share of the retrieved features and the
+   * rest of their own (consonants stay intelligible); 0.5 or more turns it off. RVC's default 0.33.
+   */
+  protect?: number;
   /** Longest piece sent to the model at once; cuts fall on the quietest 10 ms nearby. */
   segmentSeconds?: number;
   sessionOptions?: ort.InferenceSession.SessionOptions;
@@ -34,6 +59,35 @@ export function coarsePitch(f0: Float32Array): BigInt64Array {
   return out;
 }
 
+/**
+ * The synthesizer's `phone` input, as RVC's pipeline makes it: ContentVec's frames (50/s, `dim`
+ * wide) blended with their retrieved neighbours at `rate` when there is an index, each repeated
+ * twice to 100 frames/s (one per `pitchf` value, the last one held if ContentVec gave fewer);
+ * with protect < 0.5 a frame whose f0 is below 1 Hz (unvoiced) takes `protect` of the blended
+ * features and the rest of its own.
+ */
+export async function rvcPhone(
+  own: Float32Array,
+  dim: number,
+  pitchf: Float32Array,
+  retrieval: Pick<IndexRetrieval, "blend"> | undefined,
+  rate: number,
+  protect: number,
+): Promise<Float32Array> {
+  const vecFrames = own.length / dim;
+  const frames = pitchf.length;
+  const features = retrieval && rate > 0 ? await retrieval.blend(own, rate) : own;
+  const mix = features !== own && protect < 0.5 ? protect : 1;
+  const phone = new Float32Array(frames * dim);
+  for (let t = 0; t < frames; t++) {
+    const src = Math.min(vecFrames - 1, t >> 1) * dim;
+    const at = t * dim;
+    if (mix === 1 || pitchf[t]! >= 1) phone.set(features.subarray(src, src + dim), at);
+    else for (let j = 0; j < dim; j++) phone[at + j] = features[src + j]! * mix + own[src + j]! * (1 - mix);
+  }
+  return phone;
+}
+
 function gaussian(count: number): Float32Array {
   const out = new Float32Array(count);
   for (let i = 0; i < count; i += 2) {
@@ -47,8 +101,10 @@ function gaussian(count: number): Float32Array {
 }
 
 /**
- * RVC v2 ONNX inference: ContentVec features (repeated ×2 in time to 100 frames/s), YIN f0
- * times 2^(pitchShift/12) as `pitchf` and its coarse form as `pitch`, speaker 0, Gaussian `rnd`.
+ * RVC v2 ONNX inference: ContentVec features (with an index: blended with their 8 nearest
+ * training features at index rate = conversionStrength, protect on unvoiced frames; repeated ×2
+ * in time to 100 frames/s), YIN f0 times 2^(pitchShift/12) as `pitchf` and its coarse form as
+ * `pitch`, speaker 0, Gaussian `rnd`. The f0 is RMVPE's when an RMVPE model is given, else YIN's.
  * Long inputs go in pieces cut at quiet points, each with PAD of real context (or silence) on
  * both sides that is dropped from the output.
  */
@@ -57,25 +113,56 @@ export class RvcVoiceEngine implements VoiceEngine {
   readonly sampleRate = RATE;
   readonly shiftsPitch = true;
   readonly outputSampleRate: number;
+  /** Milliseconds spent per stage over this engine's conversions (for benchmarks). */
+  readonly timings: RvcStageTimes = { contentVec: 0, pitch: 0, index: 0, synthesizer: 0 };
   readonly #segment: number;
+  readonly #protect: number;
+  /** `mixdown`: a converted `.pth` (the excitation computed here); `export`: RVC's own ONNX export. */
+  readonly #graph: "export" | "mixdown" | "mixdown-no-f0";
+  /** Channels of the prior's noise input `rnd`. */
+  readonly #noiseChannels: number;
+  /** Feature width the model takes (768: v2, ContentVec layer 12; 256: v1, layer 9 + projection), when it says. */
+  readonly #phoneWidth: number | undefined;
 
   private constructor(
     private readonly model: ort.InferenceSession,
     private readonly contentVec: ort.InferenceSession,
+    private readonly retrieval: IndexRetrieval | undefined,
+    private readonly rmvpe: RmvpePitch | undefined,
     options: RvcEngineOptions,
+    graph: { kind: "export" | "mixdown" | "mixdown-no-f0"; noiseChannels: number; phoneWidth?: number },
   ) {
+    this.#phoneWidth = graph.phoneWidth;
+    this.#graph = graph.kind;
+    this.#noiseChannels = graph.noiseChannels;
     this.outputSampleRate = options.sampleRate;
+    this.#protect = options.protect ?? 0.33;
     this.#segment = Math.round(((options.segmentSeconds ?? 20) * RATE) / FRAME) * FRAME;
   }
 
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
     const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
-    const [model, contentVec] = await Promise.all([
+    if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
+    if (!existsSync(options.contentVecPath))
+      throw new Error(
+        `RVC models need the ContentVec model ${options.contentVecPath} (VOICE_CONTENTVEC_MODEL: vec-768-layer-12.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9.onnx for v1), which is missing`,
+      );
+    const info = inspectVoiceModelFile(await readFile(options.modelPath));
+    if (info.architecture !== "rvc") throw new Error(`${options.modelPath} is not an RVC model`);
+    const rndChannels = info.inputs.find((i) => i.name === "rnd")?.dims[1];
+    const phoneWidth = info.inputs.find((i) => i.name === "phone")?.dims[2];
+    const graph = {
+      kind: info.rvcGraph ?? "export",
+      noiseChannels: typeof rndChannels === "number" ? rndChannels : 192,
+      ...(typeof phoneWidth === "number" ? { phoneWidth } : {}),
+    };
+    const [model, contentVec, retrieval, rmvpe] = await Promise.all([
       ort.InferenceSession.create(options.modelPath, session),
       ort.InferenceSession.create(options.contentVecPath, session),
+      options.indexPath ? IndexRetrieval.load(options.indexPath, session) : undefined,
+      options.rmvpePath ? RmvpePitch.load(options.rmvpePath, session) : undefined,
     ]);
-    if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
-    return new RvcVoiceEngine(model, contentVec, options);
+    return new RvcVoiceEngine(model, contentVec, retrieval, rmvpe, options, graph);
   }
 
   async *convert(source: MonoSource, controls: ConversionControls): AsyncGenerator<Float32Array> {
@@ -136,32 +223,73 @@ export class RvcVoiceEngine implements VoiceEngine {
     const input = new Float32Array(frames * FRAME);
     input.set(audio.subarray(0, input.length));
 
+    let t = performance.now();
+    const lap = (stage: keyof RvcStageTimes) => {
+      const now = performance.now();
+      this.timings[stage] += now - t;
+      t = now;
+    };
     const vec = await this.contentVec.run({
       [this.contentVec.inputNames[0]!]: new ort.Tensor("float32", input, [1, 1, input.length]),
     });
     const embed = vec[this.contentVec.outputNames[0]!]!;
-    const vecFrames = embed.dims[1]!;
     const dim = embed.dims[2]!;
-    const features = embed.data as Float32Array;
-    const phone = new Float32Array(frames * dim);
-    for (let t = 0; t < frames; t++) {
-      const src = Math.min(vecFrames - 1, t >> 1);
-      phone.set(features.subarray(src * dim, (src + 1) * dim), t * dim);
-    }
+    const own = embed.data as Float32Array;
 
     const ratio = 2 ** (controls.pitchShift / 12);
-    const f0 = trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX }).subarray(0, frames);
+    lap("contentVec");
+    // A model trained without f0 takes none (and RVC applies no protect to it).
+    const withoutF0 = this.#graph === "mixdown-no-f0";
+    const f0 = withoutF0
+      ? new Float32Array(frames)
+      : (this.rmvpe
+          ? await this.rmvpe.track(input)
+          : trackPitch(input, RATE, { hop: FRAME, fMin: F0_MIN, fMax: F0_MAX })
+        ).subarray(0, frames);
     const pitchf = new Float32Array(frames);
     for (let t = 0; t < frames; t++) pitchf[t] = Math.min(F0_MAX * 2, f0[t]! * ratio);
 
-    const out = await this.model.run({
-      phone: new ort.Tensor("float32", phone, [1, frames, dim]),
-      phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
-      pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
-      pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
-      ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
-      rnd: new ort.Tensor("float32", gaussian(192 * frames), [1, 192, frames]),
-    });
+    if (this.#phoneWidth !== undefined && this.#phoneWidth !== dim)
+      throw new VoiceModelFileError(
+        `the voice model takes ${this.#phoneWidth}-d features but the ContentVec model gives ${dim}-d${this.#phoneWidth === 256 ? " (an RVC v1 model needs vec-256-layer-9.onnx, VOICE_CONTENTVEC_V1_MODEL)" : ""}`,
+      );
+    const retrieval = this.retrieval;
+    if (retrieval && retrieval.index.dim !== dim)
+      throw new Error(`the voice model's index holds ${retrieval.index.dim}-d features, the ContentVec model gives ${dim}-d`);
+    lap("pitch");
+    const phone = await rvcPhone(own, dim, pitchf, retrieval, controls.conversionStrength, withoutF0 ? 0.5 : this.#protect);
+    lap("index");
+
+    const hop = this.outputSampleRate / 100;
+    const noise = gaussian(this.#noiseChannels * frames);
+    const out =
+      this.#graph === "mixdown-no-f0"
+        ? await this.model.run({
+            phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+            rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+            sid: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+          })
+        : this.#graph === "mixdown"
+          ? await this.model.run({
+              phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+              pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+              rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+              sid: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+              source: new ort.Tensor("float32", nsfSource(pitchf, this.outputSampleRate, hop, gaussian(frames * hop)), [
+                1,
+                1,
+                frames * hop,
+              ]),
+            })
+          : await this.model.run({
+              phone: new ort.Tensor("float32", phone, [1, frames, dim]),
+              phone_lengths: new ort.Tensor("int64", BigInt64Array.of(BigInt(frames)), [1]),
+              pitch: new ort.Tensor("int64", coarsePitch(pitchf), [1, frames]),
+              pitchf: new ort.Tensor("float32", pitchf, [1, frames]),
+              ds: new ort.Tensor("int64", BigInt64Array.of(0n), [1]),
+              rnd: new ort.Tensor("float32", noise, [1, this.#noiseChannels, frames]),
+            });
+    lap("synthesizer");
     const audioOut = out.audio!.data as Float32Array;
     const r = this.outputSampleRate / RATE;
     const hopOut = FRAME * r;
@@ -174,8 +302,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     piece.set(audioOut.subarray(start, Math.min(audioOut.length, start + n)));
 
     // modelVolumeMix as RVC's RMS mix: 1 keeps the model's loudness, 0 imposes the input's.
-    // conversionStrength blends the converted voice with the input (there is no feature index).
-    const strength = controls.conversionStrength;
+    // conversionStrength is the index rate when the model has an index; without one it blends the
+    // converted voice with the input.
+    const strength = retrieval ? 1 : controls.conversionStrength;
     for (let f = 0; f * hopOut < n; f++) {
       let inE = 0;
       let outE = 0;
@@ -194,6 +323,6 @@ export class RvcVoiceEngine implements VoiceEngine {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.model.release(), this.contentVec.release()]);
+    await Promise.all([this.model.release(), this.contentVec.release(), this.retrieval?.close(), this.rmvpe?.close()]);
   }
 }

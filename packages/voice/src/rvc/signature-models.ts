@@ -15,10 +15,10 @@ function randomWeights(count: number, scale: number, seed: number): Float32Array
 
 /**
  * An ONNX file with the ContentVec (vec-768-layer-12) export's signature: `source` [1,1,N] at
- * 16 kHz -> `embed` [1,T,768], one frame per 320 samples. Random weights, tiny hidden size: it
+ * 16 kHz -> `embed` [1,T,768] (`width` 256: vec-256-layer-9's), one frame per 320 samples. Random weights, tiny hidden size: it
  * proves the plumbing, not the voice.
  */
-export function writeContentVecSignatureModel(seed = 1): Uint8Array {
+export function writeContentVecSignatureModel(seed = 1, width = 768): Uint8Array {
   const g = new OnnxGraph();
   const source = g.input("source", [1, 1, "samples"]);
   const hidden = 8;
@@ -27,8 +27,8 @@ export function writeContentVecSignatureModel(seed = 1): Uint8Array {
     strides: [320],
   });
   const frames = g.node("Transpose", [g.node("Tanh", [conv])], { perm: [0, 2, 1] });
-  g.node("MatMul", [frames, g.float(randomWeights(hidden * 768, 0.5, seed + 1), [hidden, 768])], {}, "embed");
-  g.output("embed", [1, "frames", 768]);
+  g.node("MatMul", [frames, g.float(randomWeights(hidden * width, 0.5, seed + 1), [hidden, width])], {}, "embed");
+  g.output("embed", [1, "frames", width]);
   return g.encode({}, 17);
 }
 

@@ -1,0 +1,83 @@
+// `pnpm bench:voice [--seconds 60] [--threads 2] [--dir DIR] [--yin] [--no-index]`: an RVC v2 48 kHz
+// conversion at real model sizes (random weights, made once by scripts/bench/prepare_voice_bench.py
+// into DIR, default $TMPDIR/mixdown-bench-voice): realtime factor, the ContentVec / pitch / index /
+// synthesizer split, and peak RSS. Pieces are 20 s whatever the input's length, so the peak is
+// reached within the first piece; --seconds 300 measures a 5-minute input.
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { convertVoiceFile, RvcVoiceEngine } from "../src/index.ts";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "60" },
+    threads: { type: "string", default: "2" },
+    dir: { type: "string", default: join(tmpdir(), "mixdown-bench-voice") },
+    yin: { type: "boolean", default: false },
+    "no-index": { type: "boolean", default: false },
+  },
+});
+const seconds = Number(values.seconds);
+const threads = Number(values.threads);
+const dir = values.dir!;
+const file = (name: string) => join(dir, name);
+
+if (!["rvc.onnx", "contentvec.onnx", "rmvpe.onnx", "model.index"].every((n) => existsSync(file(n)))) {
+  console.log(`preparing real-size random-weight models in ${dir} (Debian's PyTorch, torchaudio, faiss; a few minutes, once)`);
+  execFileSync("/usr/bin/python3", [fileURLToPath(new URL("./bench/prepare_voice_bench.py", import.meta.url)), dir], {
+    stdio: "inherit",
+    env: { ...process.env, PYTHONPATH: fileURLToPath(new URL("../python", import.meta.url)) },
+  });
+}
+
+const work = await mkdtemp(join(tmpdir(), "mixdown-bench-voice-run-"));
+const speech = join(work, "speech.wav");
+const input = join(work, "input.wav");
+execFileSync("espeak-ng", [
+  "-v",
+  "en+f3",
+  "-s",
+  "150",
+  "-w",
+  speech,
+  "Music is the space between the notes, and the breath between the words we sing.",
+]);
+execFileSync("ffmpeg", ["-v", "error", "-y", "-stream_loop", "-1", "-i", speech, "-t", String(seconds), "-ar", "44100", input]);
+
+const loadStarted = performance.now();
+const engine = await RvcVoiceEngine.load({
+  modelPath: file("rvc.onnx"),
+  contentVecPath: file("contentvec.onnx"),
+  sampleRate: 48000,
+  ...(values.yin ? {} : { rmvpePath: file("rmvpe.onnx") }),
+  ...(values["no-index"] ? {} : { indexPath: file("model.index") }),
+  sessionOptions: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+});
+const loadSeconds = (performance.now() - loadStarted) / 1000;
+const started = performance.now();
+const cpuBefore = process.cpuUsage();
+const result = await convertVoiceFile({
+  inputPath: input,
+  engine,
+  params: { conversionStrength: 0.75, modelVolumeMix: 0.5, pitchShift: 2, pre: {}, post: {} },
+  outDir: join(work, "out"),
+});
+const total = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
+const t = engine.timings;
+const stage = (ms: number) => `${(ms / 1000 / seconds).toFixed(3)} s/s`;
+console.log(
+  [
+    `RVC v2 48 kHz, real sizes, random weights; ${seconds} s input, onnxruntime ${threads} threads; load ${loadSeconds.toFixed(1)} s`,
+    `realtime factor ${(total / seconds).toFixed(3)} (${total.toFixed(1)} s; prepare ${result.seconds.prepare.toFixed(1)}, convert ${result.seconds.convert.toFixed(1)}, finish ${result.seconds.finish.toFixed(1)})`,
+    `split per second of audio: ContentVec ${stage(t.contentVec)}, ${values.yin ? "YIN" : "RMVPE"} ${stage(t.pitch)}, index ${values["no-index"] ? "off" : stage(t.index)}, synthesizer ${stage(t.synthesizer)}`,
+    // On a shared machine the wall clock counts other people's work; CPU time does not.
+    `CPU ${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} core-seconds per second of audio (this process; ffmpeg not counted)`,
+    `peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
+  ].join("\n"),
+);
+await engine.close();

@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { describe, it } from "node:test";
+import * as ort from "onnxruntime-node";
+
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);
+async function floats(name: string): Promise<Float32Array> {
+  const b = await readFile(fixture(name));
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
+}
+
+describe("HuBERT/ContentVec converted by Mixdown's own implementation (features RVC models take)", () => {
+  for (const [version, width] of [
+    ["v2", 64],
+    ["v1", 16],
+  ] as const) {
+    it(`${version}: the same features as torchaudio's HuBERT on the same checkpoint, at 60 dB or more`, async () => {
+      const clip = await floats("rmvpe/clip.f32");
+      const reference = await floats(`hubert/reference-${version}.f32`);
+      const session = await ort.InferenceSession.create(fixture(`hubert/hubert-random-${version}.onnx`).pathname);
+      const out = await session.run({ source: new ort.Tensor("float32", clip, [1, 1, clip.length]) });
+      const embed = out[session.outputNames[0]!]!;
+      assert.deepEqual(embed.dims, [1, reference.length / width, width]);
+      const ours = embed.data as Float32Array;
+      let signal = 0;
+      let error = 0;
+      for (let i = 0; i < reference.length; i++) {
+        signal += reference[i]! ** 2;
+        error += (reference[i]! - ours[i]!) ** 2;
+      }
+      const snr = 10 * Math.log10(signal / error);
+      console.log(`${version}: ${snr.toFixed(1)} dB against torchaudio`);
+      assert.ok(snr >= 60, `${snr} dB`);
+      await session.release();
+    });
+  }
+});
