@@ -17,8 +17,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT="$PWD"
 
 APT_PACKAGES=(ca-certificates redis-server ffmpeg espeak-ng sox fluidsynth fluid-soundfont-gm)
-# Only `./mixdown.sh test` installs these, when the run includes @mixdown/web: its browser test drives chromium.
-TEST_APT_PACKAGES=(chromium)
+# Only `./mixdown.sh test` installs these: chromium for the dashboard's browser test, and Debian's
+# PyTorch, which `models import` / `voices import` install on first use, for the tests of those imports.
+TEST_APT_PACKAGES=(chromium python3-torch python3-onnx python3-numpy python3-yaml libopenblas0-pthread)
 NODE_VERSION=24.21.0
 PNPM_VERSION="$(sed -nE 's/.*"packageManager": *"pnpm@([0-9.]+)".*/\1/p' package.json)"
 TOOLCHAIN="$ROOT/.mixdown/toolchain"
@@ -196,8 +197,8 @@ case "$command" in
     ;;
   test)
     setup
-    # A filtered run (`test --filter @mixdown/db`) installs no browser unless it names the dashboard.
-    if [ $# -eq 0 ] || [[ "$*" == *web* ]]; then install_test_packages; fi
+    # A filtered run (`test --filter @mixdown/config`) installs them only when it names a package that needs them.
+    if [ $# -eq 0 ] || [[ "$*" =~ web|separation|voice|worker|cli|api ]]; then install_test_packages; fi
     say "pnpm test $*"
     exec pnpm test "$@"
     ;;

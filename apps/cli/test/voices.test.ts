@@ -14,14 +14,6 @@ let prisma: PrismaClient;
 let env: Record<string, string>;
 let home: string;
 const fixture = (p: string) => path.join(repoRoot, "packages/voice/test/fixtures", p);
-const torchPython = (() => {
-  try {
-    execFileSync("/usr/bin/python3", ["-c", "import torch, onnx"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 before(async () => {
   stack = await startTestStack({ storage: "local" });
@@ -73,16 +65,12 @@ describe("mixdown voices import", () => {
     assert.equal(await prisma.voiceModel.count(), before);
   });
 
-  test(
-    "an RVC .pth: converted once by Mixdown's synthesizer and published ready at the file's own rate",
-    { skip: torchPython ? false : "no python3 with torch here: the command would install Debian's PyTorch first" },
-    async () => {
-      const r = await runCli(["voices", "import", fixture("rvc-pth/rvc-v1-40k.pth"), "--title", "From pth", "--public"], env);
-      assert.equal(r.code, 0, r.stderr);
-      assert.match(lastLine(r.stdout), /^Imported voice model \d+ "From pth" \(rvc, 40000 Hz, public\)\.$/);
-      const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "From pth" } });
-      assert.equal(row.state, "ready");
-      assert.deepEqual((row.metadata as { rvc?: unknown }).rvc, { version: "v1", f0: 1, sampleRate: 40000, speakers: 3 });
-    },
-  );
+  test("an RVC .pth: converted once by Mixdown's synthesizer and published ready at the file's own rate", async () => {
+    const r = await runCli(["voices", "import", fixture("rvc-pth/rvc-v1-40k.pth"), "--title", "From pth", "--public"], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(lastLine(r.stdout), /^Imported voice model \d+ "From pth" \(rvc, 40000 Hz, public\)\.$/);
+    const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "From pth" } });
+    assert.equal(row.state, "ready");
+    assert.deepEqual((row.metadata as { rvc?: unknown }).rvc, { version: "v1", f0: 1, sampleRate: 40000, speakers: 3 });
+  });
 });

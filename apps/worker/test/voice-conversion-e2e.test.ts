@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { registerVoiceCatalogue } from "@mixdown/db";
+import { ensurePyTorch } from "@mixdown/separation/import";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import {
   contourShiftSemitones,
@@ -16,6 +17,9 @@ import {
   writeRvcSignatureModel,
 } from "@mixdown/voice";
 import { download, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+
+// Debian's PyTorch for the fixtures' checks, as the worker gets it: installed here when missing, never skipped.
+const torchPython = await ensurePyTorch(() => {});
 
 const run = promisify(execFile);
 
@@ -218,118 +222,103 @@ describe("voice conversion jobs through the API and the worker", () => {
     assert.ok(Math.abs(semitones + 3) < 0.3, `the f0 contour moved ${semitones.toFixed(2)} semitones, expected -3`);
   });
 
-  const torchPython = (() => {
-    try {
-      execFileSync("/usr/bin/python3", ["-c", "import torch, onnx"], { stdio: "ignore" });
-      return "/usr/bin/python3";
-    } catch {
-      return undefined;
-    }
-  })();
   const fixture = (path: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${path}`, import.meta.url));
 
-  it(
-    "imports an RVC .pth with its .index: pending, converted by the build job, ready; converts with every control; blends with another imported .pth; a .pth whose weights do not fit ends failed with the reason",
-    { skip: torchPython ? false : "no python3 with torch here: the worker would install Debian's PyTorch first" },
-    async () => {
-      const imported = await post(d, "voice-models", {
-        metadata: JSON.stringify({ title: "My RVC pth", tags: ["rvc"] }),
-        modelFile: { path: fixture("rvc-pth/rvc-v2-48k.pth") },
-        indexFile: { path: fixture("rvc-index/ivf-flat-768.index") },
-      });
-      assert.equal(imported.status, 201, await imported.clone().text());
-      const model = (await imported.json()) as any;
-      assert.deepEqual([model.architecture, model.sampleRate, model.state], ["rvc", 48000, "pending"]);
-      const deadline = Date.now() + 120_000;
-      let row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
-      while (row.state === "pending" && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 500));
-        row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
-      }
-      assert.equal(row.state, "ready", row.buildError ?? "");
-      assert.equal(row.fileKey, `voice-models/${model.id}/model.onnx`);
-      assert.deepEqual((row.metadata as any).rvc, { version: "v2", f0: 1, sampleRate: 48000, speakers: 3 });
-      assert.equal((row.metadata as any).indexKey, `voice-models/${model.id}/model.index`);
+  it("imports an RVC .pth with its .index: pending, converted by the build job, ready; converts with every control; blends with another imported .pth; a .pth whose weights do not fit ends failed with the reason", async () => {
+    const imported = await post(d, "voice-models", {
+      metadata: JSON.stringify({ title: "My RVC pth", tags: ["rvc"] }),
+      modelFile: { path: fixture("rvc-pth/rvc-v2-48k.pth") },
+      indexFile: { path: fixture("rvc-index/ivf-flat-768.index") },
+    });
+    assert.equal(imported.status, 201, await imported.clone().text());
+    const model = (await imported.json()) as any;
+    assert.deepEqual([model.architecture, model.sampleRate, model.state], ["rvc", 48000, "pending"]);
+    const deadline = Date.now() + 120_000;
+    let row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    while (row.state === "pending" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    }
+    assert.equal(row.state, "ready", row.buildError ?? "");
+    assert.equal(row.fileKey, `voice-models/${model.id}/model.onnx`);
+    assert.deepEqual((row.metadata as any).rvc, { version: "v2", f0: 1, sampleRate: 48000, speakers: 3 });
+    assert.equal((row.metadata as any).indexKey, `voice-models/${model.id}/model.index`);
 
-      const input = await speech("en+f1", "Turn the page slowly and listen to the rain.", ["-ar", "44100"]);
-      const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.wav");
-      await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=110:d=4", "-ar", "44100", backing]);
-      const created = await post(d, "voice-conversions", {
-        voiceModelId: String(model.id),
-        soundFile: { path: input },
-        backingSoundFile: { path: backing },
-        conversionStrength: "0.7",
-        modelVolumeMix: "0.5",
-        pitchShift: "2",
-        pre: JSON.stringify({ noiseGate: { threshold_db: -50 } }),
-        post: JSON.stringify({ compressor: { threshold_db: -20, ratio: 3 } }),
-      });
-      assert.equal(created.status, 201, await created.clone().text());
-      const done = await waitForEnd(d, `voice-conversions/${((await created.json()) as any).id}`, 120_000);
-      assert.equal(done.status, "success", done.errorMessage);
-      const [src, out] = [await probe(input), await probe(await download(done.outputFileUrl))];
-      assert.deepEqual([out.sampleRate, out.samples], [44100, src.samples]);
-      assert.ok(done.recombinedAudioFileUrl, "the backing track was mixed in");
+    const input = await speech("en+f1", "Turn the page slowly and listen to the rain.", ["-ar", "44100"]);
+    const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.wav");
+    await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=110:d=4", "-ar", "44100", backing]);
+    const created = await post(d, "voice-conversions", {
+      voiceModelId: String(model.id),
+      soundFile: { path: input },
+      backingSoundFile: { path: backing },
+      conversionStrength: "0.7",
+      modelVolumeMix: "0.5",
+      pitchShift: "2",
+      pre: JSON.stringify({ noiseGate: { threshold_db: -50 } }),
+      post: JSON.stringify({ compressor: { threshold_db: -20, ratio: 3 } }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const done = await waitForEnd(d, `voice-conversions/${((await created.json()) as any).id}`, 120_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    const [src, out] = [await probe(input), await probe(await download(done.outputFileUrl))];
+    assert.deepEqual([out.sampleRate, out.samples], [44100, src.samples]);
+    assert.ok(done.recombinedAudioFileUrl, "the backing track was mixed in");
 
-      // A second model of the same version and rate (the weights scaled), imported and blended with the first.
-      const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
-      const other = join(dir, "other.pth");
-      execFileSync(torchPython!, [
-        "-c",
-        "import sys, torch; c = torch.load(sys.argv[1]); c['weight'] = {k: v * 0.9 for k, v in c['weight'].items()}; torch.save(c, sys.argv[2])",
-        fixture("rvc-pth/rvc-v2-48k.pth"),
-        other,
-      ]);
-      const second = (await (
-        await post(d, "voice-models", { metadata: JSON.stringify({ title: "Other" }), modelFile: { path: other } })
-      ).json()) as any;
-      let secondRow = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: second.id } });
-      while (secondRow.state === "pending" && Date.now() < deadline + 60_000) {
-        await new Promise((r) => setTimeout(r, 500));
-        secondRow = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: second.id } });
-      }
-      assert.equal(secondRow.state, "ready", secondRow.buildError ?? "");
-      const blendRes = await fetch(`${d.baseUrl}/api/kits/v1/voice-blender`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ modelId1: model.id, modelId2: second.id, alpha: 0.5, title: "Blended pth" }),
-      });
-      assert.equal(blendRes.status, 201, await blendRes.clone().text());
-      const blendJob = (await blendRes.json()) as any;
-      const blended = await waitForEnd(d, `voice-blender/${blendJob.id}`, 60_000);
-      assert.equal(blended.status, "success", blended.errorMessage);
-      const throughBlend = await post(d, "voice-conversions", {
-        voiceModelId: String(blendJob.outputModelId),
-        soundFile: { path: input },
-        pitchShift: "-2",
-      });
-      assert.equal(throughBlend.status, 201, await throughBlend.clone().text());
-      const blendDone = await waitForEnd(d, `voice-conversions/${((await throughBlend.json()) as any).id}`, 120_000);
-      assert.equal(blendDone.status, "success", blendDone.errorMessage);
+    // A second model of the same version and rate (the weights scaled), imported and blended with the first.
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+    const other = join(dir, "other.pth");
+    execFileSync(torchPython, [
+      "-c",
+      "import sys, torch; c = torch.load(sys.argv[1]); c['weight'] = {k: v * 0.9 for k, v in c['weight'].items()}; torch.save(c, sys.argv[2])",
+      fixture("rvc-pth/rvc-v2-48k.pth"),
+      other,
+    ]);
+    const second = (await (
+      await post(d, "voice-models", { metadata: JSON.stringify({ title: "Other" }), modelFile: { path: other } })
+    ).json()) as any;
+    let secondRow = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: second.id } });
+    while (secondRow.state === "pending" && Date.now() < deadline + 60_000) {
+      await new Promise((r) => setTimeout(r, 500));
+      secondRow = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: second.id } });
+    }
+    assert.equal(secondRow.state, "ready", secondRow.buildError ?? "");
+    const blendRes = await fetch(`${d.baseUrl}/api/kits/v1/voice-blender`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ modelId1: model.id, modelId2: second.id, alpha: 0.5, title: "Blended pth" }),
+    });
+    assert.equal(blendRes.status, 201, await blendRes.clone().text());
+    const blendJob = (await blendRes.json()) as any;
+    const blended = await waitForEnd(d, `voice-blender/${blendJob.id}`, 60_000);
+    assert.equal(blended.status, "success", blended.errorMessage);
+    const throughBlend = await post(d, "voice-conversions", {
+      voiceModelId: String(blendJob.outputModelId),
+      soundFile: { path: input },
+      pitchShift: "-2",
+    });
+    assert.equal(throughBlend.status, 201, await throughBlend.clone().text());
+    const blendDone = await waitForEnd(d, `voice-conversions/${((await throughBlend.json()) as any).id}`, 120_000);
+    assert.equal(blendDone.status, "success", blendDone.errorMessage);
 
-      const broken = join(dir, "broken.pth");
-      execFileSync(torchPython!, [
-        "-c",
-        "import sys, torch; c = torch.load(sys.argv[1]); del c['weight']['dec.conv_post.weight']; torch.save(c, sys.argv[2])",
-        fixture("rvc-pth/rvc-v2-48k.pth"),
-        broken,
-      ]);
-      const refused = await post(d, "voice-models", {
-        metadata: JSON.stringify({ title: "Broken" }),
-        modelFile: { path: broken },
-      });
-      assert.equal(refused.status, 201, await refused.clone().text());
-      const failedId = ((await refused.json()) as any).id;
-      let failed = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: failedId } });
-      while (failed.state === "pending" && Date.now() < deadline + 60_000) {
-        await new Promise((r) => setTimeout(r, 500));
-        failed = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: failedId } });
-      }
-      assert.equal(failed.state, "failed");
-      assert.match(
-        failed.buildError ?? "",
-        /^modelFile: the weights do not fit RVC's synthesizer: missing dec\.conv_post\.weight/,
-      );
-    },
-  );
+    const broken = join(dir, "broken.pth");
+    execFileSync(torchPython, [
+      "-c",
+      "import sys, torch; c = torch.load(sys.argv[1]); del c['weight']['dec.conv_post.weight']; torch.save(c, sys.argv[2])",
+      fixture("rvc-pth/rvc-v2-48k.pth"),
+      broken,
+    ]);
+    const refused = await post(d, "voice-models", {
+      metadata: JSON.stringify({ title: "Broken" }),
+      modelFile: { path: broken },
+    });
+    assert.equal(refused.status, 201, await refused.clone().text());
+    const failedId = ((await refused.json()) as any).id;
+    let failed = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: failedId } });
+    while (failed.state === "pending" && Date.now() < deadline + 60_000) {
+      await new Promise((r) => setTimeout(r, 500));
+      failed = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: failedId } });
+    }
+    assert.equal(failed.state, "failed");
+    assert.match(failed.buildError ?? "", /^modelFile: the weights do not fit RVC's synthesizer: missing dec\.conv_post\.weight/);
+  });
 });

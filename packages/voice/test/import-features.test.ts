@@ -2,20 +2,15 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ensurePyTorch } from "@mixdown/separation/import";
 import { describe, it } from "node:test";
 import { importContentVec } from "../src/import/contentvec-import.ts";
 import { VOICE_PYTHON_PATH } from "../src/import/rmvpe-import.ts";
 import { writeContentVecSignatureModel } from "../src/rvc/signature-models.ts";
 import { tempDir } from "./support.ts";
 
-const torchPython = (() => {
-  try {
-    execFileSync("/usr/bin/python3", ["-c", "import torch, onnx"], { stdio: "ignore" });
-    return "/usr/bin/python3";
-  } catch {
-    return undefined;
-  }
-})();
+// Debian's PyTorch, as the import commands get it: installed here when missing (the test setup is root), never skipped.
+const torchPython = await ensurePyTorch(() => {});
 const noPython = async (): Promise<string> => {
   throw new Error("an ONNX file must not need Python");
 };
@@ -54,37 +49,33 @@ describe("voices import-features: installing the ContentVec models RVC models ta
     assert.deepEqual(await readdir(join(dir, "models")), []);
   });
 
-  it(
-    "converts a fairseq-layout checkpoint whose pickle names classes this Python lacks, and checks the widths it gives (needs python3-torch)",
-    { skip: torchPython ? false : "no python3 with torch and onnx here (the import installs them on demand)" },
-    async () => {
-      const dir = await tempDir();
-      const checkpoint = join(dir, "hubert.pt");
-      // The small test HuBERT, saved with its settings in an object of a module that is then gone.
-      execFileSync(
-        torchPython!,
+  it("converts a fairseq-layout checkpoint whose pickle names classes this Python lacks, and checks the widths it gives (needs python3-torch)", async () => {
+    const dir = await tempDir();
+    const checkpoint = join(dir, "hubert.pt");
+    // The small test HuBERT, saved with its settings in an object of a module that is then gone.
+    execFileSync(
+      torchPython,
+      [
+        "-c",
         [
-          "-c",
-          [
-            "import sys, types, torch",
-            "from mixdown_voice.hubert import HuBERT",
-            "m = types.ModuleType('fairseq_gone'); sys.modules['fairseq_gone'] = m",
-            "class Config: pass",
-            "Config.__module__ = 'fairseq_gone'; m.Config = Config",
-            "c = Config(); c.encoder_attention_heads = 4",
-            "s = HuBERT(channels=32, width=64, hidden=128, heads=4, layers=3, pos_kernel=16, pos_groups=4, projection=16).state_dict()",
-            "torch.save({'model': s, 'args': c}, sys.argv[1])",
-          ].join("\n"),
-          checkpoint,
-        ],
-        { env: { ...process.env, PYTHONPATH: VOICE_PYTHON_PATH } },
-      );
-      const targets = { v2: join(dir, "models", "v2.onnx"), v1: join(dir, "models", "v1.onnx") };
-      await assert.rejects(
-        importContentVec(checkpoint, targets, { python: async () => torchPython! }),
-        /hubert\.pt: its v2 features are 64-d, RVC v2 models take 768/,
-      );
-      assert.deepEqual(await readdir(join(dir, "models")), []);
-    },
-  );
+          "import sys, types, torch",
+          "from mixdown_voice.hubert import HuBERT",
+          "m = types.ModuleType('fairseq_gone'); sys.modules['fairseq_gone'] = m",
+          "class Config: pass",
+          "Config.__module__ = 'fairseq_gone'; m.Config = Config",
+          "c = Config(); c.encoder_attention_heads = 4",
+          "s = HuBERT(channels=32, width=64, hidden=128, heads=4, layers=3, pos_kernel=16, pos_groups=4, projection=16).state_dict()",
+          "torch.save({'model': s, 'args': c}, sys.argv[1])",
+        ].join("\n"),
+        checkpoint,
+      ],
+      { env: { ...process.env, PYTHONPATH: VOICE_PYTHON_PATH } },
+    );
+    const targets = { v2: join(dir, "models", "v2.onnx"), v1: join(dir, "models", "v1.onnx") };
+    await assert.rejects(
+      importContentVec(checkpoint, targets, { python: async () => torchPython }),
+      /hubert\.pt: its v2 features are 64-d, RVC v2 models take 768/,
+    );
+    assert.deepEqual(await readdir(join(dir, "models")), []);
+  });
 });

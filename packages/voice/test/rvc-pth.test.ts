@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ensurePyTorch } from "@mixdown/separation/import";
 import { describe, it } from "node:test";
 import * as ort from "onnxruntime-node";
 import { VOICE_PYTHON_PATH } from "../src/import/rmvpe-import.ts";
@@ -23,14 +24,8 @@ const snr = (reference: Float32Array, ours: Float32Array) => {
   }
   return 10 * Math.log10(signal / error);
 };
-const torchPython = (() => {
-  try {
-    execFileSync("/usr/bin/python3", ["-c", "import torch, onnx"], { stdio: "ignore" });
-    return "/usr/bin/python3";
-  } catch {
-    return undefined;
-  }
-})();
+// Debian's PyTorch, as the import commands get it: installed here when missing (the test setup is root), never skipped.
+const torchPython = await ensurePyTorch(() => {});
 
 async function synthesize(onnx: string, ref: string) {
   const meta = JSON.parse(new TextDecoder().decode(await bytes(`${ref}/reference.json`))) as {
@@ -88,29 +83,21 @@ describe("RVC .pth converted by Mixdown's own synthesizer: RVC's forward, exactl
     assert.ok(audioSnr >= 50, `audio ${audioSnr} dB`);
   });
 
-  it(
-    "the converter makes that graph from the .pth (needs Debian's python3-torch)",
-    { skip: torchPython ? false : "no python3 with torch and onnx here (the import installs them on demand)" },
-    async () => {
-      const out = join(await tempDir(), "v2.onnx");
-      const printed = execFileSync(
-        torchPython!,
-        ["-m", "mixdown_voice.export_rvc", new URL("rvc-v2-48k.pth", dir).pathname, out],
-        {
-          env: { ...process.env, PYTHONPATH: VOICE_PYTHON_PATH },
-          stdio: ["ignore", "pipe", "ignore"],
-        },
-      ).toString();
-      assert.deepEqual(JSON.parse(printed.trim().split("\n").pop()!), {
-        version: "v2",
-        f0: 1,
-        sampleRate: 48000,
-        speakers: 3,
-        hop: 480,
-        inter: 8,
-      });
-      const { audio } = await synthesize(out, "reference-v2-48k");
-      assert.ok(snr(new Float32Array(await bytes("reference-v2-48k/audio.f32")), audio) >= 50);
-    },
-  );
+  it("the converter makes that graph from the .pth (needs Debian's python3-torch)", async () => {
+    const out = join(await tempDir(), "v2.onnx");
+    const printed = execFileSync(torchPython, ["-m", "mixdown_voice.export_rvc", new URL("rvc-v2-48k.pth", dir).pathname, out], {
+      env: { ...process.env, PYTHONPATH: VOICE_PYTHON_PATH },
+      stdio: ["ignore", "pipe", "ignore"],
+    }).toString();
+    assert.deepEqual(JSON.parse(printed.trim().split("\n").pop()!), {
+      version: "v2",
+      f0: 1,
+      sampleRate: 48000,
+      speakers: 3,
+      hop: 480,
+      inter: 8,
+    });
+    const { audio } = await synthesize(out, "reference-v2-48k");
+    assert.ok(snr(new Float32Array(await bytes("reference-v2-48k/audio.f32")), audio) >= 50);
+  });
 });
