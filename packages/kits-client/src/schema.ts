@@ -1081,7 +1081,10 @@ export interface paths {
                          * @description Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)
                          */
                         backingSoundFile?: Blob;
-                        /** @default 0.5 */
+                        /**
+                         * @description Higher values add more accent from the voice model and may cause mispronunciation. Native voices: how far the timbre moves toward the target (0 = the input's own). RVC models imported with their feature index: RVC's index rate (each ContentVec frame blended with its 8 nearest training features by this share). RVC models without an index: a blend of the converted voice with the input.
+                         * @default 0.5
+                         */
                         conversionStrength?: number;
                         /** @default 0.5 */
                         modelVolumeMix?: number;
@@ -1414,7 +1417,7 @@ export interface paths {
         put?: never;
         /**
          * Import a private voice model: an ONNX file (RVC v2 or Mixdown native), or a reference recording to build a native voice from
-         * @description Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (ONNX; its signature must be an RVC v2 (f0) export or a Mixdown native voice model, else 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         * @description Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
         post: {
             parameters: {
@@ -1434,11 +1437,16 @@ export interface paths {
                          * @description Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one
                          */
                         image?: Blob;
+                        /**
+                         * Format: binary
+                         * @description RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)
+                         */
+                        indexFile?: Blob;
                         /** @description JSON object with title (required), tags, links and sampleRate */
                         metadata: string;
                         /**
                          * Format: binary
-                         * @description ONNX voice model
+                         * @description RVC .pth, or ONNX voice model
                          */
                         modelFile?: Blob;
                         /**
