@@ -138,9 +138,9 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
     /** separateStream over the fixture (decoded once per pass), the offsets drawn from `offsets` */
     async function separateShifted(
       offsets: number[],
-      options: { shifts?: number; batchSize?: number; registry?: ModelRegistry } = {},
+      options: { shifts?: number; batchSize?: number; registry?: ModelRegistry; name?: string } = {},
     ) {
-      const model = await (options.registry ?? registry).load(options.registry ? "shifted" : "htdemucs-tiny");
+      const model = await (options.registry ?? registry).load(options.name ?? "htdemucs-tiny");
       const draws: number[] = [];
       const queue = [...offsets];
       const decode = () => decodeToPcm(join(FIXTURES, "mixture.flac"), { sampleRate: RATE });
@@ -200,14 +200,50 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
         const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
         const manifest = { ...single, name: "shifted", file: onnx, members: [{ ...single.members[0], file: onnx }], shifts: 2 };
         await writeFile(join(dir, "shifted.json"), JSON.stringify(manifest));
-        const byManifest = await separateShifted(OFFSETS, { registry: shiftedRegistry });
+        const byManifest = await separateShifted(OFFSETS, { registry: shiftedRegistry, name: "shifted" });
         assert.deepEqual(byManifest.draws, [22050, 22050]);
         for (const stem of SHIFTED) assert.ok(snrDb(shifted[stem], byManifest.stems[stem]) >= 60, stem);
-        const unshifted = await separateShifted([], { registry: shiftedRegistry, shifts: 0 });
+        const unshifted = await separateShifted([], { registry: shiftedRegistry, name: "shifted", shifts: 0 });
         assert.deepEqual(unshifted.draws, []);
         for (const stem of SHIFTED) assert.ok(snrDb(refs[stem], unshifted.stems[stem]) >= 60, stem);
       } finally {
         await shiftedRegistry.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("shifts a bag per member (each draws its own offsets), averages each member's, then weights them", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-shifted-bag-"));
+      const bagRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+      try {
+        const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+        const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+        const member = { ...single.members[0], file: onnx };
+        const bag = {
+          ...single,
+          name: "bag",
+          file: onnx,
+          members: [member, member],
+          weights: [
+            [1, 0, 2, 0.5],
+            [1, 3, 0, 1.5],
+          ],
+        };
+        await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+        // the same network twice, each member with the two offsets (in either order): demucs's single-model output
+        const { stems, draws, chunks } = await separateShifted([7000, 19000, 19000, 7000], {
+          registry: bagRegistry,
+          name: "bag",
+          shifts: 2,
+        });
+        assert.equal(draws.length, 4);
+        assert.equal(chunks, 16);
+        for (const stem of SHIFTED) {
+          const snr = snrDb(shifted[stem], stems[stem]);
+          assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+        }
+      } finally {
+        await bagRegistry.close();
         await rm(dir, { recursive: true, force: true });
       }
     });
