@@ -68,6 +68,19 @@ describe("mixdown separate", () => {
     });
   }
 
+  test("--shifts runs an HTDemucs model that many more times (chunks counted), and is refused for other families", async () => {
+    const out = path.join(dir, "out-shifts");
+    const modelsDir = fileURLToPath(new URL("../../../packages/separation/test/fixtures/htdemucs/", import.meta.url));
+    const args = [input, "--model", "htdemucs-tiny", "--models-dir", modelsDir, "--out", out, "--format", "flac"];
+    // 3 s at a stride of 82687 samples: 2 chunks per run, also when a shift delays it by up to 0.5 s
+    const shifted = await runCli(["separate", ...args, "--shifts", "2"], {});
+    assert.equal(shifted.code, 0, shifted.stderr);
+    assert.match(shifted.stdout, /realtime, 4 chunks\)/);
+    const mdx = await runCli(["separate", input, "--model", "vocals", "--out", out, "--shifts", "1"], {});
+    assert.equal(mdx.code, 1);
+    assert.match(mdx.stderr, /shifts is an HTDemucs option/);
+  });
+
   test("answers 2 with the usage on bad arguments and 1 on an unknown model", async () => {
     for (const argv of [
       [],
@@ -75,6 +88,8 @@ describe("mixdown separate", () => {
       [input, "--model", "vocals"],
       [input, "--model", "vocals", "--out", dir, "--format", "mp3"],
       [input, "--bogus"],
+      [input, "--model", "vocals", "--out", dir, "--shifts", "-1"],
+      [input, "--model", "vocals", "--out", dir, "--shifts", "1.5"],
     ]) {
       const result = await runCli(["separate", ...argv], {});
       assert.equal(result.code, 2, argv.join(" "));

@@ -33,6 +33,8 @@ export interface SeparateFileOptions {
   stems?: string[];
   batchSize?: number;
   overlap?: number;
+  /** HTDemucs: demucs's random-offset averaging (see SeparateStreamOptions.shifts) */
+  shifts?: number;
   /** share the STFT work with a helper thread (default: when the machine has 2+ cores) */
   helperThread?: boolean;
   onProgress?: (progress: SeparationProgress) => void;
@@ -150,6 +152,7 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
       timings,
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
       ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
+      ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
       ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(signal ? { signal } : {}),

@@ -44,6 +44,14 @@ export interface SeparateStreamOptions {
   helperThread?: boolean;
   /** a fresh pass over the same input, for families that read it twice (see FamilyStreamOptions) */
   reopen?: () => AsyncIterable<Float32Array>;
+  /**
+   * HTDemucs only: demucs's `shifts` (its CLI's default is 1), an integer ≥ 0; each shift runs
+   * the model again on the input delayed by a random 0–0.5 s and the runs are averaged, so the
+   * output is random when > 0. Default: the manifest's `shifts`, else 0.
+   */
+  shifts?: number;
+  /** draws a shift's offset in 0..max (random.randint(0, max)); default Math.random's, fixed by tests */
+  randomShift?: (max: number) => number;
 }
 
 /** Resolves the stems to produce, rejecting names the model cannot give. */
@@ -72,6 +80,11 @@ export async function* separateStream(
   if (overlap !== undefined && !(overlap >= 0 && overlap < 1)) throw new RangeError(`overlap must be in [0, 1), got ${overlap}`);
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`invalid batchSize ${batchSize}`);
+  const { shifts } = options;
+  if (shifts !== undefined && !(Number.isInteger(shifts) && shifts >= 0))
+    throw new RangeError(`shifts must be an integer ≥ 0, got ${shifts}`);
+  if (shifts && model.manifest.architecture !== "htdemucs")
+    throw new RangeError(`shifts is an HTDemucs option; model "${model.manifest.name}" is ${model.manifest.architecture}`);
   const stems = selectStems(model.manifest, options.stems);
 
   let processed = 0;
@@ -84,6 +97,8 @@ export async function* separateStream(
     ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
     ...(signal ? { signal } : {}),
     ...(options.reopen ? { reopen: options.reopen } : {}),
+    ...(shifts !== undefined ? { shifts } : {}),
+    ...(options.randomShift ? { randomShift: options.randomShift } : {}),
   })) {
     processed += block.frames;
     if (onProgress) {

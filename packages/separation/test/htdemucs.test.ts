@@ -5,20 +5,28 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { decodeToPcm } from "@mixdown/audio";
 import { ChunkPlan } from "../src/families/htdemucs/chunking.ts";
-import { ManifestError, ModelRegistry, outputStemNames, parseManifest, separateFile, separateStream } from "../src/index.ts";
+import {
+  emptyTimings,
+  ManifestError,
+  ModelRegistry,
+  outputStemNames,
+  parseManifest,
+  separateFile,
+  separateStream,
+} from "../src/index.ts";
 import { readStereo, snrDb, type Stereo } from "./support/signals.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures/htdemucs");
 const RATE = 44100;
 const STEMS = ["drums", "bass", "other", "vocals"];
 
-async function references(): Promise<Record<string, Stereo>> {
-  const { gain } = JSON.parse(await readFile(join(FIXTURES, "reference/references.json"), "utf8")) as {
+async function references(folder = "reference", stems = STEMS): Promise<Record<string, Stereo>> {
+  const { gain } = JSON.parse(await readFile(join(FIXTURES, folder, "references.json"), "utf8")) as {
     gain: Record<string, number>;
   };
   const out: Record<string, Stereo> = {};
-  for (const stem of STEMS) {
-    const { left, right } = await readStereo(join(FIXTURES, `reference/${stem}.flac`), RATE);
+  for (const stem of stems) {
+    const { left, right } = await readStereo(join(FIXTURES, folder, `${stem}.flac`), RATE);
     out[stem] = { left: left.map((v) => v / gain[stem]), right: right.map((v) => v / gain[stem]) };
   }
   return out;
@@ -119,6 +127,138 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
     }
   });
 
+  describe("shifts (apply_model(shifts=2) with random.randint fixed to 7000, then 19000)", () => {
+    const SHIFTED = ["drums", "vocals"];
+    const OFFSETS = [7000, 19000];
+    let shifted: Record<string, Stereo>;
+    before(async () => {
+      shifted = await references("reference-shifts", SHIFTED);
+    });
+
+    /** separateStream over the fixture (decoded once per pass), the offsets drawn from `offsets` */
+    async function separateShifted(
+      offsets: number[],
+      options: { shifts?: number; batchSize?: number; registry?: ModelRegistry; name?: string } = {},
+    ) {
+      const model = await (options.registry ?? registry).load(options.name ?? "htdemucs-tiny");
+      const draws: number[] = [];
+      const queue = [...offsets];
+      const decode = () => decodeToPcm(join(FIXTURES, "mixture.flac"), { sampleRate: RATE });
+      const got: Record<string, { left: number[]; right: number[] }> = {};
+      for (const stem of SHIFTED) got[stem] = { left: [], right: [] };
+      const timings = emptyTimings();
+      for await (const block of separateStream(decode(), model, {
+        stems: SHIFTED,
+        reopen: decode,
+        timings,
+        ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
+        ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+        randomShift: (max) => {
+          draws.push(max);
+          return queue.shift()!;
+        },
+      })) {
+        for (const stem of SHIFTED) {
+          const data = block.stems[stem];
+          for (let i = 0; i < block.frames; i++) {
+            got[stem].left.push(data[2 * i]);
+            got[stem].right.push(data[2 * i + 1]);
+          }
+        }
+      }
+      const stems: Record<string, Stereo> = {};
+      for (const stem of SHIFTED)
+        stems[stem] = { left: Float32Array.from(got[stem].left), right: Float32Array.from(got[stem].right) };
+      return { stems, draws, chunks: timings.chunks };
+    }
+
+    it("matches demucs to ≥ 60 dB per stem, the chunks of both shifts batched together", async () => {
+      const { stems, draws, chunks } = await separateShifted(OFFSETS, { shifts: 2, batchSize: 3 });
+      // demucs's max_shift = int(0.5 · 44100), one draw per shift
+      assert.deepEqual(draws, [22050, 22050]);
+      // 6 s delayed by 15050 and 3050 samples: 4 chunks each at stride 82687
+      assert.equal(chunks, 8);
+      for (const stem of SHIFTED) {
+        const snr = snrDb(shifted[stem], stems[stem]);
+        assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+        // and far from the unshifted output, which the test would otherwise not tell apart
+        assert.ok(snrDb(refs[stem], stems[stem]) < 20);
+      }
+    });
+
+    it("falls far below 60 dB when the offsets differ (the test sees where a shift lands)", async () => {
+      const { stems } = await separateShifted([7001, 19000], { shifts: 2 });
+      const snr = snrDb(shifted.vocals, stems.vocals);
+      assert.ok(snr < 40, `vocals with offsets 7001, 19000: ${snr.toFixed(1)} dB`);
+    });
+
+    it("takes the manifest's shifts when the caller gives none, and shifts 0 still overrides it", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-shifts-"));
+      const shiftedRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+      try {
+        const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+        const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+        const manifest = { ...single, name: "shifted", file: onnx, members: [{ ...single.members[0], file: onnx }], shifts: 2 };
+        await writeFile(join(dir, "shifted.json"), JSON.stringify(manifest));
+        const byManifest = await separateShifted(OFFSETS, { registry: shiftedRegistry, name: "shifted" });
+        assert.deepEqual(byManifest.draws, [22050, 22050]);
+        for (const stem of SHIFTED) assert.ok(snrDb(shifted[stem], byManifest.stems[stem]) >= 60, stem);
+        const unshifted = await separateShifted([], { registry: shiftedRegistry, name: "shifted", shifts: 0 });
+        assert.deepEqual(unshifted.draws, []);
+        for (const stem of SHIFTED) assert.ok(snrDb(refs[stem], unshifted.stems[stem]) >= 60, stem);
+      } finally {
+        await shiftedRegistry.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("shifts a bag per member (each draws its own offsets), averages each member's, then weights them", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-shifted-bag-"));
+      const bagRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+      try {
+        const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+        const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+        const member = { ...single.members[0], file: onnx };
+        const bag = {
+          ...single,
+          name: "bag",
+          file: onnx,
+          members: [member, member],
+          weights: [
+            [1, 0, 2, 0.5],
+            [1, 3, 0, 1.5],
+          ],
+        };
+        await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+        // the same network twice, each member with the two offsets (in either order): demucs's single-model output
+        const { stems, draws, chunks } = await separateShifted([7000, 19000, 19000, 7000], {
+          registry: bagRegistry,
+          name: "bag",
+          shifts: 2,
+        });
+        assert.equal(draws.length, 4);
+        assert.equal(chunks, 16);
+        for (const stem of SHIFTED) {
+          const snr = snrDb(shifted[stem], stems[stem]);
+          assert.ok(snr >= 60, `${stem}: ${snr.toFixed(1)} dB`);
+        }
+      } finally {
+        await bagRegistry.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("refuses a shift count that is not an integer ≥ 0, and an offset outside 0..max_shift", async () => {
+      const model = await registry.load("htdemucs-tiny");
+      const run = async (options: Parameters<typeof separateStream>[2]) => {
+        for await (const _ of separateStream(decodeToPcm(join(FIXTURES, "mixture.flac"), { sampleRate: RATE }), model, options));
+      };
+      await assert.rejects(run({ shifts: -1 }), /shifts must be an integer/);
+      await assert.rejects(run({ shifts: 1.5 }), /shifts must be an integer/);
+      await assert.rejects(run({ shifts: 1, randomShift: () => 22051 }), /offset must be an integer in 0\.\.22050/);
+    });
+  });
+
   it("falls far below 60 dB with a wrong overlap (0.5): the test sees the chunk seams", async () => {
     const model = await registry.load("htdemucs-tiny");
     const result = await separateFile({
@@ -192,5 +332,12 @@ describe("htdemucs manifests", () => {
     );
     assert.throws(() => parseManifest({ ...valid, hopLength: 512 }, "bag.json"), /hopLength/);
     assert.throws(() => parseManifest({ ...valid, file: "b.onnx" }, "bag.json"), /first member/);
+  });
+
+  it("reads an optional default shifts, an integer ≥ 0", () => {
+    assert.equal((parseManifest({ ...valid, shifts: 2 }, "bag.json") as { shifts?: number }).shifts, 2);
+    assert.equal("shifts" in parseManifest(valid, "bag.json"), false);
+    assert.throws(() => parseManifest({ ...valid, shifts: -1 }, "bag.json"), /"shifts" must be an integer/);
+    assert.throws(() => parseManifest({ ...valid, shifts: 0.5 }, "bag.json"), /"shifts" must be an integer/);
   });
 });

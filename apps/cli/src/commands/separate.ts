@@ -17,6 +17,9 @@ lossless file per stem, named after the stem (vocals.wav, backing.wav, ...).
   --provider cpu|webgpu|cuda execution provider (default cpu)
   --batch N           chunks per inference call
   --overlap X         chunk overlap in [0, 1) (default 0.25)
+  --shifts N          HTDemucs: average N runs on the input delayed by a random
+                      0-0.5 s, as demucs's --shifts (its default is 1); makes the
+                      output random (default: the model's manifest, else 0)
 `;
 
 const DEFAULT_MODELS_DIR = resolve(repoRoot, "models");
@@ -56,6 +59,7 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
         provider: { type: "string", default: "cpu" },
         batch: { type: "string" },
         overlap: { type: "string" },
+        shifts: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -75,6 +79,9 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
     if (overlap !== undefined && !(overlap >= 0 && overlap < 1))
       throw new UsageError(`--overlap must be in [0, 1), got "${values.overlap}"`);
+    const shifts = values.shifts === undefined ? undefined : Number(values.shifts);
+    if (shifts !== undefined && !(Number.isInteger(shifts) && shifts >= 0 && values.shifts!.trim() !== ""))
+      throw new UsageError(`--shifts must be an integer ≥ 0, got "${values.shifts}"`);
 
     const inputPath = resolve(positionals[0]);
     const outDir = resolve(values.out);
@@ -95,6 +102,7 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
       outputs,
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(overlap !== undefined ? { overlap } : {}),
+      ...(shifts !== undefined ? { shifts } : {}),
       onProgress: (p) => {
         if (showProgress && p.fraction !== undefined) io.stderr.write(`\r${(100 * p.fraction).toFixed(0)}%`);
       },

@@ -40,6 +40,13 @@ export interface FamilyStreamOptions {
    * first) use it; without it they keep the first pass themselves, in flat memory.
    */
   reopen?: () => AsyncIterable<Float32Array>;
+  /**
+   * HTDemucs only (separateStream refuses it for other families): demucs's `shifts`, that many
+   * runs on the input delayed by a random offset, averaged; the manifest's default when absent.
+   */
+  shifts?: number;
+  /** draws one shift's offset in 0..max, as random.randint(0, max); Math.random's by default (tests fix it) */
+  randomShift?: (max: number) => number;
 }
 
 /**

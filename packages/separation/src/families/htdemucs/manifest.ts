@@ -32,6 +32,8 @@ export interface HtdemucsManifest {
   members: HtdemucsMember[];
   /** per member, per source: demucs.apply.BagOfModels's weights */
   weights: number[][];
+  /** the separations' `shifts` when the caller gives none (an operator's choice; absent: 0) */
+  shifts?: number;
 }
 
 /** Validates parsed JSON as an HTDemucs manifest; `source` names it in errors. */
@@ -79,6 +81,7 @@ export function parseHtdemucsManifest(json: unknown, source: string): HtdemucsMa
   stems.forEach((stem, k) => {
     if (rows.reduce((sum, row) => sum + row[k], 0) === 0) fail(`"weights" for stem "${stem}" sum to 0`);
   });
+  const shifts = m.shifts === undefined ? undefined : integer("shifts", 0);
   return {
     name,
     architecture: "htdemucs",
@@ -89,6 +92,7 @@ export function parseHtdemucsManifest(json: unknown, source: string): HtdemucsMa
     stems,
     members,
     weights: rows.map((row) => [...row]),
+    ...(shifts !== undefined ? { shifts } : {}),
   };
 }
 

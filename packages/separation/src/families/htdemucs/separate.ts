@@ -73,20 +73,42 @@ async function songStats(input: AsyncIterable<Float32Array>, signal?: AbortSigna
   return { frames: n, mean, std: Math.sqrt(variance) };
 }
 
-/** One bag member's chunk schedule and its overlap-added, weight-summed output. */
-interface MemberState {
-  index: number;
+/** demucs.apply.apply_model's `max_shift = int(0.5 * model.samplerate)`: a shift's offsets are 0..this. */
+export function htdemucsMaxShift(sampleRate: number): number {
+  return Math.trunc(0.5 * sampleRate);
+}
+
+/** random.randint(0, max): each integer in 0..max alike */
+const randomShift = (max: number) => Math.floor(Math.random() * (max + 1));
+
+/**
+ * One pass of a bag member over the song, shifted: its chunk schedule and its overlap-added,
+ * weight-summed output. demucs runs a shift on `delay` zeros followed by the song (the song
+ * padded by max_shift each side, read from `offset`, delay = max_shift − offset) and drops the
+ * first `delay` output samples, so the plan and the window are in that shifted signal's
+ * samples; without shifts there is one run, delay 0.
+ */
+interface Run {
+  delay: number;
   plan: ChunkPlan;
-  spectrum: HtdemucsSpectrum;
   next: number;
   /** S·2 stem channels, then the summed transition weight */
   acc: Window;
 }
 
+/** One bag member: its spectrum helper and its runs, one per shift (whose outputs it averages). */
+interface MemberState {
+  index: number;
+  spectrum: HtdemucsSpectrum;
+  runs: Run[];
+}
+
 /**
  * demucs's inference as its CLI runs it: the song normalised by its mono mix's mean and std,
- * then `apply_model(model, mix, shifts=0, split=True, overlap, transition_power=1)` for each
- * bag member, the members weighted per source, and the normalisation undone.
+ * then `apply_model(model, mix, shifts, split=True, overlap, transition_power=1)` for each
+ * bag member, the members weighted per source, and the normalisation undone. With shifts, each
+ * member's shifted runs go side by side over the same input pass (they lag one another by at
+ * most max_shift samples), so a shift costs its chunks, not another read of the input.
  *
  * Two passes over the input: the first for the statistics (and the length, which fixes how the
  * last chunks are padded), the second to separate, with `options.reopen` when the engine can
@@ -123,15 +145,33 @@ export async function* separateHtdemucsStream(
     const mean = Math.fround(stats.mean);
     const normalise = (v: number) => Math.fround(Math.fround(v - mean) / scale);
 
+    const shifts = options.shifts ?? manifest.shifts ?? 0;
+    const maxShift = htdemucsMaxShift(manifest.sampleRate);
+    const draw = options.randomShift ?? randomShift;
+    // drawn member by member, as demucs's BagOfModels branch calls apply_model per member
+    const delays = manifest.members.map(() =>
+      shifts === 0
+        ? [0]
+        : Array.from({ length: shifts }, () => {
+            const offset = draw(maxShift);
+            if (!Number.isInteger(offset) || offset < 0 || offset > maxShift)
+              throw new RangeError(`a shift's offset must be an integer in 0..${maxShift}, got ${offset}`);
+            return maxShift - offset;
+          }),
+    );
     const members: MemberState[] = await Promise.all(
       manifest.members.map(async (member, index) => ({
         index,
-        plan: new ChunkPlan(member.segmentSamples, overlap, total),
         spectrum: await model.spectrum(index),
-        next: 0,
-        acc: new Window(2 * S + 1, member.segmentSamples * 2),
+        runs: delays[index].map((delay): Run => ({
+          delay,
+          plan: new ChunkPlan(member.segmentSamples, overlap, delay + total),
+          next: 0,
+          acc: new Window(2 * S + 1, member.segmentSamples * 2),
+        })),
       })),
     );
+    const runs = members.flatMap((m) => m.runs);
     const maxSegment = Math.max(...manifest.members.map((m) => m.segmentSamples));
     const mixture = new Window(2, 2 * maxSegment);
     const weights = manifest.weights;
@@ -140,27 +180,31 @@ export async function* separateHtdemucsStream(
     const vocals = stems.indexOf("vocals");
     let emitted = 0;
 
+    /** a run's chunk k can run once the song is read up to its input's end */
+    const ready = (r: Run, available: number) => r.next < r.plan.count && r.plan.inputEnd(r.next) - r.delay <= available;
+
+    // the chunks of all of a member's shifts share its batches: one session, one segment
     const runReady = async (m: MemberState, available: number) => {
-      const { plan } = m;
-      while (m.next < plan.count && plan.inputEnd(m.next) <= available) {
+      for (;;) {
+        const batch: [Run, number][] = [];
+        for (const r of m.runs) while (batch.length < options.batchSize && ready(r, available)) batch.push([r, r.next++]);
+        if (batch.length === 0) return;
         signal?.throwIfAborted();
-        const batch: number[] = [];
-        while (batch.length < options.batchSize && m.next < plan.count && plan.inputEnd(m.next) <= available)
-          batch.push(m.next++);
         await runBatch(m, batch);
       }
     };
 
-    const runBatch = async (m: MemberState, chunks: number[]) => {
-      const { plan, spectrum } = m;
-      const L = plan.segment;
+    const runBatch = async (m: MemberState, chunks: [Run, number][]) => {
+      const { spectrum } = m;
+      const L = manifest.members[m.index].segmentSamples;
       const B = chunks.length;
       const t0 = performance.now();
       const mix = new Float32Array(B * 2 * L);
       const spec = new Float32Array(B * 2 * spectrum.channelSize);
       const channel = new Float32Array(L);
-      chunks.forEach((k, b) => {
-        const start = plan.inputStart(k);
+      chunks.forEach(([{ plan, delay }, k], b) => {
+        // in the song's samples: the shift's leading zeros are before 0
+        const start = plan.inputStart(k) - delay;
         for (let c = 0; c < 2; c++) {
           const src = mixture.channels[c];
           for (let i = 0; i < L; i++) {
@@ -174,20 +218,20 @@ export async function* separateHtdemucsStream(
       const t1 = performance.now();
       const { time, spec: specOut } = await model.run(m.index, mix, spec, B);
       const t2 = performance.now();
-      chunks.forEach((k, b) => {
+      chunks.forEach(([{ plan, acc: window }, k], b) => {
         const offset = plan.offset(k);
         const length = plan.length(k);
         const trim = plan.trim(k);
-        m.acc.extend(offset + length);
-        const base = offset - m.acc.start;
-        const weightSum = m.acc.channels[2 * S];
+        window.extend(offset + length);
+        const base = offset - window.start;
+        const weightSum = window.channels[2 * S];
         for (let i = 0; i < length; i++) weightSum[base + i] += plan.weight[i];
         for (let s = 0; s < S; s++) {
           for (let c = 0; c < 2; c++) {
             const plane = (b * S + s) * 2 + c;
             const wave = spectrum.synthesize(specOut, plane * spectrum.channelSize);
             const timeOffset = plane * L;
-            const acc = m.acc.channels[s * 2 + c];
+            const acc = window.channels[s * 2 + c];
             for (let i = 0; i < length; i++) {
               const j = trim + i;
               acc[base + i] += plan.weight[i] * Math.fround(time[timeOffset + j] + wave[j]);
@@ -202,8 +246,8 @@ export async function* separateHtdemucsStream(
       timings.postMs += t1 - t0 + (performance.now() - t2);
     };
 
-    /** samples every member has finished: no chunk still to run writes before them */
-    const finished = () => Math.min(...members.map((m) => (m.next < m.plan.count ? m.plan.offset(m.next) : total)));
+    /** song samples every run has finished: no chunk still to run writes before them */
+    const finished = () => Math.min(...runs.map((r) => (r.next < r.plan.count ? r.plan.offset(r.next) - r.delay : total)));
 
     function* emit(upTo: number): Generator<SeparatedBlock> {
       if (upTo <= emitted) return;
@@ -213,13 +257,16 @@ export async function* separateHtdemucsStream(
       for (let s = 0; s < S; s++) {
         const inter = new Float32Array(frames * 2);
         for (const m of members) {
-          const w = weights[m.index][s];
+          // the member's output is the mean of its shifts' (`out /= shifts`)
+          const w = weights[m.index][s] / m.runs.length;
           if (w === 0) continue;
-          const base = emitted - m.acc.start;
-          const weightSum = m.acc.channels[2 * S];
-          for (let c = 0; c < 2; c++) {
-            const acc = m.acc.channels[s * 2 + c];
-            for (let i = 0; i < frames; i++) inter[2 * i + c] += (w * acc[base + i]) / weightSum[base + i];
+          for (const r of m.runs) {
+            const base = emitted + r.delay - r.acc.start;
+            const weightSum = r.acc.channels[2 * S];
+            for (let c = 0; c < 2; c++) {
+              const acc = r.acc.channels[s * 2 + c];
+              for (let i = 0; i < frames; i++) inter[2 * i + c] += (w * acc[base + i]) / weightSum[base + i];
+            }
           }
         }
         for (let i = 0; i < inter.length; i++) inter[i] = (inter[i] / totals[s]) * scale + mean;
@@ -237,8 +284,8 @@ export async function* separateHtdemucsStream(
         out[BACKING_STEM] = backing;
       }
       emitted = upTo;
-      for (const m of members) m.acc.drop(emitted);
-      const keep = Math.min(emitted, ...members.map((m) => (m.next < m.plan.count ? m.plan.inputStart(m.next) : total)));
+      for (const r of runs) r.acc.drop(emitted + r.delay);
+      const keep = Math.min(emitted, ...runs.map((r) => (r.next < r.plan.count ? r.plan.inputStart(r.next) - r.delay : total)));
       mixture.drop(Math.max(0, keep));
       yield { frames, stems: out };
     }
