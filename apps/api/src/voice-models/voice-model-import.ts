@@ -195,13 +195,7 @@ export class VoiceModelImportService {
           : undefined,
       );
     } catch (err) {
-      for (const k of [key, indexKey, imageKey]) {
-        if (k)
-          await this.deps.storage
-            .delete(k)
-            .catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
-      }
-      await this.deps.imports.delete(row.id);
+      await this.#discard(row.id, [key, indexKey, imageKey]);
       throw err;
     }
     await this.deps.submitter.submit({ queue: "voice-model-media", payload: { voiceModelId: row.id } }, () =>
@@ -249,18 +243,23 @@ export class VoiceModelImportService {
         ...(index && indexKey ? { indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } } : {}),
       });
     } catch (err) {
-      for (const k of [referenceKey, indexKey, imageKey]) {
-        if (k)
-          await this.deps.storage
-            .delete(k)
-            .catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
-      }
-      await this.deps.imports.delete(row.id);
+      await this.#discard(row.id, [referenceKey, indexKey, imageKey]);
       throw err;
     }
     await this.deps.submitter.submit({ queue: "voice-model-build", payload: { voiceModelId: row.id } }, () =>
       this.deps.imports.markBuildEnqueued(row.id),
     );
     return this.deps.presenter.voiceModel(pending);
+  }
+
+  /** A failed import leaves nothing: its stored files and its row go. */
+  async #discard(rowId: number, keys: (string | undefined)[]): Promise<void> {
+    for (const k of keys) {
+      if (k)
+        await this.deps.storage
+          .delete(k)
+          .catch((e: unknown) => this.deps.log.error({ err: e, key: k }, "could not delete an orphaned voice model file"));
+    }
+    await this.deps.imports.delete(rowId);
   }
 }
