@@ -4,6 +4,8 @@ trimmed chunks, bins >= dim_f and bins 0..2 zeroed).
 
   python3 models/recipe/evaluate.py --ckpt /tmp/mixdown-train/vocals.pt \
       --name vocals --valid /tmp/mixdown-data/valid [--json out.json]
+  python3 models/recipe/evaluate.py --ckpt /tmp/mixdown-train/vocalsplit.pt \
+      --name vocalsplit --valid /tmp/mixdown-vocalsplit/valid
 
 SDR per clip = 10 log10(sum s^2 / sum (s - s_hat)^2) over the whole clip;
 reports medians. Baseline "centre": vocals = (L+R)/2 in both channels,
@@ -24,11 +26,50 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mdxlite import Spec, net_from_cfg, sdr, separate  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
+SPLIT_PARTS = ["lead", "harmony", "reverb"]
 
 
 def rd(p):
     _, x = wavfile.read(p)
     return (x.astype(np.float32) / 32768.0).T
+
+
+def evaluate_split(net, spec, dirs, overlap):
+    """Vocal split on make_vocalsplit.py clips. `lead` is what the service publishes: the whole
+    vocal minus the harmony and reverb estimates (so the parts add up to it exactly);
+    `lead(net)` is the network's own lead output. Floors: the whole vocal as the lead, silence
+    as harmony and reverb (0 dB). Harmony SDR is over the clips that have a harmony; on the
+    others, `harmony_leak_db` is the harmony estimate's energy relative to the whole vocal."""
+    rows, base, leak, tproc, taudio = [], [], [], 0.0, 0.0
+    for d in dirs:
+        voc = rd(os.path.join(d, "vocals.wav"))
+        ref = {s: rd(os.path.join(d, s + ".wav")) for s in SPLIT_PARTS}
+        t = time.time()
+        est = separate(net, spec, voc, 3, overlap=overlap).numpy()
+        tproc += time.time() - t
+        taudio += voc.shape[1] / 44100
+        e = {"harmony": est[1], "reverb": est[2], "lead(net)": est[0]}
+        e["lead"] = voc - est[1] - est[2]
+        row = {"lead": sdr(ref["lead"], e["lead"]), "lead(net)": sdr(ref["lead"], e["lead(net)"])}
+        b = {"lead": sdr(ref["lead"], voc)}
+        for s in ("harmony", "reverb"):
+            if np.sum(ref[s].astype(np.float64) ** 2) > 0:
+                row[s] = sdr(ref[s], e[s])
+                b[s] = 0.0
+            elif s == "harmony":
+                leak.append(10 * np.log10(np.sum(e[s].astype(np.float64) ** 2) / np.sum(voc.astype(np.float64) ** 2) + 1e-12))
+        rows.append(row)
+        base.append(b)
+
+    def med(rs, k):
+        v = [r[k] for r in rs if k in r]
+        return round(float(np.median(v)), 2)
+
+    keys = ["lead", "lead(net)", "harmony", "reverb"]
+    return dict(median={k: med(rows, k) for k in keys}, floor={k: med(base, k) for k in SPLIT_PARTS},
+                clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
+                harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,
+                realtime_torch=round(taudio / max(tproc, 1e-9), 1), overlap=overlap)
 
 
 def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5):
@@ -37,6 +78,8 @@ def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5):
     dirs = sorted(glob.glob(os.path.join(valid, "[0-9]*")))
     if limit:
         dirs = dirs[:limit]
+    if name == "vocalsplit":
+        return evaluate_split(net, spec, dirs, overlap)
     rows, base, tproc, taudio = [], [], 0.0, 0.0
     for d in dirs:
         mix = rd(os.path.join(d, "mixture.wav"))
@@ -69,7 +112,7 @@ def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
-    ap.add_argument("--name", choices=["vocals", "stems"], required=True)
+    ap.add_argument("--name", choices=["vocals", "stems", "vocalsplit"], required=True)
     ap.add_argument("--valid", default="/tmp/mixdown-data/valid")
     ap.add_argument("--json", default=None)
     ap.add_argument("--threads", type=int, default=2)
