@@ -47,7 +47,7 @@ describe("separation jobs run with the model they chose", () => {
     await rm(modelsDir, { recursive: true, force: true });
   });
 
-  it("a vocal separation naming the stems model is served by it: vocals and backing that add up to the input", async () => {
+  it("a vocal separation naming the stems model is served by it: vocals and backing that add up to the input, unsplit when no vocal-split model is installed", async () => {
     const path = await makeSong("song.wav", 4);
     const created = await postForm(d, "vocal-separations", { inputFile: { path }, model: "stems" });
     assert.equal(created.status, 200, await created.clone().text());
