@@ -152,6 +152,8 @@ def main():
     ap.add_argument("--refine-k", default="5x3", help="kernel (frequency x time) of the refinement block")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="keep an exponential moving average of the weights with this decay (e.g. 0.998) and save/export it")
+    ap.add_argument("--split-weights", default="1.5,1,1",
+                    help="vocalsplit: loss weights of lead, harmony, reverb (each a negative SDR)")
     ap.add_argument("--tch", type=int, default=256,
                     help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
@@ -168,6 +170,7 @@ def main():
     sampler = (SplitSampler if split else Sampler)(clips, seg, a.seed + 17)
     refine_k = tuple(int(v) for v in a.refine_k.split("x"))
     n_stems = 3 if split else 4
+    split_w = torch.tensor([float(v) for v in a.split_weights.split(",")])
     net = MaskNet(a.dim_f, n_stems, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
     cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=n_stems, tch=a.tch, refine=a.refine,
                refine_ch=a.refine_ch, refine_k=list(refine_k))
@@ -233,7 +236,7 @@ def main():
         eps = 1e-3 * (X ** 2).sum(dim=(1, 2, 3))[:, None] + 1e-8
         l_st = sdr_loss(est, Y, eps)  # per stem
         if split:
-            loss = l_st.mean() + 0.5 * l_st[0]
+            loss = (l_st * split_w).sum() / split_w.sum()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
