@@ -25,7 +25,7 @@ vocalsplit() {
     [ -f "$SPLIT_DATA/train/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split train --count "$SPLIT_NTRAIN" --seconds 12 --out "$SPLIT_DATA/train"
     $PY "$HERE/train.py" --mode vocalsplit --batch 4 --minutes "$SPLIT_MIN" --export-every 15 \
         --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
-    $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
+    $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 if [ "${ONLY:-}" = vocalsplit ]; then vocalsplit; echo BUILD DONE; exit 0; fi
 [ -f "$DATA/train/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train --count "$NTRAIN" --seconds 12 --out "$DATA/train"

@@ -52,19 +52,21 @@ def vocalsplit_section(work, split_data, models):
     w("Held-out set (`make_vocalsplit.py --split valid`): %d clips x %.0f s, voices as in the validation set above "
       "(held out of training); %d with a harmony, %d with reverb. Median SDR:\n"
       % (ev["clips"], va[0]["seconds"], ev["clips_with"]["harmony"], ev["clips_with"]["reverb"]))
-    w("| part | vocalsplit | floor | above the floor |")
-    w("|---|---|---|---|")
-    w("| lead | %.2f dB | %.2f dB (the whole vocal as the lead) | %+.2f dB |" % (med["lead"], floor["lead"], med["lead"] - floor["lead"]))
-    w("| lead (network) | %.2f dB | %.2f dB | %+.2f dB |" % (med["lead(net)"], floor["lead"], med["lead(net)"] - floor["lead"]))
-    w("| harmony | %.2f dB | 0 dB (silence) | %+.2f dB |" % (med["harmony"], med["harmony"]))
-    w("| reverb | %.2f dB | 0 dB (silence) | %+.2f dB |" % (med["reverb"], med["reverb"]))
+    orc = ev.get("oracle_irm", {})
+    o = lambda k: "%.2f dB" % orc[k] if k in orc else "-"
+    w("| part | vocalsplit | floor | above the floor | ideal ratio mask (ceiling) |")
+    w("|---|---|---|---|---|")
+    w("| lead | %.2f dB | %.2f dB (the whole vocal as the lead) | %+.2f dB | %s |" % (med["lead"], floor["lead"], med["lead"] - floor["lead"], o("lead")))
+    w("| lead (network) | %.2f dB | %.2f dB | %+.2f dB | |" % (med["lead(net)"], floor["lead"], med["lead(net)"] - floor["lead"]))
+    w("| harmony | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["harmony"], med["harmony"], o("harmony")))
+    w("| reverb | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["reverb"], med["reverb"], o("reverb")))
     if ev.get("harmony_leak_db") is not None:
         w("\nOn the %d clips without a harmony, the harmony estimate's median level is %.1f dB relative to the whole vocal."
           % (ev["clips"] - ev["clips_with"]["harmony"], ev["harmony_leak_db"]))
     w("\nData (`make_vocalsplit.py`): %d train clips x %.0f s (%d without harmony, %d with an echo, %d with a room, %d with a "
       "doubled lead; %d harmony voices, %d of them other phrases rather than the lead shifted). Every part is known exactly: "
       "lead = the dry lead (and its double), harmony = the other dry voices, reverb = echo + room (the wet part of all voices), "
-      "vocals = their exact sum. Evaluate: `python3 models/recipe/evaluate.py --ckpt %s --name vocalsplit --valid %s`.\n"
+      "vocals = their exact sum. Evaluate: `python3 models/recipe/evaluate.py --ckpt %s --name vocalsplit --oracle --valid %s`.\n"
       % (len(tr), tr[0]["seconds"], sum(1 for m in tr if not m["harmonies"]), sum(1 for m in tr if "echo" in m),
          sum(1 for m in tr if "room" in m), sum(1 for m in tr if "double" in m), sum(len(m["harmonies"]) for m in tr),
          sum(1 for m in tr for h in m["harmonies"] if h["kind"] == "melody"), "$WORK/vocalsplit.pt", "$SPLIT_DATA/valid"))
