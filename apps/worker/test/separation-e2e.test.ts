@@ -23,8 +23,6 @@ function snrDb(reference: Float32Array, estimate: Float32Array): number {
   return 10 * Math.log10(signal / Math.max(noise, 1e-20));
 }
 
-const rms = (x: Float32Array) => Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.length);
-
 describe("separation jobs through the API and the worker", () => {
   let d: Deployment;
   before(async () => {
@@ -42,7 +40,7 @@ describe("separation jobs through the API and the worker", () => {
   ];
 
   for (const input of inputs) {
-    it(`separates a ${input.name} upload into lead vocals, harmony, reverb and backing that add up to the input, the whole vocal and backing URLs too`, async () => {
+    it(`separates a ${input.name} upload into downloadable vocals and backing that add up to the input`, async () => {
       const path = await input.make();
       const created = await upload(d, path, "vocal-separations");
       assert.equal(created.status, 200, await created.clone().text());
@@ -53,22 +51,20 @@ describe("separation jobs through the API and the worker", () => {
       assert.equal(done.status, "success", done.errorMessage);
       assert.equal(done.progress, 100);
       assert.match(done.jobEndTime, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} \+00:00$/);
-      const four = ["vocals", "harmony", "reverb", "backing"];
       assert.deepEqual(
         done.stemFileUrls.map((s: { instrument: string }) => s.instrument),
-        four,
+        ["vocals", "backing"],
       );
       assert.deepEqual(
         done.lossyStemFileUrls.map((s: { instrument: string }) => s.instrument),
-        four,
+        ["vocals", "backing"],
       );
 
       const source = await probe(path);
       const reference = await decodeFloat(path);
-      const stemPaths = await Promise.all(done.stemFileUrls.map((s: { url: string }) => download(s.url)));
-      const wholePath = await download(done.vocalAudioFileUrl);
+      const vocalsPath = await download(done.vocalAudioFileUrl);
       const backingPath = await download(done.backingAudioFileUrl);
-      for (const output of [...stemPaths, wholePath, backingPath]) {
+      for (const output of [vocalsPath, backingPath]) {
         const info = await probe(output);
         assert.equal(info.sampleRate, source.sampleRate, "lossless output keeps the input's rate");
         const decoded = await decodeFloat(output);
@@ -77,27 +73,13 @@ describe("separation jobs through the API and the worker", () => {
           `length ${decoded.length / 2} vs input ${reference.length / 2} frames`,
         );
       }
-      const [lead, harmony, reverb, backing] = await Promise.all(stemPaths.map((p: string) => decodeFloat(p)));
-      const [whole, backingUrl] = await Promise.all([decodeFloat(wholePath), decodeFloat(backingPath)]);
-      assert.deepEqual(backing, backingUrl, "the backing stem is the backing URL's file");
-      const n = Math.min(lead.length, harmony.length, reverb.length, backing.length, whole.length);
-      const sum = new Float32Array(n);
-      let wholeError = 0;
-      let sumError = 0;
-      for (let i = 0; i < n; i++) {
-        const vocal = lead[i]! + harmony[i]! + reverb[i]!;
-        wholeError = Math.max(wholeError, Math.abs(vocal - whole[i]!));
-        sum[i] = vocal + backing[i]!;
-        sumError = Math.max(sumError, Math.abs(sum[i]! - (whole[i]! + backing[i]!)));
-      }
-      // lossless files are 32-bit float: the parts add up to float precision
-      assert.ok(wholeError < 1e-6, `lead + harmony + reverb = the whole vocal (max error ${wholeError})`);
-      assert.ok(sumError < 1e-6, `the four stems add up to whole vocal + backing (max error ${sumError})`);
+      const [vocals, backing] = await Promise.all([decodeFloat(vocalsPath), decodeFloat(backingPath)]);
+      const sum = new Float32Array(Math.min(vocals.length, backing.length));
+      for (let i = 0; i < sum.length; i++) sum[i] = vocals[i]! + backing[i]!;
       assert.ok(
         snrDb(reference, sum) > 40,
-        `the four stems reconstruct the mixture (SNR ${snrDb(reference, sum).toFixed(1)} dB)`,
+        `vocals + backing reconstructs the mixture (SNR ${snrDb(reference, sum).toFixed(1)} dB)`,
       );
-      assert.ok(rms(harmony) > 0 && rms(reverb) > 0 && rms(lead) > rms(reverb), "the split gives each part something");
 
       for (const url of [done.lossyVocalAudioFileUrl, ...done.lossyStemFileUrls.map((s: { url: string }) => s.url)]) {
         const lossy = await probe(await download(url));
