@@ -1,8 +1,9 @@
 #!/bin/bash
-# Reproduce models/vocals.onnx and models/stems.onnx from scratch.
+# Reproduce models/vocals.onnx, models/stems.onnx and models/vocalsplit.onnx from scratch.
 # Requires Debian packages: python3-torch python3-onnx python3-numpy python3-scipy
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm
-# Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN)
+# Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN,
+#        SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN; ONLY=vocalsplit builds the vocal-split model alone)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 MODELS="$(cd "$HERE/.." && pwd)"
@@ -14,7 +15,19 @@ STEMS1_MIN=${STEMS1_MIN:-16}
 STEMS2_MIN=${STEMS2_MIN:-26}
 STEMS3_MIN=${STEMS3_MIN:-25}
 VOCALS_MIN=${VOCALS_MIN:-26}
+SPLIT_DATA=${SPLIT_DATA:-/tmp/mixdown-vocalsplit}
+SPLIT_NTRAIN=${SPLIT_NTRAIN:-260}
+SPLIT_MIN=${SPLIT_MIN:-50}
 mkdir -p "$DATA" "$WORK"
+vocalsplit() {
+    # the whole vocal -> lead / harmony / reverb (run by the worker after the vocal/backing split)
+    [ -f "$SPLIT_DATA/valid/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 40 --seconds 10 --out "$SPLIT_DATA/valid"
+    [ -f "$SPLIT_DATA/train/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split train --count "$SPLIT_NTRAIN" --seconds 12 --out "$SPLIT_DATA/train"
+    $PY "$HERE/train.py" --mode vocalsplit --batch 4 --minutes "$SPLIT_MIN" --export-every 15 \
+        --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
+}
+if [ "${ONLY:-}" = vocalsplit ]; then vocalsplit; echo BUILD DONE; exit 0; fi
 [ -f "$DATA/train/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train --count "$NTRAIN" --seconds 12 --out "$DATA/train"
 [ -f "$DATA/valid/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split valid --count 40 --seconds 10 --out "$DATA/valid"
 # 1) 4-stem network (also exports an interim vocals.onnx from its vocals output),
@@ -34,5 +47,6 @@ $PY "$HERE/train.py" --mode vocals --refine --init "$WORK/stems.pt" --minutes "$
 # 3) final held-out evaluation (engine chunking, 50% Hann overlap)
 $PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/valid" --json "$WORK/eval_stems.json"
 $PY "$HERE/evaluate.py" --ckpt "$WORK/vocals.pt" --name vocals --valid "$DATA/valid" --json "$WORK/eval_vocals.json"
-$PY "$HERE/make_card.py" --data "$DATA" --work "$WORK" --models "$MODELS"
+vocalsplit
+$PY "$HERE/make_card.py" --data "$DATA" --work "$WORK" --models "$MODELS" --split-data "$SPLIT_DATA"
 echo BUILD DONE

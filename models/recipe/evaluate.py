@@ -4,6 +4,8 @@ trimmed chunks, bins >= dim_f and bins 0..2 zeroed).
 
   python3 models/recipe/evaluate.py --ckpt /tmp/mixdown-train/vocals.pt \
       --name vocals --valid /tmp/mixdown-data/valid [--json out.json]
+  python3 models/recipe/evaluate.py --ckpt /tmp/mixdown-train/vocalsplit.pt \
+      --name vocalsplit --valid /tmp/mixdown-vocalsplit/valid
 
 SDR per clip = 10 log10(sum s^2 / sum (s - s_hat)^2) over the whole clip;
 reports medians. Baseline "centre": vocals = (L+R)/2 in both channels,
@@ -24,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mdxlite import Spec, net_from_cfg, sdr, separate  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
+SPLIT_PARTS = ["lead", "harmony", "reverb"]
 
 
 def rd(p):
@@ -31,12 +34,71 @@ def rd(p):
     return (x.astype(np.float32) / 32768.0).T
 
 
-def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5):
+def irm_oracle(voc, ref, n_fft=4096, hop=1024):
+    """SDR of each part under the ideal ratio mask (|part| / sum |parts| per bin, whole-clip STFT):
+    what a real-valued mask could reach with perfect knowledge, a ceiling for this data."""
+    win = torch.hann_window(n_fft)
+    spec = lambda x: torch.stft(torch.as_tensor(x), n_fft, hop, window=win, return_complex=True)
+    V = spec(voc)
+    mags = {k: spec(v).abs() for k, v in ref.items()}
+    tot = sum(mags.values()) + 1e-9
+    out = {}
+    for k, m in mags.items():
+        if np.any(ref[k]):
+            est = torch.istft(V * m / tot, n_fft, hop, window=win, length=voc.shape[1]).numpy()
+            out[k] = sdr(ref[k], est)
+    return out
+
+
+def evaluate_split(net, spec, dirs, overlap, oracle=False):
+    """Vocal split on make_vocalsplit.py clips. `lead` is what the service publishes: the whole
+    vocal minus the harmony and reverb estimates (so the parts add up to it exactly);
+    `lead(net)` is the network's own lead output. Floors: the whole vocal as the lead, silence
+    as harmony and reverb (0 dB). Harmony SDR is over the clips that have a harmony; on the
+    others, `harmony_leak_db` is the harmony estimate's energy relative to the whole vocal."""
+    rows, base, leak, orc, tproc, taudio = [], [], [], [], 0.0, 0.0
+    for d in dirs:
+        voc = rd(os.path.join(d, "vocals.wav"))
+        ref = {s: rd(os.path.join(d, s + ".wav")) for s in SPLIT_PARTS}
+        if oracle:
+            orc.append(irm_oracle(voc, ref))
+        t = time.time()
+        est = separate(net, spec, voc, 3, overlap=overlap).numpy()
+        tproc += time.time() - t
+        taudio += voc.shape[1] / 44100
+        e = {"harmony": est[1], "reverb": est[2], "lead(net)": est[0]}
+        e["lead"] = voc - est[1] - est[2]
+        row = {"lead": sdr(ref["lead"], e["lead"]), "lead(net)": sdr(ref["lead"], e["lead(net)"])}
+        b = {"lead": sdr(ref["lead"], voc)}
+        for s in ("harmony", "reverb"):
+            if np.sum(ref[s].astype(np.float64) ** 2) > 0:
+                row[s] = sdr(ref[s], e[s])
+                b[s] = 0.0
+            elif s == "harmony":
+                leak.append(10 * np.log10(np.sum(e[s].astype(np.float64) ** 2) / np.sum(voc.astype(np.float64) ** 2) + 1e-12))
+        rows.append(row)
+        base.append(b)
+
+    def med(rs, k):
+        v = [r[k] for r in rs if k in r]
+        return round(float(np.median(v)), 2)
+
+    keys = ["lead", "lead(net)", "harmony", "reverb"]
+    extra = dict(oracle_irm={k: med(orc, k) for k in SPLIT_PARTS}) if oracle else {}
+    return dict(median={k: med(rows, k) for k in keys}, floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
+                clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
+                harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,
+                realtime_torch=round(taudio / max(tproc, 1e-9), 1), overlap=overlap)
+
+
+def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5, oracle=False):
     spec = Spec(cfg["n_fft"], cfg["hop"], cfg["dim_f"], cfg["dim_t"])
     net.eval()
     dirs = sorted(glob.glob(os.path.join(valid, "[0-9]*")))
     if limit:
         dirs = dirs[:limit]
+    if name == "vocalsplit":
+        return evaluate_split(net, spec, dirs, overlap, oracle)
     rows, base, tproc, taudio = [], [], 0.0, 0.0
     for d in dirs:
         mix = rd(os.path.join(d, "mixture.wav"))
@@ -69,17 +131,18 @@ def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
-    ap.add_argument("--name", choices=["vocals", "stems"], required=True)
+    ap.add_argument("--name", choices=["vocals", "stems", "vocalsplit"], required=True)
     ap.add_argument("--valid", default="/tmp/mixdown-data/valid")
     ap.add_argument("--json", default=None)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--oracle", action="store_true", help="vocalsplit: also the ideal-ratio-mask ceiling per part")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
     net = net_from_cfg(cfg)
     net.load_state_dict(ck["model"])
-    res = evaluate(net, cfg, a.valid, name=a.name)
+    res = evaluate(net, cfg, a.valid, name=a.name, oracle=a.oracle)
     res.update(step=ck.get("step"), train_minutes=ck.get("minutes"), params=ck.get("params"))
     print(json.dumps(res, indent=1))
     if a.json:

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mdxlite import net_from_cfg  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
+SPLIT_PARTS = ["lead", "harmony", "reverb"]
 
 
 class VocalsOnly(torch.nn.Module):
@@ -45,6 +46,8 @@ def export(net, cfg, name, models_dir, opset=17):
            "compensate": 1.0}
     if name == "vocals":
         man.update(primaryStem="vocals", secondaryStem="backing", stems=["vocals"])
+    elif name == "vocalsplit":
+        man.update(primaryStem="lead", stems=list(SPLIT_PARTS))
     else:
         man.update(primaryStem="vocals", stems=list(STEMS))
     with open(os.path.join(models_dir, name + ".json"), "w") as f:
@@ -56,7 +59,7 @@ def export(net, cfg, name, models_dir, opset=17):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
-    ap.add_argument("--name", choices=["vocals", "stems"], required=True)
+    ap.add_argument("--name", choices=["vocals", "stems", "vocalsplit"], required=True)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     a = ap.parse_args()
     ck = torch.load(a.ckpt)

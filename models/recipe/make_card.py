@@ -29,13 +29,62 @@ def fmt(d):
     return ", ".join("%s %.2f" % (k, v) for k, v in d.items())
 
 
+def vocalsplit_section(work, split_data, models):
+    """The card's section on the vocal-split model, from its evaluation, checkpoint and dataset."""
+    ev = load(os.path.join(work, "eval_vocalsplit.json"))
+    ck = torch.load(os.path.join(work, "vocalsplit.pt"))
+    size = os.path.getsize(os.path.join(models, "vocalsplit.onnx"))
+    tr = [json.loads(x) for x in open(os.path.join(split_data, "train/meta.jsonl"))]
+    va = [json.loads(x) for x in open(os.path.join(split_data, "valid/meta.jsonl"))]
+    med, floor = ev["median"], ev["floor"]
+    L = []
+    w = L.append
+    w("## `vocalsplit`: the whole vocal -> lead, harmony, reverb\n")
+    w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
+      "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
+      "input below dim_f), %s, %d parameters, `vocalsplit.onnx` %.1f MB, trained from scratch for %d steps / %.1f min "
+      "(batch 4 x 128 frames, lr 1e-3 cosine, loss: mean negative SDR of the three parts + 0.5 x lead) on 2 shared CPU cores."
+      % ("with the refinement block" if ck["cfg"].get("refine") else "without the refinement block", ck["params"],
+         size / 1e6, ck["step"], ck["minutes"]))
+    w("The service publishes `harmony` and `reverb` as the network outputs them and the lead as the whole vocal minus "
+      "those two, so the parts add up to the whole vocal exactly; `lead` below is that published lead, `lead (network)` "
+      "the network's own lead output.\n")
+    w("Held-out set (`make_vocalsplit.py --split valid`): %d clips x %.0f s, voices as in the validation set above "
+      "(held out of training); %d with a harmony, %d with reverb. Median SDR:\n"
+      % (ev["clips"], va[0]["seconds"], ev["clips_with"]["harmony"], ev["clips_with"]["reverb"]))
+    orc = ev.get("oracle_irm", {})
+    o = lambda k: "%.2f dB" % orc[k] if k in orc else "-"
+    w("| part | vocalsplit | floor | above the floor | ideal ratio mask (ceiling) |")
+    w("|---|---|---|---|---|")
+    w("| lead | %.2f dB | %.2f dB (the whole vocal as the lead) | %+.2f dB | %s |" % (med["lead"], floor["lead"], med["lead"] - floor["lead"], o("lead")))
+    w("| lead (network) | %.2f dB | %.2f dB | %+.2f dB | |" % (med["lead(net)"], floor["lead"], med["lead(net)"] - floor["lead"]))
+    w("| harmony | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["harmony"], med["harmony"], o("harmony")))
+    w("| reverb | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["reverb"], med["reverb"], o("reverb")))
+    if ev.get("harmony_leak_db") is not None:
+        w("\nOn the %d clips without a harmony, the harmony estimate's median level is %.1f dB relative to the whole vocal."
+          % (ev["clips"] - ev["clips_with"]["harmony"], ev["harmony_leak_db"]))
+    w("\nData (`make_vocalsplit.py`): %d train clips x %.0f s (%d without harmony, %d with an echo, %d with a room, %d with a "
+      "doubled lead; %d harmony voices, %d of them other phrases rather than the lead shifted). Every part is known exactly: "
+      "lead = the dry lead (and its double), harmony = the other dry voices, reverb = echo + room (the wet part of all voices), "
+      "vocals = their exact sum. Evaluate: `python3 models/recipe/evaluate.py --ckpt %s --name vocalsplit --oracle --valid %s`.\n"
+      % (len(tr), tr[0]["seconds"], sum(1 for m in tr if not m["harmonies"]), sum(1 for m in tr if "echo" in m),
+         sum(1 for m in tr if "room" in m), sum(1 for m in tr if "double" in m), sum(len(m["harmonies"]) for m in tr),
+         sum(1 for m in tr for h in m["harmonies"] if h["kind"] == "melody"), "$WORK/vocalsplit.pt", "$SPLIT_DATA/valid"))
+    return L
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="/tmp/mixdown-data")
     ap.add_argument("--work", default="/tmp/mixdown-train")
     ap.add_argument("--models", default=os.path.join(HERE, ".."))
     ap.add_argument("--notes", default="")
+    ap.add_argument("--split-data", default="/tmp/mixdown-vocalsplit")
+    ap.add_argument("--vocalsplit-only", action="store_true", help="print only the vocal-split section")
     a = ap.parse_args()
+    if a.vocalsplit_only:
+        print("\n".join(vocalsplit_section(a.work, a.split_data, a.models)))
+        return
     ntr, str_, vtr = meta_stats(os.path.join(a.data, "train/meta.jsonl"))
     nva, sva, vva = meta_stats(os.path.join(a.data, "valid/meta.jsonl"))
     ev = {n: load(os.path.join(a.work, "eval_%s.json" % n)) for n in ("vocals", "stems")}
@@ -85,6 +134,8 @@ def main():
       % (ve["realtime_torch"], se["realtime_torch"]))
     if a.notes:
         w(a.notes + "\n")
+    if os.path.exists(os.path.join(a.work, "eval_vocalsplit.json")):
+        L.extend(vocalsplit_section(a.work, a.split_data, a.models))
     w("## ONNX interface (MDX-Net convention)\n")
     w("- input `input`: float32 `[batch, 4, %d, %d]` = [L.re, L.im, R.re, R.im] of the first dim_f bins of the STFT of a chunk of %d samples (dynamic batch, fixed dim_t)." % (cfg["dim_f"], cfg["dim_t"], cfg["hop"] * (cfg["dim_t"] - 1)))
     w("- `vocals.onnx` output `output`: float32 `[batch, 4, %d, %d]` = complex spectrogram of the vocals (mask applied inside the graph)." % (cfg["dim_f"], cfg["dim_t"]))

@@ -6,6 +6,8 @@ make_dataset.py, with random cross-clip remixing augmentation.
   --mode vocals  vocals / backing (fine-tuned from a stems checkpoint via
                  --init; the vocals net keeps the 4-way softmax internally
                  and outputs only the vocals spectrogram)
+  --mode vocalsplit  the whole vocal -> lead / harmony / reverb, softmax masks,
+                 on a dataset made by make_vocalsplit.py
 
 Training is time-budgeted (--minutes) with a cosine LR schedule over the
 budget; checkpoints + ONNX exports are written every --export-every minutes.
@@ -29,13 +31,14 @@ import export_onnx  # noqa: E402
 import evaluate  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
+SPLIT_PARTS = ["lead", "harmony", "reverb"]
 
 
-def load_set(root):
+def load_set(root, names=STEMS):
     clips = []
     for d in sorted(glob.glob(os.path.join(root, "[0-9]*"))):
         st = []
-        for s in STEMS:
+        for s in names:
             _, x = wavfile.read(os.path.join(d, s + ".wav"))
             st.append(x.T.copy())  # [2, N] int16
         n = min(a.shape[1] for a in st)
@@ -93,6 +96,32 @@ class Sampler:
         return torch.from_numpy(np.stack([self.example() for _ in range(b)]))  # [B,4,2,N]
 
 
+class SplitSampler(Sampler):
+    """lead / harmony / reverb examples. Mostly one clip's parts together: a harmony follows its
+    lead's phrases and the reverb is the wet part of exactly these voices, which cross-clip
+    remixing would break. Sometimes the harmony comes from another clip (a different melody),
+    and part levels move a little (a wetter or drier mix, a louder or quieter harmony). Never
+    time-reversed: a reverb tail must follow its sound."""
+
+    def example(self):
+        r = self.rng
+        nc = len(self.clips)
+        ci = r.integers(nc)
+        off = r.integers(0, max(1, self.clips[ci].shape[2] - self.seg))
+        parts = np.stack([self.piece(ci, s, off) for s in range(3)])
+        if r.random() < 0.15:
+            parts[1] = self.piece(r.integers(nc), 1)
+        for s, (lo, hi) in enumerate([(-2, 2), (-5, 4), (-5, 5)]):
+            parts[s] *= 10 ** (r.uniform(lo, hi) / 20)
+        if r.random() < 0.05:
+            parts[1] = 0
+        if r.random() < 0.5:
+            parts = parts[:, ::-1].copy()
+        e = np.sqrt(np.mean(parts.sum(0) ** 2)) + 1e-5
+        parts *= (0.1 / e) * 10 ** (r.uniform(-12, 6) / 20) if e > 3e-4 else 1.0
+        return parts.astype(np.float32)
+
+
 def sdr_loss(est, ref, eps):
     """est/ref [B, K, 4, F, T]; eps [B,1]; returns mean negative SDR (dB)"""
     err = ((est - ref) ** 2).sum(dim=(2, 3, 4))
@@ -102,7 +131,7 @@ def sdr_loss(est, ref, eps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["stems", "vocals"], required=True)
+    ap.add_argument("--mode", choices=["stems", "vocals", "vocalsplit"], required=True)
     ap.add_argument("--data", default="/tmp/mixdown-data/train")
     ap.add_argument("--valid", default="/tmp/mixdown-data/valid")
     ap.add_argument("--workdir", default="/tmp/mixdown-train")
@@ -123,6 +152,8 @@ def main():
     ap.add_argument("--refine-k", default="5x3", help="kernel (frequency x time) of the refinement block")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="keep an exponential moving average of the weights with this decay (e.g. 0.998) and save/export it")
+    ap.add_argument("--split-weights", default="1.5,1,1",
+                    help="vocalsplit: loss weights of lead, harmony, reverb (each a negative SDR)")
     ap.add_argument("--tch", type=int, default=256,
                     help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
@@ -133,12 +164,15 @@ def main():
     spec = Spec(a.n_fft, hop, a.dim_f, a.train_frames)
     seg = hop * (a.train_frames - 1)
     print("loading", a.data, flush=True)
-    clips = load_set(a.data)
+    split = a.mode == "vocalsplit"
+    clips = load_set(a.data, SPLIT_PARTS if split else STEMS)
     print("clips", len(clips), flush=True)
-    sampler = Sampler(clips, seg, a.seed + 17)
+    sampler = (SplitSampler if split else Sampler)(clips, seg, a.seed + 17)
     refine_k = tuple(int(v) for v in a.refine_k.split("x"))
-    net = MaskNet(a.dim_f, 4, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
-    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=4, tch=a.tch, refine=a.refine,
+    n_stems = 3 if split else 4
+    split_w = torch.tensor([float(v) for v in a.split_weights.split(",")])
+    net = MaskNet(a.dim_f, n_stems, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
+    cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=n_stems, tch=a.tch, refine=a.refine,
                refine_ch=a.refine_ch, refine_k=list(refine_k))
     if a.init:
         ck = torch.load(a.init)
@@ -173,7 +207,7 @@ def main():
         torch.save(ck, path + ".tmp")
         os.replace(path + ".tmp", path)
         out.eval()
-        names = ["stems", "vocals"] if a.mode == "stems" else ["vocals"]
+        names = {"stems": ["stems", "vocals"], "vocals": ["vocals"], "vocalsplit": ["vocalsplit"]}[a.mode]
         for nm in names:
             export_onnx.export(out, cfg, nm, a.models_dir)
         # quick held-out check on a subset (full evaluation runs separately)
@@ -198,9 +232,27 @@ def main():
         with torch.no_grad():
             X = spec.stft(mix)  # [B,4,F,T]
             Y = spec.stft(st)  # [B,4,4,F,T]
-        est = net(X)  # [B,4,4,F,T]
+        est = net(X)  # [B,S,4,F,T]
         eps = 1e-3 * (X ** 2).sum(dim=(1, 2, 3))[:, None] + 1e-8
         l_st = sdr_loss(est, Y, eps)  # per stem
+        if split:
+            loss = (l_st * split_w).sum() / split_w.sum()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+            opt.step()
+            if ema is not None:
+                update_ema()
+            step += 1
+            hist.append(-l_st.detach().numpy())
+            if step % 25 == 0:
+                v = np.mean(hist[-25:], 0)
+                print("step %d min %.1f lr %.2e trainSDR lead %.2f harmony %.2f reverb %.2f" %
+                      (step, (time.time() - t0) / 60, lr, v[0], v[1], v[2]), flush=True)
+            if time.time() - last_export > a.export_every * 60:
+                save_and_export()
+                last_export = time.time()
+            continue
         back_e = est[:, 1:].sum(1, keepdim=True)
         back_r = Y[:, 1:].sum(1, keepdim=True)
         l_bk = sdr_loss(back_e, back_r, eps)[0]

@@ -17,6 +17,8 @@ export interface SeparationRequest {
   modelName: string;
   outDir: string;
   outputs: OutputSpec[];
+  /** the stems to write (default: all the model outputs) */
+  stems?: string[];
 }
 
 /** What a separation thread reports once its models are loaded: where each one runs. */

@@ -36,6 +36,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
       model,
       outDir: request.outDir,
       outputs: request.outputs,
+      ...(request.stems ? { stems: request.stems } : {}),
       onProgress: (p) => onProgress(p.fraction ?? 0),
     });
   },

@@ -21,6 +21,7 @@ import { RecordPresenter } from "@mixdown/records";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { separationHandler } from "./jobs/separation.ts";
+import { resolveVocalSplit } from "./jobs/vocal-split.ts";
 import { voiceBlendHandler } from "./jobs/voice-blend.ts";
 import { voiceConversionHandler } from "./jobs/voice-conversion.ts";
 import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
@@ -77,11 +78,13 @@ export function selectQueues(list: string, available: readonly string[] = JOB_KI
 /**
  * Refuses to start a separation worker whose settings name a model that is not installed, or one
  * that cannot serve its kind: otherwise every job that names no model would fail, one by one.
+ * The vocal split is optional: returns the split model to preload, or why vocal separations will
+ * publish vocals and backing only (the worker logs it).
  */
 export async function checkSeparationSettings(
-  config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS">,
+  config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS" | "SEPARATION_MODEL_VOCAL_SPLIT">,
   modelsDir: string,
-): Promise<void> {
+): Promise<{ vocalSplit?: string; vocalSplitOff?: string }> {
   const { models, invalid } = await readSeparationModels(modelsDir);
   const installed = models.length ? models.map((m) => m.name).join(", ") : "none";
   const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
@@ -100,6 +103,8 @@ export async function checkSeparationSettings(
       );
     }
   }
+  const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
+  return split.model ? { vocalSplit: split.model } : { vocalSplitOff: split.reason };
 }
 
 export async function startWorkerApp(
@@ -145,7 +150,13 @@ export async function startWorkerApp(
   const modelFiles = new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") });
   const output = { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS };
   let separationPool: SeparationPool | undefined;
-  if (queues.includes("separation")) await checkSeparationSettings(config, modelsDir);
+  let vocalSplit: string | undefined;
+  if (queues.includes("separation")) {
+    const checked = await checkSeparationSettings(config, modelsDir);
+    vocalSplit = checked.vocalSplit;
+    if (checked.vocalSplitOff)
+      logger.warn({ reason: checked.vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
+  }
   const handlerFactories: JobHandlerFactories = {
     separation: () =>
       separationHandler({
@@ -157,11 +168,15 @@ export async function startWorkerApp(
             providerFallback: config.ORT_PROVIDER_FALLBACK,
             intraOpThreads: config.ORT_INTRA_OP_THREADS,
             interOpThreads: config.ORT_INTER_OP_THREADS,
-            preload: [config.SEPARATION_MODEL_VOCALS, config.SEPARATION_MODEL_STEMS],
+            preload: [config.SEPARATION_MODEL_VOCALS, config.SEPARATION_MODEL_STEMS, ...(vocalSplit ? [vocalSplit] : [])],
           }),
         )),
         ...output,
-        models: { vocalSeparation: config.SEPARATION_MODEL_VOCALS, stemSplit: config.SEPARATION_MODEL_STEMS },
+        models: {
+          vocalSeparation: config.SEPARATION_MODEL_VOCALS,
+          stemSplit: config.SEPARATION_MODEL_STEMS,
+          vocalSplit: config.SEPARATION_MODEL_VOCAL_SPLIT,
+        },
         modelsDir,
       }),
     "voice-conversion": () => voiceConversionHandler({ storage, pool: voiceConversionPool(), modelFiles, ...output }),

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { SMALL, writeTestModel } from "../../../packages/separation/test/support/mdx-test-models.ts";
-import { decodeFloat, download, makeSong, postForm, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { decodeFloat, download, makeSong, postForm, startDeployment, stopChild, waitForEnd, type Deployment } from "./harness.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const separationFixtures = join(repoRoot, "packages/separation/test/fixtures");
@@ -56,7 +56,7 @@ describe("separation jobs run with the model they chose", () => {
     await rm(modelsDir, { recursive: true, force: true });
   });
 
-  it("a vocal separation naming the stems model is served by it: vocals and backing that add up to the input", async () => {
+  it("a vocal separation naming the stems model is served by it: vocals and backing that add up to the input, unsplit when no vocal-split model is installed", async () => {
     const path = await makeSong("song.wav", 4);
     const created = await postForm(d, "vocal-separations", { inputFile: { path }, model: "stems" });
     assert.equal(created.status, 200, await created.clone().text());
@@ -149,6 +149,30 @@ describe("separation jobs run with the model they chose", () => {
     assert.ok(snr >= 60, `vocals: ${snr.toFixed(1)} dB`);
   });
 
+  it("a worker without the vocal-split model says at start that vocal separations publish vocals and backing only", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps/worker/src/main.ts")], {
+      cwd: repoRoot,
+      env: { ...process.env, ...d.env, WORKER_HEALTH_PORT: "0", LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const warning = await new Promise<{ msg: string; reason: string }>((resolve, reject) => {
+        let output = "";
+        child.stdout.on("data", (b: Buffer) => {
+          output += b;
+          for (const line of output.split("\n").filter((l) => l.startsWith("{"))) {
+            const entry = JSON.parse(line) as { msg: string; reason: string };
+            if (/no vocal split/.test(entry.msg)) resolve(entry);
+          }
+        });
+        child.on("exit", () => reject(new Error(`worker exited: ${output}`)));
+      });
+      assert.match(warning.reason, /"vocalsplit" \(SEPARATION_MODEL_VOCAL_SPLIT\) is not installed/);
+    } finally {
+      await stopChild(child, "SIGTERM");
+    }
+  });
+
   for (const [setting, value, message] of [
     [
       "SEPARATION_MODEL_VOCALS",
@@ -181,4 +205,66 @@ describe("separation jobs run with the model they chose", () => {
       assert.match(fatal.err ?? "", message);
     });
   }
+});
+
+describe("a vocal separation with a vocal-split model installed", () => {
+  let d: Deployment;
+  let modelsDir: string;
+  // Parts that are the whole vocal times known gains: which file is which shows in their levels.
+  const SPLIT = [
+    { name: "lead", gain: 0.5 },
+    { name: "harmony", gain: 0.3 },
+    { name: "reverb", gain: 0.2 },
+  ];
+  before(async () => {
+    modelsDir = await mkdtemp(join(tmpdir(), "mixdown-worker-split-models-"));
+    const repoModels = resolve(repoRoot, "models");
+    for (const f of ["vocals.json", "vocals.onnx", "stems.json", "stems.onnx"])
+      await copyFile(join(repoModels, f), join(modelsDir, f));
+    await writeTestModel(modelsDir, { ...SMALL, name: "gainsplit", stems: SPLIT });
+    d = await startDeployment({ MODELS_DIR: modelsDir, SEPARATION_MODEL_VOCAL_SPLIT: "gainsplit" });
+  });
+  after(async () => {
+    await d?.stop();
+    await rm(modelsDir, { recursive: true, force: true });
+  });
+
+  it("publishes the split's harmony and reverb, and the lead as what they leave of the whole vocal", async () => {
+    const path = await makeSong("song.wav", 3);
+    const created = await postForm(d, "vocal-separations", { inputFile: { path } });
+    assert.equal(created.status, 200, await created.clone().text());
+    const done = await waitForEnd(d, `vocal-separations/${((await created.json()) as { id: number }).id}`);
+    assert.equal(done.status, "success", done.errorMessage);
+    assert.deepEqual(
+      done.stemFileUrls.map((s: { instrument: string }) => s.instrument),
+      ["vocals", "harmony", "reverb", "backing"],
+    );
+    const [lead, harmony, reverb, backing] = await Promise.all(
+      done.stemFileUrls.map((s: { url: string }) => download(s.url).then(decodeFloat)),
+    );
+    const whole = await download(done.vocalAudioFileUrl).then(decodeFloat);
+    const ratio = rms(reverb!) / rms(harmony!);
+    assert.ok(Math.abs(ratio / (0.2 / 0.3) - 1) < 0.02, `reverb / harmony level ${ratio}, expected ${0.2 / 0.3}`);
+    let error = 0;
+    for (let i = 0; i < whole.length; i++) error = Math.max(error, Math.abs(lead![i]! + harmony![i]! + reverb![i]! - whole[i]!));
+    assert.ok(error < 1e-6, `lead = whole − harmony − reverb (max error ${error})`);
+    // the test model's parts are band-limited copies of the whole vocal: its lead keeps the rest
+    assert.ok(rms(lead!) > rms(harmony!), "the lead keeps what the split did not take");
+    assert.equal(backing!.length, whole.length);
+  });
+
+  it("leaves a stem split's stems unsplit: its vocals are the whole vocal", async () => {
+    const path = await makeSong("split.wav", 3);
+    const created = await postForm(d, "stem-splits", { inputFile: { path } });
+    const done = await waitForEnd(d, `stem-splits/${((await created.json()) as { id: number }).id}`);
+    assert.equal(done.status, "success", done.errorMessage);
+    const instruments = done.stemFileUrls.map((s: { instrument: string }) => s.instrument);
+    assert.deepEqual([...instruments].sort(), ["bass", "drums", "other", "vocals"]);
+    const vocalsStem = done.stemFileUrls.find((s: { instrument: string }) => s.instrument === "vocals").url;
+    const [stem, whole] = await Promise.all([
+      download(vocalsStem).then(decodeFloat),
+      download(done.vocalAudioFileUrl).then(decodeFloat),
+    ]);
+    assert.deepEqual(stem, whole);
+  });
 });

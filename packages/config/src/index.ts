@@ -86,6 +86,12 @@ export const EnvSchema = z
     WORKER_MAX_STALLED_COUNT: int(0).default(5),
     SEPARATION_MODEL_VOCALS: z.string().default("vocals"),
     SEPARATION_MODEL_STEMS: z.string().default("stems"),
+    /**
+     * The model that splits a vocal separation's whole vocal into lead (`vocals`), `harmony` and
+     * `reverb` (stems lead, harmony, reverb). `none` turns the split off; a model that is not
+     * installed leaves vocal separations with vocals and backing, and the worker says so at start.
+     */
+    SEPARATION_MODEL_VOCAL_SPLIT: z.string().default("vocalsplit"),
     MODELS_DIR: z.string().default("./models"),
     /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),

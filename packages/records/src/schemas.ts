@@ -2,7 +2,10 @@ import { Type, type Static } from "typebox";
 import { JobStatus, Nullable, PaginationMeta, SignedUrl, Timestamp } from "./fields.ts";
 
 export const StemEntry = Type.Object({
-  instrument: Type.String({ description: "e.g. vocals, backing, drums, bass, other, harmony, reverb" }),
+  instrument: Type.String({
+    description:
+      "e.g. vocals, backing, drums, bass, other, harmony, reverb. A vocal separation's stems are vocals (the lead vocal, dry), harmony, reverb and backing, adding up to the input; its vocal URL is the whole vocal (vocals + harmony + reverb)",
+  }),
   url: Type.String({ description: "Signed download URL" }),
 });
 

@@ -6,14 +6,19 @@ import { modelServes, readSeparationModels, vocalPairOf, type SeparationModelEnt
 import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../run-job.ts";
 import type { SeparationPool } from "../separation-protocol.ts";
+import { resolveVocalSplit, writeRemainder } from "./vocal-split.ts";
 
 export interface SeparationJobDeps {
   storage: ObjectStorage;
   pool: SeparationPool;
   losslessFormat: "wav" | "flac";
   lossyBitrateKbps: number;
-  /** Model names per separation kind (the manifests in MODELS_DIR): for jobs that name none. */
-  models: { vocalSeparation: string; stemSplit: string };
+  /**
+   * Model names per separation kind (the manifests in MODELS_DIR): for jobs that name none; and
+   * the model that splits a vocal separation's whole vocal into lead, harmony and reverb
+   * (SEPARATION_MODEL_VOCAL_SPLIT, `none` for no split).
+   */
+  models: { vocalSeparation: string; stemSplit: string; vocalSplit: string };
   modelsDir: string;
 }
 
@@ -38,7 +43,10 @@ async function jobModel(
 
 /**
  * Separates one uploaded file: download, separate in a thread, upload every output under the
- * row's own keys (`outputs/<kind>/<id>/<stem>.<format>`, overwritten in place by a retry).
+ * row's own keys (`outputs/<kind>/<id>/<file>.<format>`, overwritten in place by a retry). A vocal
+ * separation then splits its whole vocal (`vocals.<format>`, still the vocal URL) into the lead
+ * (`lead.<format>`, the record's `vocals` stem), `harmony` and `reverb`, when the split model is
+ * installed; a stem split publishes its model's stems only.
  */
 export function separationHandler(deps: SeparationJobDeps): JobHandler<"separation"> {
   return {
@@ -52,19 +60,28 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
       const model = await jobModel(deps, kind, row.model);
+      // Checked per job, like the job's model: the models directory may have changed since start.
+      const split =
+        kind === "vocal-separation"
+          ? resolveVocalSplit(deps.models.vocalSplit, (await readSeparationModels(deps.modelsDir)).models)
+          : undefined;
+      if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
+      const splitting = split?.model !== undefined;
       const result = await deps.pool.run(
         { inputPath, modelName: model.name, outDir: join(workDir, "out"), outputs },
-        reportProgress,
+        splitting ? (f) => reportProgress(f / 2) : reportProgress,
         signal,
       );
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
       const lossless = deps.losslessFormat;
       const prefix = `outputs/${kind}/${rowId}`;
-      const upload = async (stem: string, format: "wav" | "flac" | "mp3"): Promise<string> => {
-        const path = result.stems[stem]?.[format];
-        if (!path) throw new Error(`the separation produced no ${format} file for stem ${stem}`);
-        const key = `${prefix}/${stem}.${format}`;
+      // every file this job publishes, by the name its key ends with
+      const files = new Map<string, Partial<Record<"wav" | "flac" | "mp3", string>>>(Object.entries(result.stems));
+      const upload = async (file: string, format: "wav" | "flac" | "mp3"): Promise<string> => {
+        const path = files.get(file)?.[format];
+        if (!path) throw new Error(`the separation produced no ${format} file for ${file}`);
+        const key = `${prefix}/${file}.${format}`;
         await deps.storage.putFile(key, path);
         return key;
       };
@@ -74,17 +91,50 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const pair = vocalPairOf(Object.keys(result.stems));
       if (kind === "vocal-separation" && !pair)
         throw new JobFailure("permanent", `The separation model "${model.name}" produced no vocals and backing`);
-      const stemNames = kind === "vocal-separation" ? [pair!.vocals, pair!.backing] : model.stems;
-      const keys = new Map<string, { lossless: string; lossy: string }>();
-      for (const stem of new Set([...stemNames, ...(pair ? [pair.vocals, pair.backing] : [])])) {
-        signal.throwIfAborted();
-        const [losslessKey, lossyKey] = await Promise.all([upload(stem, lossless), upload(stem, "mp3")]);
-        keys.set(stem, { lossless: losslessKey, lossy: lossyKey });
+      // record instrument -> published file
+      let stemFiles: Array<[instrument: string, file: string]> =
+        kind === "vocal-separation"
+          ? [
+              ["vocals", pair!.vocals],
+              ["backing", pair!.backing],
+            ]
+          : model.stems.map((s) => [s, s]);
+      if (splitting) {
+        // The whole vocal (its lossless file, as published) split into harmony and reverb; the lead
+        // is what they leave of it, so lead + harmony + reverb + backing is the input.
+        const whole = files.get(pair!.vocals)![lossless]!;
+        const splitDir = join(workDir, "split");
+        const parts = await deps.pool.run(
+          { inputPath: whole, modelName: split.model!, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
+          (f) => reportProgress(0.5 + f * 0.45),
+          signal,
+        );
+        log.info({ timings: parts.timings, model: split.model }, "split the vocal");
+        const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
+        await writeRemainder(
+          whole,
+          [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
+          outputs.map((o) => ({ ...o, path: lead[o.format]! })),
+          signal,
+        );
+        files.set("lead", lead);
+        files.set("harmony", parts.stems.harmony!);
+        files.set("reverb", parts.stems.reverb!);
+        stemFiles = [
+          ["vocals", "lead"],
+          ["harmony", "harmony"],
+          ["reverb", "reverb"],
+          ["backing", pair!.backing],
+        ];
       }
-      // A single-stem model's secondary may have another name; the record's stem entry says backing.
-      const instrument = (stem: string) => (pair && stem === pair.backing ? "backing" : stem);
-      const stems: StoredStem[] = stemNames.map((s) => ({ instrument: instrument(s), key: keys.get(s)!.lossless }));
-      const lossyStems: StoredStem[] = stemNames.map((s) => ({ instrument: instrument(s), key: keys.get(s)!.lossy }));
+      const keys = new Map<string, { lossless: string; lossy: string }>();
+      for (const file of new Set([...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])])) {
+        signal.throwIfAborted();
+        const [losslessKey, lossyKey] = await Promise.all([upload(file, lossless), upload(file, "mp3")]);
+        keys.set(file, { lossless: losslessKey, lossy: lossyKey });
+      }
+      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossless }));
+      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossy }));
       return {
         vocalKey: pair ? keys.get(pair.vocals)!.lossless : null,
         lossyVocalKey: pair ? keys.get(pair.vocals)!.lossy : null,
