@@ -2050,7 +2050,7 @@ export interface components {
              */
             jobStartTime: string;
             lossyStemFileUrls: {
-                /** @description e.g. vocals, backing, drums, bass, other, harmony, reverb */
+                /** @description e.g. vocals, backing, drums, bass, other, harmony, reverb. A vocal separation's stems are vocals (the lead vocal, dry), harmony, reverb and backing, adding up to the input; its vocal URL is the whole vocal (vocals + harmony + reverb) */
                 instrument: string;
                 /** @description Signed download URL */
                 url: string;
@@ -2062,7 +2062,7 @@ export interface components {
             /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
             status: "running" | "success" | "error" | "cancelled";
             stemFileUrls: {
-                /** @description e.g. vocals, backing, drums, bass, other, harmony, reverb */
+                /** @description e.g. vocals, backing, drums, bass, other, harmony, reverb. A vocal separation's stems are vocals (the lead vocal, dry), harmony, reverb and backing, adding up to the input; its vocal URL is the whole vocal (vocals + harmony + reverb) */
                 instrument: string;
                 /** @description Signed download URL */
                 url: string;
