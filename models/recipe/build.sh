@@ -1,12 +1,16 @@
 #!/bin/bash
 # Reproduce models/vocals.onnx, models/stems.onnx and models/vocalsplit.onnx from scratch.
 # Requires Debian packages: python3-torch python3-onnx python3-numpy python3-scipy
-#   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm
-# Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN,
-#        SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN; ONLY=vocalsplit builds the vocal-split model alone)
+#   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
+#   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
+# Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN;
+#        ONLY=vocalsplit builds the vocal-split model alone; ONLY=widen fine-tunes the models in $FROM
+#        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-MODELS="$(cd "$HERE/.." && pwd)"
+MODELS="${OUT:-$(cd "$HERE/.." && pwd)}"
+FROM="${FROM:-$(cd "$HERE/.." && pwd)}"
 PY=/usr/bin/python3
 DATA=${DATA:-/tmp/mixdown-data}
 WORK=${WORK:-/tmp/mixdown-train}
@@ -18,7 +22,9 @@ VOCALS_MIN=${VOCALS_MIN:-26}
 SPLIT_DATA=${SPLIT_DATA:-/tmp/mixdown-vocalsplit}
 SPLIT_NTRAIN=${SPLIT_NTRAIN:-260}
 SPLIT_MIN=${SPLIT_MIN:-50}
-mkdir -p "$DATA" "$WORK"
+STEMSFT_MIN=${STEMSFT_MIN:-28}
+VOCALSFT_MIN=${VOCALSFT_MIN:-28}
+mkdir -p "$DATA" "$WORK" "$MODELS"
 vocalsplit() {
     # the whole vocal -> lead / harmony / reverb (run by the worker after the vocal/backing split)
     [ -f "$SPLIT_DATA/valid/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 40 --seconds 10 --out "$SPLIT_DATA/valid"
@@ -27,9 +33,33 @@ vocalsplit() {
         --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
+heldout_sets() {
+    # in-domain held-out set (valid) and the sets made only of material held out of training
+    for s in valid ood ood-voices ood-instruments; do
+        [ -f "$DATA/$s/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split $s --count 40 --seconds 10 --out "$DATA/$s"
+    done
+}
+evaluate_all() {
+    for s in valid ood ood-voices ood-instruments; do
+        $PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/$s" --json "$WORK/eval_stems_$s.json"
+        $PY "$HERE/evaluate.py" --ckpt "$WORK/vocals.pt" --name vocals --valid "$DATA/$s" --json "$WORK/eval_vocals_$s.json"
+    done
+    cp "$WORK/eval_stems_valid.json" "$WORK/eval_stems.json"
+    cp "$WORK/eval_vocals_valid.json" "$WORK/eval_vocals.json"
+}
 if [ "${ONLY:-}" = vocalsplit ]; then vocalsplit; echo BUILD DONE; exit 0; fi
 [ -f "$DATA/train/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train --count "$NTRAIN" --seconds 12 --out "$DATA/train"
-[ -f "$DATA/valid/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split valid --count 40 --seconds 10 --out "$DATA/valid"
+heldout_sets
+if [ "${ONLY:-}" = widen ]; then
+    # the committed networks (their BatchNorms fused by the export, so frozen here) fine-tuned on the widened data
+    $PY "$HERE/train.py" --mode stems --refine --init-onnx "$FROM/stems.onnx" --minutes "$STEMSFT_MIN" --export-every 10 --lr 3e-4 \
+        --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    $PY "$HERE/train.py" --mode vocals --refine --init-onnx "$FROM/vocals.onnx" --minutes "$VOCALSFT_MIN" --export-every 10 --lr 2e-4 \
+        --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    evaluate_all
+    echo BUILD DONE
+    exit 0
+fi
 # 1) 4-stem network (also exports an interim vocals.onnx from its vocals output),
 #    three cosine cycles: from scratch, a warm restart from its checkpoint, and a
 #    third with the full-resolution refinement block added (zero-initialised)
@@ -44,9 +74,8 @@ $PY "$HERE/train.py" --mode stems --refine --init "$WORK/stems_phase2.pt" --minu
 # 2) vocals/backing network, fine-tuned from the stems network
 $PY "$HERE/train.py" --mode vocals --refine --init "$WORK/stems.pt" --minutes "$VOCALS_MIN" --export-every 8 --lr 4e-4 \
     --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
-# 3) final held-out evaluation (engine chunking, 50% Hann overlap)
-$PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/valid" --json "$WORK/eval_stems.json"
-$PY "$HERE/evaluate.py" --ckpt "$WORK/vocals.pt" --name vocals --valid "$DATA/valid" --json "$WORK/eval_vocals.json"
+# 3) final held-out evaluation (engine chunking, 50% Hann overlap), in domain and out of domain
+evaluate_all
 vocalsplit
 $PY "$HERE/make_card.py" --data "$DATA" --work "$WORK" --models "$MODELS" --split-data "$SPLIT_DATA"
 echo BUILD DONE

@@ -4,8 +4,12 @@ checkpoints, dataset metadata, ONNX files)."""
 import argparse
 import json
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import material  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -179,11 +183,16 @@ def main():
     w("- vocals: espeak-ng (~90 languages x ~80 voice variants; MBROLA voices not used) and flite (train: kal, kal16, rms, awb_time; "
       "valid: slt, awb) speaking random pseudo-words, random speed (90-220 wpm), base pitch, SSML pitch range, then sox "
       "`pitch` (+-5 semitones) and a sequence of random `bend`s (held notes of 0.12-0.5 s jumping by up to 7 semitones), "
-      "optional `tempo`, synthetic stereo reverb (decaying noise IRs, RT60 0.2-1.8 s) and 35% off-centre panning.")
+      "optional `tempo`, synthetic stereo reverb (decaying noise IRs, RT60 0.2-1.8 s) and 35%% off-centre panning. "
+      "In train, 40%% of phrases are sung the same way by Festival voices recorded from people (%s); %s are held out "
+      "(`models/recipe/material.py`)." % (", ".join(material.FESTIVAL_TRAIN), ", ".join(material.FESTIVAL_HELDOUT)))
     w("- drums, bass, other: MIDI written by the recipe's own SMF writer, rendered with fluidsynth + FluidR3_GM.sf2: "
       "random tempo 70-170 bpm, 16-step drum patterns on channel 10 (random GM drum kits), bass lines (root/eighths/walking/"
       "syncopated, GM bass programs), 1-3 parts of chords/melody/arpeggios in random keys/modes with random GM programs "
-      "(no voice-like programs) and random pans; reverb/chorus on in 50%.")
+      "(no voice-like programs) and random pans; reverb/chorus on in 50%%. In train, the instruments are rendered with "
+      "FluidR3_GM or TimGM6mb (one per clip; MuseScore_General is held out) and half the clips take their drums from a "
+      "Hydrogen kit's recorded samples, sequenced on the same pattern (%d kits; %s held out)."
+      % (len(material.kits("train")), ", ".join(material.KITS_HELDOUT)))
     w("- mix: stems normalised then random relative gains, 12% mono mixes, random peak level; mixture = exact sum of the stems.\n")
     w("Validation voices: %s\n" % ", ".join(sorted(vva)))
     w("## Limitations\n")
@@ -193,7 +202,10 @@ def main():
       "multi-stem estimates lose it (hi-hats/cymbals partly)." % (cfg["dim_f"] * 44100 / cfg["n_fft"], cfg["dim_f"], cfg["n_fft"]))
     w("\n## Reproduce\n")
     w("```bash\n# Debian 12: apt-get install -y python3-torch python3-onnx libopenblas0-pthread python3-numpy python3-scipy \\\n"
-      "#   espeak-ng flite sox fluidsynth fluid-soundfont-gm\n"
+      "#   espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont musescore-general-soundfont \\\n"
+      "#   hydrogen-drumkits festival festvox-kallpc16k festvox-kdlpc16k festvox-italp16k festvox-itapc16k \\\n"
+      "#   festvox-czech-dita festvox-czech-krb festvox-czech-machac festvox-czech-ph festvox-ru \\\n"
+      "#   festvox-suopuhe-lj festvox-suopuhe-mv festvox-us-slt-hts festvox-ca-ona-hts\n"
       "bash models/recipe/build.sh   # ~100 min on 2 cores; env STEMS1_MIN / STEMS2_MIN / STEMS3_MIN / VOCALS_MIN / NTRAIN / DATA / WORK\n```\n")
     w("Individual steps are listed in `models/recipe/README.md`. Results vary slightly run to run "
       "(time-budgeted training on a shared machine; data is seed-deterministic).")

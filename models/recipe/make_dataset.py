@@ -33,8 +33,10 @@ import numpy as np
 from scipy.io import wavfile
 from scipy.signal import fftconvolve, resample_poly
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import material  # noqa: E402
+
 SR = 44100
-SF2 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
 
 # ---------------------------------------------------------------- voices
 ESPEAK_LANGS = (
@@ -60,12 +62,31 @@ VALID_VARIANTS = "f2 m3 klatt2 Annie steph robert belinda max".split()
 FLITE_VOICES_TRAIN = ["kal", "kal16", "rms", "awb_time"]
 FLITE_VOICES_VALID = ["slt", "awb"]
 
+# What each split is made of (see material.py for the recorded material and what it holds out).
+# festival: the share of phrases sung by Festival voices (else espeak-ng / flite); kits: the
+# share of clips whose drums are a Hydrogen kit (else the soundfont's drums); soundfonts: the
+# fonts a clip's instruments are rendered with (one per clip). `valid` is what the models were
+# always measured on (synthetic voices, FluidR3): it draws nothing new from the random stream,
+# so its clips stay what they were (up to sox's dither in the last bit, which differs run to run). The `ood*` splits use only held-out material:
+# `ood` all of it, `ood-voices` held-out voices over valid's instruments, `ood-instruments`
+# valid's voices over held-out kits and soundfonts.
+SPLITS = {
+    "train": dict(seed=1_000_000, festival=0.4, festival_voices=material.FESTIVAL_TRAIN, kits=0.5,
+                  soundfonts=material.SOUNDFONTS_TRAIN),
+    "valid": dict(seed=9_000_000, festival=0.0, kits=0.0, soundfonts=[material.FLUID]),
+    "ood": dict(seed=7_000_000, festival=1.0, festival_voices=material.FESTIVAL_HELDOUT, kits=1.0,
+                soundfonts=material.SOUNDFONTS_HELDOUT),
+    "ood-voices": dict(seed=7_000_000, festival=1.0, festival_voices=material.FESTIVAL_HELDOUT, kits=0.0,
+                       soundfonts=[material.FLUID]),
+    "ood-instruments": dict(seed=7_000_000, festival=0.0, kits=1.0, soundfonts=material.SOUNDFONTS_HELDOUT),
+}
+
 SYLL_C = "b c d f g h j k l m n p r s t v w y z ch sh th br tr st".split()
 SYLL_V = "a e i o u ai ee oo ay oh ah la".split()
 
 
 def voices_for(split):
-    if split == "valid":
+    if split != "train":
         langs, variants = VALID_LANGS, VALID_VARIANTS
         flite = FLITE_VOICES_VALID
     else:
@@ -100,7 +121,12 @@ def synth_phrase(rng, split, tmp):
     raw = os.path.join(tmp, "v_raw.wav")
     out = os.path.join(tmp, "v_out.wav")
     text = pseudo_text(rng, rng.randint(2, 8))
-    if rng.random() < 0.15:
+    cfg = SPLITS[split]
+    if cfg["festival"] > 0 and rng.random() < cfg["festival"]:
+        voice = rng.choice(cfg["festival_voices"])
+        material.festival_phrase(voice, text, raw)
+        desc = "festival:" + voice
+    elif rng.random() < 0.15:
         voice = rng.choice(flite)
         cmd = ["flite", "-voice", voice, "-t", text, "-o", raw]
         desc = "flite:" + voice
@@ -116,8 +142,9 @@ def synth_phrase(rng, split, tmp):
         cmd = ["espeak-ng", "-m", "-v", v, "-s", str(speed), "-p", str(pitch),
                "-g", str(gap), "-a", "150", "-w", raw, ssml]
         desc = "espeak:%s" % v
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=30, check=False)
+    if not desc.startswith("festival:"):
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=30, check=False)
     if not os.path.exists(raw) or os.path.getsize(raw) < 1000:
         return None, desc
     # sox: resample, global pitch shift, sung-like bends, tempo change
@@ -356,7 +383,8 @@ def compose(rng, seconds, segment_starts, tpq=480):
     return ev, tempo_us, tpq, dict(bpm=round(bpm, 1), root=root)
 
 
-def make_instruments(rng, seconds, nsamp, tmp):
+def make_instruments(rng, split, seconds, nsamp, tmp):
+    cfg = SPLITS[split]
     gap = 3.0
     seg = seconds + gap
     starts = [0.5, 0.5 + seg, 0.5 + 2 * seg]
@@ -367,8 +395,13 @@ def make_instruments(rng, seconds, nsamp, tmp):
     fx = []
     if rng.random() < 0.5:
         fx = ["-R", "0", "-C", "0"]
+    fonts = cfg["soundfonts"]
+    sf = fonts[0] if len(fonts) == 1 else rng.choice(fonts)
+    kit = None
+    if cfg["kits"] > 0 and rng.random() < cfg["kits"]:
+        kit = rng.choice(material.kits(split))
     subprocess.run(["fluidsynth", "-ni", "-q", "-r", str(SR), "-g", "0.4"] + fx +
-                   ["-F", wav, SF2, mid], stdout=subprocess.DEVNULL,
+                   ["-F", wav, sf, mid], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=120, check=False)
     _, x = read_wav_float(wav)
     if x.ndim == 1:
@@ -380,6 +413,12 @@ def make_instruments(rng, seconds, nsamp, tmp):
         if len(y) < nsamp:
             y = np.concatenate([y, np.zeros((nsamp - len(y), 2), np.float32)])
         stems.append(y.astype(np.float32))
+    if kit is not None:
+        # the drums from the kit's recorded samples, on the same pattern (channel 10 note-ons)
+        tick_s = tempo_us / 1e6 / tpq
+        hits = [(t * tick_s - starts[0], m[1], m[2]) for t, m in ev if m[0] == 0x99 and m[2] > 0]
+        stems[0] = material.render_kit(rng, kit, hits, nsamp)
+    info = dict(info, soundfont=os.path.basename(sf), drumkit=kit)
     return stems, info
 
 
@@ -403,7 +442,7 @@ def make_clip(args):
     os.makedirs(d, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mixdown_") as tmp:
         voc, vdesc = make_vocals(rng, split, nsamp, tmp)
-        (drums, bass, other), info = make_instruments(rng, seconds, nsamp, tmp)
+        (drums, bass, other), info = make_instruments(rng, split, seconds, nsamp, tmp)
     stems = {"vocals": voc, "drums": drums, "bass": bass, "other": other}
     # random level per stem relative to vocals (dB)
     gains = {"vocals": 0.0, "drums": rng.uniform(-8, 4), "bass": rng.uniform(-8, 3),
@@ -437,27 +476,33 @@ def make_clip(args):
     return meta
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", choices=["train", "valid"], required=True)
+def run_cli(doc, make, splits, seeds):
+    """The command line both dataset scripts share: clip i of --split is make((split, i, seconds,
+    out, seeds[split] + seed_offset + i)) -> its meta dict, made on --jobs processes; the metas
+    go to DIR/meta.jsonl in clip order."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", choices=list(splits), required=True)
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed-offset", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    base = 9_000_000 if a.split == "valid" else 1_000_000
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(a.split, i, a.seconds, a.out, base + a.seed_offset + i) for i in range(a.count)]
+    jobs = [(a.split, i, a.seconds, a.out, seeds[a.split] + a.seed_offset + i) for i in range(a.count)]
     metas = []
     with Pool(a.jobs) as p:
-        for k, m in enumerate(p.imap(make_clip, jobs)):
+        for k, m in enumerate(p.imap(make, jobs)):
             metas.append(m)
             if (k + 1) % 20 == 0:
                 print("%s: %d/%d" % (a.split, k + 1, a.count), file=sys.stderr, flush=True)
     with open(os.path.join(a.out, "meta.jsonl"), "w") as f:
         for m in metas:
             f.write(json.dumps(m) + "\n")
+
+
+def main():
+    run_cli(__doc__, make_clip, list(SPLITS), {k: v["seed"] for k, v in SPLITS.items()})
 
 
 if __name__ == "__main__":

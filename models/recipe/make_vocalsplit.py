@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Synthesise a vocal-split dataset: a whole vocal and its lead / harmony / reverb parts.
 
-The voices come from make_dataset.py's synthesis (espeak-ng and flite with sung-like pitch
-contours; the same train / valid voice split), so every part is known exactly:
+The voices come from make_dataset.py's synthesis (espeak-ng, flite and, in train, Festival's
+recorded voices, with sung-like pitch contours; the same train / valid voice split), so every
+part is known exactly:
 
   lead     the dry lead vocal, sometimes doubled (the same phrase again, 8-35 ms late, a few
            cents off, panned apart: a double is part of the lead, as a listener hears it)
@@ -22,21 +23,18 @@ Writes DIR/<0000..>/{vocals,lead,harmony,reverb}.wav (44.1 kHz stereo 16-bit) an
 DIR/meta.jsonl. Seeds: train 2e6+i, valid 8e6+i (disjoint from each other and from
 make_dataset.py's).
 """
-import argparse
-import json
 import os
 import random
 import subprocess
 import sys
 import tempfile
-from multiprocessing import Pool
 
 import numpy as np
 from scipy.io import wavfile
 from scipy.signal import fftconvolve, lfilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_dataset import SR, pan, read_wav_float, synth_phrase  # noqa: E402
+from make_dataset import SR, pan, read_wav_float, run_cli, synth_phrase  # noqa: E402
 
 PARTS = ["lead", "harmony", "reverb"]
 # cents: minor/major third, fourth, fifth, minor/major sixth, octave; up and down
@@ -236,26 +234,7 @@ def make_clip(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", choices=["train", "valid"], required=True)
-    ap.add_argument("--count", type=int, required=True)
-    ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seed-offset", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=2)
-    a = ap.parse_args()
-    base = 8_000_000 if a.split == "valid" else 2_000_000
-    os.makedirs(a.out, exist_ok=True)
-    jobs = [(a.split, i, a.seconds, a.out, base + a.seed_offset + i) for i in range(a.count)]
-    metas = []
-    with Pool(a.jobs) as p:
-        for k, m in enumerate(p.imap(make_clip, jobs)):
-            metas.append(m)
-            if (k + 1) % 20 == 0:
-                print("%s: %d/%d" % (a.split, k + 1, a.count), file=sys.stderr, flush=True)
-    with open(os.path.join(a.out, "meta.jsonl"), "w") as f:
-        for m in metas:
-            f.write(json.dumps(m) + "\n")
+    run_cli(__doc__, make_clip, ["train", "valid"], {"train": 2_000_000, "valid": 8_000_000})
 
 
 if __name__ == "__main__":

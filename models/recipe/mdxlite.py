@@ -254,5 +254,60 @@ def load_widened(net, state):
     return [k for k in own if k not in state]
 
 
+@torch.no_grad()
+def load_onnx(net, path):
+    """Loads the weights of a MaskNet exported by export_onnx.py back into `net` (same cfg), for
+    fine-tuning a committed model whose checkpoint is gone. The export fused every BatchNorm
+    into the convolution before it, so each BatchNorm becomes the identity plus the fused bias
+    (running mean 0, running variance 1 - eps, scale 1): the network computes what the ONNX file
+    computes as long as the BatchNorms stay in eval mode (freeze_bn). A network with another
+    number of stems takes everything but its output layers, which keep their init (returned:
+    the layers skipped)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(path)
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type in ("Conv", "ConvTranspose")]
+    # the convolutions in the order forward() runs them (the order of the traced graph)
+    slots = [("Conv", e[0], e[1]) for e in net.enc] + [("Conv", net.inp[0], net.inp[1])]
+    slots += [("Conv", t.conv, t.bn) for t in net.tcn] + [("Conv", net.outp[0], net.outp[1])]
+    for u, d in zip(net.up, net.dec):
+        slots += [("ConvTranspose", u, None), ("Conv", d[0], d[1])]
+    slots += [("ConvTranspose", net.head, None), ("ConvTranspose", net.chead, None)]
+    if net.refine:
+        slots += [("ConvTranspose", net.rup, None), ("Conv", net.rconv[0], None), ("Conv", net.rout, None)]
+    if len(slots) != len(convs):
+        raise ValueError("%s has %d convolutions, the network %d: not this cfg" % (path, len(convs), len(slots)))
+    heads = (net.head, net.chead) + ((net.rout,) if net.refine else ())
+    skipped = []
+    for (op, conv, bn), node in zip(slots, convs):
+        w = inits[node.input[1]]
+        b = inits[node.input[2]] if len(node.input) > 2 else np.zeros(w.shape[1 if op == "ConvTranspose" else 0], np.float32)
+        if node.op_type == op and conv in heads and w.shape[0 if op == "Conv" else 1] != conv.weight.shape[
+                0 if op == "Conv" else 1]:
+            skipped.append(op)  # another number of stems: the output layers keep their init
+            continue
+        if node.op_type != op or tuple(w.shape) != tuple(conv.weight.shape):
+            raise ValueError("%s: %s %s where the network has %s %s" % (path, node.op_type, w.shape, op,
+                                                                      tuple(conv.weight.shape)))
+        conv.weight.copy_(torch.from_numpy(np.array(w)))
+        if bn is None:
+            conv.bias.copy_(torch.from_numpy(np.array(b)))
+        else:
+            bn.weight.fill_(1)
+            bn.bias.copy_(torch.from_numpy(np.array(b)))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1 - bn.eps)
+    return skipped
+
+
+def freeze_bn(net):
+    """BatchNorms in eval mode (running statistics; scale and bias still train)."""
+    for m in net.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.eval()
+
+
 def count_params(m):
     return sum(p.numel() for p in m.parameters())

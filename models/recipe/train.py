@@ -26,7 +26,7 @@ import torch
 from scipy.io import wavfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mdxlite import MaskNet, Spec, count_params, load_widened  # noqa: E402
+from mdxlite import MaskNet, Spec, count_params, freeze_bn, load_onnx, load_widened  # noqa: E402
 import export_onnx  # noqa: E402
 import evaluate  # noqa: E402
 
@@ -137,6 +137,9 @@ def main():
     ap.add_argument("--workdir", default="/tmp/mixdown-train")
     ap.add_argument("--models-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     ap.add_argument("--init", default=None)
+    ap.add_argument("--init-onnx", default=None,
+                    help="start from an ONNX file export_onnx.py wrote (a committed model; needs --refine as it was "
+                         "trained); its BatchNorms were fused, so they stay frozen (eval mode) while training")
     ap.add_argument("--minutes", type=float, default=35)
     ap.add_argument("--export-every", type=float, default=10)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -178,6 +181,15 @@ def main():
         ck = torch.load(a.init)
         missing = load_widened(net, ck["model"])
         print("init from", a.init, "new (not in the checkpoint):", missing, flush=True)
+    if a.init_onnx:
+        skipped = load_onnx(net, a.init_onnx)
+        print("init from", a.init_onnx, "(BatchNorms frozen); output layers left at init:", skipped, flush=True)
+
+    def train_mode():
+        net.train()
+        if a.init_onnx:
+            freeze_bn(net)
+
     nparam = count_params(net)
     print("params", nparam, flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-5)
@@ -216,9 +228,9 @@ def main():
             print("VALID(10 clips) step %d min %.1f %s" % (step, (time.time() - t0) / 60, json.dumps(res["median"])), flush=True)
             with open(os.path.join(a.workdir, "%s_valid.json" % a.mode), "w") as f:
                 json.dump(dict(res, step=step, minutes=(time.time() - t0) / 60), f, indent=1)
-        net.train()
+        train_mode()
 
-    net.train()
+    train_mode()
     while True:
         el = time.time() - t0
         if el > budget:

@@ -4,7 +4,13 @@
  * seeds), next to a centre-channel baseline as the floor.
  *
  *   pnpm eval:separation [--count 40] [--seconds 20] [--models vocals,stems]
+ *                        [--split valid|ood|ood-voices|ood-instruments]
  *                        [--data DIR] [--models-dir DIR] [--threads N]
+ *
+ * --split picks make_dataset.py's set: `valid` (default; the synthetic voices and
+ * FluidR3 the models are trained on, held-out voices and seeds) or one made only of
+ * material held out of training (`ood`: held-out Festival voices, Hydrogen kits and
+ * soundfont; `ood-voices` / `ood-instruments`: one of the two held out).
  *
  * SDR = 10·log10(Σ s² / Σ (s − ŝ)²) per clip over both channels; clips whose
  * reference stem is silent are left out of that stem's median.
@@ -65,7 +71,7 @@ function sum(arrays: Float32Array[]): Float32Array {
   return out;
 }
 
-async function ensureDataset(dir: string, count: number, seconds: number): Promise<string[]> {
+async function ensureDataset(dir: string, split: string, count: number, seconds: number): Promise<string[]> {
   const clips = async () =>
     existsSync(dir) ? (await readdir(dir)).filter((d) => /^\d+$/.test(d) && existsSync(join(dir, d, "other.wav"))).sort() : [];
   let found = await clips();
@@ -73,11 +79,11 @@ async function ensureDataset(dir: string, count: number, seconds: number): Promi
     const script = join(REPO, "models/recipe/make_dataset.py");
     if (!existsSync(script))
       throw new Error(`${script} is missing: pass --data with a directory of <clip>/{mixture,vocals,drums,bass,other}.wav`);
-    console.error(`building ${count} validation clips of ${seconds} s in ${dir} ...`);
+    console.error(`building ${count} ${split} clips of ${seconds} s in ${dir} ...`);
     await mkdir(dir, { recursive: true });
     await run(
       "/usr/bin/python3",
-      [script, "--split", "valid", "--count", String(count), "--seconds", String(seconds), "--out", dir],
+      [script, "--split", split, "--count", String(count), "--seconds", String(seconds), "--out", dir],
       {
         maxBuffer: 64 << 20,
       },
@@ -111,6 +117,7 @@ async function main(): Promise<void> {
     options: {
       count: { type: "string", default: "40" },
       seconds: { type: "string", default: "20" },
+      split: { type: "string", default: "valid" },
       models: { type: "string", default: "vocals,stems" },
       data: { type: "string" },
       "models-dir": { type: "string", default: join(REPO, "models") },
@@ -119,14 +126,17 @@ async function main(): Promise<void> {
   });
   const count = Number(values.count);
   const seconds = Number(values.seconds);
-  const dataDir = resolve(values.data ?? join(tmpdir(), "mixdown-eval", `valid-${count}x${seconds}s`));
-  const clips = await ensureDataset(dataDir, count, seconds);
+  const split = values.split;
+  if (!["valid", "ood", "ood-voices", "ood-instruments"].includes(split))
+    throw new Error(`--split ${split}: one of valid, ood, ood-voices, ood-instruments`);
+  const dataDir = resolve(values.data ?? join(tmpdir(), "mixdown-eval", `${split}-${count}x${seconds}s`));
+  const clips = await ensureDataset(dataDir, split, count, seconds);
   const modelsDir = resolve(values["models-dir"]);
   const models = values.models.split(",").filter((m) => existsSync(join(modelsDir, `${m}.json`)));
   const registry = new ModelRegistry({ modelsDir, ...(values.threads ? { intraOpThreads: Number(values.threads) } : {}) });
   const work = await mkdtemp(join(tmpdir(), "mixdown-eval-out-"));
   console.log(
-    `# separation eval: ${clips.length} clips of ${seconds} s from ${dataDir}; models ${models.join(", ") || "none"} from ${modelsDir}`,
+    `# separation eval: ${clips.length} ${split} clips of ${seconds} s from ${dataDir}; models ${models.join(", ") || "none"} from ${modelsDir}`,
   );
 
   const baseline: Scores = new Map();

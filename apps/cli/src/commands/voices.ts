@@ -33,29 +33,31 @@ const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, samp
 
 const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
 
-/** `voices import-features FILE`: converts or checks the content-feature models RVC models take. */
-async function importFeaturesCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+/**
+ * The shape both single-file imports share: one positional file and `--models-dir`; `install`
+ * gets the file, the models directory and the PyTorch/log hooks, and prints what it installed.
+ * A converter's refusal (a PitchImportError or an ImportProblem) is printed and exits 1.
+ */
+async function importOneFile(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  usage: string,
+  install: (
+    file: string,
+    modelsDir: string,
+    hooks: { python: () => Promise<string>; log: (line: string) => void; env: Record<string, string | undefined> },
+  ) => Promise<void>,
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: { "models-dir": { type: "string" } },
   });
-  if (positionals.length !== 1)
-    throw new UsageError(
-      `voices import-features takes one file (hubert_base.pt, a ContentVec checkpoint, or an ONNX)\n${voicesUsage}`,
-    );
+  if (positionals.length !== 1) throw new UsageError(`${usage}\n${voicesUsage}`);
   const modelsDir = path.resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
-  const targets = {
-    v2: path.resolve(modelsDir, env.VOICE_CONTENTVEC_MODEL ?? "voices/vec-768-layer-12.onnx"),
-    v1: path.resolve(modelsDir, env.VOICE_CONTENTVEC_V1_MODEL ?? "voices/vec-256-layer-9.onnx"),
-  };
+  const log = (line: string) => console.error(line);
   try {
-    const { installed, converted } = await importContentVec(positionals[0]!, targets, {
-      python: () => ensurePyTorch((line) => console.error(line), env),
-      log: (line) => console.error(line),
-      env,
-    });
-    for (const file of installed) console.log(`Installed ${file}${converted ? " (converted from the checkpoint)" : ""}.`);
+    await install(positionals[0]!, modelsDir, { python: () => ensurePyTorch(log, env), log, env });
     return 0;
   } catch (err) {
     if (err instanceof PitchImportError || (err as Error).name === "ImportProblem") {
@@ -66,33 +68,28 @@ async function importFeaturesCommand(argv: string[], env: Record<string, string 
   }
 }
 
-/** `voices import-pitch FILE`: converts or checks an RMVPE model and installs it where the worker looks. */
-async function importPitchCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { "models-dir": { type: "string" } },
+/** `voices import-features FILE`: converts or checks the content-feature models RVC models take. */
+function importFeaturesCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const usage = "voices import-features takes one file (hubert_base.pt, a ContentVec checkpoint, or an ONNX)";
+  return importOneFile(argv, env, usage, async (file, modelsDir, hooks) => {
+    const targets = {
+      v2: path.resolve(modelsDir, env.VOICE_CONTENTVEC_MODEL ?? "voices/vec-768-layer-12.onnx"),
+      v1: path.resolve(modelsDir, env.VOICE_CONTENTVEC_V1_MODEL ?? "voices/vec-256-layer-9.onnx"),
+    };
+    const { installed, converted } = await importContentVec(file, targets, hooks);
+    for (const f of installed) console.log(`Installed ${f}${converted ? " (converted from the checkpoint)" : ""}.`);
   });
-  if (positionals.length !== 1)
-    throw new UsageError(`voices import-pitch takes one file (rmvpe.pt or rmvpe.onnx)\n${voicesUsage}`);
-  const modelsDir = path.resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
-  const target = path.resolve(modelsDir, env.VOICE_RMVPE_MODEL ?? "voices/rmvpe.onnx");
-  try {
-    const { converted } = await importRmvpe(positionals[0]!, target, {
-      python: () => ensurePyTorch((line) => console.error(line), env),
-      log: (line) => console.error(line),
-      env,
-    });
+}
+
+/** `voices import-pitch FILE`: converts or checks an RMVPE model and installs it where the worker looks. */
+function importPitchCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const usage = "voices import-pitch takes one file (rmvpe.pt or rmvpe.onnx)";
+  return importOneFile(argv, env, usage, async (file, modelsDir, hooks) => {
+    const target = path.resolve(modelsDir, env.VOICE_RMVPE_MODEL ?? "voices/rmvpe.onnx");
+    const { converted } = await importRmvpe(file, target, hooks);
     console.log(`Installed the RMVPE pitch model at ${target}${converted ? " (converted from the PyTorch checkpoint)" : ""}.`);
     console.log("RVC conversions use it for f0 (VOICE_PITCH_METHOD=auto); restart the worker if it is running.");
-    return 0;
-  } catch (err) {
-    if (err instanceof PitchImportError || (err as Error).name === "ImportProblem") {
-      console.error((err as Error).message);
-      return 1;
-    }
-    throw err;
-  }
+  });
 }
 
 /**
