@@ -15,6 +15,7 @@ PY=/usr/bin/python3
 DATA=${DATA:-/tmp/mixdown-data}
 WORK=${WORK:-/tmp/mixdown-train}
 NTRAIN=${NTRAIN:-400}
+NSYN=${NSYN:-200}
 STEMS1_MIN=${STEMS1_MIN:-16}
 STEMS2_MIN=${STEMS2_MIN:-26}
 STEMS3_MIN=${STEMS3_MIN:-25}
@@ -22,8 +23,8 @@ VOCALS_MIN=${VOCALS_MIN:-26}
 SPLIT_DATA=${SPLIT_DATA:-/tmp/mixdown-vocalsplit}
 SPLIT_NTRAIN=${SPLIT_NTRAIN:-260}
 SPLIT_MIN=${SPLIT_MIN:-50}
-STEMSFT_MIN=${STEMSFT_MIN:-28}
-VOCALSFT_MIN=${VOCALSFT_MIN:-28}
+STEMSFT_MIN=${STEMSFT_MIN:-35}
+VOCALSFT_MIN=${VOCALSFT_MIN:-35}
 mkdir -p "$DATA" "$WORK" "$MODELS"
 vocalsplit() {
     # the whole vocal -> lead / harmony / reverb (run by the worker after the vocal/backing split)
@@ -35,12 +36,12 @@ vocalsplit() {
 }
 heldout_sets() {
     # in-domain held-out set (valid) and the sets made only of material held out of training
-    for s in valid ood ood-voices ood-instruments; do
+    for s in valid valid-wide ood ood-voices ood-instruments; do
         [ -f "$DATA/$s/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split $s --count 40 --seconds 10 --out "$DATA/$s"
     done
 }
 evaluate_all() {
-    for s in valid ood ood-voices ood-instruments; do
+    for s in valid valid-wide ood ood-voices ood-instruments; do
         $PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/$s" --json "$WORK/eval_stems_$s.json"
         $PY "$HERE/evaluate.py" --ckpt "$WORK/vocals.pt" --name vocals --valid "$DATA/$s" --json "$WORK/eval_vocals_$s.json"
     done
@@ -49,13 +50,17 @@ evaluate_all() {
 }
 if [ "${ONLY:-}" = vocalsplit ]; then vocalsplit; echo BUILD DONE; exit 0; fi
 [ -f "$DATA/train/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train --count "$NTRAIN" --seconds 12 --out "$DATA/train"
+[ -f "$DATA/train-synthetic/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train-synthetic --count "$NSYN" --seconds 12 --out "$DATA/train-synthetic"
+TRAIN="$DATA/train,$DATA/train-synthetic"
 heldout_sets
 if [ "${ONLY:-}" = widen ]; then
-    # the committed networks (their BatchNorms fused by the export, so frozen here) fine-tuned on the widened data
+    # the committed networks (their BatchNorms fused by the export, so frozen here) fine-tuned on the widened
+    # data: the stems net on train alone, the vocals net on train + train-synthetic (the old material kept
+    # in, so that the in-domain figures hold)
     $PY "$HERE/train.py" --mode stems --refine --init-onnx "$FROM/stems.onnx" --minutes "$STEMSFT_MIN" --export-every 10 --lr 3e-4 \
         --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
     $PY "$HERE/train.py" --mode vocals --refine --init-onnx "$FROM/vocals.onnx" --minutes "$VOCALSFT_MIN" --export-every 10 --lr 2e-4 \
-        --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+        --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
     evaluate_all
     echo BUILD DONE
     exit 0
@@ -64,16 +69,16 @@ fi
 #    three cosine cycles: from scratch, a warm restart from its checkpoint, and a
 #    third with the full-resolution refinement block added (zero-initialised)
 $PY "$HERE/train.py" --mode stems --minutes "$STEMS1_MIN" --export-every 8 \
-    --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 cp "$WORK/stems.pt" "$WORK/stems_phase1.pt"
 $PY "$HERE/train.py" --mode stems --init "$WORK/stems_phase1.pt" --minutes "$STEMS2_MIN" --export-every 8 --seed 1 \
-    --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 cp "$WORK/stems.pt" "$WORK/stems_phase2.pt"
 $PY "$HERE/train.py" --mode stems --refine --init "$WORK/stems_phase2.pt" --minutes "$STEMS3_MIN" --export-every 8 --seed 2 --lr 6e-4 \
-    --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 # 2) vocals/backing network, fine-tuned from the stems network
 $PY "$HERE/train.py" --mode vocals --refine --init "$WORK/stems.pt" --minutes "$VOCALS_MIN" --export-every 8 --lr 4e-4 \
-    --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 # 3) final held-out evaluation (engine chunking, 50% Hann overlap), in domain and out of domain
 evaluate_all
 vocalsplit

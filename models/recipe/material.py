@@ -38,9 +38,10 @@ SOUNDFONTS_TRAIN = [FLUID, "/usr/share/sounds/sf2/TimGM6mb.sf2"]
 SOUNDFONTS_HELDOUT = ["/usr/share/sounds/sf3/MuseScore_General.sf3"]
 
 
-def kits(split):
+def kits(which):
+    """The kits of `which`: "train" or "heldout"."""
     names = sorted(d for d in os.listdir(KITS_DIR) if os.path.isfile(os.path.join(KITS_DIR, d, "drumkit.xml")))
-    if split == "train":
+    if which == "train":
         return [k for k in names if k not in KITS_HELDOUT]
     return list(KITS_HELDOUT)
 

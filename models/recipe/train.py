@@ -132,7 +132,7 @@ def sdr_loss(est, ref, eps):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["stems", "vocals", "vocalsplit"], required=True)
-    ap.add_argument("--data", default="/tmp/mixdown-data/train")
+    ap.add_argument("--data", default="/tmp/mixdown-data/train", help="training set directory (or several, comma-separated)")
     ap.add_argument("--valid", default="/tmp/mixdown-data/valid")
     ap.add_argument("--workdir", default="/tmp/mixdown-train")
     ap.add_argument("--models-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -168,7 +168,7 @@ def main():
     seg = hop * (a.train_frames - 1)
     print("loading", a.data, flush=True)
     split = a.mode == "vocalsplit"
-    clips = load_set(a.data, SPLIT_PARTS if split else STEMS)
+    clips = [c for d in a.data.split(",") for c in load_set(d, SPLIT_PARTS if split else STEMS)]
     print("clips", len(clips), flush=True)
     sampler = (SplitSampler if split else Sampler)(clips, seg, a.seed + 17)
     refine_k = tuple(int(v) for v in a.refine_k.split("x"))

@@ -4,12 +4,13 @@
  * seeds), next to a centre-channel baseline as the floor.
  *
  *   pnpm eval:separation [--count 40] [--seconds 20] [--models vocals,stems]
- *                        [--split valid|ood|ood-voices|ood-instruments]
+ *                        [--split valid|valid-wide|ood|ood-voices|ood-instruments]
  *                        [--data DIR] [--models-dir DIR] [--threads N]
  *
  * --split picks make_dataset.py's set: `valid` (default; the synthetic voices and
- * FluidR3 the models are trained on, held-out voices and seeds) or one made only of
- * material held out of training (`ood`: held-out Festival voices, Hydrogen kits and
+ * FluidR3 the models were first trained on, held-out voices and seeds), `valid-wide`
+ * (the widened training material in unseen clips) or one made only of material held
+ * out of training (`ood`: held-out Festival voices, Hydrogen kits and
  * soundfont; `ood-voices` / `ood-instruments`: one of the two held out).
  *
  * SDR = 10·log10(Σ s² / Σ (s − ŝ)²) per clip over both channels; clips whose
@@ -127,8 +128,8 @@ async function main(): Promise<void> {
   const count = Number(values.count);
   const seconds = Number(values.seconds);
   const split = values.split;
-  if (!["valid", "ood", "ood-voices", "ood-instruments"].includes(split))
-    throw new Error(`--split ${split}: one of valid, ood, ood-voices, ood-instruments`);
+  if (!["valid", "valid-wide", "ood", "ood-voices", "ood-instruments"].includes(split))
+    throw new Error(`--split ${split}: one of valid, valid-wide, ood, ood-voices, ood-instruments`);
   const dataDir = resolve(values.data ?? join(tmpdir(), "mixdown-eval", `${split}-${count}x${seconds}s`));
   const clips = await ensureDataset(dataDir, split, count, seconds);
   const modelsDir = resolve(values["models-dir"]);
