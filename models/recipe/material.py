@@ -15,6 +15,7 @@ NSK voices (they crash on Latin text), FluidR3_GS (no presets in bank 0, renders
 freepats (GUS patches, which fluidsynth does not read).
 """
 import functools
+import io
 import os
 import re
 import subprocess
@@ -121,7 +122,6 @@ def load_sample(path):
                        capture_output=True, timeout=60)
     if r.returncode != 0:
         return np.zeros((1, 2), np.float32)
-    import io
     _, x = wavfile.read(io.BytesIO(r.stdout))
     return x.astype(np.float32) / 32768.0
 
@@ -135,9 +135,9 @@ def render_kit(rng, kit, hits, nsamp):
     out = np.zeros((nsamp, 2), np.float32)
     for t, key, vel in hits:
         if key not in chosen:
-            cands = next((roles[r] for r in GM_ROLES.get(key, ["perc"]) if roles.get(r)), roles["any"])
-            ins = rng.choice(cands)
-            p = rng.uniform(-0.5, 0.5) if GM_ROLES.get(key, ["x"])[0] not in ("kick", "snare") else rng.uniform(-0.1, 0.1)
+            wanted = GM_ROLES.get(key, ["perc"])
+            ins = rng.choice(next((roles[r] for r in wanted if roles.get(r)), roles["any"]))
+            p = rng.uniform(-0.1, 0.1) if wanted[0] in ("kick", "snare") else rng.uniform(-0.5, 0.5)
             a = (p + 1) * np.pi / 4
             chosen[key] = (ins, np.array([np.cos(a) * ins["pan"][0], np.sin(a) * ins["pan"][1]], np.float32) * np.sqrt(2))
         ins, g = chosen[key]

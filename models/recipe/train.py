@@ -209,6 +209,14 @@ def main():
         for be, b in zip(ema.buffers(), net.buffers()):
             be.copy_(b)
 
+    def optimise(loss):
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+        opt.step()
+        if ema is not None:
+            update_ema()
+
     def save_and_export(final=False):
         nonlocal nexp
         nexp += 1
@@ -249,12 +257,7 @@ def main():
         l_st = sdr_loss(est, Y, eps)  # per stem
         if split:
             loss = (l_st * split_w).sum() / split_w.sum()
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-            opt.step()
-            if ema is not None:
-                update_ema()
+            optimise(loss)
             step += 1
             hist.append(-l_st.detach().numpy())
             if step % 25 == 0:
@@ -272,12 +275,7 @@ def main():
             loss = l_st.mean() + 0.5 * l_st[0] + 0.25 * l_bk
         else:
             loss = l_st[0] + l_bk + 0.2 * l_st[1:].mean()
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-        opt.step()
-        if ema is not None:
-            update_ema()
+        optimise(loss)
         step += 1
         hist.append([-l_st.detach().numpy(), -float(l_bk)])
         if step % 25 == 0:
