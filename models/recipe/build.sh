@@ -4,7 +4,7 @@
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
 #   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
 # Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
-#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN;
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN;
 #        ONLY=vocalsplit builds the vocal-split model alone; ONLY=widen fine-tunes the models in $FROM
 #        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
 set -euo pipefail
@@ -22,7 +22,8 @@ STEMS3_MIN=${STEMS3_MIN:-25}
 VOCALS_MIN=${VOCALS_MIN:-26}
 SPLIT_DATA=${SPLIT_DATA:-/tmp/mixdown-vocalsplit}
 SPLIT_NTRAIN=${SPLIT_NTRAIN:-260}
-SPLIT_MIN=${SPLIT_MIN:-50}
+SPLIT_MIN=${SPLIT_MIN:-60}
+SPLIT2_MIN=${SPLIT2_MIN:-45}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
 mkdir -p "$DATA" "$WORK" "$MODELS"
@@ -30,8 +31,15 @@ vocalsplit() {
     # the whole vocal -> lead / harmony / reverb (run by the worker after the vocal/backing split)
     [ -f "$SPLIT_DATA/valid/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 40 --seconds 10 --out "$SPLIT_DATA/valid"
     [ -f "$SPLIT_DATA/train/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split train --count "$SPLIT_NTRAIN" --seconds 12 --out "$SPLIT_DATA/train"
-    $PY "$HERE/train.py" --mode vocalsplit --batch 4 --minutes "$SPLIT_MIN" --export-every 15 \
-        --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+    # two cosine cycles: the vocals network's weights as the start (its layers know a voice; the output
+    # layers and the refinement block's last layer start fresh, the fused BatchNorms stay frozen), then a
+    # warm restart from that checkpoint
+    local split_args=(--mode vocalsplit --refine --batch 4 --split-weights 0.5,1.5,1.5 --ema 0.995 --export-every 15
+        --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS")
+    $PY "$HERE/train.py" "${split_args[@]}" --init-onnx "$MODELS/vocals.onnx" --minutes "$SPLIT_MIN" --lr 6e-4
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_stage1.pt"
+    $PY "$HERE/train.py" "${split_args[@]}" --freeze-bn --init "$WORK/vocalsplit_stage1.pt" --minutes "$SPLIT2_MIN" \
+        --lr 3e-4 --seed 1
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {

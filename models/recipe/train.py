@@ -122,11 +122,16 @@ class SplitSampler(Sampler):
         return parts.astype(np.float32)
 
 
-def sdr_loss(est, ref, eps):
-    """est/ref [B, K, 4, F, T]; eps [B,1]; returns mean negative SDR (dB)"""
+def sdr_loss(est, ref, eps, present=None):
+    """est/ref [B, K, 4, F, T]; eps [B,1]; returns mean negative SDR (dB) per stem. present [B, K]
+    (optional): the examples that count for each stem (a stem with none counts 0)."""
     err = ((est - ref) ** 2).sum(dim=(2, 3, 4))
     tgt = (ref ** 2).sum(dim=(2, 3, 4))
-    return (10 * torch.log10(err + eps) - 10 * torch.log10(tgt + eps)).mean(0)
+    l = 10 * torch.log10(err + eps) - 10 * torch.log10(tgt + eps)
+    if present is None:
+        return l.mean(0)
+    w = present.float()
+    return (l * w).sum(0) / w.sum(0).clamp_min(1)
 
 
 def main():
@@ -153,6 +158,8 @@ def main():
     ap.add_argument("--refine", action="store_true", help="add the full-resolution refinement block")
     ap.add_argument("--refine-ch", type=int, default=12, help="channels of the refinement block")
     ap.add_argument("--refine-k", default="5x3", help="kernel (frequency x time) of the refinement block")
+    ap.add_argument("--freeze-bn", action="store_true",
+                    help="BatchNorms stay in eval mode (for --init from a checkpoint trained from --init-onnx)")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="keep an exponential moving average of the weights with this decay (e.g. 0.998) and save/export it")
     ap.add_argument("--split-weights", default="1.5,1,1",
@@ -187,7 +194,7 @@ def main():
 
     def train_mode():
         net.train()
-        if a.init_onnx:
+        if a.init_onnx or a.freeze_bn:
             freeze_bn(net)
 
     nparam = count_params(net)
@@ -254,7 +261,15 @@ def main():
             Y = spec.stft(st)  # [B,4,4,F,T]
         est = net(X)  # [B,S,4,F,T]
         eps = 1e-3 * (X ** 2).sum(dim=(1, 2, 3))[:, None] + 1e-8
-        l_st = sdr_loss(est, Y, eps)  # per stem
+        if split:
+            # A part that is silent in an example (no harmony) gives no SDR to learn from: its loss
+            # there is only how loud the estimate is, +20 dB and more for a faint leak, which drove
+            # the harmony output to silence everywhere. The lead's loss already punishes a harmony
+            # or reverb estimate that takes the lead's energy, so silent parts are left out.
+            present = (Y ** 2).sum(dim=(2, 3, 4)) > eps
+            l_st = sdr_loss(est, Y, eps, present)
+        else:
+            l_st = sdr_loss(est, Y, eps)  # per stem
         if split:
             loss = (l_st * split_w).sum() / split_w.sum()
             optimise(loss)
