@@ -26,6 +26,8 @@ SPLIT_MIN=${SPLIT_MIN:-60}
 SPLIT2_MIN=${SPLIT2_MIN:-45}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
+# held-out sets: in domain (valid; valid-wide for the widened material) and made only of material held out of training
+HELDOUT="valid valid-wide ood ood-voices ood-instruments"
 mkdir -p "$DATA" "$WORK" "$MODELS"
 vocalsplit() {
     # the whole vocal -> lead / harmony / reverb (run by the worker after the vocal/backing split)
@@ -43,13 +45,12 @@ vocalsplit() {
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {
-    # in-domain held-out set (valid) and the sets made only of material held out of training
-    for s in valid valid-wide ood ood-voices ood-instruments; do
+    for s in $HELDOUT; do
         [ -f "$DATA/$s/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split $s --count 40 --seconds 10 --out "$DATA/$s"
     done
 }
 evaluate_all() {
-    for s in valid valid-wide ood ood-voices ood-instruments; do
+    for s in $HELDOUT; do
         $PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/$s" --json "$WORK/eval_stems_$s.json"
         $PY "$HERE/evaluate.py" --ckpt "$WORK/vocals.pt" --name vocals --valid "$DATA/$s" --json "$WORK/eval_vocals_$s.json"
     done

@@ -71,17 +71,17 @@ FLITE_VOICES_VALID = ["slt", "awb"]
 # `valid-wide` is train's material in unseen clips. The `ood*` splits use only held-out material:
 # `ood` all of it, `ood-voices` held-out voices over valid's instruments, `ood-instruments`
 # valid's voices over held-out kits and soundfonts.
+WIDE = dict(festival=0.4, festival_voices=material.FESTIVAL_TRAIN, kits=0.5, kit_set="train",
+            soundfonts=material.SOUNDFONTS_TRAIN)
 SPLITS = {
-    "train": dict(seed=1_000_000, festival=0.4, festival_voices=material.FESTIVAL_TRAIN, kits=0.5, kit_set="train",
-                  soundfonts=material.SOUNDFONTS_TRAIN),
+    "train": dict(WIDE, seed=1_000_000),
     # the material the models learnt first (espeak-ng / flite voices, FluidR3 and its drums), kept
     # next to `train` so that widening does not cost the old domain
     "train-synthetic": dict(seed=3_000_000, festival=0.0, kits=0.0, soundfonts=[material.FLUID]),
     "valid": dict(seed=9_000_000, festival=0.0, kits=0.0, soundfonts=[material.FLUID]),
     # in domain for the widened models: train's mix of material (its Festival voices, kits and
     # soundfonts) in unseen clips, with valid's held-out espeak-ng / flite voices
-    "valid-wide": dict(seed=6_000_000, festival=0.4, festival_voices=material.FESTIVAL_TRAIN, kits=0.5,
-                       kit_set="train", soundfonts=material.SOUNDFONTS_TRAIN),
+    "valid-wide": dict(WIDE, seed=6_000_000),
     "ood": dict(seed=7_000_000, festival=1.0, festival_voices=material.FESTIVAL_HELDOUT, kits=1.0,
                 kit_set="heldout", soundfonts=material.SOUNDFONTS_HELDOUT),
     "ood-voices": dict(seed=7_000_000, festival=1.0, festival_voices=material.FESTIVAL_HELDOUT, kits=0.0,

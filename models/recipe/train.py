@@ -268,9 +268,6 @@ def main():
             # or reverb estimate that takes the lead's energy, so silent parts are left out.
             present = (Y ** 2).sum(dim=(2, 3, 4)) > eps
             l_st = sdr_loss(est, Y, eps, present)
-        else:
-            l_st = sdr_loss(est, Y, eps)  # per stem
-        if split:
             loss = (l_st * split_w).sum() / split_w.sum()
             optimise(loss)
             step += 1
@@ -283,6 +280,7 @@ def main():
                 save_and_export()
                 last_export = time.time()
             continue
+        l_st = sdr_loss(est, Y, eps)  # per stem
         back_e = est[:, 1:].sum(1, keepdim=True)
         back_r = Y[:, 1:].sum(1, keepdim=True)
         l_bk = sdr_loss(back_e, back_r, eps)[0]

@@ -113,6 +113,9 @@ function printTable(title: string, scores: Scores, stems: string[]): void {
   }
 }
 
+/** make_dataset.py's held-out sets (its `SPLITS` less the training ones). */
+const HELDOUT_SPLITS = ["valid", "valid-wide", "ood", "ood-voices", "ood-instruments"];
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -128,8 +131,7 @@ async function main(): Promise<void> {
   const count = Number(values.count);
   const seconds = Number(values.seconds);
   const split = values.split;
-  if (!["valid", "valid-wide", "ood", "ood-voices", "ood-instruments"].includes(split))
-    throw new Error(`--split ${split}: one of valid, valid-wide, ood, ood-voices, ood-instruments`);
+  if (!HELDOUT_SPLITS.includes(split)) throw new Error(`--split ${split}: one of ${HELDOUT_SPLITS.join(", ")}`);
   const dataDir = resolve(values.data ?? join(tmpdir(), "mixdown-eval", `${split}-${count}x${seconds}s`));
   const clips = await ensureDataset(dataDir, split, count, seconds);
   const modelsDir = resolve(values["models-dir"]);
