@@ -76,6 +76,10 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
                 b[s] = 0.0
             elif s == "harmony":
                 leak.append(10 * np.log10(np.sum(e[s].astype(np.float64) ** 2) / np.sum(voc.astype(np.float64) ** 2) + 1e-12))
+        # how wet the clip is: the reverb's level against the dry voices' (lead + harmony), in dB
+        dry = ref["lead"] + ref["harmony"]
+        row["wet_db"] = round(10 * np.log10((np.sum(ref["reverb"].astype(np.float64) ** 2) + 1e-12) /
+                                            (np.sum(dry.astype(np.float64) ** 2) + 1e-12)), 1)
         rows.append(row)
         base.append(b)
 
@@ -85,6 +89,12 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
 
     keys = ["lead", "lead(net)", "harmony", "reverb"]
     extra = dict(oracle_irm={k: med(orc, k) for k in SPLIT_PARTS}) if oracle else {}
+    # the reverb's SDR by how wet the clips are: the wetter half against the drier half
+    wet = sorted((r for r in rows if "reverb" in r), key=lambda r: r["wet_db"])
+    if len(wet) >= 2:
+        h = len(wet) // 2
+        extra["reverb_by_wetness"] = dict(drier=dict(wet_db=[wet[0]["wet_db"], wet[h - 1]["wet_db"]], reverb=med(wet[:h], "reverb")),
+                                          wetter=dict(wet_db=[wet[h]["wet_db"], wet[-1]["wet_db"]], reverb=med(wet[h:], "reverb")))
     return dict(median={k: med(rows, k) for k in keys}, floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
                 clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
                 harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,

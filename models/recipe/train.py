@@ -192,6 +192,10 @@ def main():
         skipped = load_onnx(net, a.init_onnx)
         print("init from", a.init_onnx, "(BatchNorms frozen); output layers left at init:", skipped, flush=True)
 
+    # channels-last memory for the 2-D convolutions: the same arithmetic, but oneDNN's kernels run
+    # them 1.3-3x faster on CPU than in NCHW (the full-resolution refinement block most of all)
+    net = net.to(memory_format=torch.channels_last)
+
     def train_mode():
         net.train()
         if a.init_onnx or a.freeze_bn:
@@ -227,7 +231,7 @@ def main():
     def save_and_export(final=False):
         nonlocal nexp
         nexp += 1
-        out = ema if ema is not None else net
+        out = copy.deepcopy(ema if ema is not None else net).to(memory_format=torch.contiguous_format)
         ck = dict(model=out.state_dict(), cfg=cfg, mode=a.mode, step=step, ema=a.ema,
                   minutes=(time.time() - t0) / 60, params=nparam)
         path = os.path.join(a.workdir, "%s.pt" % a.mode)
@@ -257,7 +261,7 @@ def main():
         st = sampler.batch(a.batch)  # [B,4,2,N]
         mix = st.sum(1)
         with torch.no_grad():
-            X = spec.stft(mix)  # [B,4,F,T]
+            X = spec.stft(mix).contiguous(memory_format=torch.channels_last)  # [B,4,F,T]
             Y = spec.stft(st)  # [B,4,4,F,T]
         est = net(X)  # [B,S,4,F,T]
         eps = 1e-3 * (X ** 2).sum(dim=(1, 2, 3))[:, None] + 1e-8

@@ -58,7 +58,7 @@ describe("nothing is lost when workers die and Redis restarts", () => {
       assert.equal(row.progress, 100);
       assert.deepEqual(
         (row.stems as Array<{ instrument: string }>).map((s) => s.instrument),
-        ["vocals", "backing"],
+        ["vocals", "harmony", "reverb", "backing"],
       );
     }
 
@@ -73,7 +73,9 @@ describe("nothing is lost when workers die and Redis restarts", () => {
     const keys = (listed.Contents ?? []).map((o) => o.Key!).sort();
     const expected = ids
       .flatMap((id) =>
-        ["backing.mp3", "backing.wav", "vocals.mp3", "vocals.wav"].map((f) => `outputs/vocal-separation/${id}/${f}`),
+        ["backing", "harmony", "lead", "reverb", "vocals"]
+          .flatMap((f) => [`${f}.mp3`, `${f}.wav`])
+          .map((f) => `outputs/vocal-separation/${id}/${f}`),
       )
       .sort();
     assert.deepEqual(keys, expected);

@@ -39,7 +39,7 @@ describe("real files through the API and the worker", () => {
   }
 
   for (const file of REAL_FILES) {
-    it(`separates ${file.name}: success, vocals and backing at the input's rate and decoded length`, async () => {
+    it(`separates ${file.name}: success, the whole vocal, backing and every stem at the input's rate and decoded length`, async () => {
       const expected = await expectedShape(file);
       const created = await upload(d, realFilePath(file.name), "vocal-separations");
       assert.equal(created.status, 200, await created.clone().text());
@@ -49,6 +49,12 @@ describe("real files through the API and the worker", () => {
       assert.equal(done.progress, 100);
       await assertOutputShape(done.vocalAudioFileUrl, expected, "vocals");
       await assertOutputShape(done.backingAudioFileUrl, expected, "backing");
+      assert.deepEqual(
+        done.stemFileUrls.map((s: { instrument: string }) => s.instrument),
+        ["vocals", "harmony", "reverb", "backing"],
+      );
+      for (const stem of done.stemFileUrls as Array<{ instrument: string; url: string }>)
+        await assertOutputShape(stem.url, expected, `stem ${stem.instrument}`);
       const lossyPath = await download(done.lossyVocalAudioFileUrl);
       assert.equal((await probe(lossyPath)).codec, "mp3");
       // decoded, so the LAME header's delay and padding are trimmed (ffprobe's duration keeps them:
