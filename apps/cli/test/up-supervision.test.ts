@@ -181,7 +181,9 @@ describe(
             assert.equal((await fetch(url)).status, 200, url);
           }
           const stored = readdirSync(path.join(running.home, "storage", "outputs", "vocal-separation", String(job.id))).sort();
-          assert.deepEqual(stored, ["backing.mp3", "backing.wav", "vocals.mp3", "vocals.wav"], `job ${job.id}'s stored outputs`);
+          // the whole vocal and backing, and the vocal split's lead, harmony and reverb, each as wav and mp3
+          const outputs = ["backing", "harmony", "lead", "reverb", "vocals"].flatMap((f) => [`${f}.mp3`, `${f}.wav`]);
+          assert.deepEqual(stored, outputs, `job ${job.id}'s stored outputs`);
         }
 
         const restarts = running.stdout().match(/^(worker|redis) exited \(signal SIGKILL\).*restarting in.*$/gm) ?? [];
