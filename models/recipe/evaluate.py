@@ -92,9 +92,8 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
     # the reverb's SDR by how wet the clips are: the wetter half against the drier half
     wet = sorted((r for r in rows if "reverb" in r), key=lambda r: r["wet_db"])
     if len(wet) >= 2:
-        h = len(wet) // 2
-        extra["reverb_by_wetness"] = dict(drier=dict(wet_db=[wet[0]["wet_db"], wet[h - 1]["wet_db"]], reverb=med(wet[:h], "reverb")),
-                                          wetter=dict(wet_db=[wet[h]["wet_db"], wet[-1]["wet_db"]], reverb=med(wet[h:], "reverb")))
+        half = lambda rs: dict(wet_db=[rs[0]["wet_db"], rs[-1]["wet_db"]], reverb=med(rs, "reverb"))
+        extra["reverb_by_wetness"] = dict(drier=half(wet[: len(wet) // 2]), wetter=half(wet[len(wet) // 2:]))
     return dict(median={k: med(rows, k) for k in keys}, floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
                 clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
                 harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,
