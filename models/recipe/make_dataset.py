@@ -181,7 +181,7 @@ def synth_phrase(rng, split, tmp):
             eff += ["bend"] + bends
     if rng.random() < 0.4:
         eff += ["tempo", "-s", "%.2f" % rng.uniform(0.75, 1.3)]
-    r = subprocess.run(["sox", raw, "-c", "1", out] + eff,
+    r = subprocess.run(["sox", "-R", raw, "-c", "1", out] + eff,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
     if r.returncode != 0 or not os.path.exists(out):
         return None, desc
@@ -191,19 +191,23 @@ def synth_phrase(rng, split, tmp):
     return x.astype(np.float32), desc
 
 
-def stereo_reverb(rng, x):
-    """Mono -> stereo with a random synthetic room (decaying noise IRs)."""
-    rt = rng.uniform(0.2, 1.8)
-    n = int(SR * min(rt, 1.5))
-    t = np.arange(n) / SR
-    env = np.exp(-6.9 * t / rt)
-    nr = np.random.default_rng(rng.randint(0, 2**31))
+def room_irs(nr, rt, n):
+    """A synthetic room's two impulse responses (left, right) of n samples: independent noise
+    under an RT60 `rt` decay, a 10 ms fade-in, unit energy. nr: a numpy Generator."""
+    env = np.exp(-6.9 * (np.arange(n) / SR) / rt)
     irs = []
     for _ in range(2):
         ir = nr.standard_normal(n) * env
         ir[: int(0.01 * SR)] *= np.linspace(0, 1, int(0.01 * SR))
         ir /= np.sqrt(np.sum(ir**2)) + 1e-9
         irs.append(ir)
+    return irs
+
+
+def stereo_reverb(rng, x):
+    """Mono -> stereo with a random synthetic room (decaying noise IRs)."""
+    rt = rng.uniform(0.2, 1.8)
+    irs = room_irs(np.random.default_rng(rng.randint(0, 2**31)), rt, int(SR * min(rt, 1.5)))
     wet = rng.uniform(0.05, 0.5)
     y = np.stack([fftconvolve(x, ir)[: len(x)] for ir in irs], 1)
     return (x[:, None] * (1 - wet) + y * wet).astype(np.float32)

@@ -34,7 +34,7 @@ from scipy.io import wavfile
 from scipy.signal import fftconvolve, lfilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_dataset import SR, pan, read_wav_float, run_cli, synth_phrase  # noqa: E402
+from make_dataset import SR, pan, read_wav_float, room_irs, run_cli, synth_phrase  # noqa: E402
 
 PARTS = ["lead", "harmony", "reverb"]
 # cents: minor/major third, fourth, fifth, minor/major sixth, octave; up and down
@@ -85,7 +85,7 @@ def sing_line(rng, split, nsamp, tmp, slots=None):
 def sox_pitch(x, cents, tmp):
     src, dst = os.path.join(tmp, "p_in.wav"), os.path.join(tmp, "p_out.wav")
     wavfile.write(src, SR, x.astype(np.float32))
-    r = subprocess.run(["sox", src, "-b", "32", "-e", "floating-point", dst, "pitch", "%.1f" % cents, "rate", "-q", str(SR)],
+    r = subprocess.run(["sox", "-R", src, "-b", "32", "-e", "floating-point", dst, "pitch", "%.1f" % cents, "rate", "-q", str(SR)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
     if r.returncode != 0:
         return None
@@ -145,17 +145,9 @@ def echo(rng, x):
 def room(rng, x):
     """Mono -> the wet stereo signal of a synthetic room (decaying noise impulse responses)."""
     rt = rng.uniform(0.2, 2.5)
-    n = int(SR * min(rt, 2.0))
-    t = np.arange(n) / SR
-    env = np.exp(-6.9 * t / rt)
     nr = np.random.default_rng(rng.randint(0, 2**31))
     pre = int(rng.uniform(0.0, 0.04) * SR)
-    irs = []
-    for _ in range(2):
-        ir = nr.standard_normal(n) * env
-        ir[: int(0.01 * SR)] *= np.linspace(0, 1, int(0.01 * SR))
-        ir = np.concatenate([np.zeros(pre), ir])
-        irs.append(ir / (np.sqrt(np.sum(ir**2)) + 1e-9))
+    irs = [np.concatenate([np.zeros(pre), ir]) for ir in room_irs(nr, rt, int(SR * min(rt, 2.0)))]
     y = np.stack([fftconvolve(x, ir)[: len(x)] for ir in irs], 1)
     return y.astype(np.float32), dict(rt60=round(rt, 2), predelay_s=round(pre / SR, 3))
 

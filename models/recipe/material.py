@@ -118,7 +118,7 @@ def load_kit(name):
 @functools.lru_cache(maxsize=512)
 def load_sample(path):
     """A kit sample as float32 [n, 2] at 44.1 kHz (sox reads WAV, FLAC and AIFF)."""
-    r = subprocess.run(["sox", path, "-t", "wav", "-r", str(SR), "-c", "2", "-b", "16", "-e", "signed", "-"],
+    r = subprocess.run(["sox", "-R", path, "-t", "wav", "-r", str(SR), "-c", "2", "-b", "16", "-e", "signed", "-"],
                        capture_output=True, timeout=60)
     if r.returncode != 0:
         return np.zeros((1, 2), np.float32)
