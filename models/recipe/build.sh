@@ -4,7 +4,7 @@
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
 #   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
 # Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
-#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN;
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN;
 #        ONLY=vocalsplit builds the vocal-split model alone, from $FROM/vocals.onnx; ONLY=widen fine-tunes the models in $FROM
 #        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
 set -euo pipefail
@@ -27,6 +27,7 @@ VOCALS_MIN=${VOCALS_MIN:-26}
 SPLIT_DATA=${SPLIT_DATA:-/tmp/mixdown-vocalsplit}
 SPLIT_NTRAIN=${SPLIT_NTRAIN:-260}
 SPLIT_MIN=${SPLIT_MIN:-105}
+SPLIT2_MIN=${SPLIT2_MIN:-95}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
 # held-out sets: in domain (valid; valid-wide for the widened material) and made only of material held out of training
@@ -42,6 +43,13 @@ vocalsplit() {
     $PY "$HERE/train.py" --mode vocalsplit --refine --batch 4 --split-weights 0.5,1.5,1.5 --ema 0.995 --export-every 15 \
         --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS" \
         --init-onnx "$1" --minutes "$SPLIT_MIN" --lr 6e-4
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle1.pt"
+    # a second cycle with the cross-channel terms added (zero-initialised, so it starts from the first
+    # cycle's function): each output channel may also take the other input channel, which lets the
+    # network cancel a panned dry voice against the decorrelated stereo reverb; reverb weighted more
+    $PY "$HERE/train.py" --mode vocalsplit --refine --cross --freeze-bn --batch 4 --split-weights 0.5,1.5,2 --ema 0.995 \
+        --export-every 15 --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS" \
+        --init "$WORK/vocalsplit_cycle1.pt" --minutes "$SPLIT2_MIN" --lr 3e-4
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {

@@ -50,6 +50,34 @@ def irm_oracle(voc, ref, n_fft=4096, hop=1024):
     return out
 
 
+def mwf_oracle(voc, ref, n_fft=4096, hop=1024, size=3):
+    """SDR of each part under the ideal 2x2 multichannel Wiener filter: per bin, the part's spatial
+    covariance times the inverse of the sum's, each from the true parts averaged over size x size
+    neighbouring bins and frames (so not a per-bin identity). What a network whose output channels
+    also take the other input channel (`--cross`) could reach with perfect statistics."""
+    from scipy.ndimage import uniform_filter
+
+    win = torch.hann_window(n_fft)
+    spec = lambda x: torch.stft(torch.as_tensor(x), n_fft, hop, window=win, return_complex=True).numpy()
+
+    def cov(X):  # [2, F, T] -> smoothed [2, 2, F, T]
+        c = np.einsum("ift,jft->ijft", X, X.conj())
+        sm = lambda a: uniform_filter(a, size=(1, 1, size, size))
+        return sm(c.real) + 1j * sm(c.imag)
+
+    V = spec(voc)
+    covs = {k: cov(spec(v)) for k, v in ref.items()}
+    tot = sum(covs.values()) + 1e-9 * np.eye(2)[:, :, None, None]
+    a, b, c, d = tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1]
+    inv = np.array([[d, -b], [-c, a]]) / (a * d - b * c)
+    out = {}
+    for k, ck in covs.items():
+        if np.any(ref[k]):
+            est = np.einsum("ijft,jkft,kft->ift", ck, inv, V)
+            out[k] = sdr(ref[k], torch.istft(torch.as_tensor(est), n_fft, hop, window=win, length=voc.shape[1]).numpy())
+    return out
+
+
 def evaluate_split(net, spec, dirs, overlap, oracle=False):
     """Vocal split on make_vocalsplit.py clips. `lead` is what the service publishes: the whole
     vocal minus the harmony and reverb estimates (so the parts add up to it exactly);
@@ -61,7 +89,7 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
         voc = rd(os.path.join(d, "vocals.wav"))
         ref = {s: rd(os.path.join(d, s + ".wav")) for s in SPLIT_PARTS}
         if oracle:
-            orc.append(irm_oracle(voc, ref))
+            orc.append((irm_oracle(voc, ref), mwf_oracle(voc, ref)))
         t = time.time()
         est = separate(net, spec, voc, 3, overlap=overlap).numpy()
         tproc += time.time() - t
@@ -88,7 +116,8 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
         return round(float(np.median(v)), 2)
 
     keys = ["lead", "lead(net)", "harmony", "reverb"]
-    extra = dict(oracle_irm={k: med(orc, k) for k in SPLIT_PARTS}) if oracle else {}
+    extra = dict(oracle_irm={k: med([o[0] for o in orc], k) for k in SPLIT_PARTS},
+                 oracle_mwf={k: med([o[1] for o in orc], k) for k in SPLIT_PARTS}) if oracle else {}
     # the reverb's SDR by how wet the clips are: the wetter half against the drier half
     wet = sorted((r for r in rows if "reverb" in r), key=lambda r: r["wet_db"])
     if len(wet) >= 2:
@@ -144,7 +173,8 @@ def main():
     ap.add_argument("--valid", default="/tmp/mixdown-data/valid")
     ap.add_argument("--json", default=None)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--oracle", action="store_true", help="vocalsplit: also the ideal-ratio-mask ceiling per part")
+    ap.add_argument("--oracle", action="store_true",
+                    help="vocalsplit: also the ideal ratio mask's and the ideal 2x2 Wiener filter's SDR per part")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     ck = torch.load(a.ckpt)

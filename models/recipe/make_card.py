@@ -44,6 +44,10 @@ def vocalsplit_section(work, split_data, models):
     L = []
     w = L.append
     w("## `vocalsplit`: the whole vocal -> lead, harmony, reverb\n")
+    # build.sh's first cycle (kept as vocalsplit_cycle1.pt) and, when the network has the cross-channel terms,
+    # the second cycle that added them
+    c1_path = os.path.join(work, "vocalsplit_cycle1.pt")
+    c1 = torch.load(c1_path) if ck["cfg"].get("cross") and os.path.exists(c1_path) else ck
     w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
       "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
       "input below dim_f), %s, %d parameters, `vocalsplit.onnx` %.1f MB, trained for %d steps / %.1f min from the vocals "
@@ -51,21 +55,33 @@ def vocalsplit_section(work, split_data, models):
       "frames, lr 6e-4 cosine, loss: the negative SDR of lead, harmony and reverb weighted 0.5 / 1.5 / 1.5, a part that is "
       "silent in an example left out of its term, weights averaged (EMA 0.995), on 2 CPU cores."
       % ("with the refinement block" if ck["cfg"].get("refine") else "without the refinement block", ck["params"],
-         size / 1e6, ck["step"], ck["minutes"]))
+         size / 1e6, c1["step"], c1["minutes"]))
+    if c1 is not ck:
+        w("Then a second cosine cycle of %d steps / %.1f min (`--cross --freeze-bn --init`, lr 3e-4, weights 0.5 / 1.5 / 2) "
+          "added the cross-channel terms: each output channel also takes a complex multiple of the other input channel "
+          "(a 2x2 complex filter per bin, from the decoder and the refinement block, zero-initialised so the cycle starts "
+          "from the first one's function; the terms sum to zero over the stems, so the three estimates still sum to the "
+          "input). A dry voice panned to one place cancels in a difference of the channels where the stereo reverb, "
+          "decorrelated between them, does not; a per-channel mask cannot use that."
+          % (ck["step"], ck["minutes"]))
     w("The service publishes `harmony` and `reverb` as the network outputs them and the lead as the whole vocal minus "
       "those two, so the parts add up to the whole vocal exactly; `lead` below is that published lead, `lead (network)` "
       "the network's own lead output.\n")
     w("Held-out set (`make_vocalsplit.py --split valid`): %d clips x %.0f s, voices as in the validation set above "
       "(held out of training); %d with a harmony, %d with reverb. Median SDR:\n"
       % (ev["clips"], va[0]["seconds"], ev["clips_with"]["harmony"], ev["clips_with"]["reverb"]))
-    orc = ev.get("oracle_irm", {})
-    o = lambda k: "%.2f dB" % orc[k] if k in orc else "-"
-    w("| part | vocalsplit | floor | above the floor | ideal ratio mask (ceiling) |")
-    w("|---|---|---|---|---|")
+    orc, mwf = ev.get("oracle_irm", {}), ev.get("oracle_mwf", {})
+    o = lambda k: " | ".join("%.2f dB" % d[k] if k in d else "-" for d in (orc, mwf))
+    w("| part | vocalsplit | floor | above the floor | ideal ratio mask | ideal 2x2 Wiener filter |")
+    w("|---|---|---|---|---|---|")
     w("| lead | %.2f dB | %.2f dB (the whole vocal as the lead) | %+.2f dB | %s |" % (med["lead"], floor["lead"], med["lead"] - floor["lead"], o("lead")))
-    w("| lead (network) | %.2f dB | %.2f dB | %+.2f dB | |" % (med["lead(net)"], floor["lead"], med["lead(net)"] - floor["lead"]))
+    w("| lead (network) | %.2f dB | %.2f dB | %+.2f dB | | |" % (med["lead(net)"], floor["lead"], med["lead(net)"] - floor["lead"]))
     w("| harmony | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["harmony"], med["harmony"], o("harmony")))
     w("| reverb | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["reverb"], med["reverb"], o("reverb")))
+    w("\nThe two ideal columns use the true parts: the ratio mask is the per-channel real mask |part| / sum of |parts| "
+      "per bin (what a mask per channel could reach); the Wiener filter is per bin the part's 2x2 spatial covariance "
+      "times the inverse of the whole vocal's, both averaged over 3 x 3 neighbouring bins and frames (what a network "
+      "with the cross-channel terms could reach with perfect statistics).")
     if ev.get("reverb_by_wetness"):
         dr, we = ev["reverb_by_wetness"]["drier"], ev["reverb_by_wetness"]["wetter"]
         w("\nThe reverb by how wet the clip is (the reverb's level against the dry voices'): %.2f dB on the drier half "

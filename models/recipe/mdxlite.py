@@ -125,9 +125,10 @@ class MaskNet(nn.Module):
 
     def __init__(self, dim_f, n_stems=1, chans=(24, 40, 56, 80), fstrides=(4, 2, 2, 2),
                  tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8), refine=False,
-                 refine_ch=12, refine_k=(5, 3)):
+                 refine_ch=12, refine_k=(5, 3), cross=False):
         super().__init__()
         self.refine = refine
+        self.cross = cross
         self.dim_f, self.n_stems = dim_f, n_stems
         self.enc = nn.ModuleList()
         cin, f = 4, dim_f
@@ -166,6 +167,19 @@ class MaskNet(nn.Module):
             self.rout = nn.Conv2d(rc0, 6 * n_stems, 1)
             nn.init.zeros_(self.rout.weight)
             nn.init.zeros_(self.rout.bias)
+        if cross:
+            # cross-channel terms: each output channel also takes a complex multiple of the other
+            # input channel (a 2x2 complex filter per bin instead of one mask per channel), so a
+            # stem can be estimated from the inter-channel difference: a panned dry voice cancels
+            # in L - gR, the decorrelated stereo reverb does not. Zero-initialised (a network
+            # without them loads unchanged, --init) like the refinement block.
+            self.xhead = nn.ConvTranspose2d(chans[0], 4 * n_stems, (fstrides[0], 1), (fstrides[0], 1))
+            nn.init.zeros_(self.xhead.weight)
+            nn.init.zeros_(self.xhead.bias)
+            if refine:
+                self.rxout = nn.Conv2d(refine_ch, 4 * n_stems, 1)
+                nn.init.zeros_(self.rxout.weight)
+                nn.init.zeros_(self.rxout.bias)
 
     def forward(self, x):
         # x: [B, 4, F, T] = L.re L.im R.re R.im
@@ -191,19 +205,28 @@ class MaskNet(nn.Module):
         m = self.head(h)  # [B, 2*S, F, T] real mask logits (L, R per stem)
         c = self.chead(h)  # [B, 4*S, F, T] complex corrections (pre-tanh)
         S = self.n_stems
+        if self.cross:
+            xc = self.xhead(h)  # [B, 4*S, F, T] L<-R re, im, R<-L re, im
         if self.refine:
             r = torch.relu(self.rup(h))
-            r = self.rout(self.rconv(torch.cat([r, h0], 1)))
+            r = self.rconv(torch.cat([r, h0], 1))
+            if self.cross:
+                xc = xc + self.rxout(r)
+            r = self.rout(r)
             m = m + r[:, : 2 * S]
             c = c + r[:, 2 * S:]
         c = torch.tanh(c)
         m = m.reshape(B, S, 2, Fq, T)
         c = c.reshape(B, S, 4, Fq, T)
+        if self.cross:
+            xc = torch.tanh(xc).reshape(B, S, 4, Fq, T)
         if S == 1:
             p = torch.sigmoid(m)
         else:
             p = torch.softmax(m, dim=1)
             c = c - c.mean(dim=1, keepdim=True)  # keep sum of stems == mixture
+            if self.cross:
+                xc = xc - xc.mean(dim=1, keepdim=True)
         # complex mask per stem and channel: (p + c_re) + i c_im
         mr = torch.stack([p[:, :, 0] + c[:, :, 0], p[:, :, 1] + c[:, :, 2]], 2)  # [B,S,2,F,T]
         mi = torch.stack([c[:, :, 1], c[:, :, 3]], 2)
@@ -211,6 +234,14 @@ class MaskNet(nn.Module):
         xi = x[:, None, 1::2]
         yr = xr * mr - xi * mi
         yi = xr * mi + xi * mr
+        if self.cross:
+            # the other channel's input (R for the L output, L for the R output) times the cross term
+            orr = x[:, None, [2, 0]]  # [B,1,2,F,T] (R.re, L.re)
+            oi = x[:, None, [3, 1]]
+            xr_ = torch.stack([xc[:, :, 0], xc[:, :, 2]], 2)
+            xi_ = torch.stack([xc[:, :, 1], xc[:, :, 3]], 2)
+            yr = yr + orr * xr_ - oi * xi_
+            yi = yi + orr * xi_ + oi * xr_
         y = torch.stack([yr, yi], 3).reshape(B, S, 4, Fq, T)  # L.re L.im R.re R.im
         if S == 1:
             return y[:, 0]
@@ -220,7 +251,8 @@ class MaskNet(nn.Module):
 def net_from_cfg(cfg):
     """The MaskNet a checkpoint's cfg describes (older checkpoints lack the newer keys)."""
     return MaskNet(cfg["dim_f"], cfg["n_stems"], tch=cfg.get("tch", 256), refine=cfg.get("refine", False),
-                   refine_ch=cfg.get("refine_ch", 12), refine_k=tuple(cfg.get("refine_k", (5, 3))))
+                   refine_ch=cfg.get("refine_ch", 12), refine_k=tuple(cfg.get("refine_k", (5, 3))),
+                   cross=cfg.get("cross", False))
 
 
 @torch.no_grad()
@@ -277,6 +309,8 @@ def load_onnx(net, path):
     slots += [("ConvTranspose", net.head, None), ("ConvTranspose", net.chead, None)]
     if net.refine:
         slots += [("ConvTranspose", net.rup, None), ("Conv", net.rconv[0], None), ("Conv", net.rout, None)]
+    if net.cross:
+        raise ValueError("load_onnx reads networks without cross-channel terms (add them with --init)")
     if len(slots) != len(convs):
         raise ValueError("%s has %d convolutions, the network %d: not this cfg" % (path, len(convs), len(slots)))
     heads = (net.head, net.chead) + ((net.rout,) if net.refine else ())

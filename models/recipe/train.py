@@ -164,6 +164,9 @@ def main():
                     help="keep an exponential moving average of the weights with this decay (e.g. 0.998) and save/export it")
     ap.add_argument("--split-weights", default="1.5,1,1",
                     help="vocalsplit: loss weights of lead, harmony, reverb (each a negative SDR)")
+    ap.add_argument("--cross", action="store_true",
+                    help="add the cross-channel terms (a 2x2 complex filter per bin; zero-initialised, so --init from a "
+                         "network without them starts from its function)")
     ap.add_argument("--tch", type=int, default=256,
                     help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
@@ -181,9 +184,10 @@ def main():
     refine_k = tuple(int(v) for v in a.refine_k.split("x"))
     n_stems = 3 if split else 4
     split_w = torch.tensor([float(v) for v in a.split_weights.split(",")])
-    net = MaskNet(a.dim_f, n_stems, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k)
+    net = MaskNet(a.dim_f, n_stems, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k,
+                  cross=a.cross)
     cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=n_stems, tch=a.tch, refine=a.refine,
-               refine_ch=a.refine_ch, refine_k=list(refine_k))
+               refine_ch=a.refine_ch, refine_k=list(refine_k), cross=a.cross)
     if a.init:
         ck = torch.load(a.init)
         missing = load_widened(net, ck["model"])
