@@ -40,16 +40,15 @@ vocalsplit() {
     [ -f "$SPLIT_DATA/train/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split train --count "$SPLIT_NTRAIN" --seconds 12 --out "$SPLIT_DATA/train"
     # one cosine cycle from the vocals network's weights (its layers know a voice; the output layers
     # and the refinement block's last layer start fresh, the fused BatchNorms stay frozen)
-    $PY "$HERE/train.py" --mode vocalsplit --refine --batch 4 --split-weights 0.5,1.5,1.5 --ema 0.995 --export-every 15 \
-        --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS" \
-        --init-onnx "$1" --minutes "$SPLIT_MIN" --lr 6e-4
+    local split_args=(--mode vocalsplit --refine --batch 4 --ema 0.995 --export-every 15
+        --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS")
+    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,1.5 --init-onnx "$1" --minutes "$SPLIT_MIN" --lr 6e-4
     cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle1.pt"
     # a second cycle with the cross-channel terms added (zero-initialised, so it starts from the first
     # cycle's function): each output channel may also take the other input channel, which lets the
     # network cancel a panned dry voice against the decorrelated stereo reverb; reverb weighted more
-    $PY "$HERE/train.py" --mode vocalsplit --refine --cross --freeze-bn --batch 4 --split-weights 0.5,1.5,2 --ema 0.995 \
-        --export-every 15 --data "$SPLIT_DATA/train" --valid "$SPLIT_DATA/valid" --workdir "$WORK" --models-dir "$MODELS" \
-        --init "$WORK/vocalsplit_cycle1.pt" --minutes "$SPLIT2_MIN" --lr 3e-4
+    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --freeze-bn --init "$WORK/vocalsplit_cycle1.pt" \
+        --minutes "$SPLIT2_MIN" --lr 3e-4
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {

@@ -34,31 +34,20 @@ def rd(p):
     return (x.astype(np.float32) / 32768.0).T
 
 
-def irm_oracle(voc, ref, n_fft=4096, hop=1024):
-    """SDR of each part under the ideal ratio mask (|part| / sum |parts| per bin, whole-clip STFT):
-    what a real-valued mask could reach with perfect knowledge, a ceiling for this data."""
-    win = torch.hann_window(n_fft)
-    spec = lambda x: torch.stft(torch.as_tensor(x), n_fft, hop, window=win, return_complex=True)
-    V = spec(voc)
-    mags = {k: spec(v).abs() for k, v in ref.items()}
-    tot = sum(mags.values()) + 1e-9
-    out = {}
-    for k, m in mags.items():
-        if np.any(ref[k]):
-            est = torch.istft(V * m / tot, n_fft, hop, window=win, length=voc.shape[1]).numpy()
-            out[k] = sdr(ref[k], est)
-    return out
-
-
-def mwf_oracle(voc, ref, n_fft=4096, hop=1024, size=3):
-    """SDR of each part under the ideal 2x2 multichannel Wiener filter: per bin, the part's spatial
-    covariance times the inverse of the sum's, each from the true parts averaged over size x size
-    neighbouring bins and frames (so not a per-bin identity). What a network whose output channels
-    also take the other input channel (`--cross`) could reach with perfect statistics."""
+def oracles(voc, ref, n_fft=4096, hop=1024, size=3):
+    """SDR of each part under two ideals built from the true parts (one STFT of each signal serves
+    both), as a pair of dicts:
+    - the ideal ratio mask (|part| / sum |parts| per bin and channel, whole-clip STFT): what a
+      real-valued mask per channel could reach, a ceiling for such masks on this data;
+    - the ideal 2x2 multichannel Wiener filter: per bin, the part's spatial covariance times the
+      inverse of the sum's, each averaged over size x size neighbouring bins and frames (so not a
+      per-bin identity): what a network whose output channels also take the other input channel
+      (`--cross`) could reach with perfect statistics."""
     from scipy.ndimage import uniform_filter
 
     win = torch.hann_window(n_fft)
     spec = lambda x: torch.stft(torch.as_tensor(x), n_fft, hop, window=win, return_complex=True).numpy()
+    wave = lambda X: torch.istft(torch.as_tensor(X), n_fft, hop, window=win, length=voc.shape[1]).numpy()
 
     def cov(X):  # [2, F, T] -> smoothed [2, 2, F, T]
         c = np.einsum("ift,jft->ijft", X, X.conj())
@@ -66,16 +55,19 @@ def mwf_oracle(voc, ref, n_fft=4096, hop=1024, size=3):
         return sm(c.real) + 1j * sm(c.imag)
 
     V = spec(voc)
-    covs = {k: cov(spec(v)) for k, v in ref.items()}
+    parts = {k: spec(v) for k, v in ref.items()}
+    mags = {k: np.abs(P) for k, P in parts.items()}
+    mag_tot = sum(mags.values()) + 1e-9
+    covs = {k: cov(P) for k, P in parts.items()}
     tot = sum(covs.values()) + 1e-9 * np.eye(2)[:, :, None, None]
     a, b, c, d = tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1]
     inv = np.array([[d, -b], [-c, a]]) / (a * d - b * c)
-    out = {}
-    for k, ck in covs.items():
+    irm, mwf = {}, {}
+    for k in parts:
         if np.any(ref[k]):
-            est = np.einsum("ijft,jkft,kft->ift", ck, inv, V)
-            out[k] = sdr(ref[k], torch.istft(torch.as_tensor(est), n_fft, hop, window=win, length=voc.shape[1]).numpy())
-    return out
+            irm[k] = sdr(ref[k], wave(V * mags[k] / mag_tot))
+            mwf[k] = sdr(ref[k], wave(np.einsum("ijft,jkft,kft->ift", covs[k], inv, V)))
+    return irm, mwf
 
 
 def evaluate_split(net, spec, dirs, overlap, oracle=False):
@@ -89,7 +81,7 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
         voc = rd(os.path.join(d, "vocals.wav"))
         ref = {s: rd(os.path.join(d, s + ".wav")) for s in SPLIT_PARTS}
         if oracle:
-            orc.append((irm_oracle(voc, ref), mwf_oracle(voc, ref)))
+            orc.append(oracles(voc, ref))
         t = time.time()
         est = separate(net, spec, voc, 3, overlap=overlap).numpy()
         tproc += time.time() - t

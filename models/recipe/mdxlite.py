@@ -298,6 +298,8 @@ def load_onnx(net, path):
     import onnx
     from onnx import numpy_helper
 
+    if net.cross:
+        raise ValueError("load_onnx reads networks without cross-channel terms (add them with --init)")
     model = onnx.load(path)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type in ("Conv", "ConvTranspose")]
@@ -309,8 +311,6 @@ def load_onnx(net, path):
     slots += [("ConvTranspose", net.head, None), ("ConvTranspose", net.chead, None)]
     if net.refine:
         slots += [("ConvTranspose", net.rup, None), ("Conv", net.rconv[0], None), ("Conv", net.rout, None)]
-    if net.cross:
-        raise ValueError("load_onnx reads networks without cross-channel terms (add them with --init)")
     if len(slots) != len(convs):
         raise ValueError("%s has %d convolutions, the network %d: not this cfg" % (path, len(convs), len(slots)))
     heads = (net.head, net.chead) + ((net.rout,) if net.refine else ())
