@@ -4,7 +4,7 @@
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
 #   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
 # Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
-#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN;
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN;
 #        ONLY=vocalsplit builds the vocal-split model alone, from $FROM/vocals.onnx; ONLY=widen fine-tunes the models in $FROM
 #        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
 set -euo pipefail
@@ -28,6 +28,9 @@ SPLIT_DATA=${SPLIT_DATA:-/tmp/mixdown-vocalsplit}
 SPLIT_NTRAIN=${SPLIT_NTRAIN:-260}
 SPLIT_MIN=${SPLIT_MIN:-105}
 SPLIT2_MIN=${SPLIT2_MIN:-95}
+SPLIT3_MIN=${SPLIT3_MIN:-70}
+SPLIT3_STOP=${SPLIT3_STOP:-30}
+SPLIT4_MIN=${SPLIT4_MIN:-30}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
 # held-out sets: in domain (valid; valid-wide for the widened material) and made only of material held out of training
@@ -49,6 +52,17 @@ vocalsplit() {
     # network cancel a panned dry voice against the decorrelated stereo reverb; reverb weighted more
     $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --freeze-bn --init "$WORK/vocalsplit_cycle1.pt" \
         --minutes "$SPLIT2_MIN" --lr 3e-4
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle2.pt"
+    # a third, with the inter-channel phase added to the input features (cos and sin of the phase
+    # difference per bin: an amplitude-panned voice is in phase between the channels, the reverb is
+    # not), stopped at SPLIT3_STOP of its SPLIT3_MIN-minute cosine
+    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --ipd --freeze-bn --init "$WORK/vocalsplit_cycle2.pt" \
+        --minutes "$SPLIT3_MIN" --stop-at "$SPLIT3_STOP" --lr 3e-4
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle3.pt"
+    # a fourth, with the echo features added (an echo mask proposed from the delay at which the onsets
+    # repeat, at the input and straight to the reverb's mask logits)
+    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --ipd --echo --freeze-bn \
+        --init "$WORK/vocalsplit_cycle3.pt" --minutes "$SPLIT4_MIN" --lr 3e-4
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {

@@ -77,6 +77,10 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
     as harmony and reverb (0 dB). Harmony SDR is over the clips that have a harmony; on the
     others, `harmony_leak_db` is the harmony estimate's energy relative to the whole vocal."""
     rows, base, leak, orc, tproc, taudio = [], [], [], [], 0.0, 0.0
+    meta = {}
+    if dirs:
+        with open(os.path.join(os.path.dirname(dirs[0]), "meta.jsonl")) as f:
+            meta = {m["id"]: m for m in map(json.loads, f)}
     for d in dirs:
         voc = rd(os.path.join(d, "vocals.wav"))
         ref = {s: rd(os.path.join(d, s + ".wav")) for s in SPLIT_PARTS}
@@ -100,6 +104,7 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
         dry = ref["lead"] + ref["harmony"]
         row["wet_db"] = round(10 * np.log10((np.sum(ref["reverb"].astype(np.float64) ** 2) + 1e-12) /
                                             (np.sum(dry.astype(np.float64) ** 2) + 1e-12)), 1)
+        row["echo"] = "echo" in meta.get(os.path.basename(d), {})
         rows.append(row)
         base.append(b)
 
@@ -115,6 +120,10 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
     if len(wet) >= 2:
         half = lambda rs: dict(wet_db=[rs[0]["wet_db"], rs[-1]["wet_db"]], reverb=med(rs, "reverb"))
         extra["reverb_by_wetness"] = dict(drier=half(wet[: len(wet) // 2]), wetter=half(wet[len(wet) // 2:]))
+    # the reverb's SDR on the clips with an echo (make_vocalsplit's feedback delay) and on those without
+    by_echo = {n: [r for r in rows if "reverb" in r and r["echo"] == e] for n, e in (("echo", True), ("none", False))}
+    if all(by_echo.values()):
+        extra["reverb_by_echo"] = {n: dict(clips=len(rs), reverb=med(rs, "reverb")) for n, rs in by_echo.items()}
     return dict(median={k: med(rows, k) for k in keys}, floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
                 clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
                 harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,

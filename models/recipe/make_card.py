@@ -33,6 +33,11 @@ def fmt(d):
     return ", ".join("%s %.2f" % (k, v) for k, v in d.items())
 
 
+# build.sh's defaults for the vocal split's third cycle (the card names them; the checkpoint keeps only
+# where the cycle stopped)
+SPLIT3_MIN, SPLIT3_STOP = 70, 30
+
+
 def vocalsplit_section(work, split_data, models):
     """The card's section on the vocal-split model, from its evaluation, checkpoint and dataset."""
     ev = load(os.path.join(work, "eval_vocalsplit.json"))
@@ -44,10 +49,11 @@ def vocalsplit_section(work, split_data, models):
     L = []
     w = L.append
     w("## `vocalsplit`: the whole vocal -> lead, harmony, reverb\n")
-    # build.sh's first cycle (kept as vocalsplit_cycle1.pt) and, when the network has the cross-channel terms,
-    # the second cycle that added them
-    c1_path = os.path.join(work, "vocalsplit_cycle1.pt")
-    c1 = torch.load(c1_path) if ck["cfg"].get("cross") and os.path.exists(c1_path) else ck
+    # build.sh's cycles (each kept as vocalsplit_cycleN.pt) that the network's cfg says were run: the first, the one
+    # that added the cross-channel terms, the one that added the phase features, the one that added the echo features
+    cycle = lambda i, key: (torch.load(os.path.join(work, "vocalsplit_cycle%d.pt" % i))
+                            if ck["cfg"].get(key) and os.path.exists(os.path.join(work, "vocalsplit_cycle%d.pt" % i)) else ck)
+    c1, c2, c3 = cycle(1, "cross"), cycle(2, "ipd"), cycle(3, "echo")
     w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
       "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
       "input below dim_f), %s, %d parameters, `vocalsplit.onnx` %.1f MB, trained for %d steps / %.1f min from the vocals "
@@ -63,6 +69,21 @@ def vocalsplit_section(work, split_data, models):
           "from the first one's function; the terms sum to zero over the stems, so the three estimates still sum to the "
           "input). A dry voice panned to one place cancels in a difference of the channels where the stereo reverb, "
           "decorrelated between them, does not; a per-channel mask cannot use that."
+          % (c2["step"], c2["minutes"]))
+    if c2 is not ck:
+        w("A third cycle (`--cross --ipd --freeze-bn --init`, lr 3e-4, weights 0.5 / 1.5 / 2, a %d-min cosine stopped at "
+          "%d min: %d steps / %.1f min) added the inter-channel phase to the input features: the cosine and sine of the "
+          "phase difference between L and R per bin (the magnitudes fix only the cosine; an amplitude-panned voice is in "
+          "phase between the channels, the decorrelated reverb is not); their weights start at zero."
+          % (SPLIT3_MIN, SPLIT3_STOP, c3["step"], c3["minutes"]))
+    if c3 is not ck:
+        w("A fourth cycle of %d steps / %.1f min (`--cross --ipd --echo --freeze-bn --init`, lr 3e-4, the same weights) "
+          "added the echo features: per chunk, the delay at which the onsets repeat best (70 ms to 0.93 s) and the echo's "
+          "gain (the onsets' least-squares gain on themselves one delay earlier) give, per bin, an echo mask proposed as "
+          "min(1, gain x |X(t - delay)| / |X(t)|), next to how clearly the onsets repeat. A feedback echo is a late, darker "
+          "copy of the voice, which a network that sees only a frame's neighbours cannot tell from the voice. The proposal "
+          "enters the input features (weights starting at zero) and goes straight to the mask logits through a 1x1 layer "
+          "that starts with the reverb's logits at 2 x the proposal."
           % (ck["step"], ck["minutes"]))
     w("The service publishes `harmony` and `reverb` as the network outputs them and the lead as the whole vocal minus "
       "those two, so the parts add up to the whole vocal exactly; `lead` below is that published lead, `lead (network)` "
@@ -87,6 +108,10 @@ def vocalsplit_section(work, split_data, models):
         w("\nThe reverb by how wet the clip is (the reverb's level against the dry voices'): %.2f dB on the drier half "
           "(%.1f to %.1f dB), %.2f dB on the wetter half (%.1f to %.1f dB)."
           % (dr["reverb"], dr["wet_db"][0], dr["wet_db"][1], we["reverb"], we["wet_db"][0], we["wet_db"][1]))
+    if ev.get("reverb_by_echo"):
+        e = ev["reverb_by_echo"]
+        w("\nThe reverb on the %d clips with an echo: %.2f dB; on the %d without: %.2f dB."
+          % (e["echo"]["clips"], e["echo"]["reverb"], e["none"]["clips"], e["none"]["reverb"]))
     if ev.get("harmony_leak_db") is not None:
         w("\nOn the %d clips without a harmony, the harmony estimate's median level is %.1f dB relative to the whole vocal."
           % (ev["clips"] - ev["clips_with"]["harmony"], ev["harmony_leak_db"]))

@@ -118,6 +118,10 @@ class TBlock(nn.Module):
         return x + F.relu(self.bn(self.conv(x)))
 
 
+ECHO_GAIN = 10.0
+ECHO_INIT = 2.0
+
+
 class MaskNet(nn.Module):
     """Conv encoder (strided in frequency only) -> dilated temporal conv stack
     over flattened (channel x freq) features -> conv decoder with skips ->
@@ -125,13 +129,24 @@ class MaskNet(nn.Module):
 
     def __init__(self, dim_f, n_stems=1, chans=(24, 40, 56, 80), fstrides=(4, 2, 2, 2),
                  tch=256, dilations=(1, 2, 4, 8, 16, 32, 1, 2, 4, 8), refine=False,
-                 refine_ch=12, refine_k=(5, 3), cross=False):
+                 refine_ch=12, refine_k=(5, 3), cross=False, ipd=False, echo=False, echo_lags=(3, 40)):
         super().__init__()
         self.refine = refine
         self.cross = cross
+        # inter-channel phase at the input: cos and sin of the phase difference between L and R per
+        # bin. The magnitudes (L, R, mid, side) fix only its cosine; its sine tells an amplitude-panned
+        # voice (L and R in phase) from the decorrelated stereo reverb. The weights from these two
+        # input channels are zero-initialised when --init loads a network without them (load_widened).
+        self.ipd = ipd
+        # echo features at the input (echo_features): a feedback echo is a late, darker copy of the
+        # voice at one delay, so a network that sees only a frame's neighbours cannot tell it from the
+        # voice; these give it, per bin, the share an echo of the frame one delay earlier would have.
+        # Zero-initialised weights as for the phase features.
+        self.echo, self.echo_lags = echo, tuple(echo_lags)
+        nin = 4 + (2 if ipd else 0) + (2 if echo else 0)
         self.dim_f, self.n_stems = dim_f, n_stems
         self.enc = nn.ModuleList()
-        cin, f = 4, dim_f
+        cin, f = nin, dim_f
         for c, s in zip(chans, fstrides):
             k = (2 * s if s > 1 else 3, 3)
             p = ((k[0] - s) // 2, 1)
@@ -163,10 +178,21 @@ class MaskNet(nn.Module):
             rc0 = refine_ch
             kf, kt = refine_k
             self.rup = nn.ConvTranspose2d(chans[0], rc0, (fstrides[0], 1), (fstrides[0], 1))
-            self.rconv = nn.Sequential(nn.Conv2d(rc0 + 4, rc0, (kf, kt), padding=(kf // 2, kt // 2)), nn.ReLU())
+            self.rconv = nn.Sequential(nn.Conv2d(rc0 + nin, rc0, (kf, kt), padding=(kf // 2, kt // 2)), nn.ReLU())
             self.rout = nn.Conv2d(rc0, 6 * n_stems, 1)
             nn.init.zeros_(self.rout.weight)
             nn.init.zeros_(self.rout.bias)
+        if echo:
+            # and straight to the mask logits: a new input reaches the masks through zero-initialised
+            # weights that move by about the learning rate per step, too slowly for a feature that is
+            # itself nearly a mask (measured: 10 minutes of training moved the reverb's logit by 0.35 x
+            # the proposal). This 1x1 layer (scaled by ECHO_GAIN, so it learns ten times faster) starts
+            # with the last stem's (the reverb's) logits at ECHO_INIT x the proposal, the rest at zero.
+            self.eproj = nn.Conv2d(2, 2 * n_stems, 1)
+            nn.init.zeros_(self.eproj.weight)
+            nn.init.zeros_(self.eproj.bias)
+            with torch.no_grad():
+                self.eproj.weight[-2:, 0] = ECHO_INIT / ECHO_GAIN
         if cross:
             # cross-channel terms: each output channel also takes a complex multiple of the other
             # input channel (a 2x2 complex filter per bin instead of one mask per channel), so a
@@ -181,6 +207,47 @@ class MaskNet(nn.Module):
                 nn.init.zeros_(self.rxout.weight)
                 nn.init.zeros_(self.rxout.bias)
 
+    def echo_features(self, mag):
+        """mag: the channels' magnitudes [B, 2, F, T] -> [B, 2, F, T]: an echo mask proposed from the
+        chunk's echo delay, and how clearly the onsets repeat at that delay (one value per chunk, on
+        every bin). The delay is the lag (in frames) at which the onsets correlate best; the echo's gain
+        g is the least-squares gain of the onsets on themselves that many frames earlier; the proposal
+        is, per bin, min(1, g |X(t - lag)| / |X(t)|): the share of the bin that an echo of the earlier
+        frame would be. The confidence is the best correlation above its mean over all lags (a voice's
+        own syllable rhythm correlates at many lags, an echo at its own)."""
+        B, _, Fq, T = mag.shape
+        a = mag.mean(1)  # [B, F, T]
+        diff = lambda v: F.pad(F.relu(v[:, :, 1:] - v[:, :, :-1]), (1, 0))
+        on, onl = diff(torch.pow(a, 0.3)), diff(a)  # onsets: compressed (to find the lag) and linear (its gain)
+        lags = range(self.echo_lags[0], self.echo_lags[1] + 1)
+        T = int(T)  # a constant in the exported graph (its chunks are dim_t frames), for the strided slices
+
+        def lagged(o):
+            # per lag k: sum over bins and t of o(t) o(t - k), of o(t)^2 for t >= k and of o(t - k)^2, from one
+            # Gram matrix over frames (its k-th lower diagonal, a strided slice of it flattened) and the
+            # running sum of its diagonal, instead of a product of the whole chunk per lag
+            gram = torch.matmul(o.transpose(1, 2), o)  # [B, T, T]: sum over bins of o(t1) o(t2)
+            flat = gram.reshape(B, T * T)
+            cross = torch.stack([flat[:, k * T:: T + 1].sum(1) for k in lags], 1)  # [B, lags]
+            run = torch.cumsum(flat[:, :: T + 1], 1)  # [B, T]: sum of o^2 over frames 0..t
+            late = run[:, -1:] - run[:, [k - 1 for k in lags]]  # frames k..T-1
+            early = run[:, [T - 1 - k for k in lags]]  # frames 0..T-1-k
+            return cross, late, early
+
+        cross, late, early = lagged(on)
+        score = cross / torch.sqrt(late * early + 1e-8)  # [B, lags]
+        cross, _, early = lagged(onl)
+        gain = cross / (early + 1e-8)
+        peak, k = score.max(1)
+        g = torch.gather(gain, 1, k[:, None])[:, :, None]  # [B, 1, 1]
+        lag = (k + self.echo_lags[0])[:, None, None]
+        t = torch.arange(T, device=mag.device)[None, None, :]
+        src = (t - lag).clamp(min=0).expand(B, Fq, T)
+        earlier = torch.gather(a, 2, src) * (t >= lag).to(a.dtype)
+        proposal = torch.clamp(g * earlier / (a + 1e-6), 0.0, 1.0)
+        conf = (peak - score.mean(1))[:, None, None].expand(B, Fq, T)
+        return torch.stack([proposal, conf], 1)
+
     def forward(self, x):
         # x: [B, 4, F, T] = L.re L.im R.re R.im
         B, _, Fq, T = x.shape
@@ -189,6 +256,14 @@ class MaskNet(nn.Module):
         side = torch.sqrt((x[:, 0] - x[:, 2]) ** 2 + (x[:, 1] - x[:, 3]) ** 2 + 1e-8) * 0.5
         h = torch.cat([mag, mid[:, None], side[:, None]], 1)
         h = torch.pow(h, 0.3)
+        if self.ipd:
+            lr = mag[:, 0] * mag[:, 1]  # |L| |R| (> 0)
+            cos = (x[:, 0] * x[:, 2] + x[:, 1] * x[:, 3]) / lr  # Re(L conj(R)) / (|L| |R|)
+            sin = (x[:, 1] * x[:, 2] - x[:, 0] * x[:, 3]) / lr  # Im(L conj(R)) / (|L| |R|)
+            h = torch.cat([h, cos[:, None], sin[:, None]], 1)
+        if self.echo:
+            ef = self.echo_features(mag)
+            h = torch.cat([h, ef], 1)
         h0 = h
         skips = []
         for e in self.enc:
@@ -203,6 +278,8 @@ class MaskNet(nn.Module):
             h = u(h) + skips[-2 - i]
             h = d(h)
         m = self.head(h)  # [B, 2*S, F, T] real mask logits (L, R per stem)
+        if self.echo:
+            m = m + ECHO_GAIN * self.eproj(ef)
         c = self.chead(h)  # [B, 4*S, F, T] complex corrections (pre-tanh)
         S = self.n_stems
         if self.cross:
@@ -252,7 +329,8 @@ def net_from_cfg(cfg):
     """The MaskNet a checkpoint's cfg describes (older checkpoints lack the newer keys)."""
     return MaskNet(cfg["dim_f"], cfg["n_stems"], tch=cfg.get("tch", 256), refine=cfg.get("refine", False),
                    refine_ch=cfg.get("refine_ch", 12), refine_k=tuple(cfg.get("refine_k", (5, 3))),
-                   cross=cfg.get("cross", False))
+                   cross=cfg.get("cross", False), ipd=cfg.get("ipd", False),
+                   echo=cfg.get("echo", False))
 
 
 @torch.no_grad()
@@ -276,8 +354,8 @@ def load_widened(net, state):
         old = tuple(slice(0, n) for n in v.shape)
         if k.startswith("tcn.") and k.endswith("conv.weight"):
             t[:, v.shape[1]:] = 0  # new -> any
-        elif k == "outp.0.weight":
-            t[:, v.shape[1]:] = 0
+        elif k in ("outp.0.weight", "enc.0.0.weight", "rconv.0.weight"):
+            t[:, v.shape[1]:] = 0  # nothing reads the new channels (or the new input features) yet
         elif k.endswith("running_var"):
             t.fill_(1)
         elif k.endswith("running_mean") or k.endswith("bias"):
@@ -298,8 +376,8 @@ def load_onnx(net, path):
     import onnx
     from onnx import numpy_helper
 
-    if net.cross:
-        raise ValueError("load_onnx reads networks without cross-channel terms (add them with --init)")
+    if net.cross or net.ipd or net.echo:
+        raise ValueError("load_onnx reads networks without cross-channel terms or phase and echo features (add them with --init)")
     model = onnx.load(path)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type in ("Conv", "ConvTranspose")]

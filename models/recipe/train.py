@@ -146,6 +146,8 @@ def main():
                     help="start from an ONNX file export_onnx.py wrote (a committed model; needs --refine as it was "
                          "trained); its BatchNorms were fused, so they stay frozen (eval mode) while training")
     ap.add_argument("--minutes", type=float, default=35)
+    ap.add_argument("--stop-at", type=float, default=None,
+                    help="stop after this many minutes, the learning-rate cycle still laid out over --minutes")
     ap.add_argument("--export-every", type=float, default=10)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch", type=int, default=6)
@@ -167,6 +169,12 @@ def main():
     ap.add_argument("--cross", action="store_true",
                     help="add the cross-channel terms (a 2x2 complex filter per bin; zero-initialised, so --init from a "
                          "network without them starts from its function)")
+    ap.add_argument("--ipd", action="store_true",
+                    help="add the inter-channel phase (cos, sin) to the input features (their weights zero-initialised "
+                         "when --init loads a network without them)")
+    ap.add_argument("--echo", action="store_true",
+                    help="add the echo features (per bin, the share an echo of the frame one echo delay earlier "
+                         "would have; weights zero-initialised when --init loads a network without them)")
     ap.add_argument("--tch", type=int, default=256,
                     help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
@@ -185,9 +193,9 @@ def main():
     n_stems = 3 if split else 4
     split_w = torch.tensor([float(v) for v in a.split_weights.split(",")])
     net = MaskNet(a.dim_f, n_stems, tch=a.tch, refine=a.refine, refine_ch=a.refine_ch, refine_k=refine_k,
-                  cross=a.cross)
+                  cross=a.cross, ipd=a.ipd, echo=a.echo)
     cfg = dict(n_fft=a.n_fft, hop=hop, dim_f=a.dim_f, dim_t=a.dim_t, n_stems=n_stems, tch=a.tch, refine=a.refine,
-               refine_ch=a.refine_ch, refine_k=list(refine_k), cross=a.cross)
+               refine_ch=a.refine_ch, refine_k=list(refine_k), cross=a.cross, ipd=a.ipd, echo=a.echo)
     if a.init:
         ck = torch.load(a.init)
         missing = load_widened(net, ck["model"])
@@ -256,7 +264,7 @@ def main():
     train_mode()
     while True:
         el = time.time() - t0
-        if el > budget:
+        if el > budget or (a.stop_at is not None and el > a.stop_at * 60):
             break
         frac = el / budget
         lr = a.lr * (min(1.0, (step + 1) / 50)) * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac)))
