@@ -49,20 +49,21 @@ vocalsplit() {
     cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle1.pt"
     # a second cycle with the cross-channel terms added (zero-initialised, so it starts from the first
     # cycle's function): each output channel may also take the other input channel, which lets the
-    # network cancel a panned dry voice against the decorrelated stereo reverb; reverb weighted more
-    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --freeze-bn --init "$WORK/vocalsplit_cycle1.pt" \
-        --minutes "$SPLIT2_MIN" --lr 3e-4
+    # network cancel a panned dry voice against the decorrelated stereo reverb; reverb weighted more.
+    # It and the cycles after it start from the cycle before (its checkpoint; BatchNorms frozen)
+    local warm_args=(--split-weights 0.5,1.5,2 --cross --freeze-bn --lr 3e-4)
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --init "$WORK/vocalsplit_cycle1.pt" --minutes "$SPLIT2_MIN"
     cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle2.pt"
     # a third, with the inter-channel phase added to the input features (cos and sin of the phase
     # difference per bin: an amplitude-panned voice is in phase between the channels, the reverb is
     # not), stopped at SPLIT3_STOP of its SPLIT3_MIN-minute cosine
-    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --ipd --freeze-bn --init "$WORK/vocalsplit_cycle2.pt" \
-        --minutes "$SPLIT3_MIN" --stop-at "$SPLIT3_STOP" --lr 3e-4
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --init "$WORK/vocalsplit_cycle2.pt" \
+        --minutes "$SPLIT3_MIN" --stop-at "$SPLIT3_STOP"
     cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle3.pt"
     # a fourth, with the echo features added (an echo mask proposed from the delay at which the onsets
     # repeat, at the input and straight to the reverb's mask logits)
-    $PY "$HERE/train.py" "${split_args[@]}" --split-weights 0.5,1.5,2 --cross --ipd --echo --freeze-bn \
-        --init "$WORK/vocalsplit_cycle3.pt" --minutes "$SPLIT4_MIN" --lr 3e-4
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --init "$WORK/vocalsplit_cycle3.pt" \
+        --minutes "$SPLIT4_MIN"
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {

@@ -33,11 +33,6 @@ def fmt(d):
     return ", ".join("%s %.2f" % (k, v) for k, v in d.items())
 
 
-# build.sh's defaults for the vocal split's third cycle (the card names them; the checkpoint keeps only
-# where the cycle stopped)
-SPLIT3_MIN, SPLIT3_STOP = 70, 30
-
-
 def vocalsplit_section(work, split_data, models):
     """The card's section on the vocal-split model, from its evaluation, checkpoint and dataset."""
     ev = load(os.path.join(work, "eval_vocalsplit.json"))
@@ -51,8 +46,10 @@ def vocalsplit_section(work, split_data, models):
     w("## `vocalsplit`: the whole vocal -> lead, harmony, reverb\n")
     # build.sh's cycles (each kept as vocalsplit_cycleN.pt) that the network's cfg says were run: the first, the one
     # that added the cross-channel terms, the one that added the phase features, the one that added the echo features
-    cycle = lambda i, key: (torch.load(os.path.join(work, "vocalsplit_cycle%d.pt" % i))
-                            if ck["cfg"].get(key) and os.path.exists(os.path.join(work, "vocalsplit_cycle%d.pt" % i)) else ck)
+    def cycle(i, key):
+        path = os.path.join(work, "vocalsplit_cycle%d.pt" % i)
+        return torch.load(path) if ck["cfg"].get(key) and os.path.exists(path) else ck
+
     c1, c2, c3 = cycle(1, "cross"), cycle(2, "ipd"), cycle(3, "echo")
     w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
       "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
@@ -71,11 +68,11 @@ def vocalsplit_section(work, split_data, models):
           "decorrelated between them, does not; a per-channel mask cannot use that."
           % (c2["step"], c2["minutes"]))
     if c2 is not ck:
-        w("A third cycle (`--cross --ipd --freeze-bn --init`, lr 3e-4, weights 0.5 / 1.5 / 2, a %d-min cosine stopped at "
-          "%d min: %d steps / %.1f min) added the inter-channel phase to the input features: the cosine and sine of the "
+        w("A third cycle (`--cross --ipd --freeze-bn --init`, lr 3e-4, weights 0.5 / 1.5 / 2, a %.0f-min cosine stopped "
+          "after %d steps / %.1f min) added the inter-channel phase to the input features: the cosine and sine of the "
           "phase difference between L and R per bin (the magnitudes fix only the cosine; an amplitude-panned voice is in "
           "phase between the channels, the decorrelated reverb is not); their weights start at zero."
-          % (SPLIT3_MIN, SPLIT3_STOP, c3["step"], c3["minutes"]))
+          % (c3["schedule_minutes"], c3["step"], c3["minutes"]))
     if c3 is not ck:
         w("A fourth cycle of %d steps / %.1f min (`--cross --ipd --echo --freeze-bn --init`, lr 3e-4, the same weights) "
           "added the echo features: per chunk, the delay at which the onsets repeat best (70 ms to 0.93 s) and the echo's "

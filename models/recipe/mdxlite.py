@@ -141,7 +141,7 @@ class MaskNet(nn.Module):
         # echo features at the input (echo_features): a feedback echo is a late, darker copy of the
         # voice at one delay, so a network that sees only a frame's neighbours cannot tell it from the
         # voice; these give it, per bin, the share an echo of the frame one delay earlier would have.
-        # Zero-initialised weights as for the phase features.
+        # Their input weights are zero-initialised as for the phase features (eproj below is not).
         self.echo, self.echo_lags = echo, tuple(echo_lags)
         nin = 4 + (2 if ipd else 0) + (2 if echo else 0)
         self.dim_f, self.n_stems = dim_f, n_stems

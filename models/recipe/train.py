@@ -174,7 +174,9 @@ def main():
                          "when --init loads a network without them)")
     ap.add_argument("--echo", action="store_true",
                     help="add the echo features (per bin, the share an echo of the frame one echo delay earlier "
-                         "would have; weights zero-initialised when --init loads a network without them)")
+                         "would have): their input weights start at zero when --init loads a network without "
+                         "them, but the 1x1 layer that also takes them to the mask logits starts at the reverb's "
+                         "logit + 2 x the proposal, so such a start is not the loaded function")
     ap.add_argument("--tch", type=int, default=256,
                     help="width of the temporal stack; wider than --init's widens it, keeping its function")
     a = ap.parse_args()
@@ -245,7 +247,7 @@ def main():
         nexp += 1
         out = copy.deepcopy(ema if ema is not None else net).to(memory_format=torch.contiguous_format)
         ck = dict(model=out.state_dict(), cfg=cfg, mode=a.mode, step=step, ema=a.ema,
-                  minutes=(time.time() - t0) / 60, params=nparam)
+                  minutes=(time.time() - t0) / 60, schedule_minutes=a.minutes, params=nparam)
         path = os.path.join(a.workdir, "%s.pt" % a.mode)
         torch.save(ck, path + ".tmp")
         os.replace(path + ".tmp", path)
