@@ -4,7 +4,7 @@
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
 #   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
 # Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
-#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN;
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN, SPLIT5_MIN, SPLIT6_MIN;
 #        ONLY=vocalsplit builds the vocal-split model alone, from $FROM/vocals.onnx; ONLY=widen fine-tunes the models in $FROM
 #        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
 set -euo pipefail
@@ -31,6 +31,8 @@ SPLIT2_MIN=${SPLIT2_MIN:-95}
 SPLIT3_MIN=${SPLIT3_MIN:-70}
 SPLIT3_STOP=${SPLIT3_STOP:-30}
 SPLIT4_MIN=${SPLIT4_MIN:-30}
+SPLIT5_MIN=${SPLIT5_MIN:-45}
+SPLIT6_MIN=${SPLIT6_MIN:-45}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
 # held-out sets: in domain (valid; valid-wide for the widened material) and made only of material held out of training
@@ -64,6 +66,14 @@ vocalsplit() {
     # repeat, at the input and straight to the reverb's mask logits)
     $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --init "$WORK/vocalsplit_cycle3.pt" \
         --minutes "$SPLIT4_MIN"
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle4.pt"
+    # two warm restarts of the fourth, the reverb weighted more each time (2.5, then 3: a later
+    # --split-weights overrides warm_args'), the second with another order of examples
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,2.5 \
+        --init "$WORK/vocalsplit_cycle4.pt" --minutes "$SPLIT5_MIN"
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle5.pt"
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 1 \
+        --init "$WORK/vocalsplit_cycle5.pt" --minutes "$SPLIT6_MIN"
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
 }
 heldout_sets() {

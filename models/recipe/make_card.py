@@ -51,6 +51,14 @@ def vocalsplit_section(work, split_data, models):
         return torch.load(path) if ck["cfg"].get(key) and os.path.exists(path) else ck
 
     c1, c2, c3 = cycle(1, "cross"), cycle(2, "ipd"), cycle(3, "echo")
+
+    # the warm restarts after the fourth cycle add no feature: the fourth's and fifth's kept files say they ran
+    def restart(prev, i):
+        path = os.path.join(work, "vocalsplit_cycle%d.pt" % i)
+        return torch.load(path) if prev is not ck and os.path.exists(path) else ck
+
+    c4 = restart(c3, 4)
+    c5 = restart(c4, 5)
     w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
       "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
       "input below dim_f), %s, %d parameters, `vocalsplit.onnx` %.1f MB, trained for %d steps / %.1f min from the vocals "
@@ -81,7 +89,11 @@ def vocalsplit_section(work, split_data, models):
           "copy of the voice, which a network that sees only a frame's neighbours cannot tell from the voice. The proposal "
           "enters the input features (weights starting at zero) and goes straight to the mask logits through a 1x1 layer "
           "that starts with the reverb's logits at 2 x the proposal."
-          % (ck["step"], ck["minutes"]))
+          % (c4["step"], c4["minutes"]))
+    if c5 is not ck:
+        w("Then two warm restarts of %d and %d steps / %.1f and %.1f min (the same flags from the cycle before, lr 3e-4; "
+          "weights 0.5 / 1.5 / 2.5, then 0.5 / 1.5 / 3 with another order of examples, `--seed 1`): the reverb weighted "
+          "more each time." % (c5["step"], ck["step"], c5["minutes"], ck["minutes"]))
     w("The service publishes `harmony` and `reverb` as the network outputs them and the lead as the whole vocal minus "
       "those two, so the parts add up to the whole vocal exactly; `lead` below is that published lead, `lead (network)` "
       "the network's own lead output.\n")
