@@ -44,21 +44,16 @@ def vocalsplit_section(work, split_data, models):
     L = []
     w = L.append
     w("## `vocalsplit`: the whole vocal -> lead, harmony, reverb\n")
-    # build.sh's cycles (each kept as vocalsplit_cycleN.pt) that the network's cfg says were run: the first, the one
-    # that added the cross-channel terms, the one that added the phase features, the one that added the echo features
-    def cycle(i, key):
+    # build.sh's cycles, each kept as vocalsplit_cycleN.pt, that were run (else the network itself): the first three
+    # when the network's cfg has what the next one added (the cross-channel terms, the phase features, the echo
+    # features); the fourth and fifth (the warm restarts after them add no feature) when the cycle before was kept
+    def kept(i, ran):
         path = os.path.join(work, "vocalsplit_cycle%d.pt" % i)
-        return torch.load(path) if ck["cfg"].get(key) and os.path.exists(path) else ck
+        return torch.load(path) if ran and os.path.exists(path) else ck
 
-    c1, c2, c3 = cycle(1, "cross"), cycle(2, "ipd"), cycle(3, "echo")
-
-    # the warm restarts after the fourth cycle add no feature: the fourth's and fifth's kept files say they ran
-    def restart(prev, i):
-        path = os.path.join(work, "vocalsplit_cycle%d.pt" % i)
-        return torch.load(path) if prev is not ck and os.path.exists(path) else ck
-
-    c4 = restart(c3, 4)
-    c5 = restart(c4, 5)
+    c1, c2, c3 = (kept(i, ck["cfg"].get(key)) for i, key in ((1, "cross"), (2, "ipd"), (3, "echo")))
+    c4 = kept(4, c3 is not ck)
+    c5 = kept(5, c4 is not ck)
     w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
       "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
       "input below dim_f), %s, %d parameters, `vocalsplit.onnx` %.1f MB, trained for %d steps / %.1f min from the vocals "
