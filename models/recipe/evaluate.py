@@ -112,6 +112,12 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
         v = [r[k] for r in rs if k in r]
         return round(float(np.median(v)), 2)
 
+    def ci95(rs, k, n=2000):
+        # the median's 95 % bootstrap interval over the clips (resampled with a fixed seed)
+        v = np.array([r[k] for r in rs if k in r])
+        m = np.median(v[np.random.default_rng(0).integers(0, len(v), (n, len(v)))], 1)
+        return [round(float(np.percentile(m, 2.5)), 2), round(float(np.percentile(m, 97.5)), 2)]
+
     keys = ["lead", "lead(net)", "harmony", "reverb"]
     extra = dict(oracle_irm={k: med([o[0] for o in orc], k) for k in SPLIT_PARTS},
                  oracle_mwf={k: med([o[1] for o in orc], k) for k in SPLIT_PARTS}) if oracle else {}
@@ -124,7 +130,8 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
     by_echo = {n: [r for r in rows if "reverb" in r and r["echo"] == e] for n, e in (("echo", True), ("none", False))}
     if all(by_echo.values()):
         extra["reverb_by_echo"] = {n: dict(clips=len(rs), reverb=med(rs, "reverb")) for n, rs in by_echo.items()}
-    return dict(median={k: med(rows, k) for k in keys}, floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
+    return dict(median={k: med(rows, k) for k in keys}, ci95={k: ci95(rows, k) for k in keys},
+                floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
                 clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
                 harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,
                 realtime_torch=round(taudio / max(tproc, 1e-9), 1), overlap=overlap)

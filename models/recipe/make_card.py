@@ -97,12 +97,27 @@ def vocalsplit_section(work, split_data, models):
       % (ev["clips"], va[0]["seconds"], ev["clips_with"]["harmony"], ev["clips_with"]["reverb"]))
     orc, mwf = ev.get("oracle_irm", {}), ev.get("oracle_mwf", {})
     o = lambda k: " | ".join("%.2f dB" % d[k] if k in d else "-" for d in (orc, mwf))
-    w("| part | vocalsplit | floor | above the floor | ideal ratio mask | ideal 2x2 Wiener filter |")
-    w("|---|---|---|---|---|---|")
-    w("| lead | %.2f dB | %.2f dB (the whole vocal as the lead) | %+.2f dB | %s |" % (med["lead"], floor["lead"], med["lead"] - floor["lead"], o("lead")))
-    w("| lead (network) | %.2f dB | %.2f dB | %+.2f dB | | |" % (med["lead(net)"], floor["lead"], med["lead(net)"] - floor["lead"]))
-    w("| harmony | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["harmony"], med["harmony"], o("harmony")))
-    w("| reverb | %.2f dB | 0 dB (silence) | %+.2f dB | %s |" % (med["reverb"], med["reverb"], o("reverb")))
+    ci = lambda e, k: "%.2f-%.2f" % tuple(e["ci95"][k]) if "ci95" in e else "-"
+    w("| part | vocalsplit | 95 % interval | floor | above the floor | ideal ratio mask | ideal 2x2 Wiener filter |")
+    w("|---|---|---|---|---|---|---|")
+    w("| lead | %.2f dB | %s | %.2f dB (the whole vocal as the lead) | %+.2f dB | %s |"
+      % (med["lead"], ci(ev, "lead"), floor["lead"], med["lead"] - floor["lead"], o("lead")))
+    w("| lead (network) | %.2f dB | %s | %.2f dB | %+.2f dB | | |"
+      % (med["lead(net)"], ci(ev, "lead(net)"), floor["lead"], med["lead(net)"] - floor["lead"]))
+    w("| harmony | %.2f dB | %s | 0 dB (silence) | %+.2f dB | %s |" % (med["harmony"], ci(ev, "harmony"), med["harmony"], o("harmony")))
+    w("| reverb | %.2f dB | %s | 0 dB (silence) | %+.2f dB | %s |" % (med["reverb"], ci(ev, "reverb"), med["reverb"], o("reverb")))
+    w("\nThe interval is the median's 95 % bootstrap interval over the clips (2,000 resamples).")
+    big = os.path.join(work, "eval_vocalsplit_200.json")
+    if os.path.exists(big):
+        eb = load(big)
+        w("\nOn a larger held-out set, %d clips (`make_vocalsplit.py --split valid --count %d`: clips of the same seeds "
+          "as the 40 above and %d more), median SDR (95 %% interval): lead %.2f dB (%s; floor %.2f dB, %+.2f over it), "
+          "harmony %.2f dB (%s, over its %d clips with a harmony), reverb %.2f dB (%s); the ideal ratio mask gives "
+          "%.2f / %.2f / %.2f dB and the ideal 2x2 Wiener filter %.2f / %.2f / %.2f dB there."
+          % (eb["clips"], eb["clips"], eb["clips"] - ev["clips"], eb["median"]["lead"], ci(eb, "lead"),
+             eb["floor"]["lead"], eb["median"]["lead"] - eb["floor"]["lead"], eb["median"]["harmony"], ci(eb, "harmony"),
+             eb["clips_with"]["harmony"], eb["median"]["reverb"], ci(eb, "reverb"),
+             *(eb.get(k, {}).get(p, float("nan")) for k in ("oracle_irm", "oracle_mwf") for p in ("lead", "harmony", "reverb"))))
     w("\nThe two ideal columns use the true parts: the ratio mask is the per-channel real mask |part| / sum of |parts| "
       "per bin (what a mask per channel could reach); the Wiener filter is per bin the part's 2x2 spatial covariance "
       "times the inverse of the whole vocal's, both averaged over 3 x 3 neighbouring bins and frames (what a network "
