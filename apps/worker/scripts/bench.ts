@@ -1,5 +1,7 @@
 // End-to-end job benchmark: create -> success through the real API, worker and services, for
-// 30 s, 3 min and 10 min songs. Prints job time, the part spent in inference, and peak worker RSS.
+// 30 s, 3 min and 10 min songs. Prints job time, the part spent in inference, the vocal split's
+// steps (a vocal separation's second pass, the lead written as the remainder), the uploads, and
+// peak worker RSS.
 // Run: pnpm bench:worker   (a fresh worker process per case, so its peak RSS is that case's)
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
@@ -15,6 +17,10 @@ try {
       const song = await makeSong(`bench-${seconds}.mp3`, seconds, ["-b:a", "320k"]);
       const worker = d.startWorker("pipe");
       const timings: Array<{ inferenceMs: number; decodeMs: number; postMs: number; encodeMs: number; totalMs: number }> = [];
+      // the worker's log lines after the first pass: the split's timings, the lead's and the uploads' ms
+      let splitMs: number | undefined;
+      let leadMs: number | undefined;
+      let uploadMs: number | undefined;
       let ready!: () => void;
       const started = new Promise<void>((r) => (ready = r));
       createInterface({ input: worker.stdout! }).on("line", (line) => {
@@ -22,6 +28,9 @@ try {
           const entry = JSON.parse(line);
           if (entry.msg === "worker started") ready();
           if (entry.msg === "separated") timings.push(entry.timings);
+          if (entry.msg === "split the vocal") splitMs = entry.timings.totalMs;
+          if (entry.msg === "wrote the lead") leadMs = entry.ms;
+          if (entry.msg === "uploaded") uploadMs = entry.waitedMs ?? entry.ms;
         } catch {
           // not a log line
         }
@@ -52,6 +61,7 @@ try {
         (jobMs / 1000).toFixed(2),
         (t.inferenceMs / 1000).toFixed(2),
         (t.totalMs / 1000).toFixed(2),
+        ...[splitMs, leadMs, uploadMs].map((ms) => (ms === undefined ? "-" : (ms / 1000).toFixed(2))),
         (seconds / (jobMs / 1000)).toFixed(1),
         (peakKb / 1024).toFixed(0),
       ]);
@@ -68,6 +78,9 @@ const header = [
   "create->success s",
   "inference s",
   "separation s",
+  "vocal split s",
+  "lead s",
+  "upload wait s",
   "x realtime",
   "peak worker RSS MB",
 ];

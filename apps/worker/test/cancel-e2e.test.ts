@@ -125,6 +125,36 @@ describe("cancelling jobs through the API, with a worker running them", () => {
     assert.equal(still.status, "cancelled", "a cancelled job stays cancelled");
   });
 
+  it("stops a vocal separation during its vocal split: the whole vocal and backing, uploaded while the split runs, are removed", async () => {
+    const song = await makeSong("split-long.wav", 120);
+    const running = (await (await upload(d, song, "vocal-separations")).json()) as { id: number };
+    const route = `vocal-separations/${running.id}`;
+    const prefix = `outputs/vocal-separation/${running.id}/`;
+    await waitForProgress(route, 55, 180_000); // the first pass ends at 50 %
+    // The first pass's files (the whole vocal and the backing) are final and upload in the background
+    // while the split runs; uploads that start only after it would begin with the lead.
+    const deadline = Date.now() + 60_000;
+    let first: string[] = [];
+    while ((first = await storage.list(prefix)).length === 0) {
+      if (Date.now() > deadline) throw new Error("nothing was uploaded during the vocal split");
+      await sleep(50);
+    }
+    const names = first.map((k) => k.slice(prefix.length).replace(/\.\w+$/, ""));
+    assert.deepEqual(
+      [...new Set(names)].filter((n) => n !== "vocals" && n !== "backing"),
+      [],
+      `uploaded first: ${first.join(", ")}`,
+    );
+    assert.equal((await getJson(d, route)).status, "running", "still splitting when cancelled");
+    const res = await cancel(route);
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(((await res.json()) as { status: string }).status, "cancelled");
+    const ms = await attemptEnds(queues.separation, `separation-${running.id}`, 5_000);
+    assert.ok(ms < 5_000, `attempt ended ${ms} ms after the cancel`);
+    assert.deepEqual(await storage.list(prefix), [], "no output object under the job's keys");
+    assert.equal((await getJson(d, route)).status, "cancelled");
+  });
+
   it("answers 409 naming the status for an ended job, 404 for another caller's, an unknown or a malformed id", async () => {
     const short = (await (await upload(d, await makeSong("s.wav", 3), "stem-splits")).json()) as { id: number };
     const done = await waitForEnd(d, `stem-splits/${short.id}`, 120_000);

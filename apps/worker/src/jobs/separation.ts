@@ -85,6 +85,31 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         await deps.storage.putFile(key, path);
         return key;
       };
+      // Uploads run one file (both formats) at a time, in the background from when the file is final:
+      // the first pass's files while the vocal split runs, the split's while the lead is written. A
+      // failed upload stops the ones queued after it; the job waits for all of them to settle before
+      // it ends either way, so a failed job's discard finds every object it made.
+      const keys = new Map<string, Promise<{ lossless: string; lossy: string }>>();
+      let queue: Promise<unknown> = Promise.resolve();
+      let uploadMs = 0;
+      const queueUpload = (file: string) => {
+        if (keys.has(file)) return;
+        const done = queue.then(async () => {
+          signal.throwIfAborted();
+          const started = performance.now();
+          // both formats settle before this step does, so nothing is still being written when it fails
+          const results = await Promise.allSettled([upload(file, lossless), upload(file, "mp3")]);
+          uploadMs += performance.now() - started;
+          const [losslessKey, lossyKey] = results.map((r) => {
+            if (r.status === "rejected") throw r.reason;
+            return r.value;
+          });
+          return { lossless: losslessKey!, lossy: lossyKey! };
+        });
+        done.catch(() => {}); // read below, by the job or by its failure path
+        keys.set(file, done);
+        queue = done;
+      };
       // A vocal separation publishes vocals and backing; a stem split every stem the network
       // outputs (all six of a 6-stem model), not the derived backing, which is no instrument.
       // Vocal and backing URLs come with either kind whenever the model has vocals.
@@ -99,46 +124,57 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
               ["backing", pair!.backing],
             ]
           : model.stems.map((s) => [s, s]);
-      if (splitting) {
-        // The whole vocal (its lossless file, as published) split into harmony and reverb; the lead
-        // is what they leave of it, so lead + harmony + reverb + backing is the input.
-        const whole = files.get(pair!.vocals)![lossless]!;
-        const splitDir = join(workDir, "split");
-        const parts = await deps.pool.run(
-          { inputPath: whole, modelName: split.model!, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
-          (f) => reportProgress(0.5 + f * 0.45),
-          signal,
-        );
-        log.info({ timings: parts.timings, model: split.model }, "split the vocal");
-        const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
-        await writeRemainder(
-          whole,
-          [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
-          outputs.map((o) => ({ ...o, path: lead[o.format]! })),
-          signal,
-        );
-        files.set("lead", lead);
-        files.set("harmony", parts.stems.harmony!);
-        files.set("reverb", parts.stems.reverb!);
-        stemFiles = [
-          ["vocals", "lead"],
-          ["harmony", "harmony"],
-          ["reverb", "reverb"],
-          ["backing", pair!.backing],
-        ];
+      try {
+        if (splitting) {
+          // The whole vocal and the backing are final: they upload while the vocal is split.
+          queueUpload(pair!.vocals);
+          queueUpload(pair!.backing);
+          // The whole vocal (its lossless file, as published) split into harmony and reverb; the lead
+          // is what they leave of it, so lead + harmony + reverb + backing is the input.
+          const whole = files.get(pair!.vocals)![lossless]!;
+          const splitDir = join(workDir, "split");
+          const parts = await deps.pool.run(
+            { inputPath: whole, modelName: split.model!, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
+            (f) => reportProgress(0.5 + f * 0.45),
+            signal,
+          );
+          log.info({ timings: parts.timings, model: split.model }, "split the vocal");
+          files.set("harmony", parts.stems.harmony!);
+          files.set("reverb", parts.stems.reverb!);
+          queueUpload("harmony");
+          queueUpload("reverb");
+          const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
+          const leadStarted = performance.now();
+          await writeRemainder(
+            whole,
+            [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
+            outputs.map((o) => ({ ...o, path: lead[o.format]! })),
+            signal,
+          );
+          log.info({ ms: performance.now() - leadStarted }, "wrote the lead");
+          files.set("lead", lead);
+          stemFiles = [
+            ["vocals", "lead"],
+            ["harmony", "harmony"],
+            ["reverb", "reverb"],
+            ["backing", pair!.backing],
+          ];
+        }
+        const waitStarted = performance.now();
+        for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) queueUpload(file);
+        await queue;
+        log.info({ ms: uploadMs, waitedMs: performance.now() - waitStarted, files: keys.size * 2 }, "uploaded");
+      } catch (err) {
+        await queue.catch(() => {});
+        throw err;
       }
-      const keys = new Map<string, { lossless: string; lossy: string }>();
-      for (const file of new Set([...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])])) {
-        signal.throwIfAborted();
-        const [losslessKey, lossyKey] = await Promise.all([upload(file, lossless), upload(file, "mp3")]);
-        keys.set(file, { lossless: losslessKey, lossy: lossyKey });
-      }
-      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossless }));
-      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossy }));
+      const settled = new Map(await Promise.all([...keys].map(async ([f, k]) => [f, await k] as const)));
+      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: settled.get(f)!.lossless }));
+      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: settled.get(f)!.lossy }));
       return {
-        vocalKey: pair ? keys.get(pair.vocals)!.lossless : null,
-        lossyVocalKey: pair ? keys.get(pair.vocals)!.lossy : null,
-        backingKey: pair ? keys.get(pair.backing)!.lossless : null,
+        vocalKey: pair ? settled.get(pair.vocals)!.lossless : null,
+        lossyVocalKey: pair ? settled.get(pair.vocals)!.lossy : null,
+        backingKey: pair ? settled.get(pair.backing)!.lossless : null,
         stems,
         lossyStems,
         model: model.name,
