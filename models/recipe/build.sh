@@ -4,7 +4,7 @@
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
 #   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
 # Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
-#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN, SPLIT5_MIN, SPLIT6_MIN;
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN, SPLIT5_MIN, SPLIT6_MIN, SPLIT7_MIN, SPLIT8_MIN;
 #        ONLY=vocalsplit builds the vocal-split model alone, from $FROM/vocals.onnx; ONLY=widen fine-tunes the models in $FROM
 #        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
 set -euo pipefail
@@ -33,6 +33,8 @@ SPLIT3_STOP=${SPLIT3_STOP:-30}
 SPLIT4_MIN=${SPLIT4_MIN:-30}
 SPLIT5_MIN=${SPLIT5_MIN:-45}
 SPLIT6_MIN=${SPLIT6_MIN:-45}
+SPLIT7_MIN=${SPLIT7_MIN:-30}
+SPLIT8_MIN=${SPLIT8_MIN:-60}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
 # held-out sets: in domain (valid; valid-wide for the widened material) and made only of material held out of training
@@ -74,6 +76,13 @@ vocalsplit() {
     cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle5.pt"
     $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 1 \
         --init "$WORK/vocalsplit_cycle5.pt" --minutes "$SPLIT6_MIN"
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle6.pt"
+    # two more with the same weights and other orders of examples
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 2 \
+        --init "$WORK/vocalsplit_cycle6.pt" --minutes "$SPLIT7_MIN"
+    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle7.pt"
+    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 3 \
+        --init "$WORK/vocalsplit_cycle7.pt" --minutes "$SPLIT8_MIN"
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
     # and on 200 held-out clips (the 40's seeds and 160 more): a 40-clip median moves by ~0.2 dB between sets
     [ -f "$SPLIT_DATA/valid200/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 200 --seconds 10 --out "$SPLIT_DATA/valid200"

@@ -70,7 +70,7 @@ def oracles(voc, ref, n_fft=4096, hop=1024, size=3):
     return irm, mwf
 
 
-def evaluate_split(net, spec, dirs, overlap, oracle=False):
+def evaluate_split(net, spec, dirs, overlap, oracle=False, per_clip=False):
     """Vocal split on make_vocalsplit.py clips. `lead` is what the service publishes: the whole
     vocal minus the harmony and reverb estimates (so the parts add up to it exactly);
     `lead(net)` is the network's own lead output. Floors: the whole vocal as the lead, silence
@@ -105,6 +105,7 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
         row["wet_db"] = round(10 * np.log10((np.sum(ref["reverb"].astype(np.float64) ** 2) + 1e-12) /
                                             (np.sum(dry.astype(np.float64) ** 2) + 1e-12)), 1)
         row["echo"] = "echo" in meta.get(os.path.basename(d), {})
+        row["clip"] = os.path.basename(d)
         rows.append(row)
         base.append(b)
 
@@ -134,17 +135,18 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False):
                 floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
                 clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
                 harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,
-                realtime_torch=round(taudio / max(tproc, 1e-9), 1), overlap=overlap)
+                realtime_torch=round(taudio / max(tproc, 1e-9), 1), overlap=overlap,
+                **({"per_clip": rows} if per_clip else {}))
 
 
-def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5, oracle=False):
+def evaluate(net, cfg, valid, limit=None, name="stems", overlap=0.5, oracle=False, per_clip=False):
     spec = Spec(cfg["n_fft"], cfg["hop"], cfg["dim_f"], cfg["dim_t"])
     net.eval()
     dirs = sorted(glob.glob(os.path.join(valid, "[0-9]*")))
     if limit:
         dirs = dirs[:limit]
     if name == "vocalsplit":
-        return evaluate_split(net, spec, dirs, overlap, oracle)
+        return evaluate_split(net, spec, dirs, overlap, oracle, per_clip)
     rows, base, tproc, taudio = [], [], 0.0, 0.0
     for d in dirs:
         mix = rd(os.path.join(d, "mixture.wav"))
@@ -183,13 +185,15 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--oracle", action="store_true",
                     help="vocalsplit: also the ideal ratio mask's and the ideal 2x2 Wiener filter's SDR per part")
+    ap.add_argument("--per-clip", action="store_true",
+                    help="vocalsplit: also each clip's SDRs (`per_clip`), for compare.py")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     ck = torch.load(a.ckpt)
     cfg = ck["cfg"]
     net = net_from_cfg(cfg)
     net.load_state_dict(ck["model"])
-    res = evaluate(net, cfg, a.valid, name=a.name, oracle=a.oracle)
+    res = evaluate(net, cfg, a.valid, name=a.name, oracle=a.oracle, per_clip=a.per_clip)
     res.update(step=ck.get("step"), train_minutes=ck.get("minutes"), params=ck.get("params"))
     print(json.dumps(res, indent=1))
     if a.json:

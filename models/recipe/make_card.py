@@ -53,7 +53,11 @@ def vocalsplit_section(work, split_data, models):
 
     c1, c2, c3 = (kept(i, ck["cfg"].get(key)) for i, key in ((1, "cross"), (2, "ipd"), (3, "echo")))
     c4 = kept(4, c3 is not ck)
-    c5 = kept(5, c4 is not ck)
+    # the warm restarts after the fourth cycle (they add no feature): each kept but the last, which is the network
+    restarts, i = [], 5
+    while c4 is not ck and (not restarts or restarts[-1] is not ck):
+        restarts.append(kept(i, True))
+        i += 1
     w("Run by the worker after the vocal/backing split (`SEPARATION_MODEL_VOCAL_SPLIT`): its input is the whole vocal. "
       "Same network as above with 3 stems (`lead`, `harmony`, `reverb`; softmax masks, so the three estimates sum to the "
       "input below dim_f), %s, %d parameters, `vocalsplit.onnx` %.1f MB, trained for %d steps / %.1f min from the vocals "
@@ -85,10 +89,14 @@ def vocalsplit_section(work, split_data, models):
           "enters the input features (weights starting at zero) and goes straight to the mask logits through a 1x1 layer "
           "that starts with the reverb's logits at 2 x the proposal."
           % (c4["step"], c4["minutes"]))
-    if c5 is not ck:
-        w("Then two warm restarts of %d and %d steps / %.1f and %.1f min (the same flags from the cycle before, lr 3e-4; "
-          "weights 0.5 / 1.5 / 2.5, then 0.5 / 1.5 / 3 with another order of examples, `--seed 1`): the reverb weighted "
-          "more each time." % (c5["step"], ck["step"], c5["minutes"], ck["minutes"]))
+    if restarts:
+        # build.sh's flags for them, in order: the reverb's loss weight, and the seed (another order of examples)
+        flags = [("0.5 / 1.5 / 2.5", 0), ("0.5 / 1.5 / 3", 1), ("0.5 / 1.5 / 3", 2), ("0.5 / 1.5 / 3", 3)]
+        w("Then %d warm restarts, each from the cycle before with its flags (lr 3e-4): %s; the reverb weighted more in "
+          "the first two%s."
+          % (len(restarts), ", ".join("%d steps / %.1f min (weights %s%s)" % (c["step"], c["minutes"], wt, ", `--seed %d`" % sd if sd else "")
+                                      for c, (wt, sd) in zip(restarts, flags)),
+             ", the later ones only another order of examples" if len(restarts) > 2 else ""))
     w("The service publishes `harmony` and `reverb` as the network outputs them and the lead as the whole vocal minus "
       "those two, so the parts add up to the whole vocal exactly; `lead` below is that published lead, `lead (network)` "
       "the network's own lead output.\n")
