@@ -138,8 +138,11 @@ step_done "base toolchain and clone"
 say "./mixdown.sh up (PORT=$PORT), in a new login shell"
 # Job control gives `up` a process group of its own, as a terminal's foreground job has, with
 # SIGINT not ignored (a script's plain `&` job ignores it), so Ctrl-C can be sent as a terminal does.
+# env --default-signal=INT undoes an ignored SIGINT that this script inherited (started as a plain
+# `&` job itself, as `nohup .ci/run &` is): a shell cannot un-ignore a signal ignored at its start,
+# so without it the Ctrl-C below would be ignored all the way down and the check would fail.
 set -m
-chroot "$root" /usr/bin/env -i "${login_env[@]}" PORT="$PORT" \
+chroot "$root" /usr/bin/env -i --default-signal=INT "${login_env[@]}" PORT="$PORT" \
   /bin/bash -lc 'cd /work/mixdown && ./mixdown.sh up' >"$up_log" 2>&1 </dev/null &
 up_pid=$!
 set +m
