@@ -69,20 +69,17 @@ vocalsplit() {
     $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --init "$WORK/vocalsplit_cycle3.pt" \
         --minutes "$SPLIT4_MIN"
     cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle4.pt"
-    # two warm restarts of the fourth, the reverb weighted more each time (2.5, then 3: a later
-    # --split-weights overrides warm_args'), the second with another order of examples
-    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,2.5 \
-        --init "$WORK/vocalsplit_cycle4.pt" --minutes "$SPLIT5_MIN"
-    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle5.pt"
-    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 1 \
-        --init "$WORK/vocalsplit_cycle5.pt" --minutes "$SPLIT6_MIN"
-    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle6.pt"
-    # two more with the same weights and other orders of examples
-    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 2 \
-        --init "$WORK/vocalsplit_cycle6.pt" --minutes "$SPLIT7_MIN"
-    cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle7.pt"
-    $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights 0.5,1.5,3 --seed 3 \
-        --init "$WORK/vocalsplit_cycle7.pt" --minutes "$SPLIT8_MIN"
+    # four warm restarts, each from the cycle before: the reverb weighted more in the first two (2.5, then 3: a
+    # later --split-weights overrides warm_args'), the last three with other orders of examples (--seed); each kept
+    # as vocalsplit_cycleN.pt but the last, which is the network itself
+    local i=5 restart reverb_w seed minutes
+    for restart in "2.5 0 $SPLIT5_MIN" "3 1 $SPLIT6_MIN" "3 2 $SPLIT7_MIN" "3 3 $SPLIT8_MIN"; do
+        read -r reverb_w seed minutes <<<"$restart"
+        $PY "$HERE/train.py" "${split_args[@]}" "${warm_args[@]}" --ipd --echo --split-weights "0.5,1.5,$reverb_w" \
+            --seed "$seed" --init "$WORK/vocalsplit_cycle$((i - 1)).pt" --minutes "$minutes"
+        if [ "$i" -lt 8 ]; then cp "$WORK/vocalsplit.pt" "$WORK/vocalsplit_cycle$i.pt"; fi
+        i=$((i + 1))
+    done
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid" --json "$WORK/eval_vocalsplit.json"
     # and on 200 held-out clips (the 40's seeds and 160 more): a 40-clip median moves by ~0.2 dB between sets
     [ -f "$SPLIT_DATA/valid200/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 200 --seconds 10 --out "$SPLIT_DATA/valid200"

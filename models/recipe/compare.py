@@ -15,6 +15,13 @@ import json
 import numpy as np
 
 
+def median_ci95(values, digits=2, n=2000):
+    """The median's 95 % bootstrap interval over `values` (n resamples, fixed seed), rounded."""
+    v = np.asarray(values, dtype=np.float64)
+    m = np.median(v[np.random.default_rng(0).integers(0, len(v), (n, len(v)))], 1)
+    return [round(float(np.percentile(m, 2.5)), digits), round(float(np.percentile(m, 97.5)), digits)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("a")
@@ -27,10 +34,9 @@ def main():
     for k in ("lead", "lead(net)", "harmony", "reverb"):
         clips = [c for c in sorted(ra) if k in ra[c] and k in rb[c]]
         d = np.array([rb[c][k] - ra[c][k] for c in clips])
-        boot = np.median(d[np.random.default_rng(0).integers(0, len(d), (2000, len(d)))], 1)
         out[k] = dict(clips=len(clips), a=round(float(np.median([ra[c][k] for c in clips])), 2),
                       b=round(float(np.median([rb[c][k] for c in clips])), 2), diff=round(float(np.median(d)), 3),
-                      ci95=[round(float(np.percentile(boot, 2.5)), 3), round(float(np.percentile(boot, 97.5)), 3)],
+                      ci95=median_ci95(d, digits=3),
                       b_better=int(np.sum(d > 0)))
         o = out[k]
         print("%-10s %3d clips  A %6.2f  B %6.2f dB  B - A per clip: median %+.3f dB (95 %% %+.3f to %+.3f), B better on %d"

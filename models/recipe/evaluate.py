@@ -23,6 +23,7 @@ import torch
 from scipy.io import wavfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import median_ci95  # noqa: E402
 from mdxlite import Spec, net_from_cfg, sdr, separate  # noqa: E402
 
 STEMS = ["vocals", "drums", "bass", "other"]
@@ -104,20 +105,14 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False, per_clip=False):
         dry = ref["lead"] + ref["harmony"]
         row["wet_db"] = round(10 * np.log10((np.sum(ref["reverb"].astype(np.float64) ** 2) + 1e-12) /
                                             (np.sum(dry.astype(np.float64) ** 2) + 1e-12)), 1)
-        row["echo"] = "echo" in meta.get(os.path.basename(d), {})
         row["clip"] = os.path.basename(d)
+        row["echo"] = "echo" in meta.get(row["clip"], {})
         rows.append(row)
         base.append(b)
 
     def med(rs, k):
         v = [r[k] for r in rs if k in r]
         return round(float(np.median(v)), 2)
-
-    def ci95(rs, k, n=2000):
-        # the median's 95 % bootstrap interval over the clips (resampled with a fixed seed)
-        v = np.array([r[k] for r in rs if k in r])
-        m = np.median(v[np.random.default_rng(0).integers(0, len(v), (n, len(v)))], 1)
-        return [round(float(np.percentile(m, 2.5)), 2), round(float(np.percentile(m, 97.5)), 2)]
 
     keys = ["lead", "lead(net)", "harmony", "reverb"]
     extra = dict(oracle_irm={k: med([o[0] for o in orc], k) for k in SPLIT_PARTS},
@@ -131,7 +126,7 @@ def evaluate_split(net, spec, dirs, overlap, oracle=False, per_clip=False):
     by_echo = {n: [r for r in rows if "reverb" in r and r["echo"] == e] for n, e in (("echo", True), ("none", False))}
     if all(by_echo.values()):
         extra["reverb_by_echo"] = {n: dict(clips=len(rs), reverb=med(rs, "reverb")) for n, rs in by_echo.items()}
-    return dict(median={k: med(rows, k) for k in keys}, ci95={k: ci95(rows, k) for k in keys},
+    return dict(median={k: med(rows, k) for k in keys}, ci95={k: median_ci95([r[k] for r in rows if k in r]) for k in keys},
                 floor={k: med(base, k) for k in SPLIT_PARTS}, **extra,
                 clips=len(rows), clips_with={s: sum(1 for r in rows if s in r) for s in ("harmony", "reverb")},
                 harmony_leak_db=round(float(np.median(leak)), 1) if leak else None,

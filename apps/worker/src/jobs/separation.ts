@@ -89,12 +89,14 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       // the first pass's files while the vocal split runs, the split's while the lead is written. A
       // failed upload stops the ones queued after it; the job waits for all of them to settle before
       // it ends either way, so a failed job's discard finds every object it made.
-      const keys = new Map<string, Promise<{ lossless: string; lossy: string }>>();
+      const keys = new Map<string, { lossless: string; lossy: string }>(); // filled as each file's uploads finish
+      const queued = new Set<string>();
       let queue: Promise<unknown> = Promise.resolve();
       let uploadMs = 0;
       const queueUpload = (file: string) => {
-        if (keys.has(file)) return;
-        const done = queue.then(async () => {
+        if (queued.has(file)) return;
+        queued.add(file);
+        queue = queue.then(async () => {
           signal.throwIfAborted();
           const started = performance.now();
           // both formats settle before this step does, so nothing is still being written when it fails
@@ -104,11 +106,9 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
             if (r.status === "rejected") throw r.reason;
             return r.value;
           });
-          return { lossless: losslessKey!, lossy: lossyKey! };
+          keys.set(file, { lossless: losslessKey!, lossy: lossyKey! });
         });
-        done.catch(() => {}); // read below, by the job or by its failure path
-        keys.set(file, done);
-        queue = done;
+        queue.catch(() => {}); // awaited below, by the job or by its failure path
       };
       // A vocal separation publishes vocals and backing; a stem split every stem the network
       // outputs (all six of a 6-stem model), not the derived backing, which is no instrument.
@@ -163,18 +163,17 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         const waitStarted = performance.now();
         for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) queueUpload(file);
         await queue;
-        log.info({ ms: uploadMs, waitedMs: performance.now() - waitStarted, files: keys.size * 2 }, "uploaded");
+        log.info({ ms: uploadMs, waitedMs: performance.now() - waitStarted, files: queued.size * 2 }, "uploaded");
       } catch (err) {
         await queue.catch(() => {});
         throw err;
       }
-      const settled = new Map(await Promise.all([...keys].map(async ([f, k]) => [f, await k] as const)));
-      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: settled.get(f)!.lossless }));
-      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: settled.get(f)!.lossy }));
+      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossless }));
+      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossy }));
       return {
-        vocalKey: pair ? settled.get(pair.vocals)!.lossless : null,
-        lossyVocalKey: pair ? settled.get(pair.vocals)!.lossy : null,
-        backingKey: pair ? settled.get(pair.backing)!.lossless : null,
+        vocalKey: pair ? keys.get(pair.vocals)!.lossless : null,
+        lossyVocalKey: pair ? keys.get(pair.vocals)!.lossy : null,
+        backingKey: pair ? keys.get(pair.backing)!.lossless : null,
         stems,
         lossyStems,
         model: model.name,
