@@ -4,9 +4,11 @@
 #   libopenblas0-pthread espeak-ng flite sox fluidsynth fluid-soundfont-gm timgm6mb-soundfont
 #   musescore-general-soundfont hydrogen-drumkits festival and the festvox voices material.py names
 # Usage: bash models/recipe/build.sh     (env overrides: DATA, WORK, OUT (where the models go, default models/),
-#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, NTRAIN, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN, SPLIT5_MIN, SPLIT6_MIN, SPLIT7_MIN, SPLIT8_MIN;
+#        STEMS1_MIN, STEMS2_MIN, STEMS3_MIN, VOCALS_MIN, VOCALSFT_MIN, SEP_TRAIN, NSYN, NTRAIN, NFORM, SPLIT_DATA, SPLIT_NTRAIN, SPLIT_MIN, SPLIT2_MIN, SPLIT3_MIN, SPLIT3_STOP, SPLIT4_MIN, SPLIT5_MIN, SPLIT6_MIN, SPLIT7_MIN, SPLIT8_MIN;
 #        ONLY=vocalsplit builds the vocal-split model alone, from $FROM/vocals.onnx; ONLY=widen fine-tunes the models in $FROM
-#        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes)
+#        (default models/) on the widened data for STEMSFT_MIN / VOCALSFT_MIN minutes; ONLY=formants fine-tunes $FROM/vocals.onnx
+#        on Festival voices with moved formants (the last step of the vocals network); ONLY=separation trains and evaluates
+#        the stems and vocals networks alone, without the vocal split)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 MODELS="${OUT:-$(cd "$HERE/.." && pwd)}"
@@ -18,8 +20,13 @@ PY=/usr/bin/python3
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432} MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-17179869184}
 DATA=${DATA:-/tmp/mixdown-data}
 WORK=${WORK:-/tmp/mixdown-train}
+# the training splits of the stems and vocals networks (comma-separated make_dataset.py splits): by default
+# the synthetic material alone, as the committed files learnt (NSYN clips); `train,train-synthetic` adds the
+# widened material (NTRAIN clips), measured and not adopted (models/MODEL_CARD.md)
+SEP_TRAIN=${SEP_TRAIN:-train-synthetic}
 NTRAIN=${NTRAIN:-400}
-NSYN=${NSYN:-200}
+NSYN=${NSYN:-400}
+NFORM=${NFORM:-360}
 STEMS1_MIN=${STEMS1_MIN:-16}
 STEMS2_MIN=${STEMS2_MIN:-26}
 STEMS3_MIN=${STEMS3_MIN:-25}
@@ -37,8 +44,9 @@ SPLIT7_MIN=${SPLIT7_MIN:-30}
 SPLIT8_MIN=${SPLIT8_MIN:-60}
 STEMSFT_MIN=${STEMSFT_MIN:-35}
 VOCALSFT_MIN=${VOCALSFT_MIN:-35}
-# held-out sets: in domain (valid; valid-wide for the widened material) and made only of material held out of training
-HELDOUT="valid valid-wide ood ood-voices ood-instruments"
+# held-out sets: in domain (valid; valid-wide and valid-matched for the widened material) and made only of material
+# held out of training
+HELDOUT="valid valid-wide valid-matched ood ood-voices ood-instruments"
 mkdir -p "$DATA" "$WORK" "$MODELS"
 vocalsplit() {
     # the whole vocal -> lead / harmony / reverb (run by the worker after the vocal/backing split),
@@ -85,36 +93,66 @@ vocalsplit() {
     [ -f "$SPLIT_DATA/valid200/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 200 --seconds 10 --out "$SPLIT_DATA/valid200"
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid200" --json "$WORK/eval_vocalsplit_200.json"
 }
+trainset() {
+    # make_dataset.py's training split $1, unless made: NTRAIN clips of `train` (widened), NFORM of `train-formants`,
+    # NSYN of `train-synthetic`
+    local n=$NSYN
+    if [ "$1" = train ]; then n=$NTRAIN; fi
+    if [ "$1" = train-formants ]; then n=$NFORM; fi
+    if [ -f "$DATA/$1/meta.jsonl" ] && [ "$(wc -l <"$DATA/$1/meta.jsonl")" -ge "$n" ]; then return; fi
+    $PY "$HERE/make_dataset.py" --split "$1" --count "$n" --seconds 12 --out "$DATA/$1"
+}
 heldout_sets() {
     for s in $HELDOUT; do
         [ -f "$DATA/$s/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split $s --count 40 --seconds 10 --out "$DATA/$s"
     done
 }
 evaluate_all() {
-    for s in $HELDOUT; do
-        $PY "$HERE/evaluate.py" --ckpt "$WORK/stems.pt" --name stems --valid "$DATA/$s" --json "$WORK/eval_stems_$s.json"
-        $PY "$HERE/evaluate.py" --ckpt "$WORK/vocals.pt" --name vocals --valid "$DATA/$s" --json "$WORK/eval_vocals_$s.json"
+    # the networks trained in $WORK (stems.pt, vocals.pt, whichever this run made) on every held-out set
+    local n s
+    for n in stems vocals; do
+        [ -f "$WORK/$n.pt" ] || continue
+        for s in $HELDOUT; do
+            $PY "$HERE/evaluate.py" --ckpt "$WORK/$n.pt" --name $n --valid "$DATA/$s" --json "$WORK/eval_${n}_$s.json"
+        done
+        cp "$WORK/eval_${n}_valid.json" "$WORK/eval_$n.json"
     done
-    cp "$WORK/eval_stems_valid.json" "$WORK/eval_stems.json"
-    cp "$WORK/eval_vocals_valid.json" "$WORK/eval_vocals.json"
+}
+vocals_formants() {
+    # the vocals network fine-tuned from its ONNX export $1 (the export fused the BatchNorms, so they stay frozen) on
+    # Festival voices given other formants, new speakers from recorded ones (train-formants), and the synthetic material
+    trainset train-formants
+    trainset train-synthetic
+    $PY "$HERE/train.py" --mode vocals --refine --init-onnx "$1" --minutes "$VOCALSFT_MIN" --export-every 10 --lr 2e-4 \
+        --data "$DATA/train-formants,$DATA/train-synthetic" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
 }
 if [ "${ONLY:-}" = vocalsplit ]; then vocalsplit "$FROM/vocals.onnx"; echo BUILD DONE; exit 0; fi
-[ -f "$DATA/train/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train --count "$NTRAIN" --seconds 12 --out "$DATA/train"
-[ -f "$DATA/train-synthetic/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split train-synthetic --count "$NSYN" --seconds 12 --out "$DATA/train-synthetic"
-TRAIN="$DATA/train,$DATA/train-synthetic"
 heldout_sets
 if [ "${ONLY:-}" = widen ]; then
+    trainset train
+    trainset train-synthetic
     # the committed networks (their BatchNorms fused by the export, so frozen here) fine-tuned on the widened
     # data: the stems net on train alone, the vocals net on train + train-synthetic (the old material kept
     # in, so that the in-domain figures hold)
     $PY "$HERE/train.py" --mode stems --refine --init-onnx "$FROM/stems.onnx" --minutes "$STEMSFT_MIN" --export-every 10 --lr 3e-4 \
         --data "$DATA/train" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
     $PY "$HERE/train.py" --mode vocals --refine --init-onnx "$FROM/vocals.onnx" --minutes "$VOCALSFT_MIN" --export-every 10 --lr 2e-4 \
-        --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
+        --data "$DATA/train,$DATA/train-synthetic" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
     evaluate_all
     echo BUILD DONE
     exit 0
 fi
+if [ "${ONLY:-}" = formants ]; then
+    vocals_formants "$FROM/vocals.onnx"
+    evaluate_all
+    echo BUILD DONE
+    exit 0
+fi
+TRAIN=""
+for s in ${SEP_TRAIN//,/ }; do
+    trainset "$s"
+    TRAIN="$TRAIN${TRAIN:+,}$DATA/$s"
+done
 # 1) 4-stem network (also exports an interim vocals.onnx from its vocals output),
 #    three cosine cycles: from scratch, a warm restart from its checkpoint, and a
 #    third with the full-resolution refinement block added (zero-initialised)
@@ -129,8 +167,14 @@ $PY "$HERE/train.py" --mode stems --refine --init "$WORK/stems_phase2.pt" --minu
 # 2) vocals/backing network, fine-tuned from the stems network
 $PY "$HERE/train.py" --mode vocals --refine --init "$WORK/stems.pt" --minutes "$VOCALS_MIN" --export-every 8 --lr 4e-4 \
     --data "$TRAIN" --valid "$DATA/valid" --workdir "$WORK" --models-dir "$MODELS"
-# 3) final held-out evaluation (engine chunking, 50% Hann overlap), in domain and out of domain
+# 3) the vocals network fine-tuned on new speakers made from recorded voices (kept: vocals_base.*, which the
+#    vocal split starts from)
+cp "$WORK/vocals.pt" "$WORK/vocals_base.pt"
+cp "$MODELS/vocals.onnx" "$WORK/vocals_base.onnx"
+vocals_formants "$WORK/vocals_base.onnx"
+# 4) final held-out evaluation (engine chunking, 50% Hann overlap), in domain and out of domain
 evaluate_all
-vocalsplit "$MODELS/vocals.onnx"
-$PY "$HERE/make_card.py" --data "$DATA" --work "$WORK" --models "$MODELS" --split-data "$SPLIT_DATA"
+if [ "${ONLY:-}" = separation ]; then echo BUILD DONE; exit 0; fi
+vocalsplit "$WORK/vocals_base.onnx"
+$PY "$HERE/make_card.py" --data "$DATA" --work "$WORK" --models "$MODELS" --split-data "$SPLIT_DATA" --train "$SEP_TRAIN"
 echo BUILD DONE

@@ -19,13 +19,14 @@ def load(p):
         return json.load(f)
 
 
-def meta_stats(path):
+def meta_stats(*paths):
     voices, n, secs = set(), 0, 0.0
-    for line in open(path):
-        m = json.loads(line)
-        voices |= set(m["voices"])
-        n += 1
-        secs += m["seconds"]
+    for path in paths:
+        for line in open(path):
+            m = json.loads(line)
+            voices |= set(m["voices"])
+            n += 1
+            secs += m["seconds"]
     return n, secs, voices
 
 
@@ -158,13 +159,17 @@ def main():
     ap.add_argument("--work", default="/tmp/mixdown-train")
     ap.add_argument("--models", default=os.path.join(HERE, ".."))
     ap.add_argument("--notes", default="")
+    ap.add_argument("--train", default="train-synthetic",
+                    help="the comma-separated make_dataset.py splits under --data the networks learnt (build.sh's SEP_TRAIN)")
     ap.add_argument("--split-data", default="/tmp/mixdown-vocalsplit")
     ap.add_argument("--vocalsplit-only", action="store_true", help="print only the vocal-split section")
     a = ap.parse_args()
     if a.vocalsplit_only:
         print("\n".join(vocalsplit_section(a.work, a.split_data, a.models)))
         return
-    ntr, str_, vtr = meta_stats(os.path.join(a.data, "train/meta.jsonl"))
+    train_splits = a.train.split(",")
+    ntr, str_, vtr = meta_stats(*(os.path.join(a.data, s, "meta.jsonl") for s in train_splits))
+    widened = "train" in train_splits
     nva, sva, vva = meta_stats(os.path.join(a.data, "valid/meta.jsonl"))
     ev = {n: load(os.path.join(a.work, "eval_%s.json" % n)) for n in ("vocals", "stems")}
     ck = {n: torch.load(os.path.join(a.work, "%s.pt" % n)) for n in ("vocals", "stems")}
@@ -189,8 +194,15 @@ def main():
       "Reproduce with `bash models/recipe/build.sh` (see `models/recipe/README.md`).\n")
     w("| model | file | size | params | stems | training |")
     w("|---|---|---|---|---|---|")
-    w("| vocals | `vocals.onnx` | %.1f MB | %d | vocals (+ backing = mixture - vocals) | %d steps / %.1f min fine-tuning, initialised from the stems net |" % (
-        size["vocals"] / 1e6, ck["vocals"]["params"], ck["vocals"]["step"], ck["vocals"]["minutes"]))
+    base = os.path.join(a.work, "vocals_base.pt")
+    vocals_training = "%d steps / %.1f min fine-tuning, initialised from the stems net" % (ck["vocals"]["step"], ck["vocals"]["minutes"])
+    if os.path.exists(base):
+        vb = torch.load(base)
+        vocals_training = ("%d steps / %.1f min fine-tuning from the stems net, then %d steps / %.1f min on Festival voices with "
+                           "moved formants + synthetic clips (BatchNorms frozen)" % (vb["step"], vb["minutes"], ck["vocals"]["step"],
+                                                                                     ck["vocals"]["minutes"]))
+    w("| vocals | `vocals.onnx` | %.1f MB | %d | vocals (+ backing = mixture - vocals) | %s |" % (
+        size["vocals"] / 1e6, ck["vocals"]["params"], vocals_training))
     w("| stems | `stems.onnx` | %.1f MB | %d | vocals, drums, bass, other | %d steps / %.1f min (%s steps in %d cosine cycles of %s min) |" % (
         size["stems"] / 1e6, ck["stems"]["params"], st_steps, st_min, " + ".join("%d" % p[0] for p in phases), len(phases),
         " + ".join("%.1f" % p[1] for p in phases)))
@@ -252,22 +264,24 @@ def main():
       "25% random vocal re-pan, 10% mono, random overall gain -12..+6 dB.\n")
     w("## Data\n")
     w("All audio synthesised by `models/recipe/make_dataset.py` (44.1 kHz stereo, 16-bit):\n")
-    w("- train: %d clips x %.0f s (%.1f min of mixtures), %d distinct voices; valid: %d clips x %.0f s, %d distinct voices; "
-      "no voice in common (held-out espeak-ng languages x held-out variants, held-out flite voices), disjoint seeds (1e6+i vs 9e6+i)."
-      % (ntr, str_ / ntr, str_ / 60, len(vtr), nva, sva / nva, len(vva)))
+    w("- train (`%s`): %d clips x %.0f s (%.1f min of mixtures), %d distinct voices; valid: %d clips x %.0f s, %d distinct voices; "
+      "no voice in common (held-out espeak-ng languages x held-out variants, held-out flite voices), disjoint seeds "
+      "(make_dataset.py's `SPLITS`)." % ("`, `".join(train_splits), ntr, str_ / ntr, str_ / 60, len(vtr), nva, sva / nva, len(vva)))
     w("- vocals: espeak-ng (~90 languages x ~80 voice variants; MBROLA voices not used) and flite (train: kal, kal16, rms, awb_time; "
       "valid: slt, awb) speaking random pseudo-words, random speed (90-220 wpm), base pitch, SSML pitch range, then sox "
       "`pitch` (+-5 semitones) and a sequence of random `bend`s (held notes of 0.12-0.5 s jumping by up to 7 semitones), "
       "optional `tempo`, synthetic stereo reverb (decaying noise IRs, RT60 0.2-1.8 s) and 35%% off-centre panning. "
-      "In train, 40%% of phrases are sung the same way by Festival voices recorded from people (%s); %s are held out "
-      "(`models/recipe/material.py`)." % (", ".join(material.FESTIVAL_TRAIN), ", ".join(material.FESTIVAL_HELDOUT)))
+      "%s 40%% of phrases are sung the same way by Festival voices recorded from people (%s); %s are held out "
+      "(`models/recipe/material.py`)." % ("In `train`," if widened else "Not learnt by these networks: in the widened `train` split,",
+                                          ", ".join(material.FESTIVAL_TRAIN), ", ".join(material.FESTIVAL_HELDOUT)))
     w("- drums, bass, other: MIDI written by the recipe's own SMF writer, rendered with fluidsynth + FluidR3_GM.sf2: "
       "random tempo 70-170 bpm, 16-step drum patterns on channel 10 (random GM drum kits), bass lines (root/eighths/walking/"
       "syncopated, GM bass programs), 1-3 parts of chords/melody/arpeggios in random keys/modes with random GM programs "
-      "(no voice-like programs) and random pans; reverb/chorus on in 50%%. In train, the instruments are rendered with "
+      "(no voice-like programs) and random pans; reverb/chorus on in 50%%. %s the instruments are rendered with "
       "FluidR3_GM or TimGM6mb (one per clip; MuseScore_General is held out) and half the clips take their drums from a "
       "Hydrogen kit's recorded samples, sequenced on the same pattern (%d kits; %s held out)."
-      % (len(material.kits("train")), ", ".join(material.KITS_HELDOUT)))
+      % ("In `train`," if widened else "In the widened `train` split (not learnt by these networks),",
+         len(material.kits("train")), ", ".join(material.KITS_HELDOUT)))
     w("- mix: stems normalised then random relative gains, 12% mono mixes, random peak level; mixture = exact sum of the stems.\n")
     w("Validation voices: %s\n" % ", ".join(sorted(vva)))
     w("## Limitations\n")
@@ -281,7 +295,7 @@ def main():
       "#   hydrogen-drumkits festival festvox-kallpc16k festvox-kdlpc16k festvox-italp16k festvox-itapc16k \\\n"
       "#   festvox-czech-dita festvox-czech-krb festvox-czech-machac festvox-czech-ph festvox-ru \\\n"
       "#   festvox-suopuhe-lj festvox-suopuhe-mv festvox-us-slt-hts festvox-ca-ona-hts\n"
-      "bash models/recipe/build.sh   # ~100 min on 2 cores; env STEMS1_MIN / STEMS2_MIN / STEMS3_MIN / VOCALS_MIN / NTRAIN / DATA / WORK\n```\n")
+      "bash models/recipe/build.sh   # ~145 min on 2 cores for vocals and stems; env STEMS1_MIN / STEMS2_MIN / STEMS3_MIN / VOCALS_MIN / VOCALSFT_MIN / SEP_TRAIN / NSYN / NFORM / DATA / WORK\n```\n")
     w("Individual steps are listed in `models/recipe/README.md`. Results vary slightly run to run "
       "(time-budgeted training on a shared machine; data is seed-deterministic).")
     with open(os.path.join(a.models, "MODEL_CARD.md"), "w") as f:

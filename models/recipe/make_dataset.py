@@ -64,7 +64,8 @@ FLITE_VOICES_VALID = ["slt", "awb"]
 
 # What each split is made of (see material.py for the recorded material and what it holds out).
 # festival: the share of phrases sung by Festival voices (else espeak-ng / flite); kits: the
-# share of clips whose drums are a Hydrogen kit (else the soundfont's drums); soundfonts: the
+# share of clips whose drums are a Hydrogen kit (else the soundfont's drums); formants: the share of
+# Festival phrases whose formants are moved (a new speaker); soundfonts: the
 # fonts a clip's instruments are rendered with (one per clip). `valid` is what the models were
 # always measured on (synthetic voices, FluidR3): it draws nothing new from the random stream,
 # so its clips stay what they were (up to sox's dither in the last bit, which differs run to run).
@@ -75,6 +76,8 @@ WIDE = dict(festival=0.4, festival_voices=material.FESTIVAL_TRAIN, kits=0.5, kit
             soundfonts=material.SOUNDFONTS_TRAIN)
 SPLITS = {
     "train": dict(WIDE, seed=1_000_000),
+    # train's material with 3 in 4 Festival phrases given other formants (material.move_formants)
+    "train-formants": dict(WIDE, seed=1_000_000, formants=0.75),
     # the material the models learnt first (espeak-ng / flite voices, FluidR3 and its drums), kept
     # next to `train` so that widening does not cost the old domain
     "train-synthetic": dict(seed=3_000_000, festival=0.0, kits=0.0, soundfonts=[material.FLUID]),
@@ -82,6 +85,11 @@ SPLITS = {
     # in domain for the widened models: train's mix of material (its Festival voices, kits and
     # soundfonts) in unseen clips, with valid's held-out espeak-ng / flite voices
     "valid-wide": dict(WIDE, seed=6_000_000),
+    # the in-domain twin of `ood` for the widened models: only train's Festival voices, kits and
+    # soundfonts, so that set against `ood` it tells what unheard voices and instruments cost
+    # from what recorded material costs any model
+    "valid-matched": dict(seed=4_000_000, festival=1.0, festival_voices=material.FESTIVAL_TRAIN, kits=1.0,
+                          kit_set="train", soundfonts=material.SOUNDFONTS_TRAIN),
     "ood": dict(seed=7_000_000, festival=1.0, festival_voices=material.FESTIVAL_HELDOUT, kits=1.0,
                 kit_set="heldout", soundfonts=material.SOUNDFONTS_HELDOUT),
     "ood-voices": dict(seed=7_000_000, festival=1.0, festival_voices=material.FESTIVAL_HELDOUT, kits=0.0,
@@ -135,6 +143,12 @@ def synth_phrase(rng, split, tmp):
         voice = rng.choice(cfg["festival_voices"])
         material.festival_phrase(voice, text, raw)
         desc = "festival:" + voice
+        if cfg.get("formants", 0) > 0 and rng.random() < cfg["formants"] and os.path.exists(raw) \
+                and os.path.getsize(raw) >= 1000:
+            # a new speaker from a recorded one: formants moved by up to 4 semitones, pitch kept
+            ratio = 2 ** rng.uniform(-1 / 3, 1 / 3)
+            material.move_formants(raw, ratio)
+            desc += "@formants%.2f" % ratio
     elif rng.random() < 0.15:
         voice = rng.choice(flite)
         cmd = ["flite", "-voice", voice, "-t", text, "-o", raw]

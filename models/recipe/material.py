@@ -53,6 +53,36 @@ def festival_phrase(voice, text, raw):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
 
 
+
+def move_formants(path, ratio):
+    """Move the formants of the speech in the WAV file `path` by `ratio` in frequency, in place,
+    keeping its pitch and timing: per STFT frame the spectral envelope (the log magnitude's
+    cepstrum below 1.8 ms, under the pitch period of voices up to ~550 Hz) is warped to
+    envelope(f / ratio) and the frame's fine structure (the harmonics) kept. A speaker's
+    vocal tract made shorter (ratio > 1) or longer: a new voice from a recorded one."""
+    from scipy.signal import istft, stft
+
+    sr, x = wavfile.read(path)
+    x = x.astype(np.float32) / (32768.0 if x.dtype == np.int16 else 1.0)
+    if x.ndim > 1:
+        x = x.mean(1)
+    n_fft, hop = 1024 if sr > 24000 else 512, 128 if sr > 24000 else 64
+    _, _, Z = stft(x, sr, nperseg=n_fft, noverlap=n_fft - hop)
+    logm = np.log(np.abs(Z) + 1e-7)
+    cep = np.fft.irfft(logm, n_fft, axis=0)
+    keep = int(sr * 0.0018)
+    cep[keep:n_fft - keep + 1] = 0
+    env = np.fft.rfft(cep, axis=0).real
+    src = np.minimum(np.arange(env.shape[0]) / ratio, env.shape[0] - 1.001)
+    i0 = src.astype(int)
+    frac = (src - i0)[:, None]
+    warped = env[i0] * (1 - frac) + env[i0 + 1] * frac
+    _, y = istft(Z * np.exp(warped - env), sr, nperseg=n_fft, noverlap=n_fft - hop)
+    y = y[: len(x)]
+    y *= min(1.0, 0.98 / (np.max(np.abs(y)) + 1e-9))
+    wavfile.write(path, sr, (y * 32767).astype(np.int16))
+
+
 # ---------------------------------------------------------------- Hydrogen kits
 # General MIDI drum key -> the roles that can play it, in order of preference
 GM_ROLES = {35: ["kick"], 36: ["kick"], 37: ["stick", "snare"], 38: ["snare"], 40: ["snare"],

@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { publicBaseUrl } from "@mixdown/config";
+import { testFilesDir } from "@mixdown/devstack";
 import { bullJobId } from "@mixdown/queue";
 import { writeRvcSignatureModel } from "@mixdown/voice";
 import {
@@ -675,7 +676,7 @@ describe("voice models", () => {
       indexKey: `voice-models/${row.id}/model.index`,
       index: { dim: 64, vectors: 3000, lists: 76 },
     });
-    const stored = path.join(await mkdtemp(path.join(os.tmpdir(), "mixdown-index-")), "stored.index");
+    const stored = path.join(await testFilesDir("index-"), "stored.index");
     await h.app.ctx.storage.downloadToFile(`voice-models/${row.id}/model.index`, stored);
     assert.deepEqual(await readFile(stored), index);
   });

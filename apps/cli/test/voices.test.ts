@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -65,12 +65,22 @@ describe("mixdown voices import", () => {
     assert.equal(await prisma.voiceModel.count(), before);
   });
 
-  test("an RVC .pth: converted once by Mixdown's synthesizer and published ready at the file's own rate", async () => {
-    const r = await runCli(["voices", "import", fixture("rvc-pth/rvc-v1-40k.pth"), "--title", "From pth", "--public"], env);
+  test("an RVC .pth: converted once by Mixdown's synthesizer and published ready at the file's own rate, leaving no scratch files", async () => {
+    const tmp = path.join(home, "tmp");
+    await mkdir(tmp);
+    const r = await runCli(["voices", "import", fixture("rvc-pth/rvc-v1-40k.pth"), "--title", "From pth", "--public"], {
+      ...env,
+      TMPDIR: tmp,
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(lastLine(r.stdout), /^Imported voice model \d+ "From pth" \(rvc, 40000 Hz, public\)\.$/);
     const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "From pth" } });
     assert.equal(row.state, "ready");
     assert.deepEqual((row.metadata as { rvc?: unknown }).rvc, { version: "v1", f0: 1, sampleRate: 40000, speakers: 3 });
+    // The converted ONNX went to storage; its scratch folder under TMPDIR is gone (tsx keeps its own cache there).
+    assert.deepEqual(
+      (await readdir(tmp)).filter((n) => n.startsWith("mixdown-")),
+      [],
+    );
   });
 });

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { readFile, writeFile, mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { loadConfig } from "@mixdown/config";
 import { registerVoiceCatalogue } from "@mixdown/db";
+import { testFilesDir } from "@mixdown/devstack";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
@@ -58,7 +58,7 @@ describe("cancelling jobs through the API, with a worker running them", () => {
   }
 
   before(async () => {
-    const models = await mkdtemp(join(tmpdir(), "mixdown-cancel-models-"));
+    const models = await testFilesDir("cancel-models-");
     await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
     d = await startDeployment({
       WORKER_QUEUES: "separation,voice-conversion",

@@ -1,13 +1,12 @@
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { buildApp, type App } from "@mixdown/api";
 import { loadConfig } from "@mixdown/config";
 import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
-import { startTestStack, stopChild, type TestStack } from "@mixdown/devstack";
+import { startTestStack, stopChild, testFilesDir, type TestStack } from "@mixdown/devstack";
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -78,7 +77,7 @@ export async function startDeployment(
 }
 
 export async function makeAudio(name: string, args: string[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "mixdown-e2e-"));
+  const dir = await testFilesDir("e2e-");
   const path = join(dir, name);
   await run("ffmpeg", ["-v", "error", "-y", ...args, path]);
   return path;
@@ -86,7 +85,7 @@ export async function makeAudio(name: string, args: string[]): Promise<string> {
 
 /** A short "song": a spoken phrase (espeak-ng) over a chord and a beat, stereo 44.1 kHz. */
 export async function makeSong(name: string, seconds: number, outputArgs: string[] = []): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "mixdown-e2e-"));
+  const dir = await testFilesDir("e2e-");
   const voice = join(dir, "voice.wav");
   await run("espeak-ng", [
     "-v",
@@ -215,7 +214,7 @@ export async function waitForEnd(d: Deployment, route: string, timeoutMs = 180_0
 export async function download(url: string): Promise<string> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
-  const dir = await mkdtemp(join(tmpdir(), "mixdown-dl-"));
+  const dir = await testFilesDir("dl-");
   const name = new URL(url).pathname.split("/").pop()!;
   const path = join(dir, name);
   const { writeFile } = await import("node:fs/promises");

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { registerVoiceCatalogue } from "@mixdown/db";
+import { testFilesDir } from "@mixdown/devstack";
 import { ensurePyTorch } from "@mixdown/separation/import";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import {
@@ -24,7 +24,7 @@ const torchPython = await ensurePyTorch(() => {});
 const run = promisify(execFile);
 
 async function speech(voice: string, text: string, outputArgs: string[] = []): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+  const dir = await testFilesDir("vc-");
   const raw = join(dir, "raw.wav");
   await run("espeak-ng", ["-v", voice, "-s", "150", "-w", raw, text]);
   const path = join(dir, "speech.wav");
@@ -46,7 +46,7 @@ describe("voice conversion jobs through the API and the worker", () => {
   let aria: number;
   let models: string;
   before(async () => {
-    models = await mkdtemp(join(tmpdir(), "mixdown-vc-models-"));
+    models = await testFilesDir("vc-models-");
     await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
     d = await startDeployment({
       WORKER_QUEUES: "voice-conversion,voice-model-build,voice-blend",
@@ -64,7 +64,7 @@ describe("voice conversion jobs through the API and the worker", () => {
       "-ar",
       "48000",
     ]);
-    const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.mp3");
+    const backing = join(await testFilesDir("vc-"), "backing.mp3");
     await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=220:d=3", "-ar", "44100", backing]);
     const created = await post(d, "voice-conversions", {
       voiceModelId: String(aria),
@@ -102,7 +102,7 @@ describe("voice conversion jobs through the API and the worker", () => {
   });
 
   it("rejects a model file that is not ONNX, or ONNX of an unknown signature, with 422 and stores nothing", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+    const dir = await testFilesDir("vc-");
     const junk = join(dir, "junk.onnx");
     await writeFile(junk, "this is not a model at all, just text");
     const other = join(dir, "other.onnx");
@@ -166,7 +166,7 @@ describe("voice conversion jobs through the API and the worker", () => {
 
   it("ends the build of a reference recording too short to measure a voice as a failed model with the reason, not retried", async () => {
     // 0.15 s is about 13 analysis frames; a build needs 20 with voice in them.
-    const blip = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "blip.wav");
+    const blip = join(await testFilesDir("vc-"), "blip.wav");
     await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=220:r=44100", "-t", "0.15", blip]);
     const res = await post(d, "voice-models", {
       metadata: JSON.stringify({ title: "Too short" }),
@@ -186,7 +186,7 @@ describe("voice conversion jobs through the API and the worker", () => {
   });
 
   it("imports an RVC v2 ONNX of the exact signature and converts through it, keeping length and rate", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+    const dir = await testFilesDir("vc-");
     const rvc = join(dir, "rvc.onnx");
     await writeFile(rvc, writeRvcSignatureModel(40000));
     const imported = await post(d, "voice-models", {
@@ -245,7 +245,7 @@ describe("voice conversion jobs through the API and the worker", () => {
     assert.equal((row.metadata as any).indexKey, `voice-models/${model.id}/model.index`);
 
     const input = await speech("en+f1", "Turn the page slowly and listen to the rain.", ["-ar", "44100"]);
-    const backing = join(await mkdtemp(join(tmpdir(), "mixdown-vc-")), "backing.wav");
+    const backing = join(await testFilesDir("vc-"), "backing.wav");
     await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=110:d=4", "-ar", "44100", backing]);
     const created = await post(d, "voice-conversions", {
       voiceModelId: String(model.id),
@@ -265,7 +265,7 @@ describe("voice conversion jobs through the API and the worker", () => {
     assert.ok(done.recombinedAudioFileUrl, "the backing track was mixed in");
 
     // A second model of the same version and rate (the weights scaled), imported and blended with the first.
-    const dir = await mkdtemp(join(tmpdir(), "mixdown-vc-"));
+    const dir = await testFilesDir("vc-");
     const other = join(dir, "other.pth");
     execFileSync(torchPython, [
       "-c",

@@ -1,4 +1,4 @@
-export { freePort, stopChild, superviseChild } from "./processes.ts";
+export { freePort, stopChild, superviseChild, testFilesDir } from "./processes.ts";
 export { startPostgres, postgresBinDir, postgresCanUse, type PostgresOptions, type RunningPostgres } from "./postgres.ts";
 export {
   startRedis,

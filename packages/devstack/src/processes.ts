@@ -132,6 +132,25 @@ export async function scratchDir(): Promise<string> {
   return dir;
 }
 
+let ownFiles: string | undefined;
+
+/**
+ * A fresh directory for a test's own files (audio it makes, files it downloads), named
+ * `<tmp>/mixdown-devstack/<pid>-files/<prefix><random>`: removed when this process exits, or by the
+ * next test process's sweep when this one was killed.
+ */
+export async function testFilesDir(prefix = "t-"): Promise<string> {
+  if (ownFiles === undefined) {
+    mkdirSync(scratchRoot, { recursive: true, mode: 0o755 });
+    sweepAbandonedScratchDirs();
+    const root = path.join(scratchRoot, `${process.pid}-files`);
+    mkdirSync(root, { recursive: true });
+    process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+    ownFiles = root;
+  }
+  return mkdtemp(path.join(ownFiles, prefix));
+}
+
 let swept = false;
 function sweepAbandonedScratchDirs(): void {
   if (swept) return;

@@ -4,12 +4,14 @@
  * seeds), next to a centre-channel baseline as the floor.
  *
  *   pnpm eval:separation [--count 40] [--seconds 20] [--models vocals,stems]
- *                        [--split valid|valid-wide|ood|ood-voices|ood-instruments]
+ *                        [--split valid|valid-wide|valid-matched|ood|ood-voices|ood-instruments]
  *                        [--data DIR] [--models-dir DIR] [--threads N]
  *
  * --split picks make_dataset.py's set: `valid` (default; the synthetic voices and
  * FluidR3 the models were first trained on, held-out voices and seeds), `valid-wide`
- * (the widened training material in unseen clips) or one made only of material held
+ * (the widened training material in unseen clips), `valid-matched` (only the widened
+ * training's recorded material: its Festival voices, Hydrogen kits and soundfonts,
+ * `ood`'s in-domain twin) or one made only of material held
  * out of training (`ood`: held-out Festival voices, Hydrogen kits and
  * soundfont; `ood-voices` / `ood-instruments`: one of the two held out).
  *
@@ -114,7 +116,7 @@ function printTable(title: string, scores: Scores, stems: string[]): void {
 }
 
 /** make_dataset.py's held-out sets (its `SPLITS` less the training ones). */
-const HELDOUT_SPLITS = ["valid", "valid-wide", "ood", "ood-voices", "ood-instruments"];
+const HELDOUT_SPLITS = ["valid", "valid-wide", "valid-matched", "ood", "ood-voices", "ood-instruments"];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,8 +10,16 @@ import { readMono as readMonoAt } from "../src/index.ts";
 export const run = promisify(execFile);
 export const voicesDir = fileURLToPath(new URL("../../../models/voices/", import.meta.url));
 
+let root: string | undefined;
+
+/** A fresh directory under this test process's own scratch folder, which goes when the process exits. */
 export async function tempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), "mixdown-voice-test-"));
+  if (root === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "mixdown-voice-test-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    root = dir;
+  }
+  return mkdtemp(join(root, "t-"));
 }
 
 /** espeak-ng speech as a 44.1 kHz file; extra ffmpeg output args allowed. */
