@@ -93,19 +93,20 @@ vocalsplit() {
     [ -f "$SPLIT_DATA/valid200/meta.jsonl" ] || $PY "$HERE/make_vocalsplit.py" --split valid --count 200 --seconds 10 --out "$SPLIT_DATA/valid200"
     $PY "$HERE/evaluate.py" --ckpt "$WORK/vocalsplit.pt" --name vocalsplit --oracle --valid "$SPLIT_DATA/valid200" --json "$WORK/eval_vocalsplit_200.json"
 }
+dataset() {
+    # make_dataset.py's split $1 in $DATA/$1, $2 clips of $3 s, unless it holds that many already
+    if [ -f "$DATA/$1/meta.jsonl" ] && [ "$(wc -l <"$DATA/$1/meta.jsonl")" -ge "$2" ]; then return; fi
+    $PY "$HERE/make_dataset.py" --split "$1" --count "$2" --seconds "$3" --out "$DATA/$1"
+}
 trainset() {
-    # make_dataset.py's training split $1, unless made: NTRAIN clips of `train` (widened), NFORM of `train-formants`,
-    # NSYN of `train-synthetic`
+    # a training split $1 of 12 s clips: NTRAIN of `train` (widened), NFORM of `train-formants`, NSYN of `train-synthetic`
     local n=$NSYN
     if [ "$1" = train ]; then n=$NTRAIN; fi
     if [ "$1" = train-formants ]; then n=$NFORM; fi
-    if [ -f "$DATA/$1/meta.jsonl" ] && [ "$(wc -l <"$DATA/$1/meta.jsonl")" -ge "$n" ]; then return; fi
-    $PY "$HERE/make_dataset.py" --split "$1" --count "$n" --seconds 12 --out "$DATA/$1"
+    dataset "$1" "$n" 12
 }
 heldout_sets() {
-    for s in $HELDOUT; do
-        [ -f "$DATA/$s/meta.jsonl" ] || $PY "$HERE/make_dataset.py" --split $s --count 40 --seconds 10 --out "$DATA/$s"
-    done
+    for s in $HELDOUT; do dataset "$s" 40 10; done
 }
 evaluate_all() {
     # the networks trained in $WORK (stems.pt, vocals.pt, whichever this run made) on every held-out set

@@ -195,8 +195,9 @@ def main():
     w("| model | file | size | params | stems | training |")
     w("|---|---|---|---|---|---|")
     base = os.path.join(a.work, "vocals_base.pt")
-    vocals_training = "%d steps / %.1f min fine-tuning, initialised from the stems net" % (ck["vocals"]["step"], ck["vocals"]["minutes"])
-    if os.path.exists(base):
+    if not os.path.exists(base):
+        vocals_training = "%d steps / %.1f min fine-tuning, initialised from the stems net" % (ck["vocals"]["step"], ck["vocals"]["minutes"])
+    else:
         vb = torch.load(base)
         vocals_training = ("%d steps / %.1f min fine-tuning from the stems net, then %d steps / %.1f min on Festival voices with "
                            "moved formants + synthetic clips (BatchNorms frozen)" % (vb["step"], vb["minutes"], ck["vocals"]["step"],

@@ -124,9 +124,7 @@ const scratchRoot = path.join(os.tmpdir(), "mixdown-devstack");
  * Directories left by processes that died without cleaning up are removed on the way.
  */
 export async function scratchDir(): Promise<string> {
-  mkdirSync(scratchRoot, { recursive: true, mode: 0o755 });
-  sweepAbandonedScratchDirs();
-  const dir = await mkdtemp(path.join(scratchRoot, `${process.pid}-`));
+  const dir = await mkdtemp(path.join(sweptScratchRoot(), `${process.pid}-`));
   // Services that run as another user (postgres, when we are root) must be able to reach inside.
   await chmod(dir, 0o755);
   return dir;
@@ -141,14 +139,19 @@ let ownFiles: string | undefined;
  */
 export async function testFilesDir(prefix = "t-"): Promise<string> {
   if (ownFiles === undefined) {
-    mkdirSync(scratchRoot, { recursive: true, mode: 0o755 });
-    sweepAbandonedScratchDirs();
-    const root = path.join(scratchRoot, `${process.pid}-files`);
+    const root = path.join(sweptScratchRoot(), `${process.pid}-files`);
     mkdirSync(root, { recursive: true });
     process.once("exit", () => rmSync(root, { recursive: true, force: true }));
     ownFiles = root;
   }
   return mkdtemp(path.join(ownFiles, prefix));
+}
+
+/** The scratch root, made if missing, with the directories of dead processes removed (once per process). */
+function sweptScratchRoot(): string {
+  mkdirSync(scratchRoot, { recursive: true, mode: 0o755 });
+  sweepAbandonedScratchDirs();
+  return scratchRoot;
 }
 
 let swept = false;

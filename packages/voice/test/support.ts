@@ -12,7 +12,10 @@ export const voicesDir = fileURLToPath(new URL("../../../models/voices/", import
 
 let root: string | undefined;
 
-/** A fresh directory under this test process's own scratch folder, which goes when the process exits. */
+/**
+ * A fresh directory under this test process's own scratch folder, which goes when the process exits
+ * (devstack's testFilesDir, by hand: devstack depends on db, which depends on this package).
+ */
 export async function tempDir(): Promise<string> {
   if (root === undefined) {
     const dir = mkdtempSync(join(tmpdir(), "mixdown-voice-test-"));

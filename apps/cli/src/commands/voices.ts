@@ -124,106 +124,124 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
   if (rate !== undefined && ![32000, 40000, 48000].includes(rate))
     throw new UsageError("--sample-rate is 32000, 40000 or 48000 (RVC output rate)");
 
-  let file = positionals[0]!;
-  const sourceName = path.basename(file);
   // A .pth is converted into a scratch folder, removed however the import ends.
-  let scratch: string | undefined;
+  const scratch = await mkdtemp(path.join(tmpdir(), "mixdown-rvc-"));
   try {
-    let converted: RvcCheckpointInfo | undefined;
-    let info;
+    return await importModelFile(positionals[0]!, values, rate, scratch, env);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** `voices import`'s options, checked. */
+interface ImportOptions {
+  title?: string;
+  public?: boolean;
+  owner?: string;
+  tags?: string;
+  index?: string;
+}
+
+async function importModelFile(
+  source: string,
+  values: ImportOptions,
+  rate: number | undefined,
+  scratch: string,
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  let file = source;
+  const sourceName = path.basename(file);
+  let converted: RvcCheckpointInfo | undefined;
+  let info;
+  try {
+    const bytes = await readFile(file);
+    // torch.save writes a zip: an RVC .pth, converted here once (Debian's PyTorch on demand).
+    if (bytes.subarray(0, 4).equals(Buffer.from("PK\x03\x04", "latin1"))) {
+      const checkpoint = describeRvcCheckpoint(await readTorchFile(file));
+      const out = path.join(scratch, "model.onnx");
+      console.error(
+        `converting ${file} (RVC ${checkpoint.version}, ${checkpoint.sampleRate / 1000} kHz) with Mixdown's synthesizer`,
+      );
+      converted = await convertRvcCheckpoint(file, out, { python: await ensurePyTorch((line) => console.error(line), env) });
+      file = out;
+    }
+    info = inspectVoiceModelFile(converted ? await readFile(file) : bytes);
+  } catch (err) {
+    if (err instanceof VoiceModelFileError || err instanceof TorchFileError) {
+      console.error(`${source}: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  const sampleRate = converted
+    ? converted.sampleRate
+    : info.architecture === "native"
+      ? (info.sampleRate ?? 44100)
+      : (info.sampleRate ?? rate ?? 40000);
+  let index: FeatureIndexInfo | undefined;
+  if (values.index !== undefined) {
+    if (info.architecture !== "rvc") throw new UsageError("--index goes with an RVC model (it is that model's feature index)");
     try {
-      const bytes = await readFile(file);
-      // torch.save writes a zip: an RVC .pth, converted here once (Debian's PyTorch on demand).
-      if (bytes.subarray(0, 4).equals(Buffer.from("PK\x03\x04", "latin1"))) {
-        const checkpoint = describeRvcCheckpoint(await readTorchFile(file));
-        scratch = await mkdtemp(path.join(tmpdir(), "mixdown-rvc-"));
-        const out = path.join(scratch, "model.onnx");
-        console.error(
-          `converting ${file} (RVC ${checkpoint.version}, ${checkpoint.sampleRate / 1000} kHz) with Mixdown's synthesizer`,
-        );
-        converted = await convertRvcCheckpoint(file, out, { python: await ensurePyTorch((line) => console.error(line), env) });
-        file = out;
-      }
-      info = inspectVoiceModelFile(converted ? await readFile(file) : bytes);
+      index = await inspectFeatureIndexFile(values.index);
     } catch (err) {
-      if (err instanceof VoiceModelFileError || err instanceof TorchFileError) {
-        console.error(`${positionals[0]}: ${err.message}`);
+      if (err instanceof FeatureIndexError || (err as NodeJS.ErrnoException).code === "ENOENT") {
+        console.error(`${values.index}: ${(err as Error).message}`);
         return 1;
       }
       throw err;
     }
-    const sampleRate = converted
-      ? converted.sampleRate
-      : info.architecture === "native"
-        ? (info.sampleRate ?? 44100)
-        : (info.sampleRate ?? rate ?? 40000);
-    let index: FeatureIndexInfo | undefined;
-    if (values.index !== undefined) {
-      if (info.architecture !== "rvc") throw new UsageError("--index goes with an RVC model (it is that model's feature index)");
+  }
+
+  const row = await withDatabase(env, async (databaseUrl) => {
+    const dir = stateDir(env);
+    const config = loadConfig({
+      STORAGE_LOCAL_DIR: path.join(dir, "storage"),
+      SIGNED_URL_SECRET: env.SIGNED_URL_SECRET ?? persistentSecret(dir),
+      ...env,
+      DATABASE_URL: databaseUrl,
+    });
+    const prisma = createPrismaClient(databaseUrl);
+    const storage = createStorage(config);
+    const imports = new VoiceModelImportRepository(prisma);
+    try {
+      const created = await imports.createPending({
+        ownerId: values.public ? null : Number(values.owner),
+        title: values.title!,
+        tags: values.tags
+          ? values.tags
+              .split(",")
+              .map((t) => t.trim())
+              .filter(Boolean)
+          : [],
+        architecture: info.architecture,
+        sampleRate,
+        metadata: { source: "cli", fileName: sourceName, ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}) },
+      });
+      const key = `voice-models/${created.id}/model.onnx`;
+      const indexKey = `voice-models/${created.id}/model.index`;
       try {
-        index = await inspectFeatureIndexFile(values.index);
+        await storage.putFile(key, file);
+        if (!index) return await imports.publish(created.id, key);
+        await storage.putFile(indexKey, values.index!);
+        return await imports.publish(created.id, key, undefined, {
+          source: "cli",
+          fileName: sourceName,
+          ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}),
+          indexKey,
+          index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist },
+        });
       } catch (err) {
-        if (err instanceof FeatureIndexError || (err as NodeJS.ErrnoException).code === "ENOENT") {
-          console.error(`${values.index}: ${(err as Error).message}`);
-          return 1;
-        }
+        for (const k of [key, indexKey]) await storage.delete(k).catch(() => {});
+        await imports.delete(created.id);
         throw err;
       }
+    } finally {
+      await storage.close();
+      await prisma.$disconnect();
     }
-
-    const row = await withDatabase(env, async (databaseUrl) => {
-      const dir = stateDir(env);
-      const config = loadConfig({
-        STORAGE_LOCAL_DIR: path.join(dir, "storage"),
-        SIGNED_URL_SECRET: env.SIGNED_URL_SECRET ?? persistentSecret(dir),
-        ...env,
-        DATABASE_URL: databaseUrl,
-      });
-      const prisma = createPrismaClient(databaseUrl);
-      const storage = createStorage(config);
-      const imports = new VoiceModelImportRepository(prisma);
-      try {
-        const created = await imports.createPending({
-          ownerId: values.public ? null : Number(values.owner),
-          title: values.title!,
-          tags: values.tags
-            ? values.tags
-                .split(",")
-                .map((t) => t.trim())
-                .filter(Boolean)
-            : [],
-          architecture: info.architecture,
-          sampleRate,
-          metadata: { source: "cli", fileName: sourceName, ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}) },
-        });
-        const key = `voice-models/${created.id}/model.onnx`;
-        const indexKey = `voice-models/${created.id}/model.index`;
-        try {
-          await storage.putFile(key, file);
-          if (!index) return await imports.publish(created.id, key);
-          await storage.putFile(indexKey, values.index!);
-          return await imports.publish(created.id, key, undefined, {
-            source: "cli",
-            fileName: sourceName,
-            ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}),
-            indexKey,
-            index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist },
-          });
-        } catch (err) {
-          for (const k of [key, indexKey]) await storage.delete(k).catch(() => {});
-          await imports.delete(created.id);
-          throw err;
-        }
-      } finally {
-        await storage.close();
-        await prisma.$disconnect();
-      }
-    });
-    console.log(
-      `Imported voice model ${row.id} "${row.title}" (${row.architecture}, ${row.sampleRate} Hz, ${row.ownerId === null ? "public" : `owner ${row.ownerId}`}${index ? `, index of ${index.ntotal} ${index.dim}-d features` : ""}).`,
-    );
-    return 0;
-  } finally {
-    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
-  }
+  });
+  console.log(
+    `Imported voice model ${row.id} "${row.title}" (${row.architecture}, ${row.sampleRate} Hz, ${row.ownerId === null ? "public" : `owner ${row.ownerId}`}${index ? `, index of ${index.ntotal} ${index.dim}-d features` : ""}).`,
+  );
+  return 0;
 }
