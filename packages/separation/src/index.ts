@@ -49,3 +49,19 @@ export {
   type OutputSpec,
   type OutputFormat,
 } from "./separate-file.ts";
+export { EnsembleMixer, ENSEMBLE_N_FFT, ENSEMBLE_HOP } from "./ensemble.ts";
+export {
+  ENSEMBLE_ALGORITHMS,
+  DEFAULT_ENSEMBLE,
+  isEnsembleAlgorithm,
+  parseModelList,
+  type EnsembleAlgorithm,
+} from "./ensemble-names.ts";
+export {
+  separateEnsemble,
+  combineStemFiles,
+  commonStems,
+  type EnsembleStem,
+  type SeparateEnsembleOptions,
+  type SeparateEnsembleResult,
+} from "./separate-ensemble.ts";
