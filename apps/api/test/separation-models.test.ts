@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { SeparationJobRepository } from "@mixdown/db";
+import { SeparationModels } from "../src/separations/separation-models.ts";
 import { assertUnchanged, audio, footprint, multipart, startHarness, type Harness, type FilePart } from "./helpers.ts";
 
 const REPO_MODELS = resolve(import.meta.dirname, "../../../models");
@@ -187,5 +188,87 @@ describe("the model field of a create", () => {
     assert.equal(replay.json().id, first.json().id);
     const other = await create("stem-splits", caller.auth, content, { model: "six" }, [], key);
     assert.equal(other.statusCode, 409, other.body);
+  });
+});
+
+describe("ensembles: a model field naming several models", () => {
+  test("a vocal separation of vocals and stems: stored normalised with the default algorithm, avg_wave, and shown on the record", async () => {
+    const caller = await h.newCaller();
+    const res = await create("vocal-separations", caller.auth, await audio("wav"), { model: " vocals , stems" });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().model, "vocals,stems");
+    assert.equal(res.json().ensemble, "avg_wave");
+    const row = await new SeparationJobRepository(h.prisma).findById(res.json().id);
+    assert.deepEqual([row?.model, row?.ensemble], ["vocals,stems", "avg_wave"]);
+  });
+
+  test("a stem split of six and stems with the algorithm named; a single model's record says ensemble null", async () => {
+    const caller = await h.newCaller();
+    const res = await create("stem-splits", caller.auth, await audio("wav"), { model: "six,stems", ensemble: "uvr_max_spec" });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual([res.json().model, res.json().ensemble], ["six,stems", "uvr_max_spec"]);
+    const single = await create("stem-splits", caller.auth, await audio("wav"), { model: "six" });
+    assert.deepEqual([single.json().model, single.json().ensemble], ["six", null]);
+  });
+
+  test("each refusal is a 422 naming the problem, and stores nothing", async () => {
+    const caller = await h.newCaller();
+    const content = await audio("wav");
+    const before = await footprint(h);
+    const cases: Array<[path: string, fields: Record<string, string>, message: RegExp]> = [
+      ["vocal-separations", { model: "vocals,ghost" }, /^model "ghost" is not an installed separation model \(installed: six, stems, vocals\)$/],
+      ["vocal-separations", { model: "vocals,stems,vocals" }, /^model names "vocals" twice/],
+      ["vocal-separations", { model: "vocals,,stems" }, /has an empty model name/],
+      ["vocal-separations", { model: "vocals", ensemble: "avg_wave" }, /^ensemble needs two or more models/],
+      ["vocal-separations", { ensemble: "median_wave" }, /^ensemble needs a model field naming two or more models/],
+      ["vocal-separations", { model: "vocals,stems", ensemble: "loudest" }, /^ensemble "loudest" is not an ensemble algorithm \(one of avg_wave, median_wave, min_mag, max_mag, avg_mag, uvr_max_spec, uvr_min_spec\)$/],
+      ["stem-splits", { model: "six,vocals" }, /^model "vocals" \(stems: vocals\) cannot serve a stem-split/],
+    ];
+    for (const [path, fields, message] of cases) {
+      const res = await create(path, caller.auth, content, fields);
+      assert.equal(res.statusCode, 422, `${JSON.stringify(fields)}: ${res.body}`);
+      assert.deepEqual(Object.keys(res.json()).sort(), ["error", "message", "statusCode"]);
+      assert.match(res.json().message, message, JSON.stringify(fields));
+    }
+    await assertUnchanged(h, before);
+  });
+
+  test("a stem split of models with no stem in common is a 422 listing their stems, and stores nothing", async () => {
+    // installed for this test only (the API reads the manifests on every create)
+    await copyFile(join(REPO_MODELS, "stems.onnx"), join(modelsDir, "duo.onnx"));
+    const manifest = { ...JSON.parse(await readFile(join(modelsDir, "six.json"), "utf8")), name: "duo", file: "duo.onnx" };
+    await writeFile(join(modelsDir, "duo.json"), JSON.stringify({ ...manifest, primaryStem: "guitar_l", stems: ["guitar_l", "guitar_r"] }));
+    try {
+      const caller = await h.newCaller();
+      const before = await footprint(h);
+      const res = await create("stem-splits", caller.auth, await audio("wav"), { model: "stems,duo" });
+      assert.equal(res.statusCode, 422, res.body);
+      assert.equal(
+        res.json().message,
+        "the models stems, duo have no stem in common (stems: vocals, drums, bass, other; duo: guitar_l, guitar_r), so their stem-split cannot be combined",
+      );
+      await assertUnchanged(h, before);
+    } finally {
+      await rm(join(modelsDir, "duo.json"));
+      await rm(join(modelsDir, "duo.onnx"));
+    }
+  });
+
+  test("GET /separation-models marks every member of a default ensemble as a default", async () => {
+    const listed = await new SeparationModels(modelsDir, { vocalSeparation: "vocals,stems", stemSplit: "six" }).list();
+    assert.deepEqual(
+      listed.map((m) => [m.name, m.default.vocalSeparation, m.default.stemSplit]),
+      [
+        ["six", false, true],
+        ["stems", true, false],
+        ["vocals", true, false],
+      ],
+    );
+  });
+
+  test("the OpenAPI document lists the ensemble field with its algorithms", async () => {
+    const doc = (await h.app.inject({ method: "GET", url: "/docs/json" })).json();
+    const form = doc.paths["/api/kits/v1/vocal-separations"].post.requestBody.content["multipart/form-data"].schema;
+    assert.deepEqual(form.properties.ensemble.enum, ["avg_wave", "median_wave", "min_mag", "max_mag", "avg_mag", "uvr_max_spec", "uvr_min_spec"]);
   });
 });

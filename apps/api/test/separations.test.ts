@@ -15,6 +15,7 @@ after(async () => {
 const SEPARATION_KEYS = [
   "backingAudioFileUrl",
   "createdAt",
+  "ensemble",
   "errorMessage",
   "id",
   "jobEndTime",

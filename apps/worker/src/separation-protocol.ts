@@ -1,4 +1,11 @@
-import type { ExecutionProvider, OutputSpec, ProviderFallback, SeparateFileResult } from "@mixdown/separation";
+import type {
+  EnsembleAlgorithm,
+  EnsembleStem,
+  ExecutionProvider,
+  OutputSpec,
+  ProviderFallback,
+  SeparateFileResult,
+} from "@mixdown/separation";
 import { TaskThreadPool } from "./task-threads.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
@@ -19,6 +26,11 @@ export interface SeparationRequest {
   outputs: OutputSpec[];
   /** the stems to write (default: all the model outputs) */
   stems?: string[];
+  /**
+   * Run several models and combine their outputs (separateEnsemble) instead of `modelName` alone:
+   * the members in order, the algorithm, and what each written stem combines.
+   */
+  ensemble?: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
 }
 
 /** What a separation thread reports once its models are loaded: where each one runs. */

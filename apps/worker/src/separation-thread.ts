@@ -1,7 +1,7 @@
 // The separation thread: owns the onnxruntime sessions of the separation models.
 import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
-import { ModelRegistry, separateFile, UnknownModelError, type SeparateFileResult } from "@mixdown/separation";
+import { ModelRegistry, separateEnsemble, separateFile, UnknownModelError, type SeparateFileResult } from "@mixdown/separation";
 import type { SeparationModelProvider, SeparationRequest, SeparationThreadData } from "./separation-protocol.ts";
 import { serveTasks } from "./task-threads.ts";
 
@@ -29,6 +29,20 @@ serveTasks<SeparationRequest, SeparateFileResult>({
     return providers;
   },
   async run(request, onProgress, signal) {
+    if (request.ensemble) {
+      const models = [];
+      for (const name of request.ensemble.models) models.push(await registry.load(name));
+      return separateEnsemble({
+        signal,
+        inputPath: request.inputPath,
+        models,
+        algorithm: request.ensemble.algorithm,
+        stems: request.ensemble.stems,
+        outDir: request.outDir,
+        outputs: request.outputs,
+        onProgress: (p) => onProgress(p.fraction ?? 0),
+      });
+    }
     const model = await registry.load(request.modelName);
     return separateFile({
       signal,

@@ -29,7 +29,7 @@ import { ensurePyTorch } from "@mixdown/separation/import";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
-import { modelServes, readSeparationModels } from "@mixdown/separation/catalog";
+import { ensembleStemsFor, modelServes, parseModelList, readSeparationModels } from "@mixdown/separation/catalog";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { createVoiceBuildPool } from "./voice-build-protocol.ts";
@@ -92,16 +92,22 @@ export async function checkSeparationSettings(
     ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
     ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
   ] as const;
-  for (const [setting, name, kind] of settings) {
-    const model = models.find((m) => m.name === name);
-    if (!model)
-      throw new Error(`${setting}="${name}": no such separation model in ${modelsDir} (installed: ${installed}${broken})`);
-    if (!modelServes(model, kind)) {
-      const fit = models.filter((m) => modelServes(m, kind)).map((m) => m.name);
-      throw new Error(
-        `${setting}="${name}": the model (stems: ${model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${fit.join(", ") || "none"})`,
-      );
-    }
+  for (const [setting, value, kind] of settings) {
+    // one model, or an ensemble's (the config schema refused empty and repeated names)
+    const members = parseModelList(value).map((name) => {
+      const model = models.find((m) => m.name === name);
+      if (!model)
+        throw new Error(`${setting}="${value}": no separation model "${name}" in ${modelsDir} (installed: ${installed}${broken})`);
+      if (!modelServes(model, kind)) {
+        const fit = models.filter((m) => modelServes(m, kind)).map((m) => m.name);
+        throw new Error(
+          `${setting}="${value}": the model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${fit.join(", ") || "none"})`,
+        );
+      }
+      return model;
+    });
+    if (members.length > 1 && ensembleStemsFor(members, kind).stems.length === 0)
+      throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
   }
   const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
   return split.model ? { vocalSplit: split.model } : { vocalSplitOff: split.reason };
@@ -168,7 +174,13 @@ export async function startWorkerApp(
             providerFallback: config.ORT_PROVIDER_FALLBACK,
             intraOpThreads: config.ORT_INTRA_OP_THREADS,
             interOpThreads: config.ORT_INTER_OP_THREADS,
-            preload: [config.SEPARATION_MODEL_VOCALS, config.SEPARATION_MODEL_STEMS, ...(vocalSplit ? [vocalSplit] : [])],
+            preload: [
+              ...new Set([
+                ...parseModelList(config.SEPARATION_MODEL_VOCALS),
+                ...parseModelList(config.SEPARATION_MODEL_STEMS),
+                ...(vocalSplit ? [vocalSplit] : []),
+              ]),
+            ],
           }),
         )),
         ...output,
@@ -177,6 +189,7 @@ export async function startWorkerApp(
           stemSplit: config.SEPARATION_MODEL_STEMS,
           vocalSplit: config.SEPARATION_MODEL_VOCAL_SPLIT,
         },
+        ensembles: { vocalSeparation: config.SEPARATION_ENSEMBLE_VOCALS, stemSplit: config.SEPARATION_ENSEMBLE_STEMS },
         modelsDir,
       }),
     "voice-conversion": () => voiceConversionHandler({ storage, pool: voiceConversionPool(), modelFiles, ...output }),

@@ -1,4 +1,5 @@
 import { concurrencySettings, JOB_KINDS, type ConcurrencySetting } from "@mixdown/jobs";
+import { DEFAULT_ENSEMBLE, ENSEMBLE_ALGORITHMS, parseModelList } from "@mixdown/separation/ensemble-names";
 import { isIP } from "node:net";
 import { z } from "zod";
 
@@ -11,6 +12,18 @@ function isNetworkEntry(entry: string): boolean {
   if (prefix === undefined) return true;
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
+
+/** A separation model setting: one name, or a comma-separated list of distinct names (an ensemble). */
+const modelList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .superRefine((value, ctx) => {
+      const names = parseModelList(value);
+      if (names.some((n) => n === "")) ctx.addIssue({ code: "custom", message: `empty model name in "${value}"` });
+      else if (new Set(names).size !== names.length) ctx.addIssue({ code: "custom", message: `a model named twice in "${value}"` });
+    })
+    .transform((value) => parseModelList(value).join(","));
 
 const MB = 1024 * 1024;
 
@@ -84,8 +97,12 @@ export const EnvSchema = z
     WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),
     /** Times a job may be found stalled (its worker died) before it fails; each is retried. */
     WORKER_MAX_STALLED_COUNT: int(0).default(5),
-    SEPARATION_MODEL_VOCALS: z.string().default("vocals"),
-    SEPARATION_MODEL_STEMS: z.string().default("stems"),
+    /** One model, or several (comma-separated) run as an ensemble; normalised to `a,b`. */
+    SEPARATION_MODEL_VOCALS: modelList("vocals"),
+    SEPARATION_MODEL_STEMS: modelList("stems"),
+    /** How an ensemble named by SEPARATION_MODEL_VOCALS / _STEMS combines its models' outputs. */
+    SEPARATION_ENSEMBLE_VOCALS: z.enum(ENSEMBLE_ALGORITHMS).default(DEFAULT_ENSEMBLE),
+    SEPARATION_ENSEMBLE_STEMS: z.enum(ENSEMBLE_ALGORITHMS).default(DEFAULT_ENSEMBLE),
     /**
      * The model that splits a vocal separation's whole vocal into lead (`vocals`), `harmony` and
      * `reverb` (stems lead, harmony, reverb). `none` turns the split off; a model that is not

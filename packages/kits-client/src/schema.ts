@@ -138,7 +138,7 @@ export interface paths {
         put?: never;
         /**
          * Create a stem split job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl` and `model` (an installed separation model's name; 422 lists the installed ones when it is unknown or cannot serve a stem split).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) and `ensemble` (the algorithm combining an ensemble's models, default avg_wave).
          */
         post: {
             parameters: {
@@ -154,11 +154,16 @@ export interface paths {
                 content: {
                     "multipart/form-data": {
                         /**
+                         * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                         * @enum {string}
+                         */
+                        ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                        /**
                          * Format: binary
                          * @description wav, webm, mp3 or flac; max 50 MB
                          */
                         inputFile: Blob;
-                        /** @description An installed separation model's name (`GET /separation-models`); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                        /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                         model?: string;
                         /**
                          * Format: uri
@@ -471,7 +476,7 @@ export interface paths {
         put?: never;
         /**
          * Create a vocal separation job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl` and `model` (an installed separation model's name; 422 lists the installed ones when it is unknown or cannot serve a vocal separation).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) and `ensemble` (the algorithm combining an ensemble's models, default avg_wave).
          */
         post: {
             parameters: {
@@ -487,11 +492,16 @@ export interface paths {
                 content: {
                     "multipart/form-data": {
                         /**
+                         * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                         * @enum {string}
+                         */
+                        ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                        /**
                          * Format: binary
                          * @description wav, webm, mp3 or flac; max 50 MB
                          */
                         inputFile: Blob;
-                        /** @description An installed separation model's name (`GET /separation-models`); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                        /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                         model?: string;
                         /**
                          * Format: uri
@@ -2041,6 +2051,7 @@ export interface components {
              * @example 2026-11-22 09:41:07.123000 +00:00
              */
             createdAt: string;
+            ensemble: string | null;
             errorMessage: string | null;
             id: number;
             jobEndTime: string | null;
@@ -2073,7 +2084,7 @@ export interface components {
         };
         /** @description An installed separation model */
         SeparationModel: {
-            /** @description Whether it serves the jobs of that kind that name no model (SEPARATION_MODEL_VOCALS / _STEMS) */
+            /** @description Whether it serves the jobs of that kind that name no model (SEPARATION_MODEL_VOCALS / _STEMS); several models true for a kind: the setting names an ensemble of them */
             default: {
                 stemSplit: boolean;
                 vocalSeparation: boolean;

@@ -73,6 +73,7 @@ export class RecordPresenter {
       stemFileUrls: stems,
       lossyStemFileUrls: lossyStems,
       model: row.model,
+      ensemble: row.ensemble,
       progress: row.progress,
       errorMessage: row.errorMessage,
     };

@@ -30,7 +30,13 @@ export const SeparationJobRecord = Type.Object(
     model: Nullable(
       Type.String({
         description:
-          "The separation model: the one the create named, else (once the job succeeded) the one the server's settings chose; null while a job that named none waits",
+          "The separation model: the one the create named, else (once the job succeeded) the one the server's settings chose; null while a job that named none waits. Several names, comma-separated (`vocals,stems`), are an ensemble",
+      }),
+    ),
+    ensemble: Nullable(
+      Type.String({
+        description:
+          "The algorithm combining an ensemble's models (`avg_wave`, `median_wave`, `min_mag`, `max_mag`, `avg_mag`, `uvr_max_spec`, `uvr_min_spec`) when `model` names several; null for one model",
       }),
     ),
     ...jobExtras,

@@ -29,3 +29,9 @@ export function isEnsembleAlgorithm(value: string): value is EnsembleAlgorithm {
 export function parseModelList(value: string): string[] {
   return value.split(",").map((name) => name.trim());
 }
+
+/** One stem an ensemble writes, and the stem of each member (in the members' order) it combines. */
+export interface EnsembleStem {
+  name: string;
+  from: string[];
+}

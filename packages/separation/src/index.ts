@@ -20,6 +20,7 @@ export {
   readSeparationModels,
   vocalPairOf,
   modelServes,
+  ensembleStemsFor,
   type SeparationModelEntry,
   type SeparationModelCatalog,
   type SeparationJobKindName,
@@ -56,12 +57,12 @@ export {
   isEnsembleAlgorithm,
   parseModelList,
   type EnsembleAlgorithm,
+  type EnsembleStem,
 } from "./ensemble-names.ts";
 export {
   separateEnsemble,
   combineStemFiles,
   commonStems,
-  type EnsembleStem,
   type SeparateEnsembleOptions,
   type SeparateEnsembleResult,
 } from "./separate-ensemble.ts";

@@ -2,6 +2,16 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { outputStemNames, readManifestDirectory } from "./families/manifests.ts";
 import { ManifestError } from "./manifest.ts";
+import type { EnsembleStem } from "./ensemble-names.ts";
+
+export {
+  ENSEMBLE_ALGORITHMS,
+  DEFAULT_ENSEMBLE,
+  isEnsembleAlgorithm,
+  parseModelList,
+  type EnsembleAlgorithm,
+  type EnsembleStem,
+} from "./ensemble-names.ts";
 
 /**
  * What the installed separation models are, read from their manifests alone: no ONNX session is
@@ -88,4 +98,33 @@ export type SeparationJobKindName = "vocal-separation" | "stem-split";
  */
 export function modelServes(model: Pick<SeparationModelEntry, "stems" | "outputStems">, kind: SeparationJobKindName): boolean {
   return kind === "vocal-separation" ? vocalPairOf(model.outputStems) !== undefined : model.stems.length > 1;
+}
+
+/**
+ * What an ensemble of `members` (each able to serve the kind) writes for a job kind: `stems`, each
+ * combined from the members' stems named in `from`, and `instruments`, the ones a stem split
+ * publishes as stems. A vocal separation combines each member's vocals and backing (its vocal pair,
+ * whatever the backing is called); a stem split the stems every member's network outputs, by name,
+ * plus the derived backing when each has one (for the record's backing URL). No stem in common: none.
+ */
+export function ensembleStemsFor(
+  members: readonly Pick<SeparationModelEntry, "stems" | "outputStems">[],
+  kind: SeparationJobKindName,
+): { stems: EnsembleStem[]; instruments: string[] } {
+  if (kind === "vocal-separation") {
+    const pairs = members.map((m) => vocalPairOf(m.outputStems));
+    if (pairs.some((p) => p === undefined)) return { stems: [], instruments: [] };
+    return {
+      stems: [
+        { name: "vocals", from: pairs.map((p) => p!.vocals) },
+        { name: "backing", from: pairs.map((p) => p!.backing) },
+      ],
+      instruments: ["vocals", "backing"],
+    };
+  }
+  const common = members[0]!.stems.filter((s) => members.every((m) => m.stems.includes(s)));
+  const stems = common.map((name) => ({ name, from: members.map(() => name) }));
+  if (common.includes("vocals") && !common.includes("backing") && members.every((m) => m.outputStems.includes("backing")))
+    stems.push({ name: "backing", from: members.map(() => "backing") });
+  return { stems, instruments: common };
 }

@@ -2,17 +2,11 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { decodeToPcm, probeAudio, StereoPcmEncoder, type EncodeTarget } from "@mixdown/audio";
 import { EnsembleMixer } from "./ensemble.ts";
-import type { EnsembleAlgorithm } from "./ensemble-names.ts";
+import type { EnsembleAlgorithm, EnsembleStem } from "./ensemble-names.ts";
 import type { FamilyModel } from "./families/family.ts";
 import { outputStemNames, type SeparationManifest } from "./families/index.ts";
 import { separateFile, type FileSeparationTimings, type OutputFormat, type OutputSpec, type SeparateFileResult } from "./separate-file.ts";
 import type { SeparationProgress } from "./separate-stream.ts";
-
-/** One stem an ensemble writes, and the stem of each member (in the members' order) it combines. */
-export interface EnsembleStem {
-  name: string;
-  from: string[];
-}
 
 export interface SeparateEnsembleOptions {
   inputPath: string;

@@ -9,6 +9,7 @@ import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdPar
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 import { listOf } from "@mixdown/records";
+import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/catalog";
 
 const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map(
   (k) => ({
@@ -29,7 +30,14 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     model: Type.Optional(
       Type.String({
         description:
-          "An installed separation model's name (`GET /separation-models`); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS)",
+          "An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS)",
+      }),
+    ),
+    ensemble: Type.Optional(
+      Type.String({
+        enum: [...ENSEMBLE_ALGORITHMS],
+        description:
+          "How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model",
       }),
     ),
   });
@@ -55,7 +63,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         schema: {
           tags: [tag],
           summary: `Create a ${noun} job and queue it`,
-          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text fields \`webhookUrl\` and \`model\` (an installed separation model's name; 422 lists the installed ones when it is unknown or cannot serve a ${noun}).`,
+          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text fields \`webhookUrl\`, \`model\` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a ${noun}) and \`ensemble\` (the algorithm combining an ensemble's models, default avg_wave).`,
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
           headers: CreateHeaders,

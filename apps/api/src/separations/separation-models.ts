@@ -1,6 +1,15 @@
 import type { SeparationKind } from "@mixdown/db";
 import { separationKindOf } from "@mixdown/jobs";
-import { modelServes, readSeparationModels, type SeparationModelEntry } from "@mixdown/separation/catalog";
+import {
+  DEFAULT_ENSEMBLE,
+  ENSEMBLE_ALGORITHMS,
+  ensembleStemsFor,
+  isEnsembleAlgorithm,
+  modelServes,
+  parseModelList,
+  readSeparationModels,
+  type SeparationModelEntry,
+} from "@mixdown/separation/catalog";
 import { Type, type Static } from "typebox";
 import { unprocessable } from "../http/errors.ts";
 
@@ -19,7 +28,10 @@ export const SeparationModelRecord = Type.Object(
     ),
     default: Type.Object(
       { vocalSeparation: Type.Boolean(), stemSplit: Type.Boolean() },
-      { description: "Whether it serves the jobs of that kind that name no model (SEPARATION_MODEL_VOCALS / _STEMS)" },
+      {
+        description:
+          "Whether it serves the jobs of that kind that name no model (SEPARATION_MODEL_VOCALS / _STEMS); several models true for a kind: the setting names an ensemble of them",
+      },
     ),
   },
   { $id: "SeparationModel", description: "An installed separation model" },
@@ -38,19 +50,58 @@ export class SeparationModels {
 
   async list(): Promise<SeparationModelRecord[]> {
     const { models } = await readSeparationModels(this.modelsDir);
+    const vocalDefaults = parseModelList(this.defaults.vocalSeparation);
+    const stemDefaults = parseModelList(this.defaults.stemSplit);
     return models.map((m) => ({
       name: m.name,
       family: m.family,
       stems: m.stems,
       sampleRate: m.sampleRate,
       serves: { vocalSeparation: modelServes(m, "vocal-separation"), stemSplit: modelServes(m, "stem-split") },
-      default: { vocalSeparation: m.name === this.defaults.vocalSeparation, stemSplit: m.name === this.defaults.stemSplit },
+      default: { vocalSeparation: vocalDefaults.includes(m.name), stemSplit: stemDefaults.includes(m.name) },
     }));
   }
 
-  /** The `model` a create names, checked: 422 when no installed model has that name or it cannot serve the kind. */
-  async check(kind: SeparationKind, name: string): Promise<SeparationModelEntry> {
+  /**
+   * The `model` and `ensemble` fields of a create, checked before anything is stored (422 naming the
+   * problem): each name installed and able to serve the kind, none twice; `ensemble` (default
+   * avg_wave) only with two or more models; an ensemble's models must have a stem in common.
+   * Returns what the row stores: the names normalised (`a,b`), and the algorithm of an ensemble.
+   */
+  async resolve(
+    kind: SeparationKind,
+    modelField: string | undefined,
+    ensembleField: string | undefined,
+  ): Promise<{ model: string | null; ensemble: string | null }> {
+    if (modelField === undefined) {
+      if (ensembleField !== undefined)
+        throw unprocessable("ensemble needs a model field naming two or more models (comma-separated), e.g. model=vocals,stems");
+      return { model: null, ensemble: null };
+    }
+    const names = modelField.includes(",") ? parseModelList(modelField) : [modelField];
+    if (names.length > 1 && names.some((n) => n === "")) throw unprocessable(`model ${JSON.stringify(modelField)} has an empty model name`);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) throw unprocessable(`model names "${twice}" twice: an ensemble's models must differ`);
     const { models } = await readSeparationModels(this.modelsDir);
+    const members = names.map((name) => this.#check(models, kind, name));
+    if (members.length === 1) {
+      if (ensembleField !== undefined)
+        throw unprocessable(`ensemble needs two or more models (model=a,b); model names one (${JSON.stringify(names[0])})`);
+      return { model: members[0]!.name, ensemble: null };
+    }
+    const ensemble = ensembleField ?? DEFAULT_ENSEMBLE;
+    if (!isEnsembleAlgorithm(ensemble))
+      throw unprocessable(`ensemble ${JSON.stringify(ensemble)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`);
+    const jobKind = separationKindOf(kind);
+    if (ensembleStemsFor(members, jobKind).stems.length === 0)
+      throw unprocessable(
+        `the models ${names.join(", ")} have no stem in common (${members.map((m) => `${m.name}: ${m.stems.join(", ")}`).join("; ")}), so their ${jobKind} cannot be combined`,
+      );
+    return { model: names.join(","), ensemble };
+  }
+
+  /** One name of a `model` field: 422 when no installed model has that name or it cannot serve the kind. */
+  #check(models: SeparationModelEntry[], kind: SeparationKind, name: string): SeparationModelEntry {
     const jobKind = separationKindOf(kind);
     const model = models.find((m) => m.name === name);
     if (!model) {

@@ -40,9 +40,8 @@ export class SeparationService {
   ): Promise<SeparationJobRecord> {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
-    const modelName = form.fields.get("model");
     // Checked before anything is stored, so a wrong name leaves nothing behind.
-    const model = modelName === undefined ? null : (await this.deps.models.check(kind, modelName)).name;
+    const { model, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
     const format = await checkAudioUpload(input, SEPARATION_FORMATS);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
@@ -56,6 +55,7 @@ export class SeparationService {
         inputFormat: format,
         inputFileName: input.filename?.slice(0, 255) ?? null,
         model,
+        ensemble,
       }),
     );
     await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>

@@ -2,7 +2,17 @@ import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
 import type { OutputSpec } from "@mixdown/separation";
-import { modelServes, readSeparationModels, vocalPairOf, type SeparationModelEntry } from "@mixdown/separation/catalog";
+import {
+  ensembleStemsFor,
+  isEnsembleAlgorithm,
+  modelServes,
+  parseModelList,
+  readSeparationModels,
+  vocalPairOf,
+  type EnsembleAlgorithm,
+  type EnsembleStem,
+  type SeparationModelEntry,
+} from "@mixdown/separation/catalog";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../run-job.ts";
 import type { SeparationPool } from "../separation-protocol.ts";
@@ -19,26 +29,46 @@ export interface SeparationJobDeps {
    * (SEPARATION_MODEL_VOCAL_SPLIT, `none` for no split).
    */
   models: { vocalSeparation: string; stemSplit: string; vocalSplit: string };
+  /** How a setting that names several models (an ensemble) combines them (SEPARATION_ENSEMBLE_*). */
+  ensembles: { vocalSeparation: EnsembleAlgorithm; stemSplit: EnsembleAlgorithm };
   modelsDir: string;
 }
 
+/** One model, or an ensemble of several with its algorithm and what each written stem combines. */
+interface JobModels {
+  members: SeparationModelEntry[];
+  /** the row's `model`: the names, comma-separated */
+  name: string;
+  ensemble?: { algorithm: EnsembleAlgorithm; stems: EnsembleStem[]; instruments: string[] };
+}
+
 /**
- * The model a job runs with: its own (the create's `model` field), else the setting for its kind.
- * The API checked a named model at create; it is checked again here because the models directory
- * may have changed since, and a model that cannot serve the kind will never succeed.
+ * The model a job runs with: its own (the create's `model` field), else the setting for its kind;
+ * several names are an ensemble, combined with the row's algorithm, else the setting's. The API
+ * checked a named model at create; it is checked again here because the models directory may
+ * have changed since, and a model that cannot serve the kind will never succeed.
  */
-async function jobModel(
+async function jobModels(
   deps: SeparationJobDeps,
   kind: "vocal-separation" | "stem-split",
-  named: string | null,
-): Promise<SeparationModelEntry> {
-  const name = named ?? (kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit);
+  row: { model: string | null; ensemble: string | null },
+): Promise<JobModels> {
+  const value = row.model ?? (kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit);
   const { models } = await readSeparationModels(deps.modelsDir);
-  const model = models.find((m) => m.name === name);
-  if (!model) throw new JobFailure("permanent", `The separation model "${name}" is not installed`);
-  if (!modelServes(model, kind))
-    throw new JobFailure("bad-input", `The separation model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind}`);
-  return model;
+  const names = parseModelList(value);
+  const members = names.map((name) => {
+    const model = models.find((m) => m.name === name);
+    if (!model) throw new JobFailure("permanent", `The separation model "${name}" is not installed`);
+    if (!modelServes(model, kind))
+      throw new JobFailure("bad-input", `The separation model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind}`);
+    return model;
+  });
+  if (members.length === 1) return { members, name: members[0]!.name };
+  const algorithm = row.ensemble ?? (kind === "vocal-separation" ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit);
+  if (!isEnsembleAlgorithm(algorithm)) throw new JobFailure("permanent", `Unknown ensemble algorithm "${algorithm}"`);
+  const { stems, instruments } = ensembleStemsFor(members, kind);
+  if (stems.length === 0) throw new JobFailure("bad-input", `The separation models ${names.join(", ")} have no stem in common`);
+  return { members, name: names.join(","), ensemble: { algorithm, stems, instruments } };
 }
 
 /**
@@ -59,7 +89,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
-      const model = await jobModel(deps, kind, row.model);
+      const model = await jobModels(deps, kind, row);
       // Checked per job, like the job's model: the models directory may have changed since start.
       const split =
         kind === "vocal-separation"
@@ -67,9 +97,19 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           : undefined;
       if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
       const splitting = split?.model !== undefined;
+      // each model's pass takes about as long as the split's: an ensemble's members share more
+      const firstShare = model.members.length / (model.members.length + 1);
       const result = await deps.pool.run(
-        { inputPath, modelName: model.name, outDir: join(workDir, "out"), outputs },
-        splitting ? (f) => reportProgress(f / 2) : reportProgress,
+        {
+          inputPath,
+          modelName: model.name,
+          outDir: join(workDir, "out"),
+          outputs,
+          ...(model.ensemble
+            ? { ensemble: { models: model.members.map((m) => m.name), algorithm: model.ensemble.algorithm, stems: model.ensemble.stems } }
+            : {}),
+        },
+        splitting ? (f) => reportProgress(f * firstShare) : reportProgress,
         signal,
       );
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
@@ -123,7 +163,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
               ["vocals", pair!.vocals],
               ["backing", pair!.backing],
             ]
-          : model.stems.map((s) => [s, s]);
+          : (model.ensemble?.instruments ?? model.members[0]!.stems).map((s) => [s, s]);
       try {
         if (splitting) {
           // The whole vocal and the backing are final: they upload while the vocal is split.
@@ -135,7 +175,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           const splitDir = join(workDir, "split");
           const parts = await deps.pool.run(
             { inputPath: whole, modelName: split.model!, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
-            (f) => reportProgress(0.5 + f * 0.45),
+            (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
             signal,
           );
           log.info({ timings: parts.timings, model: split.model }, "split the vocal");
@@ -177,6 +217,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         stems,
         lossyStems,
         model: model.name,
+        ensemble: model.ensemble?.algorithm ?? null,
       } satisfies SeparationOutputs;
     },
     async discard({ payload, rowId }) {

@@ -14,8 +14,10 @@ export interface SeparationOutputs {
   backingKey: string | null;
   stems: StoredStem[];
   lossyStems: StoredStem[];
-  /** the model that served the job */
+  /** the model that served the job (a comma list for an ensemble) */
   model: string;
+  /** the ensemble's algorithm (null or absent: one model) */
+  ensemble?: string | null;
 }
 
 /**

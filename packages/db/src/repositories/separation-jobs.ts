@@ -7,8 +7,10 @@ export interface NewSeparationJob {
   inputKey: string;
   inputFormat: string;
   inputFileName?: string | null;
-  /** The model the caller chose (null: the worker's setting for the kind). */
+  /** The model the caller chose (null: the worker's setting for the kind); a comma list for an ensemble. */
   model?: string | null;
+  /** The ensemble's algorithm when `model` names several. */
+  ensemble?: string | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
