@@ -52,6 +52,23 @@ describe("mixdown separate", () => {
     assert.ok(Math.abs(vocals.frames - source.frames) <= 1152, `${vocals.frames} frames against the mp3's ${source.frames}`);
   });
 
+  test("--model a,b --ensemble runs an ensemble: the stems both models output, combined, with each member's time", async () => {
+    const out = path.join(dir, "out-ensemble");
+    const result = await runCli(["separate", input, "--model", "vocals,stems", "--ensemble", "avg_mag", "--out", out], {});
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual((await readdir(out)).sort(), ["backing.wav", "vocals.wav"]);
+    assert.match(result.stdout, /^ensemble \(avg_mag\): vocals [\d.]+ s, stems [\d.]+ s, combining [\d.]+ s$/m);
+    const [source, vocals] = await Promise.all([probeAudio(input), probeAudio(path.join(out, "vocals.wav"))]);
+    assert.equal(vocals.sampleRate, 48000);
+    assert.ok(Math.abs(vocals.frames - source.frames) <= 1152);
+    const single = await runCli(["separate", input, "--model", "vocals", "--ensemble", "avg_wave", "--out", out], {});
+    assert.equal(single.code, 2);
+    assert.match(single.stderr, /--ensemble needs --model naming two or more models/);
+    const unknown = await runCli(["separate", input, "--model", "vocals,stems", "--ensemble", "loudest", "--out", out], {});
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /--ensemble must be one of avg_wave, /);
+  });
+
   for (const [family, model, stems] of [
     ["htdemucs", "htdemucs-tiny", ["backing", "bass", "drums", "other", "vocals"]],
     ["mel_band_roformer", "mel_band_roformer", ["backing", "other", "vocals"]],

@@ -31,7 +31,7 @@ export interface SeparateEnsembleOptions {
 
 export interface SeparateEnsembleResult extends SeparateFileResult {
   /** each member's own run (its files are gone unless keepMembers) */
-  members: Array<{ model: string; stems: SeparateFileResult["stems"]; timings: FileSeparationTimings }>;
+  members: Array<{ model: string; stems: SeparateFileResult["stems"]; chunks: number; timings: FileSeparationTimings }>;
   /** the combining pass: decode the members' files, combine, encode */
   combineMs: number;
 }
@@ -86,7 +86,7 @@ export async function separateEnsemble(options: SeparateEnsembleOptions): Promis
           : {}),
         ...(signal ? { signal } : {}),
       });
-      members.push({ model: model.manifest.name, stems: result.stems, timings: result.timings });
+      members.push({ model: model.manifest.name, stems: result.stems, chunks: result.chunks, timings: result.timings });
     }
 
     const combineStarted = performance.now();
@@ -117,7 +117,7 @@ export async function separateEnsemble(options: SeparateEnsembleOptions): Promis
       stems: files,
       sampleRate,
       frames,
-      chunks: 0,
+      chunks: members.reduce((n, m) => n + m.chunks, 0),
       timings: {
         decodeMs: sum("decodeMs"),
         inferenceMs: sum("inferenceMs"),

@@ -1,7 +1,18 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { prepareFfmpeg } from "@mixdown/audio";
-import { ModelRegistry, separateFile, type ExecutionProvider, type OutputSpec } from "@mixdown/separation";
+import {
+  DEFAULT_ENSEMBLE,
+  ENSEMBLE_ALGORITHMS,
+  isEnsembleAlgorithm,
+  ModelRegistry,
+  parseModelList,
+  separateEnsemble,
+  separateFile,
+  type ExecutionProvider,
+  type OutputSpec,
+  type SeparateFileResult,
+} from "@mixdown/separation";
 import { repoRoot } from "../local-state.ts";
 
 const USAGE = `usage: mixdown separate <file> --model <name> --out <dir> [options]
@@ -9,7 +20,12 @@ const USAGE = `usage: mixdown separate <file> --model <name> --out <dir> [option
 Separates <file> with a model from the models directory and writes one
 lossless file per stem, named after the stem (vocals.wav, backing.wav, ...).
 
-  --model NAME        model manifest name, e.g. vocals or stems (required)
+  --model NAME        model manifest name, e.g. vocals or stems (required); several,
+                      comma-separated (vocals,stems), run as an ensemble that
+                      writes the stems they all output, combined
+  --ensemble ALG      how an ensemble combines its models: avg_wave (default),
+                      median_wave, min_mag, max_mag, avg_mag, uvr_max_spec,
+                      uvr_min_spec
   --out DIR           output directory, created if missing (required)
   --format wav|flac   output format (default wav, 32-bit float; flac is 24-bit)
   --models-dir DIR    where <name>.json and <name>.onnx live (default: the repo"s models/)
@@ -60,6 +76,7 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
         batch: { type: "string" },
         overlap: { type: "string" },
         shifts: { type: "string" },
+        ensemble: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -70,6 +87,12 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     if (positionals.length !== 1) throw new UsageError("expected exactly one input file");
     if (!values.model) throw new UsageError("--model is required");
     if (!values.out) throw new UsageError("--out is required");
+    const names = parseModelList(values.model);
+    if (names.some((n) => n === "")) throw new UsageError(`--model ${values.model}: an empty model name`);
+    if (new Set(names).size !== names.length) throw new UsageError(`--model ${values.model}: a model named twice`);
+    if (values.ensemble !== undefined && names.length < 2) throw new UsageError("--ensemble needs --model naming two or more models");
+    const algorithm = values.ensemble ?? DEFAULT_ENSEMBLE;
+    if (!isEnsembleAlgorithm(algorithm)) throw new UsageError(`--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(", ")}, got "${algorithm}"`);
     if (values.format !== "wav" && values.format !== "flac")
       throw new UsageError(`--format must be wav or flac, got "${values.format}"`);
     if (!["cpu", "webgpu", "cuda"].includes(values.provider))
@@ -91,22 +114,25 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
       ...(threads !== undefined ? { intraOpThreads: threads } : {}),
     });
     const loadStart = performance.now();
-    const [model] = await Promise.all([registry.load(values.model), prepareFfmpeg()]);
+    const [models] = await Promise.all([Promise.all(names.map((n) => registry!.load(n))), prepareFfmpeg()]);
     const loadMs = performance.now() - loadStart;
     const outputs: OutputSpec[] = [{ format: values.format }];
     const showProgress = io.stderr.isTTY === true;
-    const result = await separateFile({
+    const common = {
       inputPath,
-      model,
       outDir,
       outputs,
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(overlap !== undefined ? { overlap } : {}),
-      ...(shifts !== undefined ? { shifts } : {}),
-      onProgress: (p) => {
+      onProgress: (p: { fraction?: number }) => {
         if (showProgress && p.fraction !== undefined) io.stderr.write(`\r${(100 * p.fraction).toFixed(0)}%`);
       },
-    });
+    };
+    if (shifts !== undefined && models.length > 1) throw new UsageError("--shifts is for a single HTDemucs model");
+    const result: SeparateFileResult =
+      models.length === 1
+        ? await separateFile({ ...common, model: models[0]!, ...(shifts !== undefined ? { shifts } : {}) })
+        : await separateEnsemble({ ...common, models, algorithm });
     if (showProgress) io.stderr.write("\r");
 
     const seconds = result.frames / result.sampleRate;
@@ -117,6 +143,11 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
         `model load ${loadMs.toFixed(0)} ms, decode ${t.decodeMs.toFixed(0)} ms, inference ${t.inferenceMs.toFixed(0)} ms ` +
         `(waited for ${t.inferenceWaitMs.toFixed(0)} ms), post ${t.postMs.toFixed(0)} ms, encode ${t.encodeMs.toFixed(0)} ms\n`,
     );
+    if ("members" in result) {
+      const ensemble = result as Awaited<ReturnType<typeof separateEnsemble>>;
+      const each = ensemble.members.map((m) => `${m.model} ${(m.timings.totalMs / 1000).toFixed(2)} s`).join(", ");
+      io.stdout.write(`ensemble (${algorithm}): ${each}, combining ${(ensemble.combineMs / 1000).toFixed(2)} s\n`);
+    }
     return 0;
   } catch (err) {
     if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
