@@ -177,15 +177,16 @@ describe("separation jobs run with the model they chose", () => {
     [
       "SEPARATION_MODEL_VOCALS",
       "htdemucs",
-      /SEPARATION_MODEL_VOCALS="htdemucs": no such separation model in .* \(installed: bs_roformer, htdemucs-tiny, six, stems, vocals\)/,
+      /SEPARATION_MODEL_VOCALS="htdemucs": no separation model "htdemucs" in .* \(installed: bs_roformer, htdemucs-tiny, six, stems, vocals\)/,
     ],
+    ["SEPARATION_MODEL_VOCALS", "vocals,ghost", /SEPARATION_MODEL_VOCALS="vocals,ghost": no separation model "ghost" in /],
     [
       "SEPARATION_MODEL_STEMS",
       "vocals",
-      /SEPARATION_MODEL_STEMS="vocals": the model \(stems: vocals\) cannot serve a stem-split \(models that can: htdemucs-tiny, six, stems\)/,
+      /SEPARATION_MODEL_STEMS="vocals": the model "vocals" \(stems: vocals\) cannot serve a stem-split \(models that can: htdemucs-tiny, six, stems\)/,
     ],
   ] as const) {
-    it(`refuses to start when ${setting} names ${value === "vocals" ? "a model that cannot serve its kind" : "a missing model"}`, async () => {
+    it(`refuses to start when ${setting} names ${value === "vocals" ? "a model that cannot serve its kind" : value.includes(",") ? "an ensemble with a missing model" : "a missing model"}`, async () => {
       const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps/worker/src/main.ts")], {
         cwd: repoRoot,
         env: { ...process.env, ...d.env, WORKER_HEALTH_PORT: "0", LOG_LEVEL: "info", [setting]: value },
