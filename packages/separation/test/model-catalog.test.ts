@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { copyFile, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
-import { readSeparationModels } from "../src/model-catalog.ts";
+import { describe, it, test } from "node:test";
+import { ensembleStemsFor, readSeparationModels } from "../src/model-catalog.ts";
 
 const HTDEMUCS = join(import.meta.dirname, "fixtures/htdemucs");
 
@@ -32,4 +32,37 @@ test("the catalogue counts every member file of a bag in its size, and lists a b
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+describe("ensembleStemsFor", () => {
+  const vocals = { stems: ["vocals"], outputStems: ["vocals", "instrumental"] };
+  const stems = { stems: ["vocals", "drums", "bass", "other"], outputStems: ["vocals", "drums", "bass", "other", "backing"] };
+  const six = {
+    stems: ["drums", "bass", "other", "vocals", "guitar", "piano"],
+    outputStems: ["drums", "bass", "other", "vocals", "guitar", "piano", "backing"],
+  };
+
+  it("a vocal separation combines each model's vocal pair, whatever its backing is called", () => {
+    assert.deepEqual(ensembleStemsFor([vocals, stems], "vocal-separation"), {
+      stems: [
+        { name: "vocals", from: ["vocals", "vocals"] },
+        { name: "backing", from: ["instrumental", "backing"] },
+      ],
+      instruments: ["vocals", "backing"],
+    });
+  });
+
+  it("a stem split publishes the stems both networks output, in the first's order, and combines their backings too", () => {
+    const { stems: combined, instruments } = ensembleStemsFor([six, stems], "stem-split");
+    assert.deepEqual(instruments, ["drums", "bass", "other", "vocals"]);
+    assert.deepEqual(
+      combined.map((s) => s.name),
+      ["drums", "bass", "other", "vocals", "backing"],
+    );
+  });
+
+  it("models with no stem in common give nothing", () => {
+    const guitars = { stems: ["guitar_l", "guitar_r"], outputStems: ["guitar_l", "guitar_r"] };
+    assert.deepEqual(ensembleStemsFor([stems, guitars], "stem-split"), { stems: [], instruments: [] });
+  });
 });
