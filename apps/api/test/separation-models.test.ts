@@ -216,12 +216,20 @@ describe("ensembles: a model field naming several models", () => {
     const content = await audio("wav");
     const before = await footprint(h);
     const cases: Array<[path: string, fields: Record<string, string>, message: RegExp]> = [
-      ["vocal-separations", { model: "vocals,ghost" }, /^model "ghost" is not an installed separation model \(installed: six, stems, vocals\)$/],
+      [
+        "vocal-separations",
+        { model: "vocals,ghost" },
+        /^model "ghost" is not an installed separation model \(installed: six, stems, vocals\)$/,
+      ],
       ["vocal-separations", { model: "vocals,stems,vocals" }, /^model names "vocals" twice/],
       ["vocal-separations", { model: "vocals,,stems" }, /has an empty model name/],
       ["vocal-separations", { model: "vocals", ensemble: "avg_wave" }, /^ensemble needs two or more models/],
       ["vocal-separations", { ensemble: "median_wave" }, /^ensemble needs a model field naming two or more models/],
-      ["vocal-separations", { model: "vocals,stems", ensemble: "loudest" }, /^ensemble "loudest" is not an ensemble algorithm \(one of avg_wave, median_wave, min_mag, max_mag, avg_mag, uvr_max_spec, uvr_min_spec\)$/],
+      [
+        "vocal-separations",
+        { model: "vocals,stems", ensemble: "loudest" },
+        /^ensemble "loudest" is not an ensemble algorithm \(one of avg_wave, median_wave, min_mag, max_mag, avg_mag, uvr_max_spec, uvr_min_spec\)$/,
+      ],
       ["stem-splits", { model: "six,vocals" }, /^model "vocals" \(stems: vocals\) cannot serve a stem-split/],
     ];
     for (const [path, fields, message] of cases) {
@@ -237,7 +245,10 @@ describe("ensembles: a model field naming several models", () => {
     // installed for this test only (the API reads the manifests on every create)
     await copyFile(join(REPO_MODELS, "stems.onnx"), join(modelsDir, "duo.onnx"));
     const manifest = { ...JSON.parse(await readFile(join(modelsDir, "six.json"), "utf8")), name: "duo", file: "duo.onnx" };
-    await writeFile(join(modelsDir, "duo.json"), JSON.stringify({ ...manifest, primaryStem: "guitar_l", stems: ["guitar_l", "guitar_r"] }));
+    await writeFile(
+      join(modelsDir, "duo.json"),
+      JSON.stringify({ ...manifest, primaryStem: "guitar_l", stems: ["guitar_l", "guitar_r"] }),
+    );
     try {
       const caller = await h.newCaller();
       const before = await footprint(h);
@@ -269,6 +280,14 @@ describe("ensembles: a model field naming several models", () => {
   test("the OpenAPI document lists the ensemble field with its algorithms", async () => {
     const doc = (await h.app.inject({ method: "GET", url: "/docs/json" })).json();
     const form = doc.paths["/api/kits/v1/vocal-separations"].post.requestBody.content["multipart/form-data"].schema;
-    assert.deepEqual(form.properties.ensemble.enum, ["avg_wave", "median_wave", "min_mag", "max_mag", "avg_mag", "uvr_max_spec", "uvr_min_spec"]);
+    assert.deepEqual(form.properties.ensemble.enum, [
+      "avg_wave",
+      "median_wave",
+      "min_mag",
+      "max_mag",
+      "avg_mag",
+      "uvr_max_spec",
+      "uvr_min_spec",
+    ]);
   });
 });

@@ -97,7 +97,9 @@ export async function checkSeparationSettings(
     const members = parseModelList(value).map((name) => {
       const model = models.find((m) => m.name === name);
       if (!model)
-        throw new Error(`${setting}="${value}": no separation model "${name}" in ${modelsDir} (installed: ${installed}${broken})`);
+        throw new Error(
+          `${setting}="${value}": no separation model "${name}" in ${modelsDir} (installed: ${installed}${broken})`,
+        );
       if (!modelServes(model, kind)) {
         const fit = models.filter((m) => modelServes(m, kind)).map((m) => m.name);
         throw new Error(

@@ -44,11 +44,16 @@ describe("ensemble separation jobs", () => {
     scratch = await mkdtemp(join(tmpdir(), "mixdown-worker-ensemble-"));
     const repoModels = resolve(repoRoot, "models");
     // the shipped defaults; no vocal-split model, so a vocal separation publishes the ensemble's vocals and backing
-    for (const f of ["vocals.json", "vocals.onnx", "stems.json", "stems.onnx"]) await copyFile(join(repoModels, f), join(modelsDir, f));
+    for (const f of ["vocals.json", "vocals.onnx", "stems.json", "stems.onnx"])
+      await copyFile(join(repoModels, f), join(modelsDir, f));
     await writeTestModel(modelsDir, { ...SMALL, name: "six", stems: SIX });
     registry = new ModelRegistry({ modelsDir });
     // the settings name an ensemble of the two defaults for vocal separations
-    d = await startDeployment({ MODELS_DIR: modelsDir, SEPARATION_MODEL_VOCALS: "vocals,stems", SEPARATION_ENSEMBLE_VOCALS: "max_mag" });
+    d = await startDeployment({
+      MODELS_DIR: modelsDir,
+      SEPARATION_MODEL_VOCALS: "vocals,stems",
+      SEPARATION_ENSEMBLE_VOCALS: "max_mag",
+    });
   });
   after(async () => {
     await d?.stop();
@@ -61,7 +66,12 @@ describe("ensemble separation jobs", () => {
   async function expected(input: string, members: Array<[model: string, stem: string]>, algorithm: EnsembleAlgorithm) {
     const outputs: Float32Array[] = [];
     for (const [name, stem] of members) {
-      const result = await separateFile({ inputPath: input, model: await registry.load(name), outDir: join(scratch, name), stems: [stem] });
+      const result = await separateFile({
+        inputPath: input,
+        model: await registry.load(name),
+        outDir: join(scratch, name),
+        stems: [stem],
+      });
       outputs.push(await decodeFloat(result.stems[stem]!.wav!));
     }
     const mixer = await EnsembleMixer.create(algorithm, outputs.length);
@@ -79,7 +89,11 @@ describe("ensemble separation jobs", () => {
     assert.equal(created.status, 200, await created.clone().text());
     const done = await waitForEnd(d, `vocal-separations/${((await created.json()) as { id: number }).id}`);
     assert.equal(done.status, "success", done.errorMessage);
-    assert.deepEqual([done.model, done.ensemble], ["vocals,stems", "max_mag"], "the settings' ensemble is recorded once the job succeeded");
+    assert.deepEqual(
+      [done.model, done.ensemble],
+      ["vocals,stems", "max_mag"],
+      "the settings' ensemble is recorded once the job succeeded",
+    );
     assert.deepEqual(
       done.stemFileUrls.map((s: { instrument: string }) => s.instrument),
       ["vocals", "backing"],

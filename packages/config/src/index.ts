@@ -21,7 +21,8 @@ const modelList = (fallback: string) =>
     .superRefine((value, ctx) => {
       const names = parseModelList(value);
       if (names.some((n) => n === "")) ctx.addIssue({ code: "custom", message: `empty model name in "${value}"` });
-      else if (new Set(names).size !== names.length) ctx.addIssue({ code: "custom", message: `a model named twice in "${value}"` });
+      else if (new Set(names).size !== names.length)
+        ctx.addIssue({ code: "custom", message: `a model named twice in "${value}"` });
     })
     .transform((value) => parseModelList(value).join(","));
 

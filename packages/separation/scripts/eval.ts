@@ -158,7 +158,8 @@ async function main(): Promise<void> {
   const clips = await ensureDataset(dataDir, split, count, seconds);
   const modelsDir = resolve(values["models-dir"]);
   const models = values.models.split(",").filter((m) => existsSync(join(modelsDir, `${m}.json`)));
-  if (algorithms.length > 0 && models.length < 2) throw new Error(`--ensemble needs 2 or more installed --models, got ${models.join(", ")}`);
+  if (algorithms.length > 0 && models.length < 2)
+    throw new Error(`--ensemble needs 2 or more installed --models, got ${models.join(", ")}`);
   const registry = new ModelRegistry({ modelsDir, ...(values.threads ? { intraOpThreads: Number(values.threads) } : {}) });
   const work = await mkdtemp(join(tmpdir(), "mixdown-eval-out-"));
   console.log(
@@ -170,7 +171,11 @@ async function main(): Promise<void> {
   const perEnsemble = new Map<EnsembleAlgorithm, Scores>(algorithms.map((a) => [a, new Map()]));
   // per clip: the ensemble's SDR minus the best member's, per stem
   const gains = new Map<EnsembleAlgorithm, Scores>(algorithms.map((a) => [a, new Map()]));
-  const wall = { members: new Map<string, number>(models.map((m) => [m, 0])), ensemble: 0, combine: new Map<EnsembleAlgorithm, number>() };
+  const wall = {
+    members: new Map<string, number>(models.map((m) => [m, 0])),
+    ensemble: 0,
+    combine: new Map<EnsembleAlgorithm, number>(),
+  };
   let audioSeconds = 0;
   let ensembleStems: string[] = [];
   try {
@@ -273,7 +278,9 @@ async function main(): Promise<void> {
     printTable(`model "${name}"`, scores, ["vocals", "drums", "bass", "other", "4-stem mean", "backing"]);
   }
   if (algorithms.length === 0) return;
-  const order = ["vocals", "drums", "bass", "other", "4-stem mean", "backing"].filter((s) => s === "4-stem mean" || ensembleStems.includes(s));
+  const order = ["vocals", "drums", "bass", "other", "4-stem mean", "backing"].filter(
+    (s) => s === "4-stem mean" || ensembleStems.includes(s),
+  );
   for (const [algorithm, scores] of perEnsemble) printTable(`ensemble ${models.join(" + ")}, ${algorithm}`, scores, order);
   console.log(`\nensemble minus the best member on each clip (dB; "better" = share of clips where the ensemble wins)`);
   console.log("| algorithm | stem | median | mean | better |");
@@ -283,15 +290,20 @@ async function main(): Promise<void> {
       const v = scores.get(stem);
       if (!v?.length) continue;
       const mean = v.reduce((a, b) => a + b, 0) / v.length;
-      console.log(`| ${algorithm} | ${stem} | ${median(v).toFixed(2)} | ${mean.toFixed(2)} | ${v.filter((x) => x > 0).length}/${v.length} |`);
+      console.log(
+        `| ${algorithm} | ${stem} | ${median(v).toFixed(2)} | ${mean.toFixed(2)} | ${v.filter((x) => x > 0).length}/${v.length} |`,
+      );
     }
   }
   console.log(`\ntime (${audioSeconds.toFixed(0)} s of audio, wall seconds; members run one after another inside the ensemble)`);
   console.log("| run | seconds | x realtime |");
   console.log("|---|---|---|");
   for (const [name, s] of wall.members) console.log(`| ${name} alone | ${s.toFixed(1)} | ${(audioSeconds / s).toFixed(1)} |`);
-  console.log(`| ensemble (${algorithms[0]}: members + combining) | ${wall.ensemble.toFixed(1)} | ${(audioSeconds / wall.ensemble).toFixed(1)} |`);
-  for (const [algorithm, s] of wall.combine) console.log(`| combining pass, ${algorithm} | ${s.toFixed(1)} | ${(audioSeconds / s).toFixed(1)} |`);
+  console.log(
+    `| ensemble (${algorithms[0]}: members + combining) | ${wall.ensemble.toFixed(1)} | ${(audioSeconds / wall.ensemble).toFixed(1)} |`,
+  );
+  for (const [algorithm, s] of wall.combine)
+    console.log(`| combining pass, ${algorithm} | ${s.toFixed(1)} | ${(audioSeconds / s).toFixed(1)} |`);
 }
 
 await main();

@@ -5,7 +5,13 @@ import { EnsembleMixer } from "./ensemble.ts";
 import type { EnsembleAlgorithm, EnsembleStem } from "./ensemble-names.ts";
 import type { FamilyModel } from "./families/family.ts";
 import { outputStemNames, type SeparationManifest } from "./families/index.ts";
-import { separateFile, type FileSeparationTimings, type OutputFormat, type OutputSpec, type SeparateFileResult } from "./separate-file.ts";
+import {
+  separateFile,
+  type FileSeparationTimings,
+  type OutputFormat,
+  type OutputSpec,
+  type SeparateFileResult,
+} from "./separate-file.ts";
 import type { SeparationProgress } from "./separate-stream.ts";
 
 export interface SeparateEnsembleOptions {
@@ -59,7 +65,8 @@ export async function separateEnsemble(options: SeparateEnsembleOptions): Promis
   const stems = options.stems ?? commonStems(models);
   if (stems.length === 0) throw new RangeError(`the models ${names.join(", ")} output no stem in common`);
   for (const s of stems)
-    if (s.from.length !== models.length) throw new RangeError(`stem "${s.name}" names ${s.from.length} member stems for ${models.length} models`);
+    if (s.from.length !== models.length)
+      throw new RangeError(`stem "${s.name}" names ${s.from.length} member stems for ${models.length} models`);
   const outputs = options.outputs ?? [{ format: "wav" }];
   const membersDir = options.membersDir ?? join(outDir, "members");
   const report = options.onProgress;

@@ -15,7 +15,9 @@ const f32 = (file: string) => {
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 };
 const all = f32("members.f32");
-const members = Array.from({ length: fixture.members }, (_, m) => all.subarray(m * fixture.frames * 2, (m + 1) * fixture.frames * 2));
+const members = Array.from({ length: fixture.members }, (_, m) =>
+  all.subarray(m * fixture.frames * 2, (m + 1) * fixture.frames * 2),
+);
 
 /** The mixer's output when the members arrive in blocks of the given frame counts (the rest in one last block). */
 async function mix(algorithm: EnsembleAlgorithm, inputs: Float32Array[], blockFrames: number[]): Promise<Float32Array> {

@@ -20,7 +20,10 @@ function interleave(x: Stereo): Float32Array {
 
 function deinterleave(x: Float32Array): Stereo {
   const n = x.length / 2;
-  return { left: Float32Array.from({ length: n }, (_, i) => x[2 * i]!), right: Float32Array.from({ length: n }, (_, i) => x[2 * i + 1]!) };
+  return {
+    left: Float32Array.from({ length: n }, (_, i) => x[2 * i]!),
+    right: Float32Array.from({ length: n }, (_, i) => x[2 * i + 1]!),
+  };
 }
 
 describe("separateEnsemble", () => {
@@ -57,8 +60,20 @@ describe("separateEnsemble", () => {
     await writeStereo(
       inputPath,
       {
-        left: faded(tones(frames, RATE, [{ freq: 440, amp: 0.3 }, { freq: 1234.5, amp: 0.2 }]), 2 * SMALL.nFft),
-        right: faded(tones(frames, RATE, [{ freq: 697, amp: 0.35 }, { freq: 2003, amp: 0.15, phase: 1 }]), 2 * SMALL.nFft),
+        left: faded(
+          tones(frames, RATE, [
+            { freq: 440, amp: 0.3 },
+            { freq: 1234.5, amp: 0.2 },
+          ]),
+          2 * SMALL.nFft,
+        ),
+        right: faded(
+          tones(frames, RATE, [
+            { freq: 697, amp: 0.35 },
+            { freq: 2003, amp: 0.15, phase: 1 },
+          ]),
+          2 * SMALL.nFft,
+        ),
       },
       RATE,
     );
@@ -81,15 +96,28 @@ describe("separateEnsemble", () => {
       const models = [await registry.load("a"), await registry.load("b")];
       const progress: number[] = [];
       const outDir = join(dir, `ensemble-${algorithm}`);
-      const result = await separateEnsemble({ inputPath, models, algorithm, outDir, onProgress: (p) => progress.push(p.fraction!) });
+      const result = await separateEnsemble({
+        inputPath,
+        models,
+        algorithm,
+        outDir,
+        onProgress: (p) => progress.push(p.fraction!),
+      });
       assert.deepEqual(Object.keys(result.stems).sort(), ["backing", "drums", "vocals"]);
       assert.equal(result.frames, frames);
       assert.deepEqual(
         result.members.map((m) => m.model),
         ["a", "b"],
       );
-      assert.deepEqual(await readdir(outDir).then((f) => f.sort()), ["backing.wav", "drums.wav", "vocals.wav"], "members' files removed");
-      assert.ok(progress.every((p, i) => i === 0 || p >= progress[i - 1]!), "progress never goes back");
+      assert.deepEqual(
+        await readdir(outDir).then((f) => f.sort()),
+        ["backing.wav", "drums.wav", "vocals.wav"],
+        "members' files removed",
+      );
+      assert.ok(
+        progress.every((p, i) => i === 0 || p >= progress[i - 1]!),
+        "progress never goes back",
+      );
       assert.equal(progress.at(-1), 1);
 
       const [a, b] = [await alone("a"), await alone("b")];
@@ -127,9 +155,19 @@ describe("separateEnsemble", () => {
     const a = await registry.load("a");
     await assert.rejects(separateEnsemble({ inputPath, models: [a], algorithm: "avg_wave", outDir: dir }), /2 or more models/);
     await assert.rejects(separateEnsemble({ inputPath, models: [a, a], algorithm: "avg_wave", outDir: dir }), /each model once/);
-    await writeTestModel(dir, { ...SMALL, name: "solo", stems: [{ name: "guitar", gain: 1 }, { name: "keys", gain: 1 }] });
+    await writeTestModel(dir, {
+      ...SMALL,
+      name: "solo",
+      stems: [
+        { name: "guitar", gain: 1 },
+        { name: "keys", gain: 1 },
+      ],
+    });
     const solo = await registry.load("solo");
-    await assert.rejects(separateEnsemble({ inputPath, models: [a, solo], algorithm: "avg_wave", outDir: dir }), /no stem in common/);
+    await assert.rejects(
+      separateEnsemble({ inputPath, models: [a, solo], algorithm: "avg_wave", outDir: dir }),
+      /no stem in common/,
+    );
   });
 
   it("stops when aborted between members", async () => {

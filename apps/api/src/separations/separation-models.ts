@@ -79,7 +79,8 @@ export class SeparationModels {
       return { model: null, ensemble: null };
     }
     const names = modelField.includes(",") ? parseModelList(modelField) : [modelField];
-    if (names.length > 1 && names.some((n) => n === "")) throw unprocessable(`model ${JSON.stringify(modelField)} has an empty model name`);
+    if (names.length > 1 && names.some((n) => n === ""))
+      throw unprocessable(`model ${JSON.stringify(modelField)} has an empty model name`);
     const twice = names.find((n, i) => names.indexOf(n) !== i);
     if (twice !== undefined) throw unprocessable(`model names "${twice}" twice: an ensemble's models must differ`);
     const { models } = await readSeparationModels(this.modelsDir);
@@ -91,7 +92,9 @@ export class SeparationModels {
     }
     const ensemble = ensembleField ?? DEFAULT_ENSEMBLE;
     if (!isEnsembleAlgorithm(ensemble))
-      throw unprocessable(`ensemble ${JSON.stringify(ensemble)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`);
+      throw unprocessable(
+        `ensemble ${JSON.stringify(ensemble)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`,
+      );
     const jobKind = separationKindOf(kind);
     if (ensembleStemsFor(members, jobKind).stems.length === 0)
       throw unprocessable(

@@ -90,9 +90,11 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     const names = parseModelList(values.model);
     if (names.some((n) => n === "")) throw new UsageError(`--model ${values.model}: an empty model name`);
     if (new Set(names).size !== names.length) throw new UsageError(`--model ${values.model}: a model named twice`);
-    if (values.ensemble !== undefined && names.length < 2) throw new UsageError("--ensemble needs --model naming two or more models");
+    if (values.ensemble !== undefined && names.length < 2)
+      throw new UsageError("--ensemble needs --model naming two or more models");
     const algorithm = values.ensemble ?? DEFAULT_ENSEMBLE;
-    if (!isEnsembleAlgorithm(algorithm)) throw new UsageError(`--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(", ")}, got "${algorithm}"`);
+    if (!isEnsembleAlgorithm(algorithm))
+      throw new UsageError(`--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(", ")}, got "${algorithm}"`);
     if (values.format !== "wav" && values.format !== "flac")
       throw new UsageError(`--format must be wav or flac, got "${values.format}"`);
     if (!["cpu", "webgpu", "cuda"].includes(values.provider))

@@ -60,7 +60,10 @@ async function jobModels(
     const model = models.find((m) => m.name === name);
     if (!model) throw new JobFailure("permanent", `The separation model "${name}" is not installed`);
     if (!modelServes(model, kind))
-      throw new JobFailure("bad-input", `The separation model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind}`);
+      throw new JobFailure(
+        "bad-input",
+        `The separation model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind}`,
+      );
     return model;
   });
   if (members.length === 1) return { members, name: members[0]!.name };
@@ -106,7 +109,13 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           outDir: join(workDir, "out"),
           outputs,
           ...(model.ensemble
-            ? { ensemble: { models: model.members.map((m) => m.name), algorithm: model.ensemble.algorithm, stems: model.ensemble.stems } }
+            ? {
+                ensemble: {
+                  models: model.members.map((m) => m.name),
+                  algorithm: model.ensemble.algorithm,
+                  stems: model.ensemble.stems,
+                },
+              }
             : {}),
         },
         splitting ? (f) => reportProgress(f * firstShare) : reportProgress,
