@@ -181,6 +181,7 @@ async function fetchOnce(
     offset = 0;
   }
   let url = new URL(options.url);
+  if (offset > 0) options.log?.(`${options.url}: resuming at byte ${offset}`);
   if (url.protocol === "file:") {
     await remember(undefined);
     return copyLocal(options, fileURLToPath(url), partial, offset);
@@ -266,7 +267,9 @@ async function receive(
     if (!range || Number(range[1]) !== offset) {
       response.resume();
       await rm(partial, { force: true });
-      throw new RetryableError(`the server resumed at the wrong place (${response.headers["content-range"] ?? "no Content-Range"})`);
+      throw new RetryableError(
+        `the server resumed at the wrong place (${response.headers["content-range"] ?? "no Content-Range"})`,
+      );
     }
     start = offset;
     if (range[3] !== "*") total = Number(range[3]);

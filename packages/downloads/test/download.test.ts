@@ -129,9 +129,7 @@ test("a server without Range support sends the whole file again, and the result 
 test("a file changed upstream since the partial download (If-Range no longer matches) is fetched whole", async () => {
   const v2 = randomBytes(200_000);
   let version = 1;
-  const { url } = await serve((req, res) =>
-    version === 1 ? sendCut(res, body, 80_000) : sendRanged(req, res, v2, '"v2"'),
-  );
+  const { url } = await serve((req, res) => (version === 1 ? sendCut(res, body, 80_000) : sendRanged(req, res, v2, '"v2"')));
   const dir = await folder();
   const target = join(dir, "a.bin");
   await assert.rejects(downloadFile({ url: `${url}/a.bin`, target, attempts: 1 }));
@@ -149,10 +147,7 @@ test("a wrong SHA-256 is refused: nothing installed, the download deleted, the m
   await assert.rejects(
     downloadFile({ url: `${url}/model.th`, target, expect: { sha256: wrong } }),
     (err: unknown) =>
-      err instanceof DownloadError &&
-      err.reason === "checksum" &&
-      err.message.includes(wrong) &&
-      err.message.includes(sha(body)),
+      err instanceof DownloadError && err.reason === "checksum" && err.message.includes(wrong) && err.message.includes(sha(body)),
   );
   assert.deepEqual(await readdir(dir), []);
 });
@@ -238,7 +233,11 @@ test("file: URLs and a mirror: the origin is replaced and the path kept", async 
   assert.equal(withMirror("https://a.org/x/y.th", "http://mirror.local/base"), "http://mirror.local/base/x/y.th");
   assert.equal(withMirror("https://a.org/x/y.th", undefined), "https://a.org/x/y.th");
   const dir = await folder();
-  const got = await downloadFile({ url, target: join(dir, "m.onnx"), expect: { sha256: sha(body), uvrHash: await uvrModelHash(join(mirror, "model.onnx")) } });
+  const got = await downloadFile({
+    url,
+    target: join(dir, "m.onnx"),
+    expect: { sha256: sha(body), uvrHash: await uvrModelHash(join(mirror, "model.onnx")) },
+  });
   assert.equal(got.sizeBytes, body.length);
   await assert.rejects(downloadFile({ url: `${url}.missing`, target: join(dir, "x") }), /no such file/);
 });

@@ -27,7 +27,11 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth> --ti
 ./mixdown.sh voices import-pitch <rmvpe.pt|rmvpe.onnx> [--models-dir DIR]
                                  installs the RMVPE pitch model RVC conversions use (at
                                  MODELS_DIR/VOICE_RMVPE_MODEL); a rmvpe.pt is converted to ONNX once
-                                 (Debian's PyTorch is installed for that on first use)`;
+                                 (Debian's PyTorch is installed for that on first use)
+./mixdown.sh voices pull hubert|rmvpe [--force] [--models-dir DIR]
+                                 downloads RVC's hubert_base.pt / rmvpe.pt (checked against the
+                                 SHA-256 RVC pins) and installs them as the two commands above do;
+                                 the same as ./mixdown.sh models pull hubert rmvpe`;
 
 const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, sampleRate: c.sampleRate, speakers: c.speakers });
 
@@ -102,6 +106,17 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
   const [action, ...rest] = argv;
   if (action === "import-pitch") return importPitchCommand(rest, env);
   if (action === "import-features") return importFeaturesCommand(rest, env);
+  if (action === "pull") {
+    const { positionals: names } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { force: { type: "boolean" }, "models-dir": { type: "string" } },
+    });
+    if (names.length === 0 || names.some((n) => n !== "hubert" && n !== "rmvpe"))
+      throw new UsageError(`voices pull takes hubert and/or rmvpe\n${voicesUsage}`);
+    const { modelsCommand } = await import("./models.ts");
+    return modelsCommand(["pull", ...rest], env);
+  }
   if (action !== "import") throw new UsageError(`Usage:\n${voicesUsage}`);
   const { values, positionals } = parseArgs({
     args: rest,

@@ -1,0 +1,222 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { uvrModelHash } from "@mixdown/downloads";
+import { repoRoot, runCli } from "./run-cli.ts";
+
+const vocals = await readFile(join(repoRoot, "models/vocals.onnx"));
+const rmvpe = await readFile(join(repoRoot, "packages/voice/test/fixtures/rmvpe/rmvpe-random.onnx"));
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+const folders: string[] = [];
+after(() => Promise.all(folders.map((f) => rm(f, { recursive: true, force: true }))));
+
+async function folder(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-cli-pull-"));
+  folders.push(dir);
+  return dir;
+}
+
+/** The files a mirror serves, by path; `cutFirst` drops the first request for that path after 1 MB. */
+async function mirror(files: Record<string, Buffer>, options: { cutFirst?: string; noRange?: boolean } = {}) {
+  const seen: { path: string; range?: string }[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url!;
+    seen.push({ path, ...(req.headers.range ? { range: req.headers.range } : {}) });
+    const file = files[path];
+    if (!file) return res.writeHead(404).end();
+    if (options.cutFirst === path && seen.filter((s) => s.path === path).length === 1) {
+      res.writeHead(200, { "Content-Length": file.length, ETag: '"1"' });
+      res.write(file.subarray(0, 1024 * 1024), () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    const range = options.noRange ? null : /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    if (range) {
+      const start = Number(range[1]);
+      res.writeHead(206, {
+        "Content-Range": `bytes ${start}-${file.length - 1}/${file.length}`,
+        "Content-Length": file.length - start,
+        ETag: '"1"',
+      });
+      return res.end(file.subarray(start));
+    }
+    res.writeHead(200, { "Content-Length": file.length, ETag: '"1"' }).end(file);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  after(() => new Promise<void>((r) => server.close(() => r())));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+/** A catalogue of two entries pointing at a public origin: reached only through MIXDOWN_MODEL_MIRROR. */
+async function catalogue(dir: string, vocalsSha = sha(vocals)): Promise<string> {
+  const path = join(dir, "catalogue.json");
+  const file = {
+    version: 1,
+    models: [
+      {
+        name: "Test_Vocal",
+        kind: "separation",
+        family: "mdx",
+        stems: ["vocals"],
+        description: "the default vocals network, published as an MDX-Net ONNX for this test",
+        importFile: "Test_Vocal.onnx",
+        mdx: { nFft: 4096, dimF: 1024, dimT: 256, compensate: 1, primaryStem: "vocals" },
+        files: [
+          {
+            name: "Test_Vocal.onnx",
+            url: "https://models.example.org/uvr/Test_Vocal.onnx",
+            sizeBytes: vocals.length,
+            sha256: vocalsSha,
+            uvrHash: await uvrModelHash(join(repoRoot, "models/vocals.onnx")),
+          },
+        ],
+        licence: "MIT",
+        source: "https://models.example.org/",
+        reported: [{ stem: "vocals", metric: "SDR", value: 7.9, benchmark: "the recipe's held-out set", source: "test" }],
+        evidence: ["this test"],
+      },
+      {
+        name: "rmvpe",
+        kind: "voice-asset",
+        family: "rmvpe",
+        description: "a random-weight RMVPE model (packages/voice/test/fixtures/rmvpe)",
+        importFile: "rmvpe.onnx",
+        files: [
+          {
+            name: "rmvpe.onnx",
+            url: "https://hf.example.org/lj1995/resolve/main/rmvpe.onnx",
+            sizeBytes: null,
+            sha256: sha(rmvpe),
+          },
+        ],
+        licence: "MIT",
+        source: "https://hf.example.org/",
+        reported: [],
+        evidence: ["this test"],
+      },
+    ],
+  };
+  await writeFile(path, JSON.stringify(file));
+  return path;
+}
+
+const files = { "/uvr/Test_Vocal.onnx": vocals, "/lj1995/resolve/main/rmvpe.onnx": rmvpe };
+
+test("models pull NAME downloads through the mirror, checks size, SHA-256 and UVR hash, installs, and `available` shows it installed", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const { base, seen } = await mirror(files);
+  const env = { MIXDOWN_MODEL_CATALOGUE: await catalogue(dir), MIXDOWN_MODEL_MIRROR: base };
+  const before = await runCli(["models", "available", "--models-dir", models], env);
+  assert.equal(before.code, 0, before.stderr);
+  assert.match(before.stdout, /^Test_Vocal\s+no\s+mdx\s+vocals\s+13 MB\s+vocals SDR 7\.9\s+vocal separation$/m);
+  assert.match(before.stdout, /^rmvpe\s+no\s+rmvpe\s+-\s+\?\s+-\s+RVC voice conversion$/m);
+
+  const pulled = await runCli(["models", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.match(pulled.stderr, new RegExp(`downloading ${base}/uvr/Test_Vocal\\.onnx`));
+  assert.match(pulled.stderr, /Test_Vocal\.onnx: 13\.\d MB, verified \(size, SHA-256, UVR hash\)/);
+  assert.match(pulled.stdout, /^installed Test_Vocal \(mdx; stems vocals, backing\)/);
+  assert.deepEqual(
+    seen.map((s) => s.path),
+    ["/uvr/Test_Vocal.onnx"],
+  );
+  assert.deepEqual((await readdir(models)).sort(), [".downloads", "Test_Vocal.json", "Test_Vocal.onnx"]);
+  assert.deepEqual(await readdir(join(models, ".downloads")), []);
+
+  const after = await runCli(["models", "available", "--models-dir", models], env);
+  assert.match(after.stdout, /^Test_Vocal\s+yes\s/m);
+  const again = await runCli(["models", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(again.code, 0);
+  assert.match(again.stderr, /Test_Vocal is installed already/);
+  assert.equal(seen.length, 1);
+});
+
+test("a pull cut after part of the file resumes with Range where it stopped", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const { base, seen } = await mirror(files, { cutFirst: "/uvr/Test_Vocal.onnx" });
+  const env = { MIXDOWN_MODEL_CATALOGUE: await catalogue(dir), MIXDOWN_MODEL_MIRROR: base };
+  const pulled = await runCli(["models", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(pulled.code, 0, pulled.stderr);
+  // The second request asks for the rest only: from the byte the first one broke off at.
+  assert.equal(seen.length, 2);
+  const resumedAt = Number(/^bytes=(\d+)-$/.exec(seen[1]!.range ?? "")?.[1]);
+  assert.ok(resumedAt > 0 && resumedAt <= 1024 * 1024, seen[1]!.range);
+  assert.match(pulled.stderr, new RegExp(`(broke off|closed) at byte ${resumedAt}`));
+  assert.match(pulled.stderr, new RegExp(`resuming at byte ${resumedAt}`));
+  assert.ok(await stat(join(models, "Test_Vocal.onnx")));
+});
+
+test("a server without Range support: the cut download is fetched whole again and still verifies", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const { base, seen } = await mirror(files, { cutFirst: "/uvr/Test_Vocal.onnx", noRange: true });
+  const env = { MIXDOWN_MODEL_CATALOGUE: await catalogue(dir), MIXDOWN_MODEL_MIRROR: base };
+  const pulled = await runCli(["models", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.equal(seen.length, 2);
+  assert.match(pulled.stdout, /^installed Test_Vocal/);
+});
+
+test("a wrong SHA-256 is refused naming both hashes, and nothing is installed or left", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const { base } = await mirror(files);
+  const wrong = "ab".repeat(32);
+  const env = { MIXDOWN_MODEL_CATALOGUE: await catalogue(dir, wrong), MIXDOWN_MODEL_MIRROR: base };
+  const pulled = await runCli(["models", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(pulled.code, 1);
+  assert.match(pulled.stderr, new RegExp(`cannot pull Test_Vocal: .*SHA-256 mismatch: expected ${wrong}, got ${sha(vocals)}`));
+  assert.deepEqual(await readdir(models), [".downloads"]);
+  assert.deepEqual(await readdir(join(models, ".downloads", "Test_Vocal")), []);
+});
+
+test("a 404 names the URL; an unknown name points at `models available`", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const { base } = await mirror({});
+  const env = { MIXDOWN_MODEL_CATALOGUE: await catalogue(dir), MIXDOWN_MODEL_MIRROR: base };
+  const pulled = await runCli(["models", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(pulled.code, 1);
+  assert.match(pulled.stderr, new RegExp(`${base}/uvr/Test_Vocal\\.onnx: HTTP 404 \\(not found\\)`));
+  const unknown = await runCli(["models", "pull", "nope", "--models-dir", models], env);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /not in the catalogue: nope \(see \.\/mixdown\.sh models available/);
+});
+
+test("a file: mirror works, and `voices pull rmvpe` installs the pitch model where the worker looks", async () => {
+  const dir = await folder();
+  const local = join(dir, "mirror");
+  await import("node:fs/promises").then((fs) => fs.mkdir(join(local, "lj1995/resolve/main"), { recursive: true }));
+  await writeFile(join(local, "lj1995/resolve/main/rmvpe.onnx"), rmvpe);
+  const models = join(dir, "models");
+  const env = { MIXDOWN_MODEL_CATALOGUE: await catalogue(dir), MIXDOWN_MODEL_MIRROR: pathToFileURL(local).href };
+  const pulled = await runCli(["voices", "pull", "rmvpe", "--models-dir", models], env);
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.deepEqual(await readFile(join(models, "voices/rmvpe.onnx")), rmvpe);
+  const listed = await runCli(["models", "available", "--models-dir", models], env);
+  assert.match(listed.stdout, /^rmvpe\s+yes\s/m);
+  const bad = await runCli(["voices", "pull", "Test_Vocal", "--models-dir", models], env);
+  assert.equal(bad.code, 2);
+});
+
+test("models pull URL installs any file, says the SHA-256 to pin it by, and refuses a wrong --sha256", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const { base } = await mirror({ "/x/My_Model.onnx": vocals });
+  const geometry = ["--n-fft", "4096", "--dim-f", "1024", "--dim-t", "256"];
+  const url = `${base}/x/My_Model.onnx`;
+  const wrong = await runCli(["models", "pull", url, "--sha256", "0".repeat(64), "--models-dir", models, ...geometry], {});
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /SHA-256 mismatch/);
+  const pulled = await runCli(["models", "pull", url, "--name", "mine", "--models-dir", models, ...geometry], {});
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.match(pulled.stderr, new RegExp(`pin it next time with --sha256 ${sha(vocals)}`));
+  assert.match(pulled.stdout, /^installed mine \(mdx/);
+});
