@@ -93,6 +93,12 @@ export const EnvSchema = z
      */
     SEPARATION_MODEL_VOCAL_SPLIT: z.string().default("vocalsplit"),
     MODELS_DIR: z.string().default("./models"),
+    /** Catalogue models `up` and the docker image pull at start (comma-separated); read by the CLI's `models pull --from-env`. */
+    MIXDOWN_MODELS: z.string().default(""),
+    /** A mirror whose base replaces every catalogue URL's origin (path kept); http(s) or file. */
+    MIXDOWN_MODEL_MIRROR: z.string().default(""),
+    /** Another catalogue file instead of models/catalogue.json. */
+    MIXDOWN_MODEL_CATALOGUE: z.string().default(""),
     /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),
     /** ContentVec's 256-d form (vec-256-layer-9) for RVC v1 voice models, relative to MODELS_DIR (or absolute). */

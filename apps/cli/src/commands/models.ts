@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { readSeparationModels } from "@mixdown/separation/catalog";
+import { modelServes, readSeparationModels } from "@mixdown/separation/catalog";
 import {
   CatalogueError,
   entrySize,
@@ -37,6 +37,9 @@ export const modelsUsage = `./mixdown.sh models list [--models-dir DIR]   the in
                                 their published size and SHA-256), converts and installs them;
                                 \`hubert\` and \`rmvpe\` are RVC's ContentVec and pitch models.
                                 MIXDOWN_MODEL_MIRROR=<base URL> fetches from a mirror (path kept)
+./mixdown.sh models pull --from-env [--print-defaults]
+                                pulls what MIXDOWN_MODELS names (as \`up\` and the docker image do at
+                                start); --print-defaults prints the defaults it makes as shell exports
 ./mixdown.sh models pull URL [--sha256 HEX] [--config URL|FILE] [--name NAME] [--force]
                                 the same for any checkpoint (MDX-Net geometry flags as for import)`;
 
@@ -128,7 +131,11 @@ const mdxFlags = (values: MdxFlagValues) => ({
   primaryStem: values["primary-stem"],
 });
 
-function pullContext(modelsDirFlag: string | undefined, env: Record<string, string | undefined>, force: boolean): PullContext {
+export function pullContext(
+  modelsDirFlag: string | undefined,
+  env: Record<string, string | undefined>,
+  force: boolean,
+): PullContext {
   const modelsDir = resolve(modelsDirFlag ?? env.MODELS_DIR ?? REPO_MODELS);
   return {
     modelsDir,
@@ -150,8 +157,16 @@ async function catalogue(env: Record<string, string | undefined>): Promise<Model
   }
 }
 
-/** Installs the named catalogue entries that are missing (all of them with force); stops at the first failure. */
-export async function pullModels(names: string[], ctx: PullContext, env: Record<string, string | undefined>): Promise<number> {
+/**
+ * Installs the named catalogue entries that are missing (all of them with force); stops at the
+ * first failure. `say` gets each "installed ..." line (stdout unless the caller wants it clean).
+ */
+export async function pullModels(
+  names: string[],
+  ctx: PullContext,
+  env: Record<string, string | undefined>,
+  say: (line: string) => void = (line) => console.log(line),
+): Promise<number> {
   const list = await catalogue(env);
   const unknown = names.filter((n) => !list.models.some((m) => m.name === n));
   if (unknown.length > 0)
@@ -166,7 +181,7 @@ export async function pullModels(names: string[], ctx: PullContext, env: Record<
       continue;
     }
     try {
-      console.log(await pullEntry(entry, ctx));
+      say(await pullEntry(entry, ctx));
     } catch (err) {
       if (err instanceof PullProblem || (err as Error).name === "PitchImportError") {
         console.error(`cannot pull ${name}: ${(err as Error).message}`);
@@ -176,6 +191,44 @@ export async function pullModels(names: string[], ctx: PullContext, env: Record<
     }
   }
   return 0;
+}
+
+/** The catalogue names MIXDOWN_MODELS lists (comma-separated). */
+export const configuredModels = (env: Record<string, string | undefined>) =>
+  (env.MIXDOWN_MODELS ?? "")
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+
+/**
+ * MIXDOWN_MODELS: pulls what is missing, then names the defaults the list makes: for each job kind
+ * whose setting (SEPARATION_MODEL_VOCALS / _STEMS) is not set, the first listed model that serves
+ * it. `up` passes them to its children; the docker image's entrypoint exports them.
+ */
+export async function pullConfiguredModels(
+  ctx: PullContext,
+  env: Record<string, string | undefined>,
+  say: (line: string) => void,
+): Promise<{ code: number; defaults: Record<string, string> }> {
+  const names = configuredModels(env);
+  const defaults: Record<string, string> = {};
+  if (names.length === 0) return { code: 0, defaults };
+  ctx.log(`MIXDOWN_MODELS: ${names.join(", ")}`);
+  const code = await pullModels(names, ctx, env, say);
+  if (code !== 0) return { code, defaults };
+  const { models } = await readSeparationModels(ctx.modelsDir);
+  const settings = [
+    ["SEPARATION_MODEL_VOCALS", "vocal-separation"],
+    ["SEPARATION_MODEL_STEMS", "stem-split"],
+  ] as const;
+  for (const [setting, kind] of settings) {
+    if (env[setting]) continue;
+    const first = names.map((n) => models.find((m) => m.name === n)).find((m) => m && modelServes(m, kind));
+    if (first) defaults[setting] = first.name;
+  }
+  for (const [setting, value] of Object.entries(defaults))
+    ctx.log(`${setting}=${value} (the first of MIXDOWN_MODELS that serves it)`);
+  return { code, defaults };
 }
 
 /** `models pull NAME... | URL`. */
@@ -189,11 +242,21 @@ async function pullCommand(argv: string[], env: Record<string, string | undefine
       name: { type: "string" },
       force: { type: "boolean" },
       "models-dir": { type: "string" },
+      "from-env": { type: "boolean" },
+      "print-defaults": { type: "boolean" },
       ...MDX_FLAGS,
     },
   });
-  if (positionals.length === 0) throw new UsageError(`Usage:\n${modelsUsage}`);
   const ctx = pullContext(values["models-dir"], env, values.force ?? false);
+  if (values["from-env"]) {
+    if (positionals.length > 0) throw new UsageError("--from-env pulls what MIXDOWN_MODELS names; give no names with it");
+    // With --print-defaults stdout carries only shell assignments (the docker entrypoint evaluates them).
+    const clean = values["print-defaults"] ?? false;
+    const { code, defaults } = await pullConfiguredModels(ctx, env, clean ? ctx.log : (line) => console.log(line));
+    if (clean) for (const [setting, value] of Object.entries(defaults)) console.log(`export ${setting}='${value}'`);
+    return code;
+  }
+  if (positionals.length === 0) throw new UsageError(`Usage:\n${modelsUsage}`);
   const urls = positionals.filter((p) => /^(https?|file):\/\//.test(p));
   if (urls.length > 0) {
     if (positionals.length !== 1) throw new UsageError("models pull takes one URL at a time");
