@@ -43,6 +43,7 @@ import { sharedRecordSchemas } from "@mixdown/records";
 import { SeparationService } from "./separations/separation-service.ts";
 import { separationRoutes } from "./separations/routes.ts";
 import { SeparationModelRecord, SeparationModels } from "./separations/separation-models.ts";
+import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
 import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
@@ -178,6 +179,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   app.addSchema(ErrorResponse);
   for (const schema of sharedRecordSchemas) app.addSchema(schema);
   app.addSchema(SeparationModelRecord);
+  app.addSchema(CatalogueModelRecord);
 
   await app.register(healthRoutes, { ctx });
   await app.register(dashboardRoutes, {
@@ -197,6 +199,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         writesPerMinute: config.RATE_LIMIT_WRITES_PER_MINUTE,
       });
       await api.register(separationRoutes, { ctx });
+      await api.register(modelCatalogueRoutes, { ctx });
       await api.register(voiceConversionRoutes, { ctx });
       await api.register(voiceBlenderRoutes, { ctx });
       await api.register(voiceModelRoutes, { ctx });

@@ -143,7 +143,14 @@ export interface VoiceAssetPaths {
   rmvpe: string;
 }
 
-export function voiceAssetPaths(modelsDir: string, env: Record<string, string | undefined>): VoiceAssetPaths {
+export function voiceAssetPaths(
+  modelsDir: string,
+  env: {
+    VOICE_CONTENTVEC_MODEL?: string | undefined;
+    VOICE_CONTENTVEC_V1_MODEL?: string | undefined;
+    VOICE_RMVPE_MODEL?: string | undefined;
+  },
+): VoiceAssetPaths {
   return {
     contentVec: resolve(modelsDir, env.VOICE_CONTENTVEC_MODEL ?? "voices/vec-768-layer-12.onnx"),
     contentVecV1: resolve(modelsDir, env.VOICE_CONTENTVEC_V1_MODEL ?? "voices/vec-256-layer-9.onnx"),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -94,4 +94,9 @@ test("a broken catalogue is refused with every problem named by its entry", asyn
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("the README's catalogue table names every entry", async () => {
+  const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+  for (const m of catalogue.models) assert.ok(readme.includes(`| \`${m.name}\` | ${m.family} |`), m.name);
 });
