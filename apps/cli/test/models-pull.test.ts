@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { catalogue, files, folder, mirror, rmvpe, sha, vocals } from "./model-mirror.ts";
-import { runCli } from "./run-cli.ts";
+import { repoRoot, runCli } from "./run-cli.ts";
 
 test("models pull NAME downloads through the mirror, checks size, SHA-256 and UVR hash, installs, and `available` shows it installed", async () => {
   const dir = await folder();
@@ -118,4 +118,66 @@ test("models pull URL installs any file, says the SHA-256 to pin it by, and refu
   assert.equal(pulled.code, 0, pulled.stderr);
   assert.match(pulled.stderr, new RegExp(`pin it next time with --sha256 ${sha(vocals)}`));
   assert.match(pulled.stdout, /^installed mine \(mdx/);
+});
+
+test("a demucs bag pulls as demucs publishes it (its yaml and each member named <sig>-<first 8 hex of its SHA-256>.th), and installs as one model", async () => {
+  const dir = await folder();
+  const models = join(dir, "models");
+  const th = await readFile(join(repoRoot, "packages/separation/test/fixtures/htdemucs/htdemucs-tiny.th"));
+  const prefix = sha(th).slice(0, 8);
+  const yaml = Buffer.from("models: ['aaaa1111', 'bbbb2222']\nweights: [[1., 1., 0., 0.], [0., 0., 1., 1.]]\n");
+  const { base, seen } = await mirror({
+    "/demucs/bag/tiny_bag.yaml": yaml,
+    [`/demucs/hybrid_transformer/aaaa1111-${prefix}.th`]: th,
+    [`/demucs/hybrid_transformer/bbbb2222-${prefix}.th`]: th,
+  });
+  const member = (sig: string) => ({
+    name: `${sig}-${prefix}.th`,
+    url: `https://dl.example.org/demucs/hybrid_transformer/${sig}-${prefix}.th`,
+    sizeBytes: null,
+    sha256: null,
+    sha256Prefix: prefix,
+    noHash: "demucs publishes the first 8 hex digits of the SHA-256 in the name",
+  });
+  const path = join(dir, "bag-catalogue.json");
+  await writeFile(
+    path,
+    JSON.stringify({
+      version: 1,
+      models: [
+        {
+          name: "tiny_bag",
+          kind: "separation",
+          family: "htdemucs",
+          stems: ["drums", "bass", "other", "vocals"],
+          description: "two copies of the tiny HTDemucs fixture as a bag",
+          importFile: "tiny_bag.yaml",
+          files: [
+            {
+              name: "tiny_bag.yaml",
+              url: "https://raw.example.org/demucs/bag/tiny_bag.yaml",
+              sizeBytes: yaml.length,
+              sha256: sha(yaml),
+            },
+            member("aaaa1111"),
+            member("bbbb2222"),
+          ],
+          licence: "MIT",
+          source: "https://dl.example.org/",
+          reported: [],
+          evidence: ["this test"],
+        },
+      ],
+    }),
+  );
+  const pulled = await runCli(["models", "pull", "tiny_bag", "--models-dir", models], {
+    MIXDOWN_MODEL_CATALOGUE: path,
+    MIXDOWN_MODEL_MIRROR: base,
+  });
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.equal(seen.length, 3);
+  assert.match(pulled.stderr, new RegExp(`aaaa1111-${prefix}\\.th: .* verified \\(SHA-256 prefix\\)`));
+  assert.match(pulled.stdout, /^installed tiny_bag \(htdemucs; stems drums, bass, other, vocals/);
+  const manifest = JSON.parse(await readFile(join(models, "tiny_bag.json"), "utf8")) as { members: unknown[] };
+  assert.equal(manifest.members.length, 2);
 });
