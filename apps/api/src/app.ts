@@ -113,6 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     app.log,
   );
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
+  const webhookPolicy = new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS);
   const separationModels = new SeparationModels(resolve(config.MODELS_DIR), {
     vocalSeparation: config.SEPARATION_MODEL_VOCALS,
     stemSplit: config.SEPARATION_MODEL_STEMS,
@@ -136,9 +137,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     }),
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
-    modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
+    modelImports: new VoiceModelImportService({
+      ...serviceDeps,
+      imports: new VoiceModelImportRepository(prisma),
+      policy: webhookPolicy,
+    }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
-    webhookPolicy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+    webhookPolicy,
     metrics: config.METRICS_ENABLED
       ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log })
       : undefined,

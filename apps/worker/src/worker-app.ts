@@ -195,6 +195,11 @@ export async function startWorkerApp(
         pool: pooled(createVoiceBuildPool(1)),
         queues: jobQueues,
         python: () => ensurePyTorch((line) => logger.info(line)),
+        links: {
+          policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+          maxModelBytes: config.MAX_VOICE_MODEL_UPLOAD_BYTES,
+          maxIndexBytes: config.MAX_VOICE_MODEL_INDEX_BYTES,
+        },
       }),
     "webhook-delivery": () =>
       webhookDeliveryHandler({

@@ -141,7 +141,13 @@ async function unpackEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, target: strin
     await pipeline(stream, counter, createWriteStream(target));
   } catch (err) {
     if (err instanceof ModelSourceError) throw err;
-    throw new ModelSourceError(`the zip's ${entry.fileName} is damaged (${(err as Error).message})`);
+    const message = (err as Error).message;
+    // yauzl stops an entry that inflates past the size its header states.
+    if (/too many bytes in the stream/.test(message))
+      throw new ModelSourceError(
+        `the zip's ${entry.fileName} unpacks to more than the ${entry.uncompressedSize} bytes its header states (a zip bomb?); refused`,
+      );
+    throw new ModelSourceError(`the zip's ${entry.fileName} is damaged (${message})`);
   }
 }
 
