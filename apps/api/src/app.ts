@@ -51,6 +51,7 @@ import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
 import { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
 import { voiceModelRoutes } from "./voice-models/routes.ts";
 import { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
+import { voiceAssetsOf } from "./voice-models/voice-assets.ts";
 import { VoiceModelService } from "./voice-models/voice-model-service.ts";
 
 /** Connections and knobs a caller may supply; whatever is missing is created from `config` and closed with the app. */
@@ -99,7 +100,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   await mkdir(config.TMP_DIR, { recursive: true });
   await sweepStaleUploads(config.TMP_DIR);
 
-  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`);
+  // What RVC models still need on this server: named in voice model records, a 422 at a conversion's create.
+  const voiceAssets = voiceAssetsOf(config);
+  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
+    voiceAssets.missingFor(row),
+  );
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
@@ -134,6 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       ...serviceDeps,
       conversions: new VoiceConversionJobRepository(prisma),
       models: modelsRepo,
+      assets: voiceAssets,
     }),
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),

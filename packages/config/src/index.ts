@@ -197,6 +197,31 @@ export function loadDatabaseConfig(env: Record<string, string | undefined> = pro
   return parsed.data;
 }
 
+const VOICE_MODEL_SETTINGS = [
+  "MODELS_DIR",
+  "VOICE_CONTENTVEC_MODEL",
+  "VOICE_CONTENTVEC_V1_MODEL",
+  "VOICE_RMVPE_MODEL",
+  "VOICE_PITCH_METHOD",
+  "MAX_VOICE_MODEL_UPLOAD_BYTES",
+  "MAX_VOICE_MODEL_INDEX_BYTES",
+] as const;
+export type VoiceModelSettings = Pick<Config, (typeof VOICE_MODEL_SETTINGS)[number]>;
+
+/**
+ * Just the voice model settings (where the RVC models' ContentVec and RMVPE files are, the import
+ * limits), for `mixdown voices import|list`, which need no server settings.
+ */
+export function loadVoiceModelSettings(env: Record<string, string | undefined> = process.env): VoiceModelSettings {
+  const schema = z.object(Object.fromEntries(VOICE_MODEL_SETTINGS.map((k) => [k, EnvSchema.shape[k]])));
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(env)"}: ${i.message}`).join("\n");
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  return parsed.data as VoiceModelSettings;
+}
+
 /** Base URL for links the API hands out when PUBLIC_BASE_URL is not set. */
 export function publicBaseUrl(config: Config): string {
   return (config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, "");

@@ -1475,8 +1475,8 @@ export interface paths {
         };
         put?: never;
         /**
-         * Import a private voice model: an ONNX file (RVC v2 or Mixdown native), or a reference recording to build a native voice from
-         * @description Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         * Import a private voice model: an RVC .pth or ONNX file (RVC or Mixdown native), a link to one, or a reference recording to build a native voice from
+         * @description Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelUrl` (a link to a `.pth`, an RVC `.onnx` or a `.zip` of a `.pth` and its `.index`, downloaded by the worker: see the field), `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
         post: {
             parameters: {
@@ -1501,6 +1501,11 @@ export interface paths {
                          * @description RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)
                          */
                         indexFile?: Blob;
+                        /**
+                         * Format: uri
+                         * @description With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both
+                         */
+                        indexUrl?: string;
                         /** @description JSON object with title (required), tags, links and sampleRate */
                         metadata: string;
                         /**
@@ -1508,6 +1513,11 @@ export interface paths {
                          * @description RVC .pth, or ONNX voice model
                          */
                         modelFile?: Blob;
+                        /**
+                         * Format: uri
+                         * @description Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)
+                         */
+                        modelUrl?: string;
                         /**
                          * Format: binary
                          * @description Recording to build a native voice from
@@ -2255,6 +2265,19 @@ export interface components {
             /** @description Cover image: the owner's link, else a signed URL of the uploaded or generated PNG; until it is rendered, the stable `/voice-models/{id}/image` route (302 once it exists, 409 until then) */
             imageUrl: string;
             instagramLink: string | null;
+            /** @description What the model still needs on this server before conversions with it run as they should; empty when nothing is missing (always, for native voices). An RVC model needs the ContentVec model (`required`: a conversion create answers 422 naming the command until it is installed) and is better with the RMVPE pitch model (a recommendation, unless the server sets VOICE_PITCH_METHOD=rmvpe). `./mixdown.sh models pull hubert` / `rmvpe` install them */
+            missingAssets: {
+                /** @description `contentvec`: the 768-d ContentVec features RVC v2 models take; `contentvec-v1`: the 256-d form RVC v1 models take; `rmvpe`: the RMVPE pitch model (YIN is used without it) */
+                asset: "contentvec" | "contentvec-v1" | "rmvpe";
+                /** @description The command that installs it on the server, e.g. `./mixdown.sh models pull hubert` */
+                install: string;
+                /** @description What is missing, what for, and the command, in one sentence */
+                message: string;
+                /** @description True: conversions with the model cannot run without it; false: a recommendation (RMVPE under VOICE_PITCH_METHOD=auto) */
+                required: boolean;
+                /** @description The server setting naming where the file is looked for (VOICE_CONTENTVEC_MODEL, ...) */
+                setting: string;
+            }[];
             /** @description True for the public catalogue, false for the caller's own models */
             public: boolean;
             sampleRate: number;

@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import type { VoiceModelImportRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
-import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
+import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { downloadUrlOf } from "@mixdown/voice/model-source";
 import { describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
 import { outboundUrlProblem, type WebhookAddressPolicy } from "@mixdown/webhooks";
@@ -209,11 +209,14 @@ export class VoiceModelImportService {
     const index = await checkIndex();
     const sampleRate =
       info.architecture === "native" ? (info.sampleRate ?? 44100) : (info.sampleRate ?? metadata.sampleRate ?? 40000);
+    // Which ContentVec an RVC model takes (what `missingAssets` checks for).
+    const version = rvcVersionOf(info);
+    const uploaded = { source: "upload", ...(version ? { rvc: { version } } : {}) };
     const row = await this.deps.imports.createPending({
       ...fields,
       architecture: info.architecture,
       sampleRate,
-      metadata: { source: "upload" },
+      metadata: uploaded,
     });
     const key = `voice-models/${row.id}/model.onnx`;
     const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
@@ -229,7 +232,7 @@ export class VoiceModelImportService {
         key,
         imageKey,
         index && indexKey
-          ? { source: "upload", indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } }
+          ? { ...uploaded, indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } }
           : undefined,
       );
     } catch (err) {
