@@ -77,7 +77,7 @@ export const VoiceModelRecord = Type.Object(
     errorMessage: Nullable(
       Type.String({
         description:
-          "Why a model built from a reference recording ended `failed` (null otherwise; a failed blend's reason is on its blender job)",
+          "Why a model built by the worker (from a reference recording, an RVC `.pth`, or a `modelUrl` link: not found, too large, a bad zip, not a model, an address refused) ended `failed` (null otherwise; a failed blend's reason is on its blender job)",
       }),
     ),
     public: Type.Boolean({ description: "True for the public catalogue, false for the caller's own models" }),
