@@ -65,9 +65,12 @@ describe("voice models imported from a link", () => {
     port = (server.address() as AddressInfo).port;
     base = `http://127.0.0.2:${port}`;
     d = await startDeployment({
-      WORKER_QUEUES: "voice-model-build",
+      WORKER_QUEUES: "voice-model-build,voice-model-media",
       MAX_VOICE_MODEL_UPLOAD_BYTES: String(8 * MB),
       WEBHOOK_DENIED_NETWORKS: "127.0.0.1/32",
+      // Not installed, as on a default install: what the records and the demo render say about it.
+      VOICE_CONTENTVEC_MODEL: join(dir, "absent", "vec-768-layer-12.onnx"),
+      VOICE_RMVPE_MODEL: join(dir, "absent", "rmvpe.onnx"),
     });
   });
   after(async () => {
@@ -111,6 +114,25 @@ describe("voice models imported from a link", () => {
       index: "Singer/added_IVF256_Flat_nprobe_1_Singer_v2.index",
     });
     assert.deepEqual(await stored(id), [`voice-models/${id}/model.index`, `voice-models/${id}/model.onnx`]);
+    assert.deepEqual(
+      model.missingAssets.map((a: any) => [a.asset, a.required, a.install]),
+      [
+        ["contentvec", true, "./mixdown.sh models pull hubert"],
+        ["rmvpe", false, "./mixdown.sh models pull rmvpe"],
+      ],
+      "the record says what the model still needs",
+    );
+
+    // Its demo cannot be rendered without ContentVec: given up at the first attempt, the reason naming the command.
+    const deadline = Date.now() + 90_000;
+    let rendered = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id } });
+    while (rendered.mediaError === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      rendered = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id } });
+    }
+    assert.match(rendered.mediaError ?? "", /ContentVec model .* which is missing: install it with `\.\/mixdown\.sh models pull hubert`/);
+    const media = await d.api.ctx.queues.queue("voice-model-media").getJob(`voice-model-media-${id}`);
+    assert.equal(media?.attemptsMade, 1, "a missing asset is not retried");
   });
 
   it("imports a .pth with an indexUrl, and an RVC .onnx export, from links", async () => {
