@@ -73,7 +73,11 @@ describe("POST /voice-models with a modelUrl", () => {
       [{ modelUrl: "https://example.com/m.pth" }, [onnx], /^send exactly one of modelFile .*, modelUrl .* or referenceFile/],
       [{}, [], /^send exactly one of modelFile/],
       [{ indexUrl: "https://example.com/m.index" }, [onnx], /^indexUrl goes with a modelUrl/],
-      [{ modelUrl: "https://example.com/m.pth" }, [index], /^indexFile goes with a modelFile; with a modelUrl, send the index's link as indexUrl$/],
+      [
+        { modelUrl: "https://example.com/m.pth" },
+        [index],
+        /^indexFile goes with a modelFile; with a modelUrl, send the index's link as indexUrl$/,
+      ],
     ];
     for (const [fields, files, message] of cases) {
       const res = await post(fields, files);
@@ -97,8 +101,18 @@ describe("what a voice model still needs (missingAssets)", () => {
   };
 
   test("an RVC model's record and the list name the ContentVec it needs and RMVPE as a recommendation, each with its command; a native voice needs nothing", async () => {
-    const v2 = await h.createModel({ title: "RVC v2", architecture: "rvc", ownerId: me.callerId, metadata: { rvc: { version: "v2" } } });
-    const v1 = await h.createModel({ title: "RVC v1", architecture: "rvc", ownerId: me.callerId, metadata: { rvc: { version: "v1" } } });
+    const v2 = await h.createModel({
+      title: "RVC v2",
+      architecture: "rvc",
+      ownerId: me.callerId,
+      metadata: { rvc: { version: "v2" } },
+    });
+    const v1 = await h.createModel({
+      title: "RVC v1",
+      architecture: "rvc",
+      ownerId: me.callerId,
+      metadata: { rvc: { version: "v1" } },
+    });
     const native = await h.createModel({ title: "Native", ownerId: me.callerId });
     const record = (await get(`voice-models/${v2.id}`)).json();
     assert.deepEqual(record.missingAssets, [
@@ -136,7 +150,12 @@ describe("what a voice model still needs (missingAssets)", () => {
   });
 
   test("a conversion create with an RVC model whose ContentVec is not installed answers 422 naming `./mixdown.sh models pull hubert`, and stores nothing", async () => {
-    const v1 = await h.createModel({ title: "RVC v1", architecture: "rvc", ownerId: me.callerId, metadata: { rvc: { version: "v1" } } });
+    const v1 = await h.createModel({
+      title: "RVC v1",
+      architecture: "rvc",
+      ownerId: me.callerId,
+      metadata: { rvc: { version: "v1" } },
+    });
     const before = await footprint(h);
     const { payload, headers } = multipart({ voiceModelId: v1.id }, [
       { name: "soundFile", filename: "take.wav", content: await audio("wav") },

@@ -112,20 +112,25 @@ describe("mixdown voices import", () => {
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /downloading http:\/\/127\.0\.0\.1:\d+\/Singer\.zip/);
       assert.match(r.stderr, /unpacked Singer\/Singer\.pth and Singer\/added_IVF256_Flat_nprobe_1_Singer_v2\.index/);
-      assert.match(lastLine(r.stdout), /^Imported voice model \d+ "From a link" \(rvc, 48000 Hz, public, index of \d+ 768-d features\)\.$/);
+      assert.match(
+        lastLine(r.stdout),
+        /^Imported voice model \d+ "From a link" \(rvc, 48000 Hz, public, index of \d+ 768-d features\)\.$/,
+      );
       const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "From a link" } });
       assert.equal(row.state, "ready");
       const metadata = row.metadata as Record<string, unknown>;
-      assert.deepEqual([metadata.url, metadata.fileName, metadata.indexKey], [
-        `${base}/Singer.zip`,
-        "Singer.pth",
-        `voice-models/${row.id}/model.index`,
-      ]);
+      assert.deepEqual(
+        [metadata.url, metadata.fileName, metadata.indexKey],
+        [`${base}/Singer.zip`, "Singer.pth", `voice-models/${row.id}/model.index`],
+      );
 
       const before = await prisma.voiceModel.count();
       const slip = await runCli(["voices", "import", `${base}/slip.zip`, "--title", "Slip", "--public"], env);
       assert.equal(slip.code, 1);
-      assert.match(slip.stderr, /slip\.zip: the zip has an entry outside its folder \(invalid relative path: \.\.\/outside\.txt\)/);
+      assert.match(
+        slip.stderr,
+        /slip\.zip: the zip has an entry outside its folder \(invalid relative path: \.\.\/outside\.txt\)/,
+      );
       const missing = await runCli(["voices", "import", `${base}/gone.pth`, "--title", "Gone", "--public"], env);
       assert.equal(missing.code, 1);
       assert.match(missing.stderr, /gone\.pth: HTTP 404 \(not found\)/);
@@ -144,7 +149,10 @@ describe("mixdown voices list", () => {
     const lines = r.stdout.trim().split("\n");
     assert.match(lines[0]!, /^ID\s+STATE\s+ARCH\s+RATE\s+OWNER\s+TITLE\s+NEEDS$/);
     const fromPth = lines.find((l) => /From pth/.test(l))!;
-    assert.match(fromPth, /ready\s+rvc\s+40000\s+public\s+From pth\s+contentvec-v1 \(\.\/mixdown\.sh models pull hubert\); recommended: rmvpe \(\.\/mixdown\.sh models pull rmvpe\)$/);
+    assert.match(
+      fromPth,
+      /ready\s+rvc\s+40000\s+public\s+From pth\s+contentvec-v1 \(\.\/mixdown\.sh models pull hubert\); recommended: rmvpe \(\.\/mixdown\.sh models pull rmvpe\)$/,
+    );
     const fromLink = lines.find((l) => /From a link/.test(l))!;
     assert.match(fromLink, /rvc\s+48000\s+public\s+From a link\s+contentvec \(\.\/mixdown\.sh models pull hubert\)/);
     assert.ok(
@@ -157,6 +165,9 @@ describe("mixdown voices list", () => {
     for (const f of ["vec-768-layer-12.onnx", "vec-256-layer-9.onnx"]) await writeFile(path.join(models, "voices", f), "model");
     const installed = await runCli(["voices", "list"], { ...env, MODELS_DIR: models, VOICE_PITCH_METHOD: "yin" });
     assert.equal(installed.code, 0, installed.stderr);
-    assert.match(installed.stdout.split("\n").find((l) => /From a link/.test(l))!, /From a link\s+-$/);
+    assert.match(
+      installed.stdout.split("\n").find((l) => /From a link/.test(l))!,
+      /From a link\s+-$/,
+    );
   });
 });

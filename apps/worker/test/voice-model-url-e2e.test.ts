@@ -130,7 +130,10 @@ describe("voice models imported from a link", () => {
       await new Promise((r) => setTimeout(r, 250));
       rendered = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id } });
     }
-    assert.match(rendered.mediaError ?? "", /ContentVec model .* which is missing: install it with `\.\/mixdown\.sh models pull hubert`/);
+    assert.match(
+      rendered.mediaError ?? "",
+      /ContentVec model .* which is missing: install it with `\.\/mixdown\.sh models pull hubert`/,
+    );
     const media = await d.api.ctx.queues.queue("voice-model-media").getJob(`voice-model-media-${id}`);
     assert.equal(media?.attemptsMade, 1, "a missing asset is not retried");
   });
@@ -140,17 +143,25 @@ describe("voice models imported from a link", () => {
     const onnx = await importLink({ modelUrl: `${base}/voices/export.onnx` });
     const [a, b] = [await settled(pth), await settled(onnx)];
     assert.equal(a.state, "ready", a.errorMessage);
-    assert.equal(((await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: pth } })).metadata as any).indexKey, `voice-models/${pth}/model.index`);
+    assert.equal(
+      ((await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: pth } })).metadata as any).indexKey,
+      `voice-models/${pth}/model.index`,
+    );
     assert.equal(b.state, "ready", b.errorMessage);
     assert.deepEqual([b.architecture, b.sampleRate], ["rvc", 40000]);
-    assert.deepEqual(((await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: onnx } })).metadata as any).rvc, { version: "v1" });
+    assert.deepEqual(((await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: onnx } })).metadata as any).rvc, {
+      version: "v1",
+    });
   });
 
   it("refuses a zip with a ../ path (zip-slip): the model ends failed with the reason and nothing is stored", async () => {
     const id = await importLink({ modelUrl: `${base}/slip.zip` });
     const model = await settled(id);
     assert.equal(model.state, "failed");
-    assert.match(model.errorMessage, /^modelUrl: the zip has an entry outside its folder \(invalid relative path: \.\.\/\.\.\/evil\.index\)/);
+    assert.match(
+      model.errorMessage,
+      /^modelUrl: the zip has an entry outside its folder \(invalid relative path: \.\.\/\.\.\/evil\.index\)/,
+    );
     assert.deepEqual(await stored(id), []);
   });
 
@@ -158,13 +169,19 @@ describe("voice models imported from a link", () => {
     const id = await importLink({ modelUrl: `${base}/bomb.zip` });
     const model = await settled(id);
     assert.equal(model.state, "failed");
-    assert.match(model.errorMessage, /^modelUrl: the zip's Singer\.pth unpacks to more than the 1000 bytes its header states \(a zip bomb\?\); refused$/);
+    assert.match(
+      model.errorMessage,
+      /^modelUrl: the zip's Singer\.pth unpacks to more than the 1000 bytes its header states \(a zip bomb\?\); refused$/,
+    );
     assert.deepEqual(await stored(id), []);
   });
 
   it("ends a model failed at once, without retries, for a 404, a file over the limit, a file that is not a model, and a zip index beside an indexUrl", async () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
-      [{ modelUrl: `${base}/voices/gone.pth` }, /^modelUrl: http:\/\/127\.0\.0\.2:\d+\/voices\/gone\.pth: HTTP 404 \(not found\)$/],
+      [
+        { modelUrl: `${base}/voices/gone.pth` },
+        /^modelUrl: http:\/\/127\.0\.0\.2:\d+\/voices\/gone\.pth: HTTP 404 \(not found\)$/,
+      ],
       [{ modelUrl: `${base}/voices/big.pth` }, /^modelUrl: .*big\.pth is 9437184 bytes, over the limit of 8388608$/],
       [{ modelUrl: `${base}/voices/notes.txt` }, /^modelUrl: the file is not an ONNX model/],
       [
@@ -185,7 +202,10 @@ describe("voice models imported from a link", () => {
   it("applies WEBHOOK_DENIED_NETWORKS: a literal denied address is a 422 at create; a redirect to one, or a name resolving to one, ends the model failed and is never fetched", async () => {
     const before = await d.prisma.voiceModel.count();
     for (const [parts, message] of [
-      [{ modelUrl: `http://127.0.0.1:${port}/voices/singer.pth` }, /^modelUrl points to 127\.0\.0\.1, in a network this service does not download from/],
+      [
+        { modelUrl: `http://127.0.0.1:${port}/voices/singer.pth` },
+        /^modelUrl points to 127\.0\.0\.1, in a network this service does not download from/,
+      ],
       [{ modelUrl: `file:///etc/passwd` }, /^modelUrl must use http or https, not file$/],
       [{ modelUrl: `https://user:pw@example.com/a.pth` }, /^modelUrl must not contain credentials/],
       [{ modelUrl: `${base}/singer.zip`, indexUrl: `http://127.0.0.1:${port}/i.index` }, /^indexUrl points to 127\.0\.0\.1/],
@@ -199,10 +219,16 @@ describe("voice models imported from a link", () => {
     const hitsBefore = hits.get("/voices/singer.pth") ?? 0;
     const redirected = await settled(await importLink({ modelUrl: `${base}/redirect-to-denied` }));
     assert.equal(redirected.state, "failed");
-    assert.match(redirected.errorMessage, /redirects to http:\/\/127\.0\.0\.1:\d+\/voices\/singer\.pth: modelUrl points to 127\.0\.0\.1/);
+    assert.match(
+      redirected.errorMessage,
+      /redirects to http:\/\/127\.0\.0\.1:\d+\/voices\/singer\.pth: modelUrl points to 127\.0\.0\.1/,
+    );
     const named = await settled(await importLink({ modelUrl: `http://localhost:${port}/voices/singer.pth` }));
     assert.equal(named.state, "failed");
-    assert.match(named.errorMessage, /^modelUrl: localhost resolves to 127\.0\.0\.1, in a denied network \(WEBHOOK_DENIED_NETWORKS\)$/);
+    assert.match(
+      named.errorMessage,
+      /^modelUrl: localhost resolves to 127\.0\.0\.1, in a denied network \(WEBHOOK_DENIED_NETWORKS\)$/,
+    );
     assert.equal(hits.get("/voices/singer.pth") ?? 0, hitsBefore, "the denied address was never requested");
   });
 });

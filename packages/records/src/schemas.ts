@@ -46,7 +46,8 @@ export const MissingVoiceAsset = Type.Object({
   }),
   setting: Type.String({ description: "The server setting naming where the file is looked for (VOICE_CONTENTVEC_MODEL, ...)" }),
   required: Type.Boolean({
-    description: "True: conversions with the model cannot run without it; false: a recommendation (RMVPE under VOICE_PITCH_METHOD=auto)",
+    description:
+      "True: conversions with the model cannot run without it; false: a recommendation (RMVPE under VOICE_PITCH_METHOD=auto)",
   }),
   install: Type.String({ description: "The command that installs it on the server, e.g. `./mixdown.sh models pull hubert`" }),
   message: Type.String({ description: "What is missing, what for, and the command, in one sentence" }),

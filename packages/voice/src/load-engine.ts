@@ -27,7 +27,8 @@ export async function loadVoiceEngine(path: string, options: LoadVoiceEngineOpti
   // RVC v1 models take 256-d features (their `phone` input says so), v2 models 768-d.
   const v1 = info.inputs.find((i) => i.name === "phone")?.dims[2] === 256;
   const contentVecPath = v1 ? (options.contentVecV1Path ?? options.contentVecPath) : options.contentVecPath;
-  if (!contentVecPath) throw new MissingVoiceAssetError(v1 ? "contentvec-v1" : "contentvec", contentVecMissingMessage(v1 ? "v1" : "v2"));
+  if (!contentVecPath)
+    throw new MissingVoiceAssetError(v1 ? "contentvec-v1" : "contentvec", contentVecMissingMessage(v1 ? "v1" : "v2"));
   const rvcOptions: RvcEngineOptions = {
     modelPath: path,
     contentVecPath,

@@ -23,13 +23,18 @@ describe("what an RVC model needs installed", () => {
     assert.deepEqual(summary(await new VoiceAssets(settings(dir, "auto")).missingFor(v2)), ["contentvec:true", "rmvpe:false"]);
     assert.deepEqual(summary(await new VoiceAssets(settings(dir, "rmvpe")).missingFor(v2)), ["contentvec:true", "rmvpe:true"]);
     assert.deepEqual(summary(await new VoiceAssets(settings(dir, "yin")).missingFor(v1)), ["contentvec-v1:true"]);
-    assert.deepEqual(summary(await new VoiceAssets(settings(dir, "yin")).missingFor(unknown)), ["contentvec:true"], "v2 unless known");
+    assert.deepEqual(
+      summary(await new VoiceAssets(settings(dir, "yin")).missingFor(unknown)),
+      ["contentvec:true"],
+      "v2 unless known",
+    );
     assert.deepEqual(await new VoiceAssets(settings(dir, "rmvpe")).missingFor({ architecture: "native", metadata: {} }), []);
     const rmvpe = await new VoiceAssets(settings(dir, "rmvpe")).missingFor(v2);
     assert.match(rmvpe[1]!.message, /`\.\/mixdown\.sh models pull rmvpe`, or set VOICE_PITCH_METHOD=auto/);
 
     await mkdir(join(dir, "voices"));
-    for (const f of ["vec-768-layer-12.onnx", "vec-256-layer-9.onnx", "rmvpe.onnx"]) await writeFile(join(dir, "voices", f), "model");
+    for (const f of ["vec-768-layer-12.onnx", "vec-256-layer-9.onnx", "rmvpe.onnx"])
+      await writeFile(join(dir, "voices", f), "model");
     const fresh = new VoiceAssets(settings(dir, "rmvpe"));
     assert.deepEqual(await fresh.missingFor(v2), []);
     assert.deepEqual(await fresh.missingFor(v1), []);

@@ -90,7 +90,11 @@ export function guardedLookup(
       if (err) return callback(err, "", 0);
       const denied = addresses.find((a) => !policy.allows(a.address));
       if (denied)
-        return callback(refuse(`${hostname} resolves to ${denied.address}, in a denied network (WEBHOOK_DENIED_NETWORKS)`), "", 0);
+        return callback(
+          refuse(`${hostname} resolves to ${denied.address}, in a denied network (WEBHOOK_DENIED_NETWORKS)`),
+          "",
+          0,
+        );
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0]!;
       callback(null, first.address, first.family);

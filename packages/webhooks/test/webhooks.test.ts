@@ -51,10 +51,7 @@ test("a webhook URL must be absolute http(s), without credentials, at most 2048 
 test("other outbound URLs (a voice model's modelUrl) follow the same rules, named by their field; the guarded lookup refuses with the caller's error", async () => {
   const why = { credentials: "put tokens elsewhere", denied: "this service does not download from" };
   assert.equal(outboundUrlProblem("modelUrl", "https://huggingface.co/a/b/resolve/main/m.pth", noPrivate, why), null);
-  assert.equal(
-    outboundUrlProblem("modelUrl", "file:///etc/passwd", any, why),
-    "modelUrl must use http or https, not file",
-  );
+  assert.equal(outboundUrlProblem("modelUrl", "file:///etc/passwd", any, why), "modelUrl must use http or https, not file");
   assert.equal(
     outboundUrlProblem("modelUrl", "https://u:p@example.com/m.pth", any, why),
     "modelUrl must not contain credentials (user:password@); put tokens elsewhere",

@@ -4,7 +4,10 @@ import { VoiceAssets } from "@mixdown/voice/assets";
 
 /** The files RVC models use, where the worker looks for them (MODELS_DIR and the VOICE_* settings). */
 export function voiceAssetsOf(
-  config: Pick<Config, "MODELS_DIR" | "VOICE_CONTENTVEC_MODEL" | "VOICE_CONTENTVEC_V1_MODEL" | "VOICE_RMVPE_MODEL" | "VOICE_PITCH_METHOD">,
+  config: Pick<
+    Config,
+    "MODELS_DIR" | "VOICE_CONTENTVEC_MODEL" | "VOICE_CONTENTVEC_V1_MODEL" | "VOICE_RMVPE_MODEL" | "VOICE_PITCH_METHOD"
+  >,
 ): VoiceAssets {
   return new VoiceAssets({
     modelsDir: resolve(config.MODELS_DIR),

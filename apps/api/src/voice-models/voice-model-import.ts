@@ -108,7 +108,8 @@ export class VoiceModelImportService {
       );
     const indexFile = form.files.get("indexFile");
     if (indexUrl && !modelUrl) throw unprocessable("indexUrl goes with a modelUrl (it is that model's feature index)");
-    if (indexFile && modelUrl) throw unprocessable("indexFile goes with a modelFile; with a modelUrl, send the index's link as indexUrl");
+    if (indexFile && modelUrl)
+      throw unprocessable("indexFile goes with a modelFile; with a modelUrl, send the index's link as indexUrl");
     if (indexFile && !modelFile) throw unprocessable("indexFile goes with an RVC modelFile (it is that model's feature index)");
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;

@@ -214,7 +214,9 @@ async function fetchLinks(
         origin = { ...origin, fileName: path.posix.basename(unpacked.archive.model) };
       }
       if (unpacked.indexPath && index !== undefined) {
-        console.error(`${source}: the zip holds a feature index (${unpacked.archive?.index}) and --index names another (${index}): give one of them`);
+        console.error(
+          `${source}: the zip holds a feature index (${unpacked.archive?.index}) and --index names another (${index}): give one of them`,
+        );
         return 1;
       }
       modelPath = unpacked.modelPath;

@@ -10,8 +10,7 @@ import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdo
 import { ModelSourceError, unpackVoiceModel } from "@mixdown/voice/model-source";
 import { convertRvcCheckpoint, describeRvcCheckpoint } from "@mixdown/voice/rvc-checkpoint";
 import { guardedLookup, outboundUrlProblem, type WebhookAddressPolicy } from "@mixdown/webhooks";
-import type { VoiceModel } from "@mixdown/db";
-import type { BuiltVoiceModel } from "@mixdown/db";
+import type { BuiltVoiceModel, VoiceModel } from "@mixdown/db";
 import type { JobHandler } from "../run-job.ts";
 import type { VoiceBuildPool } from "../voice-build-protocol.ts";
 
@@ -128,7 +127,8 @@ async function download(
       ...(policy.restricted ? { lookup: guardedLookup(policy, (message) => new DownloadError(message, "refused")) } : {}),
       checkUrl: (next) => {
         const refused = outboundUrlProblem(field, next.href, policy, LINK_RULES);
-        if (refused) throw new DownloadError(next.href === url ? refused : `${url} redirects to ${next.href}: ${refused}`, "refused");
+        if (refused)
+          throw new DownloadError(next.href === url ? refused : `${url} redirects to ${next.href}: ${refused}`, "refused");
       },
       log: (line) => log.info({ field }, line),
     });
@@ -231,7 +231,8 @@ async function importFromLink(
     const version = rvcVersionOf(info);
     if (version) details.rvc = { version };
   }
-  if (index && architecture !== "rvc") throw new JobFailure("bad-input", `${indexField}: only RVC voice models take a feature index`);
+  if (index && architecture !== "rvc")
+    throw new JobFailure("bad-input", `${indexField}: only RVC voice models take a feature index`);
 
   const fileKey = builtModelKey(model.id);
   const indexKey = importedIndexKey(model.id);

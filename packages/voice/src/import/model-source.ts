@@ -121,7 +121,9 @@ async function listEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
 async function unpackEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, target: string, limit: number): Promise<void> {
   if (entry.isEncrypted()) throw new ModelSourceError(`the zip's ${entry.fileName} is encrypted`);
   if (entry.uncompressedSize > limit)
-    throw new ModelSourceError(`the zip's ${entry.fileName} unpacks to ${entry.uncompressedSize} bytes, over the limit of ${limit}`);
+    throw new ModelSourceError(
+      `the zip's ${entry.fileName} unpacks to ${entry.uncompressedSize} bytes, over the limit of ${limit}`,
+    );
   let stream;
   try {
     stream = await zip.openReadStreamPromise(entry);
