@@ -207,8 +207,8 @@ case "$command" in
     setup
     exec pnpm "$@"
     ;;
-  typecheck | *:*)
-    # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck.
+  typecheck | format | *:*)
+    # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck, format.
     setup
     exec pnpm run "$command" "$@"
     ;;

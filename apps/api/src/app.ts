@@ -43,6 +43,7 @@ import { sharedRecordSchemas } from "@mixdown/records";
 import { SeparationService } from "./separations/separation-service.ts";
 import { separationRoutes } from "./separations/routes.ts";
 import { SeparationModelRecord, SeparationModels } from "./separations/separation-models.ts";
+import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
 import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
@@ -50,6 +51,7 @@ import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
 import { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
 import { voiceModelRoutes } from "./voice-models/routes.ts";
 import { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
+import { voiceAssetsOf } from "./voice-models/voice-assets.ts";
 import { VoiceModelService } from "./voice-models/voice-model-service.ts";
 
 /** Connections and knobs a caller may supply; whatever is missing is created from `config` and closed with the app. */
@@ -98,7 +100,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   await mkdir(config.TMP_DIR, { recursive: true });
   await sweepStaleUploads(config.TMP_DIR);
 
-  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`);
+  // What RVC models still need on this server: named in voice model records, a 422 at a conversion's create.
+  const voiceAssets = voiceAssetsOf(config);
+  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
+    voiceAssets.missingFor(row),
+  );
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
@@ -112,6 +118,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     app.log,
   );
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
+  const webhookPolicy = new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS);
   const separationModels = new SeparationModels(resolve(config.MODELS_DIR), {
     vocalSeparation: config.SEPARATION_MODEL_VOCALS,
     stemSplit: config.SEPARATION_MODEL_STEMS,
@@ -132,12 +139,17 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       ...serviceDeps,
       conversions: new VoiceConversionJobRepository(prisma),
       models: modelsRepo,
+      assets: voiceAssets,
     }),
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
-    modelImports: new VoiceModelImportService({ ...serviceDeps, imports: new VoiceModelImportRepository(prisma) }),
+    modelImports: new VoiceModelImportService({
+      ...serviceDeps,
+      imports: new VoiceModelImportRepository(prisma),
+      policy: webhookPolicy,
+    }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
-    webhookPolicy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+    webhookPolicy,
     metrics: config.METRICS_ENABLED
       ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log })
       : undefined,
@@ -178,6 +190,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   app.addSchema(ErrorResponse);
   for (const schema of sharedRecordSchemas) app.addSchema(schema);
   app.addSchema(SeparationModelRecord);
+  app.addSchema(CatalogueModelRecord);
 
   await app.register(healthRoutes, { ctx });
   await app.register(dashboardRoutes, {
@@ -197,6 +210,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         writesPerMinute: config.RATE_LIMIT_WRITES_PER_MINUTE,
       });
       await api.register(separationRoutes, { ctx });
+      await api.register(modelCatalogueRoutes, { ctx });
       await api.register(voiceConversionRoutes, { ctx });
       await api.register(voiceBlenderRoutes, { ctx });
       await api.register(voiceModelRoutes, { ctx });

@@ -64,6 +64,7 @@ const MODEL_KEYS = [
   "id",
   "imageUrl",
   "instagramLink",
+  "missingAssets",
   "public",
   "sampleRate",
   "spotifyLink",
@@ -576,6 +577,7 @@ describe("voice models", () => {
         errorMessage: null,
         public: true,
         createdAt: undefined,
+        missingAssets: [],
       },
     );
     assert.match(model.createdAt, TIMESTAMP);
@@ -673,6 +675,7 @@ describe("voice models", () => {
     assert.equal(row.architecture, "rvc");
     assert.deepEqual(row.metadata, {
       source: "upload",
+      rvc: { version: "v2" },
       indexKey: `voice-models/${row.id}/model.index`,
       index: { dim: 64, vectors: 3000, lists: 76 },
     });

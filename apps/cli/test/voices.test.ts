@@ -3,10 +3,13 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createPrismaClient, type PrismaClient } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { writeRvcSignatureModel } from "@mixdown/voice";
+import { writeZip } from "../../../packages/voice/test/zip-writer.ts";
 import { lastLine, repoRoot, runCli } from "./run-cli.ts";
 
 let stack: TestStack;
@@ -81,6 +84,90 @@ describe("mixdown voices import", () => {
     assert.deepEqual(
       (await readdir(tmp)).filter((n) => n.startsWith("mixdown-")),
       [],
+    );
+  });
+
+  test("a URL: a shared zip downloaded from a local server, its .pth and .index unpacked and imported; a zip with a ../ path refused, storing nothing", async () => {
+    const dir = await mkdtemp(path.join(home, "zips-"));
+    const pth = await readFile(fixture("rvc-pth/rvc-v2-48k.pth"));
+    const index = await readFile(fixture("rvc-index/ivf-flat-768.index"));
+    await writeZip(path.join(dir, "Singer.zip"), [
+      { name: "Singer/Singer.pth", data: pth },
+      { name: "Singer/added_IVF256_Flat_nprobe_1_Singer_v2.index", data: index },
+      { name: "__MACOSX/Singer/._Singer.pth", data: Buffer.from("fork") },
+    ]);
+    await writeZip(path.join(dir, "slip.zip"), [
+      { name: "Singer.pth", data: pth },
+      { name: "../outside.txt", data: Buffer.from("owned") },
+    ]);
+    const server = createServer(async (req, res) => {
+      const body = await readFile(path.join(dir, path.basename(req.url ?? ""))).catch(() => undefined);
+      if (!body) return res.writeHead(404).end();
+      res.writeHead(200, { "content-length": body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const r = await runCli(["voices", "import", `${base}/Singer.zip`, "--title", "From a link", "--public"], env);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /downloading http:\/\/127\.0\.0\.1:\d+\/Singer\.zip/);
+      assert.match(r.stderr, /unpacked Singer\/Singer\.pth and Singer\/added_IVF256_Flat_nprobe_1_Singer_v2\.index/);
+      assert.match(
+        lastLine(r.stdout),
+        /^Imported voice model \d+ "From a link" \(rvc, 48000 Hz, public, index of \d+ 768-d features\)\.$/,
+      );
+      const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "From a link" } });
+      assert.equal(row.state, "ready");
+      const metadata = row.metadata as Record<string, unknown>;
+      assert.deepEqual(
+        [metadata.url, metadata.fileName, metadata.indexKey],
+        [`${base}/Singer.zip`, "Singer.pth", `voice-models/${row.id}/model.index`],
+      );
+
+      const before = await prisma.voiceModel.count();
+      const slip = await runCli(["voices", "import", `${base}/slip.zip`, "--title", "Slip", "--public"], env);
+      assert.equal(slip.code, 1);
+      assert.match(
+        slip.stderr,
+        /slip\.zip: the zip has an entry outside its folder \(invalid relative path: \.\.\/outside\.txt\)/,
+      );
+      const missing = await runCli(["voices", "import", `${base}/gone.pth`, "--title", "Gone", "--public"], env);
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /gone\.pth: HTTP 404 \(not found\)/);
+      assert.equal(await prisma.voiceModel.count(), before);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("mixdown voices list", () => {
+  test("lists every model with what it still needs installed, naming `./mixdown.sh models pull hubert`", async () => {
+    const models = await mkdtemp(path.join(home, "models-"));
+    const r = await runCli(["voices", "list"], { ...env, MODELS_DIR: models });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split("\n");
+    assert.match(lines[0]!, /^ID\s+STATE\s+ARCH\s+RATE\s+OWNER\s+TITLE\s+NEEDS$/);
+    const fromPth = lines.find((l) => /From pth/.test(l))!;
+    assert.match(
+      fromPth,
+      /ready\s+rvc\s+40000\s+public\s+From pth\s+contentvec-v1 \(\.\/mixdown\.sh models pull hubert\); recommended: rmvpe \(\.\/mixdown\.sh models pull rmvpe\)$/,
+    );
+    const fromLink = lines.find((l) => /From a link/.test(l))!;
+    assert.match(fromLink, /rvc\s+48000\s+public\s+From a link\s+contentvec \(\.\/mixdown\.sh models pull hubert\)/);
+    assert.ok(
+      lines.includes(
+        "RVC v2 models need the ContentVec model (VOICE_CONTENTVEC_MODEL), which is not installed: install it with `./mixdown.sh models pull hubert`",
+      ),
+      r.stdout,
+    );
+    await mkdir(path.join(models, "voices"));
+    for (const f of ["vec-768-layer-12.onnx", "vec-256-layer-9.onnx"]) await writeFile(path.join(models, "voices", f), "model");
+    const installed = await runCli(["voices", "list"], { ...env, MODELS_DIR: models, VOICE_PITCH_METHOD: "yin" });
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.match(
+      installed.stdout.split("\n").find((l) => /From a link/.test(l))!,
+      /From a link\s+-$/,
     );
   });
 });

@@ -6,6 +6,7 @@ import { JobsPage } from "./pages/JobsPage.tsx";
 import { NewJobPage, type NewKind } from "./pages/NewJobPage.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { VoicesPage } from "./pages/VoicesPage.tsx";
+import { ModelsPage } from "./pages/ModelsPage.tsx";
 import "./style.css";
 
 export function navigate(hash: string): void {
@@ -38,6 +39,7 @@ function route(hash: string, signedIn: boolean) {
     return <JobPage kind={parts[1]} id={Number(parts[2])} />;
   }
   if (parts[0] === "voices") return <VoicesPage />;
+  if (parts[0] === "models") return <ModelsPage />;
   return <JobsPage page={Math.max(1, Number(params.get("page")) || 1)} />;
 }
 
@@ -61,6 +63,7 @@ function App() {
             {link("#/new/vocal-separations", "New job", "new")}
             {link("#/jobs", "Jobs", "jobs")}
             {link("#/voices", "Voice models", "voices")}
+            {link("#/models", "Models", "models")}
             <button
               type="button"
               class="link"

@@ -250,6 +250,11 @@ test(
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
       await shot("voices");
+      // The model catalogue: nothing of it is installed in the repository's models, so each row shows its command.
+      await page.getByRole("link", { name: "Models", exact: true }).click();
+      await page.getByText("./mixdown.sh models pull htdemucs_ft").waitFor();
+      assert.equal(await page.locator("table.catalogue tbody tr").count(), await page.locator("code.install").count());
+      await shot("models");
       await page.getByRole("link", { name: "Jobs", exact: true }).click();
       await page.getByRole("link", { name: /Voice blend #\d+/ }).waitFor();
       assert.equal(await page.locator("table.jobs tbody tr").count(), 3);

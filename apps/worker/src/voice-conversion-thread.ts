@@ -7,6 +7,7 @@ import {
   convertVoiceFile,
   FeatureIndexError,
   loadVoiceEngine,
+  MissingVoiceAssetError,
   VoiceModelFileError,
   type ConvertVoiceFileResult,
   type VoiceEngine,
@@ -75,6 +76,8 @@ serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
       return { kind: "bad-input", message: `The uploaded audio could not be decoded (${err.reason})` };
     if (err instanceof VoiceModelFileError) return { kind: "bad-input", message: err.message };
     if (err instanceof FeatureIndexError) return { kind: "bad-input", message: `the voice model's index: ${err.message}` };
+    // Not installed on this worker: no retry helps until someone installs it (the message names the command).
+    if (err instanceof MissingVoiceAssetError) return { kind: "permanent", message: err.message };
     return undefined;
   },
 });

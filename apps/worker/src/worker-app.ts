@@ -19,6 +19,7 @@ import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { RecordPresenter } from "@mixdown/records";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
+import { VoiceAssets } from "@mixdown/voice/assets";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { separationHandler } from "./jobs/separation.ts";
 import { resolveVocalSplit } from "./jobs/vocal-split.ts";
@@ -126,6 +127,14 @@ export async function startWorkerApp(
   const storage: ObjectStorage = createStorage(config);
   const tmpDir = resolve(config.TMP_DIR || tmpdir());
   const modelsDir = resolve(config.MODELS_DIR);
+  // What a webhook's voice model record says is missing: the same check as the API's, on this machine's files.
+  const voiceAssets = new VoiceAssets({
+    modelsDir,
+    contentVec: config.VOICE_CONTENTVEC_MODEL,
+    contentVecV1: config.VOICE_CONTENTVEC_V1_MODEL,
+    rmvpe: config.VOICE_RMVPE_MODEL,
+    pitchMethod: config.VOICE_PITCH_METHOD,
+  });
 
   const pools: Array<Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">> = [];
   const pooled = <P extends Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">>(pool: P): P => {
@@ -210,11 +219,18 @@ export async function startWorkerApp(
         pool: pooled(createVoiceBuildPool(1)),
         queues: jobQueues,
         python: () => ensurePyTorch((line) => logger.info(line)),
+        links: {
+          policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+          maxModelBytes: config.MAX_VOICE_MODEL_UPLOAD_BYTES,
+          maxIndexBytes: config.MAX_VOICE_MODEL_INDEX_BYTES,
+        },
       }),
     "webhook-delivery": () =>
       webhookDeliveryHandler({
         // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.
-        presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}/api/kits/v1`),
+        presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}/api/kits/v1`, (row) =>
+          voiceAssets.missingFor(row),
+        ),
         policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
         timeoutMs: config.WEBHOOK_TIMEOUT_MS,
         recordAttempt: (id, outcome) => recordWebhookAttempt(prisma, id, outcome),

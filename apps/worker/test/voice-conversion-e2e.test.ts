@@ -160,8 +160,11 @@ describe("voice conversion jobs through the API and the worker", () => {
     assert.ok(await d.api.ctx.storage.exists(row.fileKey!));
     assert.equal((row.metadata as any).source, "reference");
     assert.ok((row.metadata as any).activeSeconds > 1, "the model was measured from the recording's voiced seconds");
-    // The built model's media is queued next, as for any new ready model.
-    assert.notEqual(await d.api.ctx.queues.queue("voice-model-media").getJobState(`voice-model-media-${model.id}`), "unknown");
+    // The built model's media is queued next, as for any new ready model (just after the row is published).
+    const media = () => d.api.ctx.queues.queue("voice-model-media").getJobState(`voice-model-media-${model.id}`);
+    const deadline = Date.now() + 30_000;
+    while ((await media()) === "unknown" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.notEqual(await media(), "unknown");
   });
 
   it("ends the build of a reference recording too short to measure a voice as a failed model with the reason, not retried", async () => {
@@ -181,8 +184,14 @@ describe("voice conversion jobs through the API and the worker", () => {
     const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
     assert.match(row.buildError ?? "", /^referenceFile: the reference recording has too little voice/);
     assert.equal(row.fileKey, null);
-    const job = await d.api.ctx.queues.queue("voice-model-build").getJob(`voice-model-build-${model.id}`);
-    assert.equal(job?.attemptsMade, 1, "bad input is not retried");
+    // The row ends before BullMQ records the attempt: wait for the queue entry's own end first.
+    const queue = d.api.ctx.queues.queue("voice-model-build");
+    const bullId = `voice-model-build-${model.id}`;
+    const deadline = Date.now() + 30_000;
+    while (!["failed", "completed"].includes(await queue.getJobState(bullId)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await queue.getJobState(bullId), "failed");
+    assert.equal((await queue.getJob(bullId))?.attemptsMade, 1, "bad input is not retried");
   });
 
   it("imports an RVC v2 ONNX of the exact signature and converts through it, keeping length and rate", async () => {

@@ -111,6 +111,12 @@ export const EnvSchema = z
      */
     SEPARATION_MODEL_VOCAL_SPLIT: z.string().default("vocalsplit"),
     MODELS_DIR: z.string().default("./models"),
+    /** Catalogue models `up` and the docker image pull at start (comma-separated); read by the CLI's `models pull --from-env`. */
+    MIXDOWN_MODELS: z.string().default(""),
+    /** A mirror whose base replaces every catalogue URL's origin (path kept); http(s) or file. */
+    MIXDOWN_MODEL_MIRROR: z.string().default(""),
+    /** Another catalogue file instead of models/catalogue.json. */
+    MIXDOWN_MODEL_CATALOGUE: z.string().default(""),
     /** ContentVec (vec-768-layer-12) ONNX for RVC voice models, relative to MODELS_DIR (or absolute). */
     VOICE_CONTENTVEC_MODEL: z.string().default("voices/vec-768-layer-12.onnx"),
     /** ContentVec's 256-d form (vec-256-layer-9) for RVC v1 voice models, relative to MODELS_DIR (or absolute). */
@@ -207,6 +213,31 @@ export function loadDatabaseConfig(env: Record<string, string | undefined> = pro
   if (!parsed.success)
     throw new ConfigError("Invalid configuration:\n  DATABASE_URL: required (postgresql://user:password@host:port/database)");
   return parsed.data;
+}
+
+const VOICE_MODEL_SETTINGS = [
+  "MODELS_DIR",
+  "VOICE_CONTENTVEC_MODEL",
+  "VOICE_CONTENTVEC_V1_MODEL",
+  "VOICE_RMVPE_MODEL",
+  "VOICE_PITCH_METHOD",
+  "MAX_VOICE_MODEL_UPLOAD_BYTES",
+  "MAX_VOICE_MODEL_INDEX_BYTES",
+] as const;
+export type VoiceModelSettings = Pick<Config, (typeof VOICE_MODEL_SETTINGS)[number]>;
+
+/**
+ * Just the voice model settings (where the RVC models' ContentVec and RMVPE files are, the import
+ * limits), for `mixdown voices import|list`, which need no server settings.
+ */
+export function loadVoiceModelSettings(env: Record<string, string | undefined> = process.env): VoiceModelSettings {
+  const schema = z.object(Object.fromEntries(VOICE_MODEL_SETTINGS.map((k) => [k, EnvSchema.shape[k]])));
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(env)"}: ${i.message}`).join("\n");
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  return parsed.data as VoiceModelSettings;
 }
 
 /** Base URL for links the API hands out when PUBLIC_BASE_URL is not set. */

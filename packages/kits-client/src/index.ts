@@ -9,6 +9,7 @@ export type VoiceConversionJob = Schemas["VoiceConversionJob"];
 export type VoiceBlendJob = Schemas["VoiceBlendJob"];
 export type VoiceModel = Schemas["VoiceModel"];
 export type SeparationModel = Schemas["SeparationModel"];
+export type CatalogueModel = Schemas["CatalogueModel"];
 export type ApiError = Schemas["Error"];
 export type JobStatus = SeparationJob["status"];
 

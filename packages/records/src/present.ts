@@ -1,7 +1,14 @@
 import type { SeparationJob, VoiceBlendJob, VoiceConversionJobWithModel, VoiceModel } from "@mixdown/db";
 import type { JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
-import type { SeparationJobRecord, VoiceBlendJobRecord, VoiceConversionJobRecord, VoiceModelRecord } from "./schemas.ts";
+import type { Static } from "typebox";
+import type {
+  MissingVoiceAsset,
+  SeparationJobRecord,
+  VoiceBlendJobRecord,
+  VoiceConversionJobRecord,
+  VoiceModelRecord,
+} from "./schemas.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
 interface StoredStem {
@@ -15,6 +22,9 @@ function storedStems(value: unknown): StoredStem[] {
     (s): s is StoredStem => typeof s === "object" && s !== null && typeof s.instrument === "string" && typeof s.key === "string",
   );
 }
+
+/** Which files a voice model still needs on this server (`@mixdown/voice/assets`' VoiceAssets.missingFor). */
+export type VoiceAssetCheck = (row: VoiceModel) => Promise<Static<typeof MissingVoiceAsset>[]>;
 
 /** The row each public record type of the job catalogue is presented from. */
 export interface RecordRows {
@@ -36,6 +46,8 @@ export class RecordPresenter {
     private readonly ttlSeconds: number,
     /** Absolute base of the API's own routes (`https://host/api/kits/v1`), for stable media links. */
     private readonly apiBaseUrl: string,
+    /** What a voice model still needs on this server (`missingAssets`); none when not given. */
+    private readonly missingAssets: VoiceAssetCheck = async () => [],
   ) {}
 
   private url(key: string | null | undefined): Promise<string | null> {
@@ -90,7 +102,11 @@ export class RecordPresenter {
   }
 
   async voiceModel(row: VoiceModel): Promise<VoiceModelRecord> {
-    const [imageUrl, demoUrl] = await Promise.all([this.voiceModelMedia(row, "image"), this.voiceModelMedia(row, "demo")]);
+    const [imageUrl, demoUrl, missingAssets] = await Promise.all([
+      this.voiceModelMedia(row, "image"),
+      this.voiceModelMedia(row, "demo"),
+      this.missingAssets(row),
+    ]);
     return {
       id: row.id,
       title: row.title,
@@ -109,6 +125,7 @@ export class RecordPresenter {
       errorMessage: row.state === "failed" ? row.buildError : null,
       public: row.ownerId === null,
       createdAt: formatTimestamp(row.createdAt),
+      missingAssets,
     };
   }
 

@@ -45,6 +45,20 @@ export const SeparationJobRecord = Type.Object(
 );
 export type SeparationJobRecord = Static<typeof SeparationJobRecord>;
 
+export const MissingVoiceAsset = Type.Object({
+  asset: Type.Union([Type.Literal("contentvec"), Type.Literal("contentvec-v1"), Type.Literal("rmvpe")], {
+    description:
+      "`contentvec`: the 768-d ContentVec features RVC v2 models take; `contentvec-v1`: the 256-d form RVC v1 models take; `rmvpe`: the RMVPE pitch model (YIN is used without it)",
+  }),
+  setting: Type.String({ description: "The server setting naming where the file is looked for (VOICE_CONTENTVEC_MODEL, ...)" }),
+  required: Type.Boolean({
+    description:
+      "True: conversions with the model cannot run without it; false: a recommendation (RMVPE under VOICE_PITCH_METHOD=auto)",
+  }),
+  install: Type.String({ description: "The command that installs it on the server, e.g. `./mixdown.sh models pull hubert`" }),
+  message: Type.String({ description: "What is missing, what for, and the command, in one sentence" }),
+});
+
 export const VoiceModelRecord = Type.Object(
   {
     id: Type.Integer(),
@@ -70,11 +84,15 @@ export const VoiceModelRecord = Type.Object(
     errorMessage: Nullable(
       Type.String({
         description:
-          "Why a model built from a reference recording ended `failed` (null otherwise; a failed blend's reason is on its blender job)",
+          "Why a model built by the worker (from a reference recording, an RVC `.pth`, or a `modelUrl` link: not found, too large, a bad zip, not a model, an address refused) ended `failed` (null otherwise; a failed blend's reason is on its blender job)",
       }),
     ),
     public: Type.Boolean({ description: "True for the public catalogue, false for the caller's own models" }),
     createdAt: Timestamp,
+    missingAssets: Type.Array(MissingVoiceAsset, {
+      description:
+        "What the model still needs on this server before conversions with it run as they should; empty when nothing is missing (always, for native voices). An RVC model needs the ContentVec model (`required`: a conversion create answers 422 naming the command until it is installed) and is better with the RMVPE pitch model (a recommendation, unless the server sets VOICE_PITCH_METHOD=rmvpe). `./mixdown.sh models pull hubert` / `rmvpe` install them",
+    }),
   },
   { $id: "VoiceModel" },
 );

@@ -35,3 +35,11 @@ export { effectChainFilter } from "./effect-filters.ts";
 export { parseEffectChain, EffectChainError, PRE_EFFECTS, POST_EFFECTS, type EffectChain } from "./effects-schema.ts";
 export { readVoiceCatalogue, catalogueRows, BUILTIN_FILE_PREFIX, type CatalogueVoice } from "./catalogue.ts";
 export { mfccMean, mfccDistance, logMelFrames, type LogMelFrame } from "./dsp/mfcc.ts";
+export {
+  VoiceAssets,
+  MissingVoiceAssetError,
+  INSTALL_CONTENTVEC,
+  INSTALL_RMVPE,
+  type MissingVoiceAsset,
+  type VoiceAssetSettings,
+} from "./assets.ts";

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type * as ort from "onnxruntime-node";
+import { contentVecMissingMessage, MissingVoiceAssetError } from "./assets.ts";
 import { inspectVoiceModelFile } from "./model-file.ts";
 import { NativeVoiceEngine } from "./native/native-voice.ts";
 import { RvcVoiceEngine, type RvcEngineOptions } from "./rvc/rvc-voice.ts";
@@ -27,9 +28,7 @@ export async function loadVoiceEngine(path: string, options: LoadVoiceEngineOpti
   const v1 = info.inputs.find((i) => i.name === "phone")?.dims[2] === 256;
   const contentVecPath = v1 ? (options.contentVecV1Path ?? options.contentVecPath) : options.contentVecPath;
   if (!contentVecPath)
-    throw new Error(
-      `RVC ${v1 ? "v1" : "v2"} models need a ContentVec ONNX model (${v1 ? "VOICE_CONTENTVEC_V1_MODEL" : "VOICE_CONTENTVEC_MODEL"})`,
-    );
+    throw new MissingVoiceAssetError(v1 ? "contentvec-v1" : "contentvec", contentVecMissingMessage(v1 ? "v1" : "v2"));
   const rvcOptions: RvcEngineOptions = {
     modelPath: path,
     contentVecPath,

@@ -150,3 +150,12 @@ function signatureProblems(inputs: VoiceModelFileInfo["inputs"], signature: Reco
   if (extra.length > 0) problems.push(`unexpected inputs ${extra.join(", ")}`);
   return problems;
 }
+
+/**
+ * Which ContentVec an RVC graph takes: `v1` models 256-d features (their `phone` input says so),
+ * `v2` 768-d. Undefined for native models.
+ */
+export function rvcVersionOf(info: VoiceModelFileInfo): "v1" | "v2" | undefined {
+  if (info.architecture !== "rvc") return undefined;
+  return info.inputs.find((i) => i.name === "phone")?.dims[2] === 256 ? "v1" : "v2";
+}

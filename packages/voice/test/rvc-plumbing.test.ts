@@ -54,7 +54,7 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await narrow.close();
     await assert.rejects(
       RvcVoiceEngine.load({ modelPath: join(dir, "rvc.onnx"), contentVecPath: join(dir, "absent.onnx"), sampleRate: 40000 }),
-      /RVC models need the ContentVec model .*absent\.onnx \(VOICE_CONTENTVEC_MODEL: vec-768-layer-12\.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9\.onnx for v1\), which is missing/,
+      /RVC models need the ContentVec model .*absent\.onnx \(VOICE_CONTENTVEC_MODEL: vec-768-layer-12\.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9\.onnx for v1\), which is missing: install it with `\.\/mixdown\.sh models pull hubert`/,
     );
   });
 
@@ -72,7 +72,7 @@ describe("RVC v2 ONNX plumbing (signature models with random weights)", () => {
     await engine.close();
     await assert.rejects(
       RvcVoiceEngine.load({ ...options, rmvpePath: join(dir, "absent.onnx") }),
-      /RMVPE pitch model .*absent\.onnx is missing \(VOICE_RMVPE_MODEL\): import one with `\.\/mixdown\.sh voices import-pitch rmvpe\.pt`, or set VOICE_PITCH_METHOD=yin/,
+      /RMVPE pitch model .*absent\.onnx is missing \(VOICE_RMVPE_MODEL\): install it with `\.\/mixdown\.sh models pull rmvpe` \(or `\.\/mixdown\.sh voices import-pitch rmvpe\.pt`\), or set VOICE_PITCH_METHOD=yin/,
     );
   });
 

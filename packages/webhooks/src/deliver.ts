@@ -76,14 +76,22 @@ export function deliverWebhook(req: WebhookRequest): Promise<WebhookAnswer> {
   });
 }
 
-function guardedLookup(policy: WebhookAddressPolicy): LookupFunction {
+/**
+ * A `lookup` for node:http(s) that resolves every address of the host and fails (with `refuse`'s
+ * error, by default a WebhookRefused) when any of them is in a denied network, so the address
+ * checked is the address the socket connects to.
+ */
+export function guardedLookup(
+  policy: WebhookAddressPolicy,
+  refuse: (message: string) => Error = (message) => new WebhookRefused(message),
+): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, "", 0);
       const denied = addresses.find((a) => !policy.allows(a.address));
       if (denied)
         return callback(
-          new WebhookRefused(`${hostname} resolves to ${denied.address}, in a denied network (WEBHOOK_DENIED_NETWORKS)`),
+          refuse(`${hostname} resolves to ${denied.address}, in a denied network (WEBHOOK_DENIED_NETWORKS)`),
           "",
           0,
         );

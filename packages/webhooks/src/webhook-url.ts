@@ -10,21 +10,37 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
  * the policy allows. Host names are checked on the address each delivery connects to.
  */
 export function webhookUrlProblem(value: string, policy: WebhookAddressPolicy): string | null {
-  if (value.length > MAX_WEBHOOK_URL_LENGTH) return `webhookUrl must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  return outboundUrlProblem("webhookUrl", value, policy, {
+    credentials: "receivers verify the Mixdown-Signature header instead",
+    denied: "this service does not deliver to",
+  });
+}
+
+/**
+ * The same rules for any address the service itself will request (a voice model's `modelUrl`):
+ * `field` names it in the message; `why` says what the credentials rule and the policy mean for
+ * that use. Null when the URL passes.
+ */
+export function outboundUrlProblem(
+  field: string,
+  value: string,
+  policy: WebhookAddressPolicy,
+  why: { credentials: string; denied: string },
+): string | null {
+  if (value.length > MAX_WEBHOOK_URL_LENGTH) return `${field} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return "webhookUrl must be an absolute URL (https://host/path)";
+    return `${field} must be an absolute URL (https://host/path)`;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    return `webhookUrl must use http or https, not ${url.protocol.replace(/:$/, "")}`;
-  if (url.username || url.password)
-    return "webhookUrl must not contain credentials (user:password@); receivers verify the Mixdown-Signature header instead";
-  if (!url.hostname) return "webhookUrl must name a host";
+    return `${field} must use http or https, not ${url.protocol.replace(/:$/, "")}`;
+  if (url.username || url.password) return `${field} must not contain credentials (user:password@); ${why.credentials}`;
+  if (!url.hostname) return `${field} must name a host`;
   const literal = hostAddress(url);
   if (literal && !policy.allows(literal))
-    return `webhookUrl points to ${literal}, in a network this service does not deliver to (WEBHOOK_DENIED_NETWORKS)`;
+    return `${field} points to ${literal}, in a network ${why.denied} (WEBHOOK_DENIED_NETWORKS)`;
   return null;
 }
 

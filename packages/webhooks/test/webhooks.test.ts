@@ -3,6 +3,8 @@ import { createServer } from "node:http";
 import { test } from "node:test";
 import {
   deliverWebhook,
+  guardedLookup,
+  outboundUrlProblem,
   signatureHeader,
   verifySignature,
   WebhookAddressPolicy,
@@ -44,6 +46,25 @@ test("a webhook URL must be absolute http(s), without credentials, at most 2048 
   assert.match(webhookUrlProblem(`https://example.com/${"x".repeat(2048)}`, any)!, /2048/);
   assert.match(webhookUrlProblem("http://127.0.0.1:9000/hook", noPrivate)!, /WEBHOOK_DENIED_NETWORKS/);
   assert.match(webhookUrlProblem("http://[::1]/hook", noPrivate)!, /WEBHOOK_DENIED_NETWORKS/);
+});
+
+test("other outbound URLs (a voice model's modelUrl) follow the same rules, named by their field; the guarded lookup refuses with the caller's error", async () => {
+  const why = { credentials: "put tokens elsewhere", denied: "this service does not download from" };
+  assert.equal(outboundUrlProblem("modelUrl", "https://huggingface.co/a/b/resolve/main/m.pth", noPrivate, why), null);
+  assert.equal(outboundUrlProblem("modelUrl", "file:///etc/passwd", any, why), "modelUrl must use http or https, not file");
+  assert.equal(
+    outboundUrlProblem("modelUrl", "https://u:p@example.com/m.pth", any, why),
+    "modelUrl must not contain credentials (user:password@); put tokens elsewhere",
+  );
+  assert.equal(
+    outboundUrlProblem("modelUrl", "http://169.254.169.254/latest", noPrivate, why),
+    "modelUrl points to 169.254.169.254, in a network this service does not download from (WEBHOOK_DENIED_NETWORKS)",
+  );
+  class Refused extends Error {}
+  const lookup = guardedLookup(noPrivate, (message) => new Refused(message));
+  const err = await new Promise<Error | null>((resolve) => lookup("localhost", { all: true }, (e) => resolve(e)));
+  assert.ok(err instanceof Refused);
+  assert.match(err.message, /^localhost resolves to (127\.0\.0\.1|::1), in a denied network \(WEBHOOK_DENIED_NETWORKS\)$/);
 });
 
 test("a signature verifies for its body and secret only, and not once too old", () => {

@@ -1,5 +1,6 @@
 import type { PageRequest, VoiceConversionJobRepository, VoiceModelRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
+import type { VoiceAssets } from "@mixdown/voice/assets";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
@@ -59,6 +60,8 @@ export function parseConversionFields(form: ReceivedForm): { voiceModelId: numbe
 export interface VoiceConversionServiceDeps {
   conversions: VoiceConversionJobRepository;
   models: VoiceModelRepository;
+  /** Files RVC models need on this server: a conversion that could not run is refused at create. */
+  assets: Pick<VoiceAssets, "missingFor">;
   storage: ObjectStorage;
   submitter: JobSubmitter;
   cancels: JobCancels;
@@ -81,6 +84,11 @@ export class VoiceConversionService {
     if (model.state !== "ready") {
       throw unprocessable(`voiceModelId: voice model ${voiceModelId} is not usable yet (state ${model.state})`);
     }
+    const missing = (await this.deps.assets.missingFor(model)).filter((a) => a.required);
+    if (missing.length > 0)
+      throw unprocessable(
+        `voiceModelId: voice model ${voiceModelId} cannot be used for conversions on this server yet: ${missing.map((a) => a.message).join("; ")}`,
+      );
 
     const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS);
     const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS) : null;

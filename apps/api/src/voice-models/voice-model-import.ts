@@ -3,8 +3,10 @@ import { Readable } from "node:stream";
 import type { VoiceModelImportRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
-import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
+import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
+import { downloadUrlOf } from "@mixdown/voice/model-source";
 import { describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
+import { outboundUrlProblem, type WebhookAddressPolicy } from "@mixdown/webhooks";
 import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
@@ -75,6 +77,10 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
  * - referenceFile: the recording is checked (it must decode) and stored under `uploads/voice-models/`,
  *   the row is created `pending` with its `referenceKey`, and a `voice-model-build` job is queued;
  *   the answer is the pending model. The worker publishes it `ready` or `failed`.
+ * - modelUrl (and indexUrl): the links are checked (URL rules, WEBHOOK_DENIED_NETWORKS on literal
+ *   addresses), the row is created `pending` (rvc) with the link as `sourceUrl`, and a
+ *   `voice-model-build` job is queued: the worker downloads, unpacks a zip, converts or checks the
+ *   model, and publishes it `ready` or `failed` with the reason.
  * A ready model then gets its demo (and a cover when none was uploaded): a `voice-model-media` job.
  */
 export class VoiceModelImportService {
@@ -85,6 +91,8 @@ export class VoiceModelImportService {
       submitter: JobSubmitter;
       presenter: RecordPresenter;
       log: FastifyBaseLogger;
+      /** WEBHOOK_DENIED_NETWORKS: the addresses a `modelUrl` / `indexUrl` may not lead to. */
+      policy: WebhookAddressPolicy;
     },
   ) {}
 
@@ -92,15 +100,46 @@ export class VoiceModelImportService {
     const metadata = parseModelMetadata(form.fields.get("metadata"));
     const modelFile = form.files.get("modelFile");
     const reference = form.files.get("referenceFile");
-    if (!modelFile === !reference)
+    const modelUrl = this.#link(form, "modelUrl");
+    const indexUrl = this.#link(form, "indexUrl");
+    if ([modelFile, modelUrl, reference].filter(Boolean).length !== 1)
       throw unprocessable(
-        "send exactly one of modelFile (an ONNX voice model) or referenceFile (a recording to build a native voice from)",
+        "send exactly one of modelFile (an RVC .pth or ONNX voice model), modelUrl (a link to one: .pth, .onnx, or a .zip holding a .pth and its .index) or referenceFile (a recording to build a native voice from)",
       );
     const indexFile = form.files.get("indexFile");
+    if (indexUrl && !modelUrl) throw unprocessable("indexUrl goes with a modelUrl (it is that model's feature index)");
+    if (indexFile && modelUrl)
+      throw unprocessable("indexFile goes with a modelFile; with a modelUrl, send the index's link as indexUrl");
     if (indexFile && !modelFile) throw unprocessable("indexFile goes with an RVC modelFile (it is that model's feature index)");
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
     const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
+
+    if (modelUrl) {
+      // The worker downloads it: the model is pending until then (see the voice-model-build job).
+      const row = await this.deps.imports.createPending({
+        ...fields,
+        architecture: "rvc",
+        sampleRate: metadata.sampleRate ?? 40000,
+        metadata: { source: "url", ...(indexUrl ? { indexUrl } : {}) },
+        sourceUrl: modelUrl,
+      });
+      let pending = row;
+      if (image && imageFile) {
+        const imageKey = `voice-models/${row.id}/cover.${image.ext}`;
+        try {
+          await this.deps.storage.putFile(imageKey, imageFile.path, { contentType: image.contentType });
+          pending = await this.deps.imports.setCover(row.id, imageKey);
+        } catch (err) {
+          await this.#discard(row.id, [imageKey]);
+          throw err;
+        }
+      }
+      await this.deps.submitter.submit({ queue: "voice-model-build", payload: { voiceModelId: row.id } }, () =>
+        this.deps.imports.markBuildEnqueued(row.id),
+      );
+      return this.deps.presenter.voiceModel(pending);
+    }
 
     if (reference) {
       const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"]);
@@ -171,11 +210,14 @@ export class VoiceModelImportService {
     const index = await checkIndex();
     const sampleRate =
       info.architecture === "native" ? (info.sampleRate ?? 44100) : (info.sampleRate ?? metadata.sampleRate ?? 40000);
+    // Which ContentVec an RVC model takes (what `missingAssets` checks for).
+    const version = rvcVersionOf(info);
+    const uploaded = { source: "upload", ...(version ? { rvc: { version } } : {}) };
     const row = await this.deps.imports.createPending({
       ...fields,
       architecture: info.architecture,
       sampleRate,
-      metadata: { source: "upload" },
+      metadata: uploaded,
     });
     const key = `voice-models/${row.id}/model.onnx`;
     const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
@@ -191,7 +233,7 @@ export class VoiceModelImportService {
         key,
         imageKey,
         index && indexKey
-          ? { source: "upload", indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } }
+          ? { ...uploaded, indexKey, index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist } }
           : undefined,
       );
     } catch (err) {
@@ -250,6 +292,24 @@ export class VoiceModelImportService {
       this.deps.imports.markBuildEnqueued(row.id),
     );
     return this.deps.presenter.voiceModel(pending);
+  }
+
+  /**
+   * A link field (`modelUrl`, `indexUrl`), checked by the rules of every address the service
+   * requests itself (absolute http(s), no credentials, at most 2048 characters, not a literal
+   * address in WEBHOOK_DENIED_NETWORKS; host names are checked by the worker's download on the
+   * address it connects to); a Hugging Face page link (`/blob/`) becomes its download link.
+   */
+  #link(form: ReceivedForm, field: "modelUrl" | "indexUrl"): string | undefined {
+    const raw = form.fields.get(field)?.trim();
+    if (!raw) return undefined;
+    const url = downloadUrlOf(raw);
+    const problem = outboundUrlProblem(field, url, this.deps.policy, {
+      credentials: "a link that needs a password cannot be imported",
+      denied: "this service does not download from",
+    });
+    if (problem) throw unprocessable(problem);
+    return url;
   }
 
   /** A failed import leaves nothing: its stored files and its row go. */

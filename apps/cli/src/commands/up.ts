@@ -17,6 +17,7 @@ import {
   superviseChild,
 } from "@mixdown/devstack";
 import { UsageError } from "../database.ts";
+import { configuredModels, pullConfiguredModels, pullContext } from "./models.ts";
 import { type ChildFailure, type ChildSpec, Supervisor } from "../supervisor.ts";
 import { persistentSecret, readRunningStack, removeStackInfo, repoRoot, stateDir, writeStackInfo } from "../local-state.ts";
 
@@ -142,6 +143,12 @@ export async function upCommand(argv: string[], env: Record<string, string | und
       // Already migrated above, once, before either process starts.
       AUTO_MIGRATE: "false",
     };
+    // MIXDOWN_MODELS: what is missing is pulled before the API and the worker start, and makes their defaults.
+    if (configuredModels(env).length > 0) {
+      const pulled = await pullConfiguredModels(pullContext(undefined, childEnv, false), childEnv, (line) => console.log(line));
+      if (pulled.code !== 0) throw new UsageError("MIXDOWN_MODELS could not be pulled (see above); Mixdown is not started.");
+      Object.assign(childEnv, pulled.defaults);
+    }
     const config = loadConfig(childEnv);
     const baseUrl = publicBaseUrl(config);
     mkdirSync(config.STORAGE_LOCAL_DIR, { recursive: true });

@@ -3,11 +3,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadConfig } from "@mixdown/config";
+import { loadConfig, loadVoiceModelSettings } from "@mixdown/config";
 import { createPrismaClient, VoiceModelImportRepository } from "@mixdown/db";
 import { createStorage } from "@mixdown/storage";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
-import { inspectVoiceModelFile, VoiceModelFileError } from "@mixdown/voice/model-file";
+import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
+import { downloadUrlOf, ModelSourceError, unpackVoiceModel } from "@mixdown/voice/model-source";
+import { VoiceAssets } from "@mixdown/voice/assets";
+import { downloadFile, DownloadError } from "@mixdown/downloads";
 import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
 import { ensurePyTorch } from "@mixdown/separation/import";
@@ -16,10 +19,14 @@ import { importContentVec } from "@mixdown/voice/import-features";
 import { convertRvcCheckpoint, describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
 import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 
-export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth> --title TITLE [--public | --owner CALLER_ID]
-                         [--tags a,b] [--sample-rate 40000] [--index file.index]
-                                 import an RVC v2 or native ONNX voice model (an RVC model with
-                                 its feature index: the faiss .index its training wrote)
+export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth|URL> --title TITLE [--public | --owner CALLER_ID]
+                         [--tags a,b] [--sample-rate 40000] [--index file.index|URL]
+                                 import an RVC .pth, an RVC or native ONNX voice model (an RVC model with
+                                 its feature index: the faiss .index its training wrote); a URL is
+                                 downloaded first: a .pth, an .onnx, or a .zip of a .pth and its .index
+                                 (Hugging Face /blob/ links work)
+./mixdown.sh voices list         voice models: state, architecture, owner, and what each still needs
+                                 installed (RVC: ContentVec, RMVPE) with the command that installs it
 ./mixdown.sh voices import-features <hubert_base.pt|vec-*.onnx> [--models-dir DIR]
                                  installs the ContentVec features RVC models take (MODELS_DIR/
                                  VOICE_CONTENTVEC_MODEL, 768-d for v2, and VOICE_CONTENTVEC_V1_MODEL,
@@ -27,7 +34,11 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth> --ti
 ./mixdown.sh voices import-pitch <rmvpe.pt|rmvpe.onnx> [--models-dir DIR]
                                  installs the RMVPE pitch model RVC conversions use (at
                                  MODELS_DIR/VOICE_RMVPE_MODEL); a rmvpe.pt is converted to ONNX once
-                                 (Debian's PyTorch is installed for that on first use)`;
+                                 (Debian's PyTorch is installed for that on first use)
+./mixdown.sh voices pull hubert|rmvpe [--force] [--models-dir DIR]
+                                 downloads RVC's hubert_base.pt / rmvpe.pt (checked against the
+                                 SHA-256 RVC pins) and installs them as the two commands above do;
+                                 the same as ./mixdown.sh models pull hubert rmvpe`;
 
 const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, sampleRate: c.sampleRate, speakers: c.speakers });
 
@@ -102,6 +113,18 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
   const [action, ...rest] = argv;
   if (action === "import-pitch") return importPitchCommand(rest, env);
   if (action === "import-features") return importFeaturesCommand(rest, env);
+  if (action === "pull") {
+    const { positionals: names } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { force: { type: "boolean" }, "models-dir": { type: "string" } },
+    });
+    if (names.length === 0 || names.some((n) => n !== "hubert" && n !== "rmvpe"))
+      throw new UsageError(`voices pull takes hubert and/or rmvpe\n${voicesUsage}`);
+    const { modelsCommand } = await import("./models.ts");
+    return modelsCommand(["pull", ...rest], env);
+  }
+  if (action === "list") return listCommand(rest, env);
   if (action !== "import") throw new UsageError(`Usage:\n${voicesUsage}`);
   const { values, positionals } = parseArgs({
     args: rest,
@@ -115,7 +138,8 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
       index: { type: "string" },
     },
   });
-  if (positionals.length !== 1) throw new UsageError(`voices import takes one model file (.onnx or RVC .pth)\n${voicesUsage}`);
+  if (positionals.length !== 1)
+    throw new UsageError(`voices import takes one model file (.onnx or RVC .pth) or its URL\n${voicesUsage}`);
   if (!values.title) throw new UsageError("voices import needs --title TITLE");
   if (values.public === (values.owner !== undefined))
     throw new UsageError("say who owns the model: --public or --owner CALLER_ID");
@@ -124,13 +148,138 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
   if (rate !== undefined && ![32000, 40000, 48000].includes(rate))
     throw new UsageError("--sample-rate is 32000, 40000 or 48000 (RVC output rate)");
 
-  // A .pth is converted into a scratch folder, removed however the import ends.
+  // A download, a zip's contents and a .pth's conversion go to a scratch folder, removed however the import ends.
   const scratch = await mkdtemp(path.join(tmpdir(), "mixdown-rvc-"));
   try {
-    return await importModelFile(positionals[0]!, values, rate, scratch, env);
+    const source = positionals[0]!;
+    if (!isLink(source) && (values.index === undefined || !isLink(values.index)))
+      return await importModelFile(source, values, rate, scratch, env);
+    const fetched = await fetchLinks(source, values.index, scratch, env);
+    if (typeof fetched === "number") return fetched;
+    const options = { ...values, ...(fetched.indexPath !== undefined ? { index: fetched.indexPath } : {}) };
+    return await importModelFile(fetched.modelPath, options, rate, scratch, env, fetched.origin);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+const isLink = (value: string) => /^https?:\/\//i.test(value);
+
+/**
+ * `voices import URL` (and `--index URL`): each link downloaded into the scratch folder (progress
+ * on stderr; @mixdown/downloads retries and resumes), a zip unpacked with the API's rules (one
+ * .pth or .onnx, at most one .index, nothing outside its folder, the upload limits), then
+ * imported as a local file. A problem is printed and is exit status 1.
+ */
+async function fetchLinks(
+  source: string,
+  index: string | undefined,
+  scratch: string,
+  env: Record<string, string | undefined>,
+): Promise<{ modelPath: string; indexPath?: string; origin?: { url: string; fileName: string } } | number> {
+  const limits = loadVoiceModelSettings(env);
+  const fetchOne = async (link: string, name: string, maxBytes: number) => {
+    const url = downloadUrlOf(link);
+    console.error(`downloading ${url}`);
+    let last = 0;
+    const file = await downloadFile({
+      url,
+      target: path.join(scratch, "download", name),
+      maxBytes,
+      log: (line) => console.error(line),
+      onProgress: ({ received, total }) => {
+        const now = Date.now();
+        if (now - last < 2000) return;
+        last = now;
+        const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+        console.error(`  ${mb(received)} MB${total ? ` of ${mb(total)} MB (${Math.round((100 * received) / total)} %)` : ""}`);
+      },
+    });
+    console.error(`  ${file.sizeBytes} bytes, sha256 ${file.sha256}`);
+    return { url, path: file.path };
+  };
+  try {
+    let modelPath = source;
+    let indexPath: string | undefined = index;
+    let origin: { url: string; fileName: string } | undefined;
+    if (isLink(source)) {
+      const model = await fetchOne(source, "model", limits.MAX_VOICE_MODEL_UPLOAD_BYTES);
+      origin = { url: model.url, fileName: decodeURIComponent(path.posix.basename(new URL(model.url).pathname)) || "model" };
+      const unpacked = await unpackVoiceModel(model.path, path.join(scratch, "unpacked"), {
+        maxModelBytes: limits.MAX_VOICE_MODEL_UPLOAD_BYTES,
+        maxIndexBytes: limits.MAX_VOICE_MODEL_INDEX_BYTES,
+      });
+      if (unpacked.archive) {
+        console.error(`unpacked ${unpacked.archive.model}${unpacked.archive.index ? ` and ${unpacked.archive.index}` : ""}`);
+        origin = { ...origin, fileName: path.posix.basename(unpacked.archive.model) };
+      }
+      if (unpacked.indexPath && index !== undefined) {
+        console.error(
+          `${source}: the zip holds a feature index (${unpacked.archive?.index}) and --index names another (${index}): give one of them`,
+        );
+        return 1;
+      }
+      modelPath = unpacked.modelPath;
+      indexPath = unpacked.indexPath ?? index;
+    }
+    if (indexPath !== undefined && isLink(indexPath))
+      indexPath = (await fetchOne(indexPath, "model.index", limits.MAX_VOICE_MODEL_INDEX_BYTES)).path;
+    return { modelPath, ...(indexPath !== undefined ? { indexPath } : {}), ...(origin ? { origin } : {}) };
+  } catch (err) {
+    if (err instanceof DownloadError || err instanceof ModelSourceError) {
+      console.error(`${source}: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** `voices list`: every voice model, and what each still needs installed on this machine. */
+async function listCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  if (argv.length > 0) throw new UsageError(`voices list takes no arguments\n${voicesUsage}`);
+  const settings = loadVoiceModelSettings(env);
+  const assets = new VoiceAssets({
+    modelsDir: path.resolve(env.MODELS_DIR ?? REPO_MODELS),
+    contentVec: settings.VOICE_CONTENTVEC_MODEL,
+    contentVecV1: settings.VOICE_CONTENTVEC_V1_MODEL,
+    rmvpe: settings.VOICE_RMVPE_MODEL,
+    pitchMethod: settings.VOICE_PITCH_METHOD,
+  });
+  const rows = await withDatabase(env, async (databaseUrl) => {
+    const prisma = createPrismaClient(databaseUrl);
+    try {
+      return await prisma.voiceModel.findMany({ orderBy: { id: "asc" } });
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+  if (rows.length === 0) {
+    console.log("No voice models yet: ./mixdown.sh voices import FILE|URL --title T --public");
+    return 0;
+  }
+  const messages = new Set<string>();
+  const table = [["ID", "STATE", "ARCH", "RATE", "OWNER", "TITLE", "NEEDS"]];
+  for (const row of rows) {
+    const missing = await assets.missingFor(row);
+    for (const m of missing) messages.add(m.message);
+    const needs = missing.map((m) => `${m.required ? "" : "recommended: "}${m.asset} (${m.install})`).join("; ");
+    table.push([
+      String(row.id),
+      row.state,
+      row.architecture,
+      String(row.sampleRate),
+      row.ownerId === null ? "public" : String(row.ownerId),
+      row.title,
+      row.state === "failed" ? `failed: ${row.buildError ?? "see the record"}` : needs || "-",
+    ]);
+  }
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  for (const r of table) console.log(r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
+  if (messages.size > 0) {
+    console.log("");
+    for (const m of messages) console.log(m);
+  }
+  return 0;
 }
 
 /** `voices import`'s options, checked. */
@@ -148,9 +297,11 @@ async function importModelFile(
   rate: number | undefined,
   scratch: string,
   env: Record<string, string | undefined>,
+  /** Where a downloaded file came from (recorded in the row's metadata). */
+  origin?: { url: string; fileName: string },
 ): Promise<number> {
   let file = source;
-  const sourceName = path.basename(file);
+  const sourceName = origin?.fileName ?? path.basename(file);
   let converted: RvcCheckpointInfo | undefined;
   let info;
   try {
@@ -192,6 +343,13 @@ async function importModelFile(
     }
   }
 
+  const version = rvcVersionOf(info);
+  const described = {
+    source: "cli",
+    fileName: sourceName,
+    ...(origin ? { url: origin.url } : {}),
+    ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : version ? { rvc: { version } } : {}),
+  };
   const row = await withDatabase(env, async (databaseUrl) => {
     const dir = stateDir(env);
     const config = loadConfig({
@@ -215,7 +373,7 @@ async function importModelFile(
           : [],
         architecture: info.architecture,
         sampleRate,
-        metadata: { source: "cli", fileName: sourceName, ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}) },
+        metadata: described,
       });
       const key = `voice-models/${created.id}/model.onnx`;
       const indexKey = `voice-models/${created.id}/model.index`;
@@ -224,9 +382,7 @@ async function importModelFile(
         if (!index) return await imports.publish(created.id, key);
         await storage.putFile(indexKey, values.index!);
         return await imports.publish(created.id, key, undefined, {
-          source: "cli",
-          fileName: sourceName,
-          ...(converted ? { format: "pth", rvc: rvcFacts(converted) } : {}),
+          ...described,
           indexKey,
           index: { dim: index.dim, vectors: index.ntotal, lists: index.nlist },
         });

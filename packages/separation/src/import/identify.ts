@@ -1,8 +1,10 @@
-import { createHash } from "node:crypto";
-import { open, readFile, readdir, stat } from "node:fs/promises";
+import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
+import { uvrModelHash } from "@mixdown/downloads";
 import { parse as parseYaml, type Tags } from "yaml";
 import { isTensorInfo, isZipFile, pickledGlobalName, readTorchFile } from "./torch-file.ts";
+
+export { uvrModelHash };
 
 /**
  * Which family a model file a user owns belongs to, told from its contents:
@@ -172,20 +174,6 @@ async function defaultConfig(checkpoint: string): Promise<string | undefined> {
   for (const candidate of [`${base}.yaml`, `${base}.yml`])
     if ((await stat(candidate).catch(() => undefined))?.isFile()) return candidate;
   return undefined;
-}
-
-/** UVR's key for a model: the MD5 of its last 10,240,000 bytes (of the whole file when shorter). */
-export async function uvrModelHash(path: string): Promise<string> {
-  const handle = await open(path, "r");
-  try {
-    const { size } = await handle.stat();
-    const length = Math.min(size, 10_000 * 1024);
-    const tail = Buffer.alloc(length);
-    await handle.read(tail, 0, length, size - length);
-    return createHash("md5").update(tail).digest("hex");
-  } finally {
-    await handle.close();
-  }
 }
 
 /** UVR names stems "Vocals", "Instrumental", "Drums"...; Kits names the instrumental "backing". */

@@ -2,6 +2,7 @@
 // in onnxruntime (an `rmvpe.onnx`: the community's export or the one `voices import-pitch` makes
 // from `rmvpe.pt`), and RVC's decoding of the 360 pitch bins (this file).
 import { existsSync } from "node:fs";
+import { INSTALL_RMVPE, MissingVoiceAssetError } from "../assets.ts";
 import * as ort from "onnxruntime-node";
 import { Fft } from "../dsp/fft.ts";
 
@@ -121,8 +122,9 @@ export class RmvpePitch {
 
   static async load(path: string, sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<RmvpePitch> {
     if (!existsSync(path))
-      throw new Error(
-        `the RMVPE pitch model ${path} is missing (VOICE_RMVPE_MODEL): import one with \`./mixdown.sh voices import-pitch rmvpe.pt\`, or set VOICE_PITCH_METHOD=yin`,
+      throw new MissingVoiceAssetError(
+        "rmvpe",
+        `the RMVPE pitch model ${path} is missing (VOICE_RMVPE_MODEL): install it with \`${INSTALL_RMVPE}\` (or \`./mixdown.sh voices import-pitch rmvpe.pt\`), or set VOICE_PITCH_METHOD=yin`,
       );
     const session = await ort.InferenceSession.create(path, { graphOptimizationLevel: "all", ...sessionOptions }).catch(
       (err: Error) => {

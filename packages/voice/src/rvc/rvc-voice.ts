@@ -1,6 +1,7 @@
 import * as ort from "onnxruntime-node";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { INSTALL_CONTENTVEC, MissingVoiceAssetError } from "../assets.ts";
 import { inspectVoiceModelFile, VoiceModelFileError } from "../model-file.ts";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
 import { nsfSource } from "./nsf-source.ts";
@@ -144,8 +145,9 @@ export class RvcVoiceEngine implements VoiceEngine {
     const session = { graphOptimizationLevel: "all" as const, ...options.sessionOptions };
     if ((options.sampleRate * FRAME) % RATE !== 0) throw new Error(`unsupported RVC sample rate ${options.sampleRate}`);
     if (!existsSync(options.contentVecPath))
-      throw new Error(
-        `RVC models need the ContentVec model ${options.contentVecPath} (VOICE_CONTENTVEC_MODEL: vec-768-layer-12.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9.onnx for v1), which is missing`,
+      throw new MissingVoiceAssetError(
+        "contentvec",
+        `RVC models need the ContentVec model ${options.contentVecPath} (VOICE_CONTENTVEC_MODEL: vec-768-layer-12.onnx for v2 models; VOICE_CONTENTVEC_V1_MODEL: vec-256-layer-9.onnx for v1), which is missing: install it with \`${INSTALL_CONTENTVEC}\``,
       );
     const info = inspectVoiceModelFile(await readFile(options.modelPath));
     if (info.architecture !== "rvc") throw new Error(`${options.modelPath} is not an RVC model`);

@@ -1,0 +1,88 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { entrySize, installedEntries, readModelCatalogue, voiceAssetPaths, type ModelCatalogue } from "@mixdown/model-catalogue";
+import { resolve } from "node:path";
+import { Type, type Static } from "typebox";
+import type { AppContext } from "../app-context.ts";
+import { bearerSecurity, errorResponses } from "../http/schemas.ts";
+
+export const CatalogueModelRecord = Type.Object(
+  {
+    name: Type.String({
+      description: "What `./mixdown.sh models pull` takes; once installed, what a separation's `model` names",
+    }),
+    kind: Type.Union([Type.Literal("separation"), Type.Literal("voice-asset")], {
+      description: "`separation`: a separation model; `voice-asset`: what RVC voice models need (ContentVec, RMVPE)",
+    }),
+    family: Type.String(),
+    stems: Type.Array(Type.String(), { description: "The stems the network outputs (empty for a voice asset)" }),
+    description: Type.String(),
+    sizeBytes: Type.Union([Type.Integer(), Type.Null()], {
+      description: "Its files together; null when a size is not published",
+    }),
+    verifiedBy: Type.Array(Type.String(), {
+      description: "What its download is checked against: `sha256`, `sha256-prefix` (demucs), `uvr-hash`, `size`",
+    }),
+    licence: Type.String(),
+    source: Type.String(),
+    reported: Type.Array(
+      Type.Object({ stem: Type.String(), metric: Type.String(), value: Type.Number(), benchmark: Type.String() }),
+      { description: "Quality its authors or model lists report, with the benchmark" },
+    ),
+    installed: Type.Boolean({ description: "Whether this server has it installed now" }),
+    install: Type.String({ description: "The command that installs it on the server" }),
+  },
+  { $id: "CatalogueModel", description: "A published model Mixdown can download, verify and install by name" },
+);
+export type CatalogueModelRecord = Static<typeof CatalogueModelRecord>;
+
+function verifiedBy(files: ModelCatalogue["models"][number]["files"]): string[] {
+  const checks = new Set<string>();
+  for (const f of files) {
+    if (f.sha256) checks.add("sha256");
+    if (f.sha256Prefix) checks.add("sha256-prefix");
+    if (f.uvrHash) checks.add("uvr-hash");
+    if (f.sizeBytes) checks.add("size");
+  }
+  return [...checks];
+}
+
+/** `GET /model-catalogue`: the catalogue (models/catalogue.json) with what this server has installed. */
+export const modelCatalogueRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { config } = ctx;
+  const modelsDir = resolve(config.MODELS_DIR);
+  // The file does not change while the server runs; what is installed does, and is read per request.
+  const catalogue = await readModelCatalogue(config.MIXDOWN_MODEL_CATALOGUE || undefined);
+  const assets = voiceAssetPaths(modelsDir, config);
+  app.get(
+    "/model-catalogue",
+    {
+      schema: {
+        tags: ["Separation models"],
+        summary: "List the published models this server can install",
+        description:
+          "Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`).",
+        security: bearerSecurity,
+        response: { 200: Type.Object({ data: Type.Array(Type.Ref("CatalogueModel")) }), ...errorResponses(401, 429) },
+      },
+    },
+    async () => {
+      const installed = await installedEntries(catalogue, modelsDir, assets);
+      return {
+        data: catalogue.models.map((m) => ({
+          name: m.name,
+          kind: m.kind,
+          family: m.family,
+          stems: m.stems ?? [],
+          description: m.description,
+          sizeBytes: entrySize(m) ?? null,
+          verifiedBy: verifiedBy(m.files),
+          licence: m.licence,
+          source: m.source,
+          reported: m.reported.map(({ stem, metric, value, benchmark }) => ({ stem, metric, value, benchmark })),
+          installed: installed.has(m.name),
+          install: `./mixdown.sh models pull ${m.name}`,
+        })),
+      };
+    },
+  );
+};

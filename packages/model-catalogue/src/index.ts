@@ -1,0 +1,15 @@
+export {
+  CatalogueError,
+  DEFAULT_CATALOGUE,
+  entrySize,
+  installedEntries,
+  ModelCatalogueSchema,
+  readModelCatalogue,
+  SEPARATION_FAMILIES,
+  VOICE_ASSET_FAMILIES,
+  voiceAssetPaths,
+  type CatalogueEntry,
+  type CatalogueFile,
+  type ModelCatalogue,
+  type VoiceAssetPaths,
+} from "./catalogue.ts";
