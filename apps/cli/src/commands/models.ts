@@ -83,13 +83,7 @@ async function importCommand(argv: string[], env: Record<string, string | undefi
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      config: { type: "string" },
-      name: { type: "string" },
-      force: { type: "boolean" },
-      "models-dir": { type: "string" },
-      ...MDX_FLAGS,
-    },
+    options: INSTALL_FLAGS,
   });
   if (positionals.length !== 1) throw new UsageError(`Usage:\n${modelsUsage}`);
   const ctx = pullContext(values["models-dir"], env, values.force ?? false);
@@ -121,6 +115,15 @@ const MDX_FLAGS = {
   "dim-t": { type: "string" },
   compensate: { type: "string" },
   "primary-stem": { type: "string" },
+} as const;
+
+/** What `models import FILE` and `models pull` both take. */
+const INSTALL_FLAGS = {
+  config: { type: "string" },
+  name: { type: "string" },
+  force: { type: "boolean" },
+  "models-dir": { type: "string" },
+  ...MDX_FLAGS,
 } as const;
 
 const mdxFlags = (values: MdxFlagValues) => ({
@@ -237,14 +240,10 @@ async function pullCommand(argv: string[], env: Record<string, string | undefine
     args: argv,
     allowPositionals: true,
     options: {
+      ...INSTALL_FLAGS,
       sha256: { type: "string" },
-      config: { type: "string" },
-      name: { type: "string" },
-      force: { type: "boolean" },
-      "models-dir": { type: "string" },
       "from-env": { type: "boolean" },
       "print-defaults": { type: "boolean" },
-      ...MDX_FLAGS,
     },
   });
   const ctx = pullContext(values["models-dir"], env, values.force ?? false);
