@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -23,8 +23,14 @@ export async function folder(): Promise<string> {
   return dir;
 }
 
-/** The files a mirror serves, by path; `cutFirst` drops the first request for that path after 1 MB. */
-export async function mirror(files: Record<string, Buffer>, options: { cutFirst?: string; noRange?: boolean } = {}) {
+/**
+ * The files a mirror serves, by path. `cutFirst` drops the first request for that path after 1 MB,
+ * once the client has written that much to `cutPartial` (so the cut falls exactly there).
+ */
+export async function mirror(
+  files: Record<string, Buffer>,
+  options: { cutFirst?: string; cutPartial?: string; noRange?: boolean } = {},
+) {
   const seen: { path: string; range?: string }[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = req.url!;
@@ -33,7 +39,17 @@ export async function mirror(files: Record<string, Buffer>, options: { cutFirst?
     if (!file) return res.writeHead(404).end();
     if (options.cutFirst === path && seen.filter((s) => s.path === path).length === 1) {
       res.writeHead(200, { "Content-Length": file.length, ETag: '"1"' });
-      res.write(file.subarray(0, 1024 * 1024), () => setTimeout(() => res.socket?.destroy(), 20));
+      res.write(file.subarray(0, 1024 * 1024));
+      const deadline = Date.now() + 20_000;
+      const cut = async () => {
+        const size = await stat(options.cutPartial ?? "").then(
+          (st) => st.size,
+          () => 0,
+        );
+        if (size >= 1024 * 1024 || Date.now() > deadline) res.socket?.destroy();
+        else setTimeout(cut, 10);
+      };
+      void cut();
       return;
     }
     const range = options.noRange ? null : /^bytes=(\d+)-$/.exec(req.headers.range ?? "");

@@ -59,10 +59,23 @@ function sendRanged(req: IncomingMessage, res: ServerResponse, file: Buffer, eta
   res.writeHead(200, { "Content-Length": file.length, ETag: etag }).end(file);
 }
 
-/** Sends the head of the file and then drops the connection. */
-function sendCut(res: ServerResponse, file: Buffer, bytes: number) {
+/**
+ * Sends the head of the file, waits until the client has written all of it to `partial` (so the
+ * cut falls exactly there, however loaded the machine is), then drops the connection.
+ */
+function sendCut(res: ServerResponse, file: Buffer, bytes: number, partial: string) {
   res.writeHead(200, { "Content-Length": file.length, ETag: '"v1"' });
-  res.write(file.subarray(0, bytes), () => setTimeout(() => res.socket?.destroy(), 20));
+  res.write(file.subarray(0, bytes));
+  const deadline = Date.now() + 20_000;
+  const check = async () => {
+    const size = await stat(partial).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (size >= bytes || Date.now() > deadline) res.socket?.destroy();
+    else setTimeout(check, 10);
+  };
+  void check();
 }
 
 test("downloads a file, checks its size and SHA-256, and leaves nothing but the file", async () => {
@@ -77,9 +90,11 @@ test("downloads a file, checks its size and SHA-256, and leaves nothing but the 
 });
 
 test("a connection dropped halfway is resumed with Range from where the file ends, and the bytes are not fetched twice", async () => {
-  const { url, seen } = await serve((req, res, n) => (n === 1 ? sendCut(res, body, 100_000) : sendRanged(req, res, body)));
   const dir = await folder();
   const target = join(dir, "model.th");
+  const { url, seen } = await serve((req, res, n) =>
+    n === 1 ? sendCut(res, body, 100_000, `${target}.part`) : sendRanged(req, res, body),
+  );
   const lines: string[] = [];
   const got = await downloadFile({
     url: `${url}/model.th`,
@@ -98,9 +113,11 @@ test("a connection dropped halfway is resumed with Range from where the file end
 
 test("a download stopped by a failing run resumes in the next run (a restart of the command)", async () => {
   let cut = true;
-  const { url, seen } = await serve((req, res) => (cut ? sendCut(res, body, 120_000) : sendRanged(req, res, body)));
   const dir = await folder();
   const target = join(dir, "model.th");
+  const { url, seen } = await serve((req, res) =>
+    cut ? sendCut(res, body, 120_000, `${target}.part`) : sendRanged(req, res, body),
+  );
   await assert.rejects(
     downloadFile({ url: `${url}/model.th`, target, attempts: 1 }),
     (err: unknown) => err instanceof DownloadError && err.reason === "network",
@@ -116,11 +133,11 @@ test("a download stopped by a failing run resumes in the next run (a restart of 
 });
 
 test("a server without Range support sends the whole file again, and the result is still exact", async () => {
-  const { url, seen } = await serve((_req, res, n) =>
-    n === 1 ? sendCut(res, body, 50_000) : res.writeHead(200, { "Content-Length": body.length }).end(body),
-  );
   const dir = await folder();
   const target = join(dir, "a.bin");
+  const { url, seen } = await serve((_req, res, n) =>
+    n === 1 ? sendCut(res, body, 50_000, `${target}.part`) : res.writeHead(200, { "Content-Length": body.length }).end(body),
+  );
   await downloadFile({ url: `${url}/a.bin`, target, expect: { sha256: sha(body) }, backoffMs: 10 });
   assert.equal(seen[1]!.range, "bytes=50000-");
   assert.deepEqual(await readFile(target), body);
@@ -129,9 +146,11 @@ test("a server without Range support sends the whole file again, and the result 
 test("a file changed upstream since the partial download (If-Range no longer matches) is fetched whole", async () => {
   const v2 = randomBytes(200_000);
   let version = 1;
-  const { url } = await serve((req, res) => (version === 1 ? sendCut(res, body, 80_000) : sendRanged(req, res, v2, '"v2"')));
   const dir = await folder();
   const target = join(dir, "a.bin");
+  const { url } = await serve((req, res) =>
+    version === 1 ? sendCut(res, body, 80_000, `${target}.part`) : sendRanged(req, res, v2, '"v2"'),
+  );
   await assert.rejects(downloadFile({ url: `${url}/a.bin`, target, attempts: 1 }));
   version = 2;
   const got = await downloadFile({ url: `${url}/a.bin`, target, expect: { sha256: sha(v2) } });
