@@ -4,19 +4,40 @@
 set -e
 role="${1:-${MIXDOWN_ROLE:-api}}"
 
-# MIXDOWN_MODELS: the catalogue models this container needs are pulled at start when missing
-# (verified, resumed after a cut), and the defaults they make (SEPARATION_MODEL_* left unset) are
-# exported to the API or the worker. Containers that share one volume at MODELS_DIR take turns (flock).
-pull_models() {
-  [ -n "${MIXDOWN_MODELS:-}" ] || return 0
+# Before the API or a worker starts, with MODELS_DIR locked (containers that share one volume there
+# take turns, flock):
+# - the default models the image ships (MIXDOWN_SHIPPED_MODELS, listed with their sha256 in
+#   .shipped.sha256) are copied into MODELS_DIR when its copy of that list differs, so an empty
+#   volume gets them and a newer image's defaults reach an old volume; other files there (models
+#   pulled or imported) are left alone;
+# - MIXDOWN_MODELS: the catalogue models this container needs are pulled when missing (verified,
+#   resumed after a cut), and the defaults they make (SEPARATION_MODEL_* left unset) are exported.
+prepare_models() {
   models_dir="${MODELS_DIR:-/app/models}"
-  defaults="$(flock "$models_dir/.pull.lock" node --import tsx apps/cli/src/main.ts models pull --from-env --print-defaults)"
-  eval "$defaults"
+  mkdir -p "$models_dir"
+  exec 9>"$models_dir/.pull.lock"
+  flock 9
+  shipped="${MIXDOWN_SHIPPED_MODELS:-}"
+  if [ -n "$shipped" ] && [ -f "$shipped/.shipped.sha256" ] && [ "$(realpath "$shipped")" != "$(realpath "$models_dir")" ] &&
+    ! cmp -s "$shipped/.shipped.sha256" "$models_dir/.shipped.sha256"; then
+    sed 's/^[0-9a-f]*  //' "$shipped/.shipped.sha256" | while read -r file; do
+      mkdir -p "$(dirname "$models_dir/$file")"
+      cp "$shipped/$file" "$models_dir/$file.seeding" && mv -f "$models_dir/$file.seeding" "$models_dir/$file"
+    done
+    cp "$shipped/.shipped.sha256" "$models_dir/.shipped.sha256"
+    echo "entrypoint: the image's default models copied into $models_dir"
+  fi
+  if [ -n "${MIXDOWN_MODELS:-}" ]; then
+    defaults="$(node --import tsx apps/cli/src/main.ts models pull --from-env --print-defaults)"
+    eval "$defaults"
+  fi
+  flock -u 9
+  exec 9>&-
 }
 
 case "$role" in
-  api) pull_models; exec node --import tsx apps/api/src/main.ts ;;
-  worker) pull_models; exec node --import tsx apps/worker/src/main.ts ;;
+  api) prepare_models; exec node --import tsx apps/api/src/main.ts ;;
+  worker) prepare_models; exec node --import tsx apps/worker/src/main.ts ;;
   migrate) exec node --import tsx apps/cli/src/main.ts migrate ;;
   *) exec "$@" ;;
 esac
