@@ -87,16 +87,22 @@ async function importCommand(argv: string[], env: Record<string, string | undefi
   });
   if (positionals.length !== 1) throw new UsageError(`Usage:\n${modelsUsage}`);
   const ctx = pullContext(values["models-dir"], env, values.force ?? false);
-  try {
-    const summary = await importSeparation(
+  return printInstalled(
+    importSeparation(
       resolve(positionals[0]!),
       values.config !== undefined ? resolve(values.config) : undefined,
       values.name,
       mdxFlags(values),
       ctx,
       values["model-data"] !== undefined ? resolve(values["model-data"]) : undefined,
-    );
-    console.log(summary);
+    ),
+  );
+}
+
+/** Prints what an install says and exits 0, or its PullProblem and exits 1. */
+async function printInstalled(install: Promise<string>): Promise<number> {
+  try {
+    console.log(await install);
     return 0;
   } catch (err) {
     if (err instanceof PullProblem) {
@@ -259,28 +265,19 @@ async function pullCommand(argv: string[], env: Record<string, string | undefine
   const urls = positionals.filter((p) => /^(https?|file):\/\//.test(p));
   if (urls.length > 0) {
     if (positionals.length !== 1) throw new UsageError("models pull takes one URL at a time");
-    try {
-      console.log(
-        await pullUrl(
-          urls[0]!,
-          {
-            ...(values.sha256 !== undefined ? { sha256: values.sha256 } : {}),
-            ...(values.config !== undefined ? { config: values.config } : {}),
-            ...(values.name !== undefined ? { name: values.name } : {}),
-            ...(values["model-data"] !== undefined ? { modelData: resolve(values["model-data"]) } : {}),
-            mdx: mdxFlags(values),
-          },
-          ctx,
-        ),
-      );
-      return 0;
-    } catch (err) {
-      if (err instanceof PullProblem) {
-        console.error(err.message);
-        return 1;
-      }
-      throw err;
-    }
+    return printInstalled(
+      pullUrl(
+        urls[0]!,
+        {
+          ...(values.sha256 !== undefined ? { sha256: values.sha256 } : {}),
+          ...(values.config !== undefined ? { config: values.config } : {}),
+          ...(values.name !== undefined ? { name: values.name } : {}),
+          ...(values["model-data"] !== undefined ? { modelData: resolve(values["model-data"]) } : {}),
+          mdx: mdxFlags(values),
+        },
+        ctx,
+      ),
+    );
   }
   for (const flag of ["sha256", "config", "name"] as const)
     if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with models pull URL; a catalogue entry has its own`);
