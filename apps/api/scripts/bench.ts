@@ -5,7 +5,7 @@
  * HTTP on 127.0.0.1 with a bounded number of concurrent requests, samples /proc/<pid>/status
  * VmRSS, prints a table and stops everything.
  *
- *   pnpm bench:api [--storage s3|local] [--seconds 8] [--concurrency 16] [--upload-mb 95]
+ *   pnpm bench:api [--storage s3|local] [--seconds 8] [--concurrency 16] [--upload-mb 95] [--reads-only]
  */
 import { execFile, spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { ApiKeyRepository, createPrismaClient, SeparationJobRepository, VoiceModelRepository } from "@mixdown/db";
 import { freePort, startTestStack } from "@mixdown/devstack";
+import autocannon from "autocannon";
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -28,6 +29,9 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "16" },
     "upload-mb": { type: "string", default: "95" },
     "node-flag": { type: "string", multiple: true, default: [] },
+    "reads-only": { type: "boolean", default: false },
+    /** Which reads to drive (profiling one at a time): health, one, list, running. */
+    reads: { type: "string", default: "health,one,running,list" },
   },
 });
 const storage = args.storage === "local" ? "local" : "s3";
@@ -35,11 +39,19 @@ const seconds = Number(args.seconds);
 const concurrency = Number(args.concurrency);
 const uploadMb = Number(args["upload-mb"]);
 
+/** utime + stime of a process, in ms (clock ticks of 10 ms). */
+async function cpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 function readRssKb(pid: number): Promise<number> {
   return readFile(`/proc/${pid}/status`, "utf8").then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? 0));
 }
 
 interface LoadResult {
+  /** The API process's CPU time per request (ms), when measured: robust to a loaded machine. */
+  cpuPerRequest?: number;
   requests: number;
   errors: number;
   perSecond: number;
@@ -108,8 +120,40 @@ async function main(): Promise<void> {
     const model = await new VoiceModelRepository(prisma).create({ title: "Bench A", architecture: "native", sampleRate: 40000 });
     const model2 = await new VoiceModelRepository(prisma).create({ title: "Bench B", architecture: "native", sampleRate: 40000 });
     const separations = new SeparationJobRepository(prisma);
-    for (let i = 0; i < 50; i++)
-      await separations.create({ callerId, kind: "vocal_separation", inputKey: `uploads/b/${i}.wav`, inputFormat: "wav" });
+    // What a client polls: succeeded jobs with every output a vocal separation publishes (11 signed URLs each).
+    let polledId = 0;
+    for (let i = 0; i < 50; i++) {
+      const row = await separations.create({
+        callerId,
+        kind: "vocal_separation",
+        inputKey: `uploads/b/${i}.wav`,
+        inputFormat: "wav",
+      });
+      const out = (name: string, ext: string) => `outputs/vocal-separation/${row.id}/${name}.${ext}`;
+      const stems = (ext: string) =>
+        ["vocals", "lead_vocals", "backing_vocals", "instrumental"].map((s) => ({ instrument: s, key: out(s, ext) }));
+      await prisma.separationJob.update({
+        where: { id: row.id },
+        data: {
+          status: "success",
+          progress: 100,
+          jobEndTime: new Date(),
+          model: "vocals",
+          vocalKey: out("vocals", "wav"),
+          lossyVocalKey: out("vocals", "mp3"),
+          backingKey: out("instrumental", "wav"),
+          stems: stems("wav"),
+          lossyStems: stems("mp3"),
+        },
+      });
+      polledId = row.id;
+    }
+    const { id: runningId } = await separations.create({
+      callerId,
+      kind: "vocal_separation",
+      inputKey: "uploads/b/running.wav",
+      inputFormat: "wav",
+    });
 
     const smallWav = path.join(scratch, "small.wav");
     const bigWav = path.join(scratch, "big.wav");
@@ -170,6 +214,22 @@ async function main(): Promise<void> {
     const pid = api.pid!;
     const auth = { authorization: `Bearer ${key}` };
     const listUrl = `${base}/api/kits/v1/vocal-separations?perPage=10`;
+    const oneUrl = `${base}/api/kits/v1/vocal-separations/${polledId}`;
+    const runningUrl = `${base}/api/kits/v1/vocal-separations/${runningId}`;
+    // Reads are driven by autocannon (fastify's own load generator): fetch's client costs more CPU
+    // per request than the route does, and it shares the machine with the API.
+    const readLoad = async (url: string): Promise<LoadResult> => {
+      const cpuBefore = await cpuMs(pid);
+      const r = await autocannon({ url, connections: concurrency, duration: seconds, headers: auth });
+      return {
+        cpuPerRequest: ((await cpuMs(pid)) - cpuBefore) / r.requests.total,
+        requests: r.requests.total,
+        errors: r.errors + r.timeouts + r.non2xx,
+        perSecond: r.requests.total / (r.duration || seconds),
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+      };
+    };
     const smallCreate = () => {
       const form = new FormData();
       form.append("inputFile", new Blob([small], { type: "audio/wav" }), "small.wav");
@@ -187,60 +247,82 @@ async function main(): Promise<void> {
 
     // Warm-up: every code path once, so the baseline includes loaded modules and pools.
     for (let i = 0; i < 20; i++) await (await fetch(listUrl, { headers: auth })).arrayBuffer();
-    for (let i = 0; i < 3; i++) await (await smallCreate()).arrayBuffer();
-    for (let i = 0; i < 3; i++) await (await conversionCreate(smallWav, small.length)).arrayBuffer();
+    for (let i = 0; i < 20; i++) await (await fetch(oneUrl, { headers: auth })).arrayBuffer();
+    for (let i = 0; i < 20; i++) await (await fetch(runningUrl, { headers: auth })).arrayBuffer();
+    const readsOnly = args["reads-only"];
+    if (!readsOnly) {
+      for (let i = 0; i < 3; i++) await (await smallCreate()).arrayBuffer();
+      for (let i = 0; i < 3; i++) await (await conversionCreate(smallWav, small.length)).arrayBuffer();
+    }
     await new Promise((r) => setTimeout(r, 500));
 
     // RSS during one big upload (the route limit is 100 MB; the file is just under it).
-    const baseline = await readRssKb(pid);
-    let peak = baseline;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peak = Math.max(peak, await readRssKb(pid));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
-    const t0 = performance.now();
-    const uploadRes = await conversionCreate(bigWav, bigSize);
-    const uploadBody = await uploadRes.text();
-    const uploadSeconds = (performance.now() - t0) / 1000;
-    sampling = false;
-    await sampler;
-    if (uploadRes.status !== 201) throw new Error(`big upload answered ${uploadRes.status}: ${uploadBody}`);
+    let upload: { baseline: number; peak: number; seconds: number } | undefined;
+    if (!readsOnly) {
+      const baseline = await readRssKb(pid);
+      let peak = baseline;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          peak = Math.max(peak, await readRssKb(pid));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      const t0 = performance.now();
+      const uploadRes = await conversionCreate(bigWav, bigSize);
+      const uploadBody = await uploadRes.text();
+      upload = { baseline, peak, seconds: (performance.now() - t0) / 1000 };
+      sampling = false;
+      await sampler;
+      if (uploadRes.status !== 201) throw new Error(`big upload answered ${uploadRes.status}: ${uploadBody}`);
+    }
 
-    const list = await load(
-      seconds * 1000,
-      () => fetch(listUrl, { headers: auth }),
-      (s) => s === 200,
-    );
-    const creates = await load(seconds * 1000, smallCreate, (s) => s === 200);
-    const blends = await load(
-      seconds * 1000,
-      () =>
-        fetch(`${base}/api/kits/v1/voice-blender`, {
-          method: "POST",
-          headers: { ...auth, "content-type": "application/json" },
-          body: JSON.stringify({ modelId1: model.id, modelId2: model2.id, alpha: 0.5 }),
-        }),
-      (s) => s === 201,
-    );
+    const readTargets = [
+      { name: "health", label: "GET /healthz (no auth, no database: the HTTP stack's ceiling)", url: `${base}/healthz` },
+      { name: "running", label: "GET /vocal-separations/:id (running, what a poller sees while it waits)", url: runningUrl },
+      { name: "one", label: "GET /vocal-separations/:id (succeeded, 11 signed URLs)", url: oneUrl },
+      { name: "list", label: "GET /vocal-separations (list, 10 succeeded per page)", url: listUrl },
+    ];
+    const wanted = new Set(args.reads.split(","));
+    const reads: Array<{ label: string; result: LoadResult }> = [];
+    for (const target of readTargets) {
+      if (wanted.has(target.name)) reads.push({ label: target.label, result: await readLoad(target.url) });
+    }
+    const writes = readsOnly
+      ? undefined
+      : {
+          creates: await load(seconds * 1000, smallCreate, (s) => s === 200),
+          blends: await load(
+            seconds * 1000,
+            () =>
+              fetch(`${base}/api/kits/v1/voice-blender`, {
+                method: "POST",
+                headers: { ...auth, "content-type": "application/json" },
+                body: JSON.stringify({ modelId1: model.id, modelId2: model2.id, alpha: 0.5 }),
+              }),
+            (s) => s === 201,
+          ),
+        };
     await prisma.$disconnect();
 
     const mb = (kb: number) => (kb / 1024).toFixed(1);
     const row = (name: string, r: LoadResult) =>
-      `| ${name} | ${r.perSecond.toFixed(0)} req/s | p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms | ${r.requests} requests, ${r.errors} errors |`;
+      `| ${name} | ${r.perSecond.toFixed(0)} req/s | p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms${r.cpuPerRequest === undefined ? "" : `, API CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/request`} | ${r.requests} requests, ${r.errors} errors |`;
     console.log(
       `\nMixdown API bench: storage=${storage}, ${concurrency} concurrent requests for ${seconds} s each, ${os.cpus().length} CPUs, node ${process.version}\n`,
     );
     console.log("| measurement | result | latency / detail | count |");
     console.log("| --- | --- | --- | --- |");
-    console.log(row("GET /vocal-separations (list, 10 per page)", list));
-    console.log(row("POST /vocal-separations (0.25 s wav, multipart)", creates));
-    console.log(row("POST /voice-blender (JSON create)", blends));
-    console.log(
-      `| API RSS during a ${(bigSize / 1024 / 1024).toFixed(0)} MB upload (POST /voice-conversions) | +${mb(peak - baseline)} MB | baseline ${mb(baseline)} MB, peak ${mb(peak)} MB | upload took ${uploadSeconds.toFixed(1)} s |`,
-    );
+    for (const read of reads) console.log(row(read.label, read.result));
+    if (writes) {
+      console.log(row("POST /vocal-separations (0.25 s wav, multipart)", writes.creates));
+      console.log(row("POST /voice-blender (JSON create)", writes.blends));
+    }
+    if (upload) {
+      console.log(
+        `| API RSS during a ${(bigSize / 1024 / 1024).toFixed(0)} MB upload (POST /voice-conversions) | +${mb(upload.peak - upload.baseline)} MB | baseline ${mb(upload.baseline)} MB, peak ${mb(upload.peak)} MB | upload took ${upload.seconds.toFixed(1)} s |`,
+      );
+    }
   } finally {
     if (api && api.exitCode === null) {
       api.kill("SIGTERM");

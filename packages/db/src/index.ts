@@ -1,5 +1,5 @@
 export * from "./generated/prisma/client.ts";
-export { createPrismaClient } from "./client.ts";
+export { createPrismaClient, poolOf } from "./client.ts";
 export {
   applyMigrations,
   readMigrations,

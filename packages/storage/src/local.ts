@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { PARTIAL_SUFFIX, writeFileAtomically } from "./local-file.ts";
+import { SignedUrlCache } from "./signed-url-cache.ts";
 import { buildSignedFileUrl } from "./signing.ts";
 import {
   assertValidKey,
@@ -33,6 +34,9 @@ const TEMP_SUFFIX = PARTIAL_SUFFIX;
 export class LocalDiskStorage implements ObjectStorage {
   readonly driver = "local" as const;
   readonly rootDir: string;
+  private readonly signed = new SignedUrlCache(({ key, issuedAt, expiresIn }) =>
+    buildSignedFileUrl(this.options.publicBaseUrl, this.options.signingSecret, key, issuedAt + expiresIn),
+  );
 
   constructor(private readonly options: LocalDiskStorageOptions) {
     this.rootDir = path.resolve(options.rootDir);
@@ -140,8 +144,7 @@ export class LocalDiskStorage implements ObjectStorage {
 
   async signedUrl(key: string, ttlSeconds: number): Promise<string> {
     assertValidKey(key);
-    const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
-    return buildSignedFileUrl(this.options.publicBaseUrl, this.options.signingSecret, key, expires);
+    return this.signed.get(key, ttlSeconds);
   }
 
   async ping(): Promise<void> {

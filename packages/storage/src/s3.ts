@@ -2,6 +2,7 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { PassThrough, type Readable } from "node:stream";
 import { writeFileAtomically } from "./local-file.ts";
+import { MAX_PRESIGN_SECONDS, SignedUrlCache } from "./signed-url-cache.ts";
 import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -53,6 +54,14 @@ export class S3Storage implements ObjectStorage {
   readonly driver = "s3" as const;
   private readonly client: S3Client;
   private readonly presignClient: S3Client;
+  private readonly signed = new SignedUrlCache(
+    ({ key, issuedAt, expiresIn }) =>
+      getSignedUrl(this.presignClient, new GetObjectCommand({ Bucket: this.options.bucket, Key: key }), {
+        expiresIn,
+        signingDate: new Date(issuedAt * 1000),
+      }),
+    MAX_PRESIGN_SECONDS,
+  );
 
   constructor(private readonly options: S3StorageOptions) {
     const clientConfig = (endpoint: string | undefined) =>
@@ -201,9 +210,7 @@ export class S3Storage implements ObjectStorage {
 
   async signedUrl(key: string, ttlSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.presignClient, new GetObjectCommand({ Bucket: this.options.bucket, Key: key }), {
-      expiresIn: ttlSeconds,
-    });
+    return this.signed.get(key, ttlSeconds);
   }
 
   async ping(): Promise<void> {

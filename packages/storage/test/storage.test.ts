@@ -104,6 +104,33 @@ for (const driver of ["s3", "local"] as const) {
       }
     });
 
+    test("a signed URL is reused within its time slice and lives at least the TTL from when it is handed out", async () => {
+      const key = "t/signed/reused.wav";
+      await storage.putStream(key, Readable.from([Buffer.from("again")]));
+      const ttl = 600; // slices of 60 s
+      const before = Date.now() / 1000;
+      const [a, b] = [await storage.signedUrl(key, ttl), await storage.signedUrl(key, ttl)];
+      const sameSlice = Math.floor(before / 60) === Math.floor(Date.now() / 1000 / 60);
+      if (sameSlice) assert.equal(a, b);
+      const u = new URL(b);
+      const expiresAt =
+        driver === "s3"
+          ? Date.parse(
+              u.searchParams.get("X-Amz-Date")!.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, "$1-$2-$3T$4:$5:$6Z"),
+            ) /
+              1000 +
+            Number(u.searchParams.get("X-Amz-Expires"))
+          : Number(u.searchParams.get("expires"));
+      assert.ok(expiresAt >= Math.floor(Date.now() / 1000) + ttl, `expires ${expiresAt}, now ${Date.now() / 1000}`);
+      assert.ok(expiresAt <= before + ttl + 61);
+      if (driver === "s3") {
+        const res = await fetch(b);
+        assert.equal(await res.text(), "again");
+      }
+      // Another TTL is another URL.
+      assert.notEqual(await storage.signedUrl(key, 900), b);
+    });
+
     test("ping succeeds against a reachable backend", async () => {
       await storage.ping();
     });

@@ -1,5 +1,6 @@
 import type { PrismaClient, SeparationJob, SeparationKind } from "../generated/prisma/client.ts";
-import { pageArgs, type Page, type PageRequest } from "./paging.ts";
+import { poolOf } from "../client.ts";
+import { readPage, type Page, type PageRequest } from "./paging.ts";
 
 export interface NewSeparationJob {
   callerId: number;
@@ -24,22 +25,26 @@ export class SeparationJobRepository {
     return this.prisma.separationJob.create({ data: { ...input, status: "running" } });
   }
 
-  /** The row, only when it belongs to `callerId` and is of `kind`. */
-  findForCaller(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJob | null> {
-    return this.prisma.separationJob.findFirst({ where: { id, callerId, kind } });
+  /**
+   * The row, only when it belongs to `callerId` and is of `kind`. Read by primary key and checked
+   * here: Prisma batches concurrent `findUnique` calls into one query, and the polling path costs
+   * 111 µs of CPU a read instead of findFirst's 568 (`./mixdown.sh bench:db-reads`).
+   */
+  async findForCaller(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJob | null> {
+    const row = await this.prisma.separationJob.findUnique({ where: { id } });
+    return row && row.callerId === callerId && row.kind === kind ? row : null;
   }
 
   findById(id: number): Promise<SeparationJob | null> {
     return this.prisma.separationJob.findUnique({ where: { id } });
   }
 
-  async listForCaller(callerId: number, kind: SeparationKind, page: PageRequest): Promise<Page<SeparationJob>> {
-    const where = { callerId, kind };
-    const [rows, total] = await Promise.all([
-      this.prisma.separationJob.findMany({ where, ...pageArgs(page) }),
-      this.prisma.separationJob.count({ where }),
-    ]);
-    return { rows, total };
+  listForCaller(callerId: number, kind: SeparationKind, page: PageRequest): Promise<Page<SeparationJob>> {
+    const filter = [
+      { column: "callerId", value: callerId },
+      { column: "kind", value: kind, cast: "SeparationKind" },
+    ];
+    return readPage<SeparationJob>(poolOf(this.prisma), "SeparationJob", filter, page);
   }
 
   async markEnqueued(id: number): Promise<void> {

@@ -59,8 +59,9 @@ export class VoiceBlendJobRepository {
     });
   }
 
-  findForCaller(callerId: number, id: number): Promise<VoiceBlendJob | null> {
-    return this.prisma.voiceBlendJob.findFirst({ where: { id, callerId } });
+  async findForCaller(callerId: number, id: number): Promise<VoiceBlendJob | null> {
+    const row = await this.findById(id);
+    return row?.callerId === callerId ? row : null;
   }
 
   findById(id: number): Promise<VoiceBlendJob | null> {

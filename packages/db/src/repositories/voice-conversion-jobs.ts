@@ -1,5 +1,6 @@
 import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../generated/prisma/client.ts";
-import { pageArgs, type Page, type PageRequest } from "./paging.ts";
+import { poolOf } from "../client.ts";
+import { readByIds, readPage, type Page, type PageRequest } from "./paging.ts";
 
 export interface NewVoiceConversionJob {
   callerId: number;
@@ -23,8 +24,9 @@ export class VoiceConversionJobRepository {
     return this.prisma.voiceConversionJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
   }
 
-  findForCaller(callerId: number, id: number): Promise<VoiceConversionJobWithModel | null> {
-    return this.prisma.voiceConversionJob.findFirst({ where: { id, callerId }, include: { voiceModel: true } });
+  async findForCaller(callerId: number, id: number): Promise<VoiceConversionJobWithModel | null> {
+    const row = await this.findById(id);
+    return row?.callerId === callerId ? row : null;
   }
 
   findById(id: number): Promise<VoiceConversionJobWithModel | null> {
@@ -32,12 +34,19 @@ export class VoiceConversionJobRepository {
   }
 
   async listForCaller(callerId: number, page: PageRequest): Promise<Page<VoiceConversionJobWithModel>> {
-    const where = { callerId };
-    const [rows, total] = await Promise.all([
-      this.prisma.voiceConversionJob.findMany({ where, include: { voiceModel: true }, ...pageArgs(page) }),
-      this.prisma.voiceConversionJob.count({ where }),
-    ]);
-    return { rows, total };
+    const pool = poolOf(this.prisma);
+    const { rows, total } = await readPage<VoiceConversionJob>(
+      pool,
+      "VoiceConversionJob",
+      [{ column: "callerId", value: callerId }],
+      page,
+    );
+    const models = await readByIds<VoiceModel>(
+      pool,
+      "VoiceModel",
+      rows.map((r) => r.voiceModelId),
+    );
+    return { rows: rows.map((r) => ({ ...r, voiceModel: models.get(r.voiceModelId)! })), total };
   }
 
   async markEnqueued(id: number): Promise<void> {
