@@ -64,6 +64,8 @@ const MODEL_KEYS = [
   "id",
   "imageUrl",
   "instagramLink",
+  "instrument",
+  "isUsable",
   "missingAssets",
   "public",
   "sampleRate",
@@ -212,6 +214,21 @@ describe("voice conversions", () => {
     assert.deepEqual(row?.params, { conversionStrength: 1, modelVolumeMix: 0, pitchShift: 24, pre: {}, post: {} });
   });
 
+  test("effects named as the hosted documentation names them (NoiseGate, Reverb, ...) are the same effects, stored under Mixdown's names", async () => {
+    const res = await convert({
+      voiceModelId: publicModel,
+      pre: JSON.stringify({ NoiseGate: { threshold_db: -40 }, HighPassFilter: {} }),
+      post: JSON.stringify({ Reverb: { room_size: 0.8 }, Delay: true }),
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const row = await h.prisma.voiceConversionJob.findUnique({ where: { id: res.json().id } });
+    const params = row?.params as { pre: Record<string, unknown>; post: Record<string, unknown> };
+    // jsonb keeps keys in its own order (shorter first): compare the sets.
+    assert.deepEqual(Object.keys(params.pre).sort(), ["highPassFilter", "noiseGate"]);
+    assert.deepEqual(Object.keys(params.post).sort(), ["delay", "reverb"]);
+    assert.equal((params.post.reverb as { room_size: number }).room_size, 0.8);
+  });
+
   const invalid: Array<[string, Record<string, string | number>, RegExp]> = [
     ["conversionStrength below 0", { conversionStrength: -0.1 }, /conversionStrength must be between 0 and 1/],
     ["conversionStrength above 1", { conversionStrength: 1.01 }, /conversionStrength must be between 0 and 1/],
@@ -344,6 +361,46 @@ describe("voice blender", () => {
       headers: me.auth,
     });
     assert.equal(model.json().usable, false, "the output model is not usable before the job succeeds");
+    assert.equal(model.json().isUsable, false, "isUsable is usable under the hosted service's name");
+  });
+
+  test("list: the caller's blends only, oldest first by default (as every list), paged with the interface's meta; 401 without a key; 422 past perPage's limit", async () => {
+    const before = (
+      await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-blender?perPage=100", headers: me.auth })
+    ).json();
+    const mine: Array<{ id: number }> = [];
+    for (const alpha of [0.2, 0.4, 0.6]) mine.push((await blend({ modelId1: publicModel, modelId2: myModel, alpha })).json());
+    const other = await h.newCaller();
+    const theirs = (await blend({ modelId1: publicModel, modelId2: publicModel, alpha: 0.5 }, other.auth)).json();
+    const total = before.meta.total + 3;
+
+    const first = await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-blender?perPage=2&order=desc", headers: me.auth });
+    assert.equal(first.statusCode, 200, first.body);
+    const page1 = first.json();
+    assert.deepEqual(page1.data, [mine[2], mine[1]]);
+    const base = "/api/kits/v1/voice-blender";
+    assert.deepEqual(page1.meta, {
+      currentPage: 1,
+      firstPage: 1,
+      firstPageUrl: `${base}?page=1&perPage=2&order=desc`,
+      lastPage: Math.ceil(total / 2),
+      lastPageUrl: `${base}?page=${Math.ceil(total / 2)}&perPage=2&order=desc`,
+      nextPageUrl: `${base}?page=2&perPage=2&order=desc`,
+      perPage: 2,
+      previousPageUrl: null,
+      total,
+    });
+    const page2 = (await h.app.inject({ method: "GET", url: `${base}?page=2&perPage=2&order=desc`, headers: me.auth })).json();
+    assert.deepEqual(page2.data[0], mine[0]);
+    const asc = (await h.app.inject({ method: "GET", url: `${base}?perPage=100`, headers: me.auth })).json();
+    assert.deepEqual(asc.data.slice(-3), mine);
+    assert.ok(asc.data.every((r: { id: number }) => r.id !== theirs.id));
+    const strangers = (await h.app.inject({ method: "GET", url: `${base}?perPage=100`, headers: other.auth })).json();
+    assert.ok(strangers.data.some((r: { id: number }) => r.id === theirs.id));
+    assert.ok(strangers.data.every((r: { id: number }) => !mine.some((m) => m.id === r.id)));
+
+    expectError(await h.app.inject({ method: "GET", url: base }), 401, /Authorization/);
+    expectError(await h.app.inject({ method: "GET", url: `${base}?perPage=100000`, headers: me.auth }), 422, /perPage/);
   });
 
   test("a conversion asked of the output model before the blend succeeds → 422 naming it, nothing stored", async () => {
@@ -567,6 +624,8 @@ describe("voice models", () => {
         demoUrl: `${publicBaseUrl(h.config)}/api/kits/v1/voice-models/${publicModel}/demo`,
         twitterLink: "https://x.com/alto",
         instagramLink: null,
+        instrument: false,
+        isUsable: true,
         tiktokLink: null,
         spotifyLink: null,
         youtubeLink: null,
@@ -802,6 +861,57 @@ describe("voice models", () => {
       );
       await assertUnchanged(h, before);
     }
+  });
+
+  test("instrument models: marked at import (metadata.instrument), instruments=true lists only them, false only voices (kept in page URLs); a bad flag → 422, nothing stored", async () => {
+    const modelFile = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
+    const caller = await h.newCaller();
+    const importModel = (metadata: Record<string, unknown>) => {
+      const { payload, headers } = multipart({ metadata: JSON.stringify(metadata) }, [
+        { name: "modelFile", filename: "voice.onnx", content: modelFile },
+      ]);
+      return h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/voice-models",
+        payload,
+        headers: { ...headers, ...caller.auth },
+      });
+    };
+    const violin = await importModel({ title: "Violin", instrument: true });
+    assert.equal(violin.statusCode, 201, violin.body);
+    assert.equal(violin.json().instrument, true);
+    const voice = await importModel({ title: "Plain voice", instrument: false });
+    assert.equal(voice.json().instrument, false);
+    const before = await h.prisma.voiceModel.count();
+    expectError(await importModel({ title: "Flute", instrument: "yes" }), 422, /metadata\.instrument must be true/);
+    assert.equal(await h.prisma.voiceModel.count(), before);
+
+    const list = (query: string) =>
+      h.app
+        .inject({ method: "GET", url: `/api/kits/v1/voice-models?perPage=100&${query}`, headers: caller.auth })
+        .then((r) => r.json());
+    const all = (await list("")).data.map((m: { id: number }) => m.id);
+    const instruments = await list("instruments=true");
+    const voices = await list("instruments=false");
+    assert.deepEqual(
+      instruments.data.map((m: { id: number }) => m.id),
+      [violin.json().id],
+    );
+    assert.ok(voices.data.every((m: { instrument: boolean }) => m.instrument === false));
+    assert.equal(voices.meta.total + instruments.meta.total, all.length);
+    assert.ok(voices.data.some((m: { id: number }) => m.id === publicModel));
+    assert.equal(instruments.meta.firstPageUrl, "/api/kits/v1/voice-models?page=1&perPage=100&order=asc&instruments=true");
+    const ownInstruments = await list("myModels=true&instruments=true");
+    assert.equal(
+      ownInstruments.meta.firstPageUrl,
+      "/api/kits/v1/voice-models?page=1&perPage=100&order=asc&myModels=true&instruments=true",
+    );
+    assert.equal(ownInstruments.meta.total, 1);
+    expectError(
+      await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?instruments=maybe", headers: caller.auth }),
+      422,
+      /instruments/,
+    );
   });
 
   test("list: the public catalogue plus own models; myModels=true only own (kept in page URLs)", async () => {

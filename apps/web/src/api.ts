@@ -7,7 +7,6 @@ import {
 } from "@mixdown/kits-client";
 
 const KEY_STORAGE = "mixdown.apiKey";
-const BLENDS_STORAGE = "mixdown.blendJobIds";
 
 export const apiKey = {
   get: (): string | null => localStorage.getItem(KEY_STORAGE),
@@ -89,12 +88,6 @@ export async function cancelJob(kind: JobKind, id: number): Promise<AnyJob> {
   }
 }
 
-/** The API lists no blends: the ones started in this browser are remembered here. */
-export const blendIds = {
-  list: (): number[] => JSON.parse(localStorage.getItem(BLENDS_STORAGE) ?? "[]") as number[],
-  add: (id: number) => localStorage.setItem(BLENDS_STORAGE, JSON.stringify([id, ...blendIds.list().filter((x) => x !== id)])),
-};
-
 export interface JobPage {
   rows: AnyJob[];
   total: number;
@@ -107,24 +100,19 @@ export interface JobPage {
 export async function listJobs(page: number, perPage: number): Promise<JobPage & { truncated: boolean }> {
   const depth = Math.min(100, page * perPage);
   const query = { params: { query: { order: "desc" as const, page: 1, perPage: depth } } };
-  const [separations, splits, conversions] = await Promise.all([
+  const [separations, splits, conversions, blends] = await Promise.all([
     unwrap(kits.GET("/api/kits/v1/vocal-separations", query)),
     unwrap(kits.GET("/api/kits/v1/stem-splits", query)),
     unwrap(kits.GET("/api/kits/v1/voice-conversions", query)),
+    unwrap(kits.GET("/api/kits/v1/voice-blender", query)),
   ]);
-  const blends = await Promise.all(
-    blendIds
-      .list()
-      .slice(0, depth)
-      .map((id) => fetchJob("voice-blender", id).catch(() => null)),
-  );
   const all: AnyJob[] = [
     ...separations.data.map((job) => ({ kind: "vocal-separations" as const, job })),
     ...splits.data.map((job) => ({ kind: "stem-splits" as const, job })),
     ...conversions.data.map((job) => ({ kind: "voice-conversions" as const, job })),
-    ...blends.filter((b): b is AnyJob => b !== null),
+    ...blends.data.map((job) => ({ kind: "voice-blender" as const, job })),
   ].sort((a, b) => (a.job.createdAt < b.job.createdAt ? 1 : a.job.createdAt > b.job.createdAt ? -1 : 0));
-  const total = separations.meta.total + splits.meta.total + conversions.meta.total + blends.filter(Boolean).length;
+  const total = separations.meta.total + splits.meta.total + conversions.meta.total + blends.meta.total;
   const start = (page - 1) * perPage;
   return { rows: all.slice(start, start + perPage), total, truncated: page * perPage > 100 };
 }

@@ -255,9 +255,20 @@ test(
       await page.getByText("./mixdown.sh models pull htdemucs_ft").waitFor();
       assert.equal(await page.locator("table.catalogue tbody tr").count(), await page.locator("code.install").count());
       await shot("models");
+      // A blend started by a script, not this browser, is listed too (the API's GET /voice-blender).
+      const api = (route: string, init: RequestInit = {}) =>
+        fetch(`${baseUrl}/api/kits/v1${route}`, {
+          ...init,
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        }).then((r) => r.json());
+      const voices = (await api("/voice-models?perPage=2")).data as Array<{ id: number }>;
+      const scripted = await api("/voice-blender", {
+        method: "POST",
+        body: JSON.stringify({ modelId1: voices[0]!.id, modelId2: voices[1]!.id, alpha: 0.5, title: "Scripted blend" }),
+      });
       await page.getByRole("link", { name: "Jobs", exact: true }).click();
-      await page.getByRole("link", { name: /Voice blend #\d+/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 3);
+      await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 4);
       await shot("jobs");
       await page.setViewportSize({ width: 390, height: 800 });
       await shot("jobs-phone");

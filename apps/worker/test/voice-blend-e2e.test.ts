@@ -104,6 +104,7 @@ describe("voice blend jobs through the API and the worker", () => {
     const model = await getJson(d, `voice-models/${created.outputModelId}`);
     assert.equal(model.state, "ready");
     assert.equal(model.usable, true);
+    assert.equal(model.isUsable, true);
     assert.equal(model.architecture, "rvc");
     assert.equal(model.sampleRate, 40000);
     assert.equal(model.title, "Blend of Catalogue Alto and My Tenor");

@@ -131,7 +131,7 @@ describe("hot reads", () => {
     }
   });
 
-  test("a job by id is found only by its caller (and, for separations, under its kind)", async () => {
+  test("a job by id is found only by its caller (and, for separations, under its kind); a page of blends is Prisma's", async () => {
     const separations = new SeparationJobRepository(prisma);
     const job = await separations.create({ callerId: alice, kind: "stem_split", inputKey: "in/x.wav", inputFormat: "wav" });
     assert.deepStrictEqual(
@@ -165,6 +165,18 @@ describe("hot reads", () => {
       sampleRate: 40000,
     });
     assert.equal((await blends.findForCaller(alice, blend.id))?.id, blend.id);
+    for (const page of PAGES) {
+      const expected = {
+        rows: await prisma.voiceBlendJob.findMany({
+          where: { callerId: alice },
+          orderBy: { id: page.order },
+          skip: (page.page - 1) * page.perPage,
+          take: page.perPage,
+        }),
+        total: await prisma.voiceBlendJob.count({ where: { callerId: alice } }),
+      };
+      assert.deepStrictEqual(await blends.listForCaller(alice, page), expected);
+    }
     assert.equal(await blends.findForCaller(bob, blend.id), null);
   });
 });

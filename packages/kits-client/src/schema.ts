@@ -802,7 +802,74 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List the caller's voice blender jobs */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Sort direction on id (= creation order) */
+                    order: "asc" | "desc";
+                    /** @description 1-based page number */
+                    page: number;
+                    /** @description Page size (max 100) */
+                    perPage: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["VoiceBlendJob"][];
+                            meta: {
+                                currentPage: number;
+                                firstPage: number;
+                                firstPageUrl: string;
+                                lastPage: number;
+                                lastPageUrl: string;
+                                nextPageUrl: string | null;
+                                perPage: number;
+                                previousPageUrl: string | null;
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Every error response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         /**
          * Blend two to four voice models into a new one
@@ -1130,7 +1197,7 @@ export interface paths {
         put?: never;
         /**
          * Create a voice conversion (inference) job and queue it
-         * @description Multipart form. `soundFile`: wav, mp3 or flac (no webm), at most 100 MB, decided from the bytes. `pre` and `post` are JSON objects sent as strings, keyed by effect, e.g. `{"noiseGate":{"threshold_db":-40}}`. Pre effects: `noiseGate` {threshold_db -100..0, ratio 1..100, attack_ms 0.01..1000, release_ms 0.01..5000}; `compressor` {threshold_db -60..0, ratio 1..20, attack_ms 0.01..1000, release_ms 0.01..5000}; `highPassFilter` {cutoff_frequency_hz 1..20000}; `lowPassFilter` {cutoff_frequency_hz 1..20000}. Post effects: `chorus` {rate_hz 0.01..20, depth 0..1, centre_delay_ms 1..100, feedback -0.95..0.95, mix 0..1}; `reverb` {room_size 0..1, damping 0..1, wet_level 0..1, dry_level 0..1, width 0..1, freeze_mode 0..1}; `compressor` {threshold_db -60..0, ratio 1..20, attack_ms 0.01..1000, release_ms 0.01..5000}; `delay` {delay_seconds 0..10, feedback 0..0.95, mix 0..1}. Omitted parameters take their defaults. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         * @description Multipart form. `soundFile`: wav, mp3 or flac (no webm), at most 100 MB, decided from the bytes. `pre` and `post` are JSON objects sent as strings, keyed by effect, e.g. `{"noiseGate":{"threshold_db":-40}}` or, as the hosted documentation spells effects, `{"NoiseGate":{"threshold_db":-40}}` (either spelling is accepted; one effect given in both is refused). Pre effects: `noiseGate` or `NoiseGate` {threshold_db -100..0, ratio 1..100, attack_ms 0.01..1000, release_ms 0.01..5000}; `compressor` or `Compressor` {threshold_db -60..0, ratio 1..20, attack_ms 0.01..1000, release_ms 0.01..5000}; `highPassFilter` or `HighPassFilter` {cutoff_frequency_hz 1..20000}; `lowPassFilter` or `LowPassFilter` {cutoff_frequency_hz 1..20000}. Post effects: `chorus` or `Chorus` {rate_hz 0.01..20, depth 0..1, centre_delay_ms 1..100, feedback -0.95..0.95, mix 0..1}; `reverb` or `Reverb` {room_size 0..1, damping 0..1, wet_level 0..1, dry_level 0..1, width 0..1, freeze_mode 0..1}; `compressor` or `Compressor` {threshold_db -60..0, ratio 1..20, attack_ms 0.01..1000, release_ms 0.01..5000}; `delay` or `Delay` {delay_seconds 0..10, feedback 0..0.95, mix 0..1}. Omitted parameters take their defaults. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
         post: {
             parameters: {
@@ -1417,6 +1484,8 @@ export interface paths {
         get: {
             parameters: {
                 query: {
+                    /** @description true: only instrument models (a performance in, an instrument's sound out); false: only voices; omitted: both */
+                    instruments?: boolean;
                     /** @description true: only the caller's own models; otherwise the public catalogue and the caller's own */
                     myModels?: boolean;
                     /** @description Sort direction on id (= creation order) */
@@ -2276,6 +2345,10 @@ export interface components {
             /** @description Cover image: the owner's link, else a signed URL of the uploaded or generated PNG; until it is rendered, the stable `/voice-models/{id}/image` route (302 once it exists, 409 until then) */
             imageUrl: string;
             instagramLink: string | null;
+            /** @description True for an instrument model (a performance in, an instrument's sound out), false for a voice */
+            instrument: boolean;
+            /** @description The same as `usable`, under the name the hosted service's records use */
+            isUsable: boolean;
             /** @description What the model still needs on this server before conversions with it run as they should; empty when nothing is missing (always, for native voices). An RVC model needs the ContentVec model (`required`: a conversion create answers 422 naming the command until it is installed) and is better with the RMVPE pitch model (a recommendation, unless the server sets VOICE_PITCH_METHOD=rmvpe). `./mixdown.sh models pull hubert` / `rmvpe` install them */
             missingAssets: {
                 /** @description `contentvec`: the 768-d ContentVec features RVC v2 models take; `contentvec-v1`: the 256-d form RVC v1 models take; `rmvpe`: the RMVPE pitch model (YIN is used without it) */

@@ -122,6 +122,8 @@ export class RecordPresenter {
       sampleRate: row.sampleRate,
       state: row.state,
       usable: row.state === "ready",
+      isUsable: row.state === "ready",
+      instrument: row.instrument,
       errorMessage: row.state === "failed" ? row.buildError : null,
       public: row.ownerId === null,
       createdAt: formatTimestamp(row.createdAt),

@@ -81,6 +81,10 @@ export const VoiceModelRecord = Type.Object(
     sampleRate: Type.Integer(),
     state: Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed")]),
     usable: Type.Boolean({ description: "True when the model can be used for conversions and blends (state `ready`)" }),
+    isUsable: Type.Boolean({ description: "The same as `usable`, under the name the hosted service's records use" }),
+    instrument: Type.Boolean({
+      description: "True for an instrument model (a performance in, an instrument's sound out), false for a voice",
+    }),
     errorMessage: Nullable(
       Type.String({
         description:

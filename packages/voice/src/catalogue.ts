@@ -14,6 +14,8 @@ export interface CatalogueVoice {
   sha256: string;
   espeak: string;
   gender: string;
+  /** An instrument model rather than a voice (absent: a voice). */
+  instrument?: boolean;
 }
 
 /** fileKey of a built-in model: the `models:` scheme names a file under MODELS_DIR, not a storage key. */
@@ -33,6 +35,7 @@ export async function catalogueRows(modelsDir: string) {
     architecture: v.architecture,
     sampleRate: v.sampleRate,
     fileKey: `${BUILTIN_FILE_PREFIX}${v.file}`,
+    instrument: v.instrument === true,
     metadata: { sha256: v.sha256, espeak: v.espeak, gender: v.gender, builtin: true },
   }));
 }

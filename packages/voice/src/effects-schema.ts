@@ -55,6 +55,21 @@ export const POST_EFFECTS: Record<string, EffectSpec> = {
   },
 };
 
+/**
+ * The hosted service's documentation names effects as the effects themselves are named
+ * (`NoiseGate`, `HighPassFilter`, `Reverb`, ...); Mixdown's names are the same in camelCase
+ * (`noiseGate`, `highPassFilter`, `reverb`). Both are accepted; chains are stored under the
+ * camelCase name.
+ */
+export function documentedEffectName(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+function canonicalEffect(catalogue: Record<string, EffectSpec>, given: string): string | undefined {
+  if (Object.hasOwn(catalogue, given)) return given;
+  return Object.keys(catalogue).find((name) => documentedEffectName(name) === given);
+}
+
 /** effect -> complete parameters; key order is the order effects are applied in. */
 export type EffectChain = Record<string, Record<string, number>>;
 
@@ -86,9 +101,17 @@ export function parseEffectChain(field: "pre" | "post", raw: string | undefined)
     throw new EffectChainError(`${field} must be a JSON object whose keys are effects (${known})`);
   }
   const chain: EffectChain = {};
-  for (const [effect, params] of Object.entries(value)) {
-    const spec = Object.hasOwn(catalogue, effect) ? catalogue[effect] : undefined;
-    if (!spec) throw new EffectChainError(`${field}.${effect} is not a known ${field} effect (known: ${known})`);
+  const givenAs = new Map<string, string>();
+  for (const [asGiven, params] of Object.entries(value)) {
+    const effect = canonicalEffect(catalogue, asGiven);
+    if (!effect) {
+      const documented = Object.keys(catalogue).map(documentedEffectName).join(", ");
+      throw new EffectChainError(`${field}.${asGiven} is not a known ${field} effect (known: ${known}; or ${documented})`);
+    }
+    const earlier = givenAs.get(effect);
+    if (earlier !== undefined) throw new EffectChainError(`${field}.${asGiven}: the effect is already given as ${earlier}`);
+    givenAs.set(effect, asGiven);
+    const spec = catalogue[effect]!;
     if (params === false || params === null) continue;
     if (params !== true && (typeof params !== "object" || Array.isArray(params))) {
       throw new EffectChainError(`${field}.${effect} must be an object of parameters (${Object.keys(spec).join(", ")})`);

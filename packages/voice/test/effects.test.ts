@@ -70,6 +70,33 @@ describe("pre and post effects", () => {
     }
   });
 
+  it("takes the hosted documentation's effect names (NoiseGate, HighPassFilter, Reverb, ...) as the same effects", () => {
+    const documented = {
+      pre: {
+        NoiseGate: { threshold_db: -40 },
+        Compressor: {},
+        HighPassFilter: { cutoff_frequency_hz: 100 },
+        LowPassFilter: true,
+      },
+      post: { Chorus: {}, Reverb: { room_size: 0.8 }, Compressor: {}, Delay: { delay_seconds: 0.25 } },
+    };
+    for (const field of ["pre", "post"] as const) {
+      const chain = parseEffectChain(field, JSON.stringify(documented[field]));
+      const camel = Object.fromEntries(Object.entries(documented[field]).map(([k, v]) => [k[0]!.toLowerCase() + k.slice(1), v]));
+      assert.deepEqual(chain, parseEffectChain(field, JSON.stringify(camel)));
+      assert.deepEqual(Object.keys(chain), Object.keys(field === "pre" ? PRE_EFFECTS : POST_EFFECTS));
+    }
+    assert.throws(
+      () => parseEffectChain("post", '{"reverb":{},"Reverb":{"room_size":1}}'),
+      /post\.Reverb: the effect is already given as reverb/,
+    );
+    assert.throws(
+      () => parseEffectChain("pre", '{"NOISEGATE":{}}'),
+      /pre\.NOISEGATE is not a known pre effect \(known: noiseGate.*; or NoiseGate/,
+    );
+    assert.throws(() => parseEffectChain("pre", '{"Reverb":{}}'), /pre\.Reverb is not a known pre effect/);
+  });
+
   it("names unknown effects, unknown parameters and out-of-range values", () => {
     assert.throws(() => parseEffectChain("pre", '{"distortion":{}}'), /pre\.distortion is not a known pre effect/);
     assert.throws(() => parseEffectChain("post", '{"reverb":{"size":1}}'), /post\.reverb\.size is not a parameter of reverb/);

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import type { AppContext } from "../app-context.ts";
+import { listOf } from "@mixdown/records";
+import { API_PREFIX, type AppContext } from "../app-context.ts";
+import { paginationMeta } from "../http/pagination.ts";
 import { badRequest, unprocessable } from "../http/errors.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams } from "../http/schemas.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { jsonCreate } from "../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 
@@ -23,7 +25,7 @@ export const BlendBody = Type.Object({
   webhookUrl: WebhookUrlField,
 });
 
-/** `/voice-blender`: create (JSON) and fetch. */
+/** `/voice-blender`: create (JSON), list, fetch, cancel. */
 export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const tags = ["Voice blender"];
   app.post(
@@ -59,6 +61,23 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         { resource: "voice_blend", jobKind: "voice_blend", status: 201, current: (callerId, id) => ctx.blends.get(callerId, id) },
         () => ctx.blends.create(jobOrigin(request, request.body.webhookUrl, ctx.webhookPolicy), request.body),
       ),
+  );
+
+  app.get(
+    "/voice-blender",
+    {
+      schema: {
+        tags,
+        summary: "List the caller's voice blender jobs",
+        security: bearerSecurity,
+        querystring: ListQuery(ctx.config.MAX_PER_PAGE),
+        response: { 200: listOf("VoiceBlendJob"), ...errorResponses(401, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { rows, total } = await ctx.blends.list(request.auth.caller.id, request.query);
+      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-blender`, request.query, total) };
+    },
   );
 
   app.get(

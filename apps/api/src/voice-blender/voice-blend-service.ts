@@ -1,4 +1,4 @@
-import type { VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
+import type { PageRequest, VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
@@ -131,6 +131,11 @@ export class VoiceBlendService {
       this.deps.blends.findForCaller(callerId, id),
     );
     return this.deps.presenter.voiceBlendJob(row);
+  }
+
+  async list(callerId: number, page: PageRequest): Promise<{ rows: VoiceBlendJobRecord[]; total: number }> {
+    const { rows, total } = await this.deps.blends.listForCaller(callerId, page);
+    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.voiceBlendJob(r))), total };
   }
 
   async get(callerId: number, id: number): Promise<VoiceBlendJobRecord> {

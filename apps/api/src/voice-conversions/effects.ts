@@ -1,4 +1,5 @@
 import {
+  documentedEffectName,
   EffectChainError,
   parseEffectChain as parseChain,
   POST_EFFECTS,
@@ -8,7 +9,7 @@ import {
 import { unprocessable } from "../http/errors.ts";
 
 // One catalogue for validation here and the ffmpeg filters in the worker (@mixdown/voice).
-export { POST_EFFECTS, PRE_EFFECTS, type EffectChain };
+export { documentedEffectName, POST_EFFECTS, PRE_EFFECTS, type EffectChain };
 
 /** Parses `pre` or `post` (see @mixdown/voice/effects-schema); a bad chain is a 422 naming the effect or parameter. */
 export function parseEffectChain(field: "pre" | "post", raw: string | undefined): EffectChain {

@@ -7,13 +7,13 @@ import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdPar
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "@mixdown/records";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
-import { POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
+import { documentedEffectName, POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
 
 const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
   Object.entries(effects)
     .map(
       ([name, params]) =>
-        `\`${name}\` {${Object.entries(params)
+        `\`${name}\` or \`${documentedEffectName(name)}\` {${Object.entries(params)
           .map(([p, r]) => `${p} ${r.min}..${r.max}`)
           .join(", ")}}`,
     )
@@ -56,7 +56,7 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
       schema: {
         tags,
         summary: "Create a voice conversion (inference) job and queue it",
-        description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\`. Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
+        description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\` or, as the hosted documentation spells effects, \`{"NoiseGate":{"threshold_db":-40}}\` (either spelling is accepted; one effect given in both is refused). Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
         headers: CreateHeaders,

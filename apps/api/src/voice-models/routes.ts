@@ -58,17 +58,25 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
               description: "true: only the caller's own models; otherwise the public catalogue and the caller's own",
             }),
           ),
+          instruments: Type.Optional(
+            Type.Boolean({
+              description:
+                "true: only instrument models (a performance in, an instrument's sound out); false: only voices; omitted: both",
+            }),
+          ),
         }),
         response: { 200: listOf("VoiceModel"), ...errorResponses(401, 422, 429) },
       },
     },
     async (request) => {
       const mine = request.query.myModels === true;
-      const { rows, total } = await ctx.models.list(request.auth.caller.id, mine, request.query);
-      return {
-        data: rows,
-        meta: paginationMeta(`${API_PREFIX}/voice-models`, request.query, total, mine ? { myModels: "true" } : {}),
+      const { instruments } = request.query;
+      const { rows, total } = await ctx.models.list(request.auth.caller.id, mine, request.query, instruments);
+      const filters = {
+        ...(mine ? { myModels: "true" } : {}),
+        ...(instruments === undefined ? {} : { instruments: String(instruments) }),
       };
+      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-models`, request.query, total, filters) };
     },
   );
 

@@ -25,10 +25,12 @@ export interface VoiceModelMetadata {
   title: string;
   tags: string[];
   sampleRate?: number;
+  /** An instrument model rather than a voice (`GET /voice-models?instruments=true`). */
+  instrument: boolean;
   links: Partial<Record<(typeof LINKS)[number], string>>;
 }
 
-/** Parses the `metadata` part: a JSON object with `title` and optional tags, links and (RVC) sampleRate. */
+/** Parses the `metadata` part: a JSON object with `title` and optional tags, links, (RVC) sampleRate and instrument. */
 export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata {
   if (raw === undefined || raw.trim() === "")
     throw unprocessable('metadata is required: a JSON object such as {"title": "My voice"}');
@@ -40,7 +42,7 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw unprocessable("metadata must be a JSON object");
   const m = value as Record<string, unknown>;
-  const known = new Set<string>(["title", "tags", "sampleRate", ...LINKS]);
+  const known = new Set<string>(["title", "tags", "sampleRate", "instrument", ...LINKS]);
   const unknown = Object.keys(m).filter((k) => !known.has(k));
   if (unknown.length > 0) throw unprocessable(`metadata.${unknown[0]} is not a known field (known: ${[...known].join(", ")})`);
   if (typeof m.title !== "string" || m.title.trim() === "" || m.title.length > 200)
@@ -52,6 +54,8 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
   if (m.sampleRate !== undefined && !RVC_RATES.includes(m.sampleRate as number)) {
     throw unprocessable(`metadata.sampleRate must be one of ${RVC_RATES.join(", ")} (the RVC model's output rate)`);
   }
+  if (m.instrument !== undefined && typeof m.instrument !== "boolean")
+    throw unprocessable("metadata.instrument must be true (an instrument model) or false (a voice)");
   const links: VoiceModelMetadata["links"] = {};
   for (const name of LINKS) {
     const v = m[name];
@@ -64,6 +68,7 @@ export function parseModelMetadata(raw: string | undefined): VoiceModelMetadata 
     title: m.title.trim(),
     tags: tags as string[],
     ...(m.sampleRate !== undefined ? { sampleRate: m.sampleRate as number } : {}),
+    instrument: m.instrument === true,
     links,
   };
 }
@@ -113,7 +118,13 @@ export class VoiceModelImportService {
     if (indexFile && !modelFile) throw unprocessable("indexFile goes with an RVC modelFile (it is that model's feature index)");
     const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
-    const fields = { ownerId: callerId, title: metadata.title, tags: metadata.tags, ...metadata.links };
+    const fields = {
+      ownerId: callerId,
+      title: metadata.title,
+      tags: metadata.tags,
+      instrument: metadata.instrument,
+      ...metadata.links,
+    };
 
     if (modelUrl) {
       // The worker downloads it: the model is pending until then (see the voice-model-build job).

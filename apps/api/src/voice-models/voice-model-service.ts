@@ -31,8 +31,13 @@ export class VoiceModelService {
     });
   }
 
-  async list(callerId: number, mine: boolean, page: PageRequest): Promise<{ rows: VoiceModelRecord[]; total: number }> {
-    const { rows, total } = await this.deps.models.list(callerId, mine, page);
+  async list(
+    callerId: number,
+    mine: boolean,
+    page: PageRequest,
+    instruments?: boolean,
+  ): Promise<{ rows: VoiceModelRecord[]; total: number }> {
+    const { rows, total } = await this.deps.models.list(callerId, mine, page, instruments);
     return { rows: await Promise.all(rows.map((r) => this.deps.presenter.voiceModel(r))), total };
   }
 }

@@ -100,7 +100,6 @@ export function JobsPage({ page }: { page: number }) {
           {page < lastPage && !data.truncated ? <a href={`#/jobs?page=${page + 1}`}>Older →</a> : <span />}
         </nav>
       )}
-      <p class="hint">Voice blends are listed for the ones started in this browser: the API lists no blends.</p>
     </section>
   );
 }

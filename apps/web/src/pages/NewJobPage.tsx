@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type SeparationModel, type VoiceModel } from "@mixdown/kits-client";
 import { POST_EFFECTS, PRE_EFFECTS } from "@mixdown/voice/effects-schema";
-import { blendIds, conversionInputs, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
+import { conversionInputs, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
 import { type Chain, EffectChain } from "../components/EffectChain.tsx";
 import { FileDrop } from "../components/FileDrop.tsx";
 import { VoicePicker } from "../components/VoicePicker.tsx";
@@ -269,7 +269,6 @@ function BlendForm() {
         },
       }),
     );
-    blendIds.add(job.id);
     navigate(`#/jobs/voice-blender/${job.id}`);
   });
   return (

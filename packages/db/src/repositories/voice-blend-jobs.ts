@@ -1,4 +1,6 @@
 import type { PrismaClient, VoiceBlendJob, VoiceModel } from "../generated/prisma/client.ts";
+import { poolOf } from "../client.ts";
+import { readPage, type Page, type PageRequest } from "./paging.ts";
 
 export interface NewVoiceBlendJob {
   callerId: number;
@@ -62,6 +64,10 @@ export class VoiceBlendJobRepository {
   async findForCaller(callerId: number, id: number): Promise<VoiceBlendJob | null> {
     const row = await this.findById(id);
     return row?.callerId === callerId ? row : null;
+  }
+
+  listForCaller(callerId: number, page: PageRequest): Promise<Page<VoiceBlendJob>> {
+    return readPage<VoiceBlendJob>(poolOf(this.prisma), "VoiceBlendJob", [{ column: "callerId", value: callerId }], page);
   }
 
   findById(id: number): Promise<VoiceBlendJob | null> {

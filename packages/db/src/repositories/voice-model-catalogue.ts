@@ -9,6 +9,8 @@ export interface CatalogueEntry {
   architecture: string;
   sampleRate: number;
   fileKey: string;
+  /** An instrument model rather than a voice. */
+  instrument?: boolean;
   metadata: Record<string, string | number | boolean>;
 }
 

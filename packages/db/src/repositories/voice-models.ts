@@ -30,9 +30,15 @@ export class VoiceModelRepository {
     return this.prisma.voiceModel.findMany({ where: { id: { in: ids }, ...visibleTo(callerId) } });
   }
 
-  /** `mine`: only the caller's own models; otherwise the public catalogue plus the caller's own. */
-  async list(callerId: number, mine: boolean, page: PageRequest): Promise<Page<VoiceModel>> {
-    const where = mine ? { ownerId: callerId } : visibleTo(callerId);
+  /**
+   * `mine`: only the caller's own models; otherwise the public catalogue plus the caller's own.
+   * `instruments`: true only instrument models, false only voices, undefined both.
+   */
+  async list(callerId: number, mine: boolean, page: PageRequest, instruments?: boolean): Promise<Page<VoiceModel>> {
+    const where: Prisma.VoiceModelWhereInput = {
+      ...(mine ? { ownerId: callerId } : visibleTo(callerId)),
+      ...(instruments === undefined ? {} : { instrument: instruments }),
+    };
     const [rows, total] = await Promise.all([
       this.prisma.voiceModel.findMany({ where, ...pageArgs(page) }),
       this.prisma.voiceModel.count({ where }),
