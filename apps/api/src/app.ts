@@ -133,6 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       ...serviceDeps,
       separations: new SeparationJobRepository(prisma),
       models: separationModels,
+      maxSeconds: config.MAX_SEPARATION_SECONDS,
     }),
     separationModels,
     conversions: new VoiceConversionService({
@@ -140,6 +141,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       conversions: new VoiceConversionJobRepository(prisma),
       models: modelsRepo,
       assets: voiceAssets,
+      maxSeconds: config.MAX_CONVERSION_SECONDS,
     }),
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
@@ -147,6 +149,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       ...serviceDeps,
       imports: new VoiceModelImportRepository(prisma),
       policy: webhookPolicy,
+      maxReferenceSeconds: config.MAX_CONVERSION_SECONDS,
     }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
     webhookPolicy,

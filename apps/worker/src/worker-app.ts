@@ -178,6 +178,7 @@ export async function startWorkerApp(
     separation: () =>
       separationHandler({
         storage,
+        maxInputSeconds: config.MAX_SEPARATION_SECONDS,
         pool: (separationPool = pooled(
           createSeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
             modelsDir,
@@ -203,7 +204,14 @@ export async function startWorkerApp(
         ensembles: { vocalSeparation: config.SEPARATION_ENSEMBLE_VOCALS, stemSplit: config.SEPARATION_ENSEMBLE_STEMS },
         modelsDir,
       }),
-    "voice-conversion": () => voiceConversionHandler({ storage, pool: voiceConversionPool(), modelFiles, ...output }),
+    "voice-conversion": () =>
+      voiceConversionHandler({
+        storage,
+        maxInputSeconds: config.MAX_CONVERSION_SECONDS,
+        pool: voiceConversionPool(),
+        modelFiles,
+        ...output,
+      }),
     "voice-blend": () => voiceBlendHandler({ storage, modelFiles, queues: jobQueues }),
     "voice-model-media": () =>
       voiceModelMediaHandler({

@@ -23,13 +23,19 @@ export async function countDecodedFramesWithin(
   path: string,
   timeoutMs: number | undefined,
   signal?: AbortSignal,
+  upToSeconds?: number,
 ): Promise<{ frames: number; complete: boolean }> {
-  if (timeoutMs === undefined) return { frames: await decodeCounting(path, signal), complete: true };
+  if (timeoutMs === undefined) return { frames: await decodeCounting(path, signal, undefined, upToSeconds), complete: true };
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(new Error("time limit")), timeoutMs);
   let seen = 0;
   try {
-    const frames = await decodeCounting(path, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal, (n) => (seen = n));
+    const frames = await decodeCounting(
+      path,
+      signal ? AbortSignal.any([signal, limit.signal]) : limit.signal,
+      (n) => (seen = n),
+      upToSeconds,
+    );
     return { frames, complete: true };
   } catch (err) {
     if (!limit.signal.aborted || signal?.aborted) throw err;
@@ -40,7 +46,12 @@ export async function countDecodedFramesWithin(
   }
 }
 
-async function decodeCounting(path: string, signal?: AbortSignal, onCount?: (frames: number) => void): Promise<number> {
+async function decodeCounting(
+  path: string,
+  signal?: AbortSignal,
+  onCount?: (frames: number) => void,
+  upToSeconds?: number,
+): Promise<number> {
   signal?.throwIfAborted();
   const sink = new PassThrough({ autoDestroy: false });
   let bytes = 0;
@@ -51,7 +62,19 @@ async function decodeCounting(path: string, signal?: AbortSignal, onCount?: (fra
   // one byte per frame keeps the pipe small
   const command = ffmpeg(path)
     .inputOptions(["-nostdin", "-hide_banner"])
-    .outputOptions(["-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "1", "-c:a", "pcm_u8"])
+    .outputOptions([
+      "-map",
+      "0:a:0",
+      "-vn",
+      "-sn",
+      "-dn",
+      "-ac",
+      "1",
+      "-c:a",
+      "pcm_u8",
+      // a little past the limit, so that a file longer than it is counted as longer
+      ...(upToSeconds !== undefined ? ["-t", String(upToSeconds + 1)] : []),
+    ])
     .format("u8")
     .output(sink, { end: true });
   const counter = startFfmpeg(command);

@@ -1,4 +1,4 @@
-export { ffprobeAudio, probeAudio, prepareFfmpeg, type AudioProbe, type ProbeOptions } from "./probe-audio.ts";
+export { ffprobeAudio, overDurationLimit, probeAudio, prepareFfmpeg, type AudioProbe, type ProbeOptions } from "./probe-audio.ts";
 export { decodeToPcm, type DecodeToPcmOptions } from "./decode-to-pcm.ts";
 export { countDecodedFrames, countDecodedFramesWithin } from "./count-decoded-frames.ts";
 export {

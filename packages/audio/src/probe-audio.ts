@@ -45,6 +45,12 @@ export interface ProbeOptions {
    * came out, AudioDecodeError. The API bounds its uploads' checks with it.
    */
   countTimeoutMs?: number;
+  /**
+   * Where the length has to be counted, stop after this many seconds of audio: enough to know a
+   * file is longer than a limit without decoding all of it (the frames are then `maxSeconds`
+   * worth plus a little, and `framesExact` false).
+   */
+  countUpToSeconds?: number;
 }
 
 interface FfprobeJson {
@@ -95,9 +101,13 @@ export async function ffprobeAudio(path: string, options: ProbeOptions = {}): Pr
   const duration = toNumber(stream.duration) ?? toNumber(data.format.duration) ?? 0;
   const stated = LOSSLESS_CODEC.test(codec) && durationTs !== undefined && sampleTimeBase;
   const counted =
-    !stated && !(duration > 0) ? await countDecodedFramesWithin(path, options.countTimeoutMs, options.signal) : undefined;
+    !stated && !(duration > 0)
+      ? await countDecodedFramesWithin(path, options.countTimeoutMs, options.signal, options.countUpToSeconds)
+      : undefined;
   const frames = stated ? durationTs! : (counted?.frames ?? Math.max(0, Math.round(duration * sampleRate)));
-  const framesExact = stated || counted?.complete === true;
+  const capped =
+    options.countUpToSeconds !== undefined && counted !== undefined && counted.frames / sampleRate >= options.countUpToSeconds;
+  const framesExact = stated || (counted?.complete === true && !capped);
   const bitRate = toNumber(stream.bit_rate) ?? toNumber(data.format.bit_rate);
   return {
     format: String(data.format.format_name ?? "unknown"),
@@ -127,4 +137,25 @@ export function prepareFfmpeg(): Promise<void> {
     capabilities = undefined;
   });
   return capabilities;
+}
+
+/** `m:ss` or `h:mm:ss`. */
+function clock(seconds: number): string {
+  const s = Math.floor(seconds);
+  const parts = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  return parts[0]
+    ? `${parts[0]}:${String(parts[1]).padStart(2, "0")}:${String(parts[2]).padStart(2, "0")}`
+    : `${parts[1]}:${String(parts[2]).padStart(2, "0")}`;
+}
+
+/**
+ * Null when the probed audio is at most `maxSeconds` long, else why not, naming the limit, the
+ * setting that holds it and the file's length (`more than` when the count stopped at the limit).
+ */
+export function overDurationLimit(probe: AudioProbe, maxSeconds: number, setting: string): string | null {
+  const seconds = probe.frames / probe.sampleRate;
+  if (seconds <= maxSeconds) return null;
+  // A count stopped just past the limit (countUpToSeconds) knows only that it is longer.
+  const length = probe.framesExact || seconds > maxSeconds + 2 ? clock(seconds) : `more than ${clock(maxSeconds)}`;
+  return `is ${length} long; the limit is ${clock(maxSeconds)} (${setting} = ${maxSeconds} s)`;
 }

@@ -53,6 +53,13 @@ export const EnvSchema = z
     PUBLIC_BASE_URL: z.string().url().optional(),
     MAX_SEPARATION_UPLOAD_BYTES: int(1).default(50 * MB),
     MAX_CONVERSION_UPLOAD_BYTES: int(1).default(100 * MB),
+    /**
+     * Longest audio a job takes, in seconds, whatever its size in bytes: 50 MB of 6 kbit/s Opus
+     * is 18 hours, which would hold a worker for hours and need tens of GB for its outputs.
+     * Refused at create (422) and by the worker. Default 30 minutes: a song, or an album side.
+     */
+    MAX_SEPARATION_SECONDS: int(1).default(1800),
+    MAX_CONVERSION_SECONDS: int(1).default(1800),
     MAX_PER_PAGE: int(1).default(100),
     RATE_LIMIT_READS_PER_MINUTE: int(0).default(0),
     RATE_LIMIT_WRITES_PER_MINUTE: int(0).default(0),

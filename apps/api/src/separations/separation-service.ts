@@ -26,6 +26,8 @@ export interface SeparationServiceDeps {
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
   models: SeparationModels;
+  /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
+  maxSeconds: number;
 }
 
 /** Vocal separations and stem splits: one shape, two kinds. */
@@ -42,7 +44,10 @@ export class SeparationService {
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
     // Checked before anything is stored, so a wrong name leaves nothing behind.
     const { model, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
-    const format = await checkAudioUpload(input, SEPARATION_FORMATS);
+    const format = await checkAudioUpload(input, SEPARATION_FORMATS, {
+      seconds: this.deps.maxSeconds,
+      setting: "MAX_SEPARATION_SECONDS",
+    });
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
     const row = await uploads.commit(() =>

@@ -1,6 +1,6 @@
 import { unprocessable, unsupportedMediaType } from "../http/errors.ts";
 import { sniffAudioFormat, type AudioFormat } from "./audio-format.ts";
-import { AudioDecodeError, probeAudio } from "@mixdown/audio";
+import { AudioDecodeError, overDurationLimit, probeAudio } from "@mixdown/audio";
 import type { ReceivedFile } from "./receive-form.ts";
 
 const FFPROBE_FORMATS: Record<AudioFormat, string[]> = {
@@ -28,11 +28,22 @@ function list(formats: readonly AudioFormat[]): string {
  * Decides a file's format from its bytes (magic numbers), then confirms with `probeAudio` (the
  * worker's own: the WAV header, else ffprobe) that it decodes as that format, has an audio stream
  * and a positive length: the one the container states, or, where it states none (streamed FLAC,
- * MediaRecorder WebM), the one found by decoding the audio within `decodeTimeLimitMs`. The file
- * name plays no part. 415: not one of the accepted formats; 422: an accepted
+ * MediaRecorder WebM), the one found by decoding the audio within `decodeTimeLimitMs` (and no
+ * further than just past `limit`). A length over `limit` is a 422 naming both. The file name
+ * plays no part. 415: not one of the accepted formats; 422: an accepted
  * format that does not decode.
  */
-export async function checkAudioUpload(file: ReceivedFile, accepted: readonly AudioFormat[]): Promise<AudioFormat> {
+export interface DurationLimit {
+  seconds: number;
+  /** The setting that holds it, named in the 422. */
+  setting: string;
+}
+
+export async function checkAudioUpload(
+  file: ReceivedFile,
+  accepted: readonly AudioFormat[],
+  limit?: DurationLimit,
+): Promise<AudioFormat> {
   const field = file.field;
   const unsupported = (what: string) =>
     unsupportedMediaType(`${field} must be ${list(accepted)} audio (decided from the file's content, not its name); got ${what}`);
@@ -46,7 +57,7 @@ export async function checkAudioUpload(file: ReceivedFile, accepted: readonly Au
 
   let probe;
   try {
-    probe = await probeAudio(file.path, { countTimeoutMs: decodeTimeLimitMs(file.size) });
+    probe = await probeAudio(file.path, { countTimeoutMs: decodeTimeLimitMs(file.size), countUpToSeconds: limit?.seconds });
   } catch (error) {
     if (!(error instanceof AudioDecodeError)) throw error;
     if (error.reason === "no audio stream") throw unprocessable(`${field} has no audio stream`);
@@ -59,5 +70,7 @@ export async function checkAudioUpload(file: ReceivedFile, accepted: readonly Au
     throw unprocessable(`${field} is not decodable ${list(allowed)} audio (ffprobe reads it as ${probe.format || "unknown"})`);
   }
   if (!(probe.frames > 0)) throw unprocessable(`${field} has no audio (duration 0)`);
+  const tooLong = limit && overDurationLimit(probe, limit.seconds, limit.setting);
+  if (tooLong) throw unprocessable(`${field} ${tooLong}`);
   return format;
 }

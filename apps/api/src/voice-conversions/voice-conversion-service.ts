@@ -67,6 +67,8 @@ export interface VoiceConversionServiceDeps {
   cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
+  /** MAX_CONVERSION_SECONDS: the longest input (and backing track) a conversion takes. */
+  maxSeconds: number;
 }
 
 export class VoiceConversionService {
@@ -90,8 +92,9 @@ export class VoiceConversionService {
         `voiceModelId: voice model ${voiceModelId} cannot be used for conversions on this server yet: ${missing.map((a) => a.message).join("; ")}`,
       );
 
-    const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS);
-    const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS) : null;
+    const limit = { seconds: this.deps.maxSeconds, setting: "MAX_CONVERSION_SECONDS" };
+    const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS, limit);
+    const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS, limit) : null;
 
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const row = await uploads.commit(async () => {

@@ -98,6 +98,8 @@ export class VoiceModelImportService {
       log: FastifyBaseLogger;
       /** WEBHOOK_DENIED_NETWORKS: the addresses a `modelUrl` / `indexUrl` may not lead to. */
       policy: WebhookAddressPolicy;
+      /** MAX_CONVERSION_SECONDS: the longest reference recording a native voice is built from. */
+      maxReferenceSeconds: number;
     },
   ) {}
 
@@ -153,7 +155,10 @@ export class VoiceModelImportService {
     }
 
     if (reference) {
-      const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"]);
+      const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"], {
+        seconds: this.deps.maxReferenceSeconds,
+        setting: "MAX_CONVERSION_SECONDS",
+      });
       const uploads = new StoredUploads(this.deps.storage, this.deps.log);
       const referenceKey = await uploads.commit(() => uploads.store("voice-models", reference, format));
       const row = await uploads.commit(() =>

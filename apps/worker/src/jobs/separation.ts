@@ -1,3 +1,4 @@
+import { checkInputLength } from "./input-length.ts";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
@@ -20,6 +21,8 @@ import { resolveVocalSplit, writeRemainder } from "./vocal-split.ts";
 
 export interface SeparationJobDeps {
   storage: ObjectStorage;
+  /** MAX_SEPARATION_SECONDS: longer input fails the job (bad input). */
+  maxInputSeconds: number;
   pool: SeparationPool;
   losslessFormat: "wav" | "flac";
   lossyBitrateKbps: number;
@@ -88,6 +91,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
       signal.throwIfAborted();
+      await checkInputLength(inputPath, { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" }, "input", signal);
       const outputs: OutputSpec[] = [
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },

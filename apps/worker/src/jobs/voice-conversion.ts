@@ -3,11 +3,14 @@ import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { ConversionParams } from "@mixdown/voice";
 import type { JobHandler } from "../run-job.ts";
+import { checkInputLength } from "./input-length.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
 
 export interface VoiceConversionJobDeps {
   storage: ObjectStorage;
+  /** MAX_CONVERSION_SECONDS: a longer input or backing track fails the job (bad input). */
+  maxInputSeconds: number;
   pool: VoiceConversionPool;
   modelFiles: VoiceModelFiles;
   losslessFormat: "wav" | "flac";
@@ -40,6 +43,9 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         backingPath = join(workDir, "backing");
         await deps.storage.downloadToFile(row.backingKey, backingPath);
       }
+      const limit = { seconds: deps.maxInputSeconds, setting: "MAX_CONVERSION_SECONDS" } as const;
+      await checkInputLength(inputPath, limit, "input", signal);
+      if (backingPath) await checkInputLength(backingPath, limit, "backing track", signal);
       const modelPath = await deps.modelFiles.resolve(model);
       const indexPath = await deps.modelFiles.resolveIndex(model);
       signal.throwIfAborted();

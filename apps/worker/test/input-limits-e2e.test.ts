@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { registerVoiceCatalogue } from "@mixdown/db";
+import { bullJobId } from "@mixdown/queue";
+import { catalogueRows } from "@mixdown/voice/catalogue";
+import { makeSong, postForm, startDeployment, upload, waitForEnd, type Deployment } from "./harness.ts";
+
+// The worker holds jobs to MAX_SEPARATION_SECONDS / MAX_CONVERSION_SECONDS too: a job queued before
+// the limit was lowered (here: the API took it under the default, the worker runs with 3 s) fails
+// at once, naming the limit and the input's length, and is not retried.
+describe("input length limits in the worker", () => {
+  let d: Deployment;
+  before(async () => {
+    d = await startDeployment({}, { worker: false });
+  });
+  after(async () => {
+    await d?.stop();
+  });
+
+  it("ends a separation and a conversion whose input is longer than the worker's limit `error`, after one attempt", async () => {
+    const song = await makeSong("six-seconds.wav", 6);
+    const separation = (await (await upload(d, song, "vocal-separations")).json()) as { id: number };
+    await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
+    const voice = await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug: "native-aria" } });
+    const created = await postForm(d, "voice-conversions", { voiceModelId: String(voice.id), soundFile: { path: song } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const conversion = (await created.json()) as { id: number };
+
+    d.env.MAX_SEPARATION_SECONDS = "3";
+    d.env.MAX_CONVERSION_SECONDS = "3";
+    d.startWorker();
+
+    const ended = await waitForEnd(d, `vocal-separations/${separation.id}`);
+    assert.equal(ended.status, "error");
+    assert.equal(ended.errorMessage, "The input is 0:06 long; the limit is 0:03 (MAX_SEPARATION_SECONDS = 3 s)");
+    assert.equal(ended.vocalAudioFileUrl, null);
+    const converted = await waitForEnd(d, `voice-conversions/${conversion.id}`);
+    assert.equal(converted.status, "error");
+    assert.equal(converted.errorMessage, "The input is 0:06 long; the limit is 0:03 (MAX_CONVERSION_SECONDS = 3 s)");
+
+    // BullMQ records the attempt just after the row's end is written: wait for it.
+    const queue = d.api.ctx.queues.queue("separation");
+    for (let i = 0; ; i++) {
+      const job = await queue.getJob(bullJobId("separation", separation.id));
+      if (job?.finishedOn) {
+        assert.equal(job.attemptsMade, 1, "a too-long input is not retried");
+        break;
+      }
+      assert.ok(i < 100, "the queue entry never finished");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+});
