@@ -262,11 +262,21 @@ function watchRowStillRunning(
 
 /**
  * The failure class of whatever a handler threw: a `JobFailure` says it; an abort of the job's
- * own signal is `cancelled`; BullMQ's UnrecoverableError is `permanent`; the rest is `transient`.
+ * own signal is `cancelled`; BullMQ's UnrecoverableError is `permanent`; a full disk (ENOSPC) is
+ * `transient` with a message naming it; the rest is `transient`.
  */
 function classify(err: unknown, signal: AbortSignal): JobFailure {
   if (signal.aborted) return signal.reason instanceof JobFailure ? signal.reason : new JobFailure("cancelled", "cancelled");
   if (err instanceof JobFailure) return err;
   if (err instanceof UnrecoverableError) return new JobFailure("permanent", err.message);
+  // A full disk: retried (the attempt's files are removed, other jobs end), with a reason a
+  // person can act on instead of the system call's.
+  if ((err as NodeJS.ErrnoException)?.code === "ENOSPC") {
+    const where = (err as NodeJS.ErrnoException).path;
+    return new JobFailure(
+      "transient",
+      `The worker's disk is full${where ? ` (writing ${where})` : ""}: free space in TMP_DIR, or lower MAX_SEPARATION_SECONDS / MAX_CONVERSION_SECONDS`,
+    );
+  }
   return new JobFailure("transient", err instanceof Error ? err.message : String(err));
 }

@@ -121,6 +121,27 @@ test("a transient failure is retried, and the last attempt ends the row error na
   assert.equal(ended.length, 1, "the end is announced once, not per attempt");
 });
 
+test("a full disk (ENOSPC) is retried, removes the attempt's files, and ends the row naming the full disk", async () => {
+  const workDirs: string[] = [];
+  const { row } = await runSeparation({
+    async run(ctx) {
+      workDirs.push(ctx.workDir);
+      await writeFile(join(ctx.workDir, "vocals.wav"), Buffer.alloc(1024));
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), {
+        code: "ENOSPC",
+        path: join(ctx.workDir, "vocals.wav"),
+      });
+    },
+  });
+  assert.equal(workDirs.length, 2, "retried");
+  for (const dir of workDirs) await assert.rejects(access(dir), "the attempt's partial files are gone");
+  assert.equal(row.status, "error");
+  assert.match(
+    row.errorMessage!,
+    /^Processing failed after 2 attempts: The worker's disk is full \(writing .*vocals\.wav\): free space in TMP_DIR/,
+  );
+});
+
 test("cancel aborts the handler's signal; the row ends cancelled, publishing nothing", async () => {
   let started!: () => void;
   const running = new Promise<void>((resolve) => (started = resolve));
