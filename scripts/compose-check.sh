@@ -385,9 +385,21 @@ async function download(job, urls, prefix) {
     const u = new URL(url);
     if (u.origin !== s3Origin || !u.searchParams.has("X-Amz-Signature"))
       throw new Error(`${name} URL is not presigned at ${s3Origin}: ${url}`);
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(`download ${name}: ${res.status}`);
-    writeFileSync(`${prefix}-${name}`, Buffer.from(await res.arrayBuffer()));
+    writeFileSync(`${prefix}-${name}`, await fetchBytes(url, name));
+  }
+}
+// A GET cut by the network (a keep-alive connection the server closed as it was reused: seen once
+// under a load average of 23) is tried again, as any downloader does; an HTTP error is not.
+async function fetchBytes(url, name) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url);
+      if (!res.ok) throw Object.assign(new Error(`download ${name}: ${res.status}`), { http: true });
+      return Buffer.from(await res.arrayBuffer());
+    } catch (error) {
+      if (error.http || attempt === 3) throw error;
+      console.error(`download ${name}: ${error.cause?.code ?? error.message}; trying again`);
+    }
   }
 }
 const separationUrls = (job) => [
