@@ -1,12 +1,13 @@
-// `pnpm bench:voice [--seconds 60] [--threads 2] [--dir DIR] [--yin] [--no-index]`: an RVC v2 48 kHz
+// `pnpm bench:voice [--seconds 30,300] [--threads 2] [--dir DIR] [--yin] [--no-index]`: an RVC v2 48 kHz
 // conversion at real model sizes (random weights, made once by scripts/bench/prepare_voice_bench.py
 // into DIR, default $TMPDIR/mixdown-bench-voice): realtime factor, the ContentVec / pitch / index /
-// synthesizer split, and peak RSS. Pieces are 20 s whatever the input's length, so the peak is
-// reached within the first piece; --seconds 300 measures a 5-minute input.
-import { execFileSync } from "node:child_process";
+// synthesizer split, and peak RSS. Pieces are 20 s whatever the input's length; with several
+// lengths each runs in a process of its own (so each peak is that length's) and a table of the
+// peaks follows, the last against the first: memory should not grow with the input.
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -14,14 +15,16 @@ import { convertVoiceFile, RvcVoiceEngine } from "../src/index.ts";
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "60" },
+    seconds: { type: "string", default: "30,300" },
     threads: { type: "string", default: "2" },
     dir: { type: "string", default: join(tmpdir(), "mixdown-bench-voice") },
     yin: { type: "boolean", default: false },
     "no-index": { type: "boolean", default: false },
   },
 });
-const seconds = Number(values.seconds);
+const lengths = values.seconds!.split(",").map(Number);
+if (lengths.some((s) => !(s > 0)))
+  throw new Error(`--seconds takes lengths in seconds separated by commas (got ${values.seconds})`);
 const threads = Number(values.threads);
 const dir = values.dir!;
 const file = (name: string) => join(dir, name);
@@ -33,6 +36,29 @@ if (!["rvc.onnx", "contentvec.onnx", "rmvpe.onnx", "model.index"].every((n) => e
     env: { ...process.env, PYTHONPATH: fileURLToPath(new URL("../python", import.meta.url)) },
   });
 }
+
+if (lengths.length > 1) {
+  // Every argument but the lengths goes to each child.
+  const args = process.argv.slice(2).filter((a, i, all) => a !== "--seconds" && all[i - 1] !== "--seconds");
+  const rows: string[] = [];
+  let firstPeak = 0;
+  for (const length of lengths) {
+    const child = spawnSync(
+      process.execPath,
+      [...process.execArgv, fileURLToPath(import.meta.url), ...args, "--seconds", String(length)],
+      { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" },
+    );
+    process.stdout.write(child.stdout);
+    if (child.status !== 0) process.exit(child.status ?? 1);
+    const peak = Number(/peak RSS (\d+) MB/.exec(child.stdout)![1]);
+    const factor = /realtime factor ([\d.]+)/.exec(child.stdout)![1];
+    firstPeak ||= peak;
+    rows.push(`| ${length} s | ${factor} | ${peak} MB | ${(peak / firstPeak).toFixed(2)}x |`);
+  }
+  console.log(["", `| input | realtime factor | peak RSS | against ${lengths[0]} s |`, "|---|---|---|---|", ...rows].join("\n"));
+  process.exit(0);
+}
+const seconds = lengths[0]!;
 
 const work = await mkdtemp(join(tmpdir(), "mixdown-bench-voice-run-"));
 const speech = join(work, "speech.wav");
@@ -78,6 +104,9 @@ console.log(
     // On a shared machine the wall clock counts other people's work; CPU time does not.
     `CPU ${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} core-seconds per second of audio (this process; ffmpeg not counted)`,
     `peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")} (1, 5, 15 min; wall times count other processes on a busy machine)`,
   ].join("\n"),
 );
 await engine.close();
