@@ -6,6 +6,12 @@
  * VmRSS, prints a table and stops everything.
  *
  *   pnpm bench:api [--storage s3|local] [--seconds 8] [--concurrency 16] [--upload-mb 95] [--reads-only]
+ *                  [--reads health,running,one,list] [--checkout DIR]
+ *
+ * `--checkout DIR` drives the API of another checkout of the project (its own node_modules) on
+ * the same stack and rows, to measure a change before and after in one run. Reads are driven by
+ * autocannon; besides req/s and latency the table gives the API process's CPU time per request,
+ * which a loaded machine changes far less than the rates.
  */
 import { execFile, spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
@@ -32,6 +38,8 @@ const { values: args } = parseArgs({
     "reads-only": { type: "boolean", default: false },
     /** Which reads to drive (profiling one at a time): health, one, list, running. */
     reads: { type: "string", default: "health,one,running,list" },
+    /** Another checkout whose API to drive (the same stack and data): before/after in one run. */
+    checkout: { type: "string" },
   },
 });
 const storage = args.storage === "local" ? "local" : "s3";
@@ -187,8 +195,9 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
+    const apiRoot = args.checkout ? path.resolve(args.checkout) : repoRoot;
     api = spawn(process.execPath, [...(args["node-flag"] ?? []), "--import", "tsx", "apps/api/src/main.ts"], {
-      cwd: repoRoot,
+      cwd: apiRoot,
       env: {
         ...process.env,
         ...stack.env,
@@ -309,7 +318,7 @@ async function main(): Promise<void> {
     const row = (name: string, r: LoadResult) =>
       `| ${name} | ${r.perSecond.toFixed(0)} req/s | p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms${r.cpuPerRequest === undefined ? "" : `, API CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/request`} | ${r.requests} requests, ${r.errors} errors |`;
     console.log(
-      `\nMixdown API bench: storage=${storage}, ${concurrency} concurrent requests for ${seconds} s each, ${os.cpus().length} CPUs, node ${process.version}\n`,
+      `\nMixdown API bench: the API of ${apiRoot} (${await run("git", ["-C", apiRoot, "rev-parse", "--short", "HEAD"]).then((r) => r.stdout.trim())}), storage=${storage}, ${concurrency} concurrent requests for ${seconds} s each, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)}, node ${process.version}\n`,
     );
     console.log("| measurement | result | latency / detail | count |");
     console.log("| --- | --- | --- | --- |");
