@@ -118,11 +118,10 @@ type InferenceThreadAnswer = Extract<InferenceThreadMessage, { op: "opened" | "r
 
 /**
  * The thread that runs every session this thread opens with createThreadSession. One thread
- * for all of them, not one each: onnxruntime allocates a run's working memory on the thread
- * that calls run, and each thread gets its own malloc arena, which keeps the memory it has
- * freed, so sessions on threads of their own each held their largest run for good (three
- * small models: 1.35 GB; on one thread: their largest run once, see the README). The
- * separations and ensembles run their models one after another, so they lose nothing.
+ * for all of them, not one each: every thread costs its own V8 isolate (with its own copy of
+ * the compiled modules) and its own malloc arena, which keeps what it has freed, and the
+ * separations and ensembles run their models one after another, so a thread each bought
+ * nothing (the default worker's three models: see the README's Benchmarks).
  */
 class InferenceThread {
   readonly #worker: Worker;
