@@ -4,7 +4,9 @@
  * alone (the model run on as many chunks again, back to back, with nothing
  * else going on), the realtime factor, where the calling thread's time went
  * (waiting for decoded audio, waiting for onnxruntime, STFT/iSTFT and
- * overlap-add, waiting for the encoders) and peak RSS. Each case runs in its
+ * overlap-add, waiting for the encoders), RSS once the model is loaded and the
+ * separation's peak RSS (read before the inference-alone reference, which opens sessions of
+ * its own for the families other than MDX-Net). Each case runs in its
  * own process so its peak RSS (VmHWM) is its own.
  *
  *   pnpm bench:separation [--models vocals,stems] [--durations 30,180,600]
@@ -62,12 +64,14 @@ interface CaseResult extends CaseSpec {
   postMs: number;
   encodeMs: number;
   chunks: number;
+  /** RSS once the model is loaded and warmed up, before the separation */
+  loadedRssMb: number;
   peakRssMb: number;
 }
 
-async function peakRssMb(): Promise<number> {
+async function statusMb(field: "VmRSS" | "VmHWM"): Promise<number> {
   const status = await readFile("/proc/self/status", "utf8");
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return kb / 1024;
 }
 
@@ -83,6 +87,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
   // the bench's models are MDX-Net ones: its inference-alone reference feeds their spectrogram input
   const [model] = (await Promise.all([registry.load(spec.model), prepareFfmpeg()])) as [MdxModel, unknown];
   const loadMs = performance.now() - loadStart;
+  const loadedRssMb = await statusMb("VmRSS");
   const outDir = await mkdtemp(join(tmpdir(), "mixdown-bench-out-"));
   try {
     const result = await separateFile({
@@ -93,6 +98,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
       helperThread: spec.helperThread,
       ...(spec.batch ? { batchSize: spec.batch } : {}),
     });
+    const peakRssMb = await statusMb("VmHWM");
     let inferenceAloneMs: number;
     let msPerChunkAlone: number | undefined;
     const manifest = model.manifest as { architecture: string; file: string; members?: { file: string }[] };
@@ -120,7 +126,8 @@ async function runCase(spec: CaseSpec): Promise<void> {
       ...(msPerChunkAlone !== undefined ? { msPerChunkAlone } : {}),
       family: manifest.architecture,
       chunks: result.chunks,
-      peakRssMb: await peakRssMb(),
+      loadedRssMb,
+      peakRssMb,
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
@@ -283,9 +290,9 @@ async function main(): Promise<void> {
   );
   console.log("");
   console.log(
-    "| model | input | wall s | inference alone s | wall / inference alone | x realtime | inference in pipeline s | decode wait s | inference wait s | post s | encode s | peak RSS MB |",
+    "| model | input | wall s | inference alone s | wall / inference alone | x realtime | inference in pipeline s | decode wait s | inference wait s | post s | encode s | RSS loaded MB | peak RSS MB |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   const results: CaseResult[] = [];
   for (const seconds of durations) {
     const input = await syntheticSong(seconds);
@@ -305,7 +312,7 @@ async function main(): Promise<void> {
       const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
       console.log(
         `| ${model} | ${label} | ${s(r.totalMs)} | ${s(r.inferenceAloneMs)} | ${(r.totalMs / r.inferenceAloneMs).toFixed(2)} | ` +
-          `${(seconds / (r.totalMs / 1000)).toFixed(1)} | ${s(r.inferenceMs)} | ${s(r.decodeMs)} | ${s(r.inferenceWaitMs)} | ${s(r.postMs)} | ${s(r.encodeMs)} | ${r.peakRssMb.toFixed(0)} |`,
+          `${(seconds / (r.totalMs / 1000)).toFixed(1)} | ${s(r.inferenceMs)} | ${s(r.decodeMs)} | ${s(r.inferenceWaitMs)} | ${s(r.postMs)} | ${s(r.encodeMs)} | ${r.loadedRssMb.toFixed(0)} | ${r.peakRssMb.toFixed(0)} |`,
       );
     }
   }

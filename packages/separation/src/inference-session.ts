@@ -104,73 +104,107 @@ export async function createLocalSession(
 }
 
 export type InferenceThreadRequest =
-  { id: number; op: "run"; feeds: Record<string, SessionFeed>; outputNames: string[] } | { id: number; op: "release" };
+  | { id: number; op: "open"; onnxPath: string; options: ort.InferenceSession.SessionOptions }
+  | { id: number; op: "run"; session: number; feeds: Record<string, SessionFeed>; outputNames: string[] }
+  | { id: number; op: "release"; session: number };
 
 export type InferenceThreadMessage =
-  | { op: "ready"; info: SessionInfo }
-  | { op: "failed"; error: string }
+  | { id: number; op: "opened"; session: number; info: SessionInfo }
   | { id: number; op: "result"; outputs: Record<string, SessionOutput> }
+  | { id: number; op: "released" }
   | { id: number; op: "error"; error: string };
 
+type InferenceThreadAnswer = Extract<InferenceThreadMessage, { op: "opened" | "result" | "released" }>;
+
 /**
- * A session owned by a thread of its own, so the calling thread stays free
- * for decoding, the STFT work and encoding while the model runs. Inputs on
- * SharedArrayBuffer memory are read in place; outputs come back as
- * transferred buffers (no copy on this side).
+ * The thread that runs every session this thread opens with createThreadSession. One thread
+ * for all of them, not one each: every thread costs its own V8 isolate (with its own copy of
+ * the compiled modules) and its own malloc arena, which keeps what it has freed, and the
+ * separations and ensembles run their models one after another, so a thread each bought
+ * nothing (the default worker's three models: see the README's Benchmarks).
+ */
+class InferenceThread {
+  readonly #worker: Worker;
+  readonly #requests: ThreadRequests<InferenceThreadMessage, InferenceThreadAnswer>;
+  #open = 0;
+
+  constructor() {
+    this.#worker = new Worker(new URL("./inference-thread.ts", import.meta.url));
+    this.#requests = new ThreadRequests<InferenceThreadMessage, InferenceThreadAnswer>(
+      this.#worker,
+      "inference thread",
+      (message) =>
+        message.op === "error" ? { id: message.id, error: new Error(message.error) } : { id: message.id, result: message },
+    );
+  }
+
+  get broken(): Error | undefined {
+    return this.#requests.broken;
+  }
+
+  #request(message: DistributiveOmit<InferenceThreadRequest, "id">): Promise<InferenceThreadAnswer> {
+    return this.#requests.request((id): InferenceThreadRequest => ({ ...message, id }));
+  }
+
+  async open(onnxPath: string, options: ort.InferenceSession.SessionOptions): Promise<RunnableSession> {
+    this.#open++;
+    let opened: InferenceThreadAnswer;
+    try {
+      opened = await this.#request({ op: "open", onnxPath, options });
+    } catch (err) {
+      await this.#closed();
+      throw err;
+    }
+    if (opened.op !== "opened") throw new Error(`inference thread: unexpected answer ${opened.op}`);
+    const { session, info } = opened;
+    const broken = () => this.broken !== undefined;
+    let released = false;
+    const runMany: RunnableSession["runMany"] = async (feeds, outputNames) => {
+      if (released) throw new Error("session released");
+      const plain: Record<string, SessionFeed> = {};
+      for (const [name, feed] of Object.entries(feeds)) plain[name] = { data: feed.data, dims: [...feed.dims] };
+      const answer = await this.#request({ op: "run", session, feeds: plain, outputNames: [...outputNames] });
+      if (answer.op !== "result") throw new Error(`inference thread: unexpected answer ${answer.op}`);
+      return answer.outputs;
+    };
+    return {
+      ...info,
+      run: (inputName, input, dims, outputName) => runSingle(runMany, inputName, input, dims, outputName),
+      runMany,
+      release: async () => {
+        if (released) return;
+        released = true;
+        if (!this.broken) await this.#request({ op: "release", session }).catch(() => {});
+        await this.#closed();
+      },
+      get unusable() {
+        return released || broken();
+      },
+    };
+  }
+
+  /** One session fewer; the thread ends with its last. */
+  async #closed(): Promise<void> {
+    if (--this.#open > 0) return;
+    if (shared === this) shared = undefined;
+    this.#requests.fail(new Error("inference thread closed"));
+    await this.#worker.terminate();
+  }
+}
+
+let shared: InferenceThread | undefined;
+
+/**
+ * A session on the inference thread this thread shares among its sessions (started with the
+ * first, ended with the last), so the calling thread stays free for decoding, the STFT work
+ * and encoding while the model runs. Inputs on SharedArrayBuffer memory are read in place;
+ * outputs come back as transferred buffers (no copy on this side). A session is unusable
+ * once released or once the thread has died (the next session opened starts a new one).
  */
 export async function createThreadSession(
   onnxPath: string,
   options: ort.InferenceSession.SessionOptions,
 ): Promise<RunnableSession> {
-  const worker = new Worker(new URL("./inference-thread.ts", import.meta.url), { workerData: { onnxPath, options } });
-  let onError: (err: Error) => void = () => {};
-  let onExit: (code: number) => void = () => {};
-  let onMessage: (message: InferenceThreadMessage) => void = () => {};
-  const info = await new Promise<SessionInfo>((resolve, reject) => {
-    onError = reject;
-    onExit = (code) => reject(new Error(`inference thread exited with code ${code}`));
-    onMessage = (message) => {
-      if (message.op === "ready") resolve(message.info);
-      else reject(new Error(message.op === "failed" ? message.error : `unexpected message ${message.op}`));
-    };
-    worker.on("error", onError).on("exit", onExit).on("message", onMessage);
-  })
-    .catch(async (err: Error) => {
-      await worker.terminate();
-      throw err;
-    })
-    .finally(() => {
-      // (not removeAllListeners: the Worker's own listeners start its message port)
-      worker.off("error", onError).off("exit", onExit).off("message", onMessage);
-    });
-  const requests = new ThreadRequests<InferenceThreadMessage, Record<string, SessionOutput>>(
-    worker,
-    "inference thread",
-    (message) => {
-      if (!("id" in message)) return undefined;
-      if (message.op === "result") return { id: message.id, result: message.outputs };
-      return { id: message.id, error: new Error(message.op === "error" ? message.error : "unexpected message") };
-    },
-  );
-
-  const request = (message: DistributiveOmit<InferenceThreadRequest, "id">) =>
-    requests.request((id): InferenceThreadRequest => ({ ...message, id }));
-  const runMany: RunnableSession["runMany"] = (feeds, outputNames) => {
-    const plain: Record<string, SessionFeed> = {};
-    for (const [name, feed] of Object.entries(feeds)) plain[name] = { data: feed.data, dims: [...feed.dims] };
-    return request({ op: "run", feeds: plain, outputNames: [...outputNames] });
-  };
-  return {
-    ...info,
-    run: (inputName, input, dims, outputName) => runSingle(runMany, inputName, input, dims, outputName),
-    runMany,
-    release: async () => {
-      if (!requests.broken) await request({ op: "release" }).catch(() => {});
-      requests.fail(new Error("session released"));
-      await worker.terminate();
-    },
-    get unusable() {
-      return requests.broken !== undefined;
-    },
-  };
+  if (!shared || shared.broken) shared = new InferenceThread();
+  return shared.open(onnxPath, options);
 }
