@@ -142,14 +142,15 @@ export class RvcVoiceEngine implements VoiceEngine {
   }
 
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
-    // No CPU arena: each session's arena keeps the most memory any of its runs needed, so the four
-    // sessions' peaks stayed resident together; without it a run's memory goes back when it ends.
     // No memory pattern: from the second run of a shape (pieces of one length recur on long input)
-    // onnxruntime allocates the planned block for the whole run at once, which came to more than
-    // the run allocating as it goes (peak RSS +330 MB without the arena, +1.2 GB with it).
+    // onnxruntime allocates the planned block for the whole run at once, and the arena then kept
+    // it beside the first run's (peak RSS stepped from 3.1 to 4.3 GB at the third 15 s piece).
+    // The CPU arena stays on: without it every run maps its memory afresh, and a conversion took
+    // 10.3 core-seconds per second of audio instead of 2.1 (bench:voice --seconds 30, 2026-11-26:
+    // peak RSS 2450 MB without the arena, 2789 MB with it).
     const session = {
       graphOptimizationLevel: "all" as const,
-      enableCpuMemArena: false,
+      enableCpuMemArena: true,
       enableMemPattern: false,
       ...options.sessionOptions,
     };
