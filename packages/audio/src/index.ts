@@ -1,4 +1,12 @@
-export { ffprobeAudio, overDurationLimit, probeAudio, prepareFfmpeg, type AudioProbe, type ProbeOptions } from "./probe-audio.ts";
+export {
+  ffprobeAudio,
+  overDurationLimit,
+  probeAudio,
+  prepareFfmpeg,
+  type AudioProbe,
+  type DurationLimit,
+  type ProbeOptions,
+} from "./probe-audio.ts";
 export { decodeToPcm, type DecodeToPcmOptions } from "./decode-to-pcm.ts";
 export { countDecodedFrames, countDecodedFramesWithin } from "./count-decoded-frames.ts";
 export {

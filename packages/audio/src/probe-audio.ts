@@ -148,11 +148,17 @@ function clock(seconds: number): string {
     : `${parts[1]}:${String(parts[2]).padStart(2, "0")}`;
 }
 
+/** The longest audio a job kind takes, and the setting that holds it (named in the refusal). */
+export interface DurationLimit {
+  seconds: number;
+  setting: string;
+}
+
 /**
- * Null when the probed audio is at most `maxSeconds` long, else why not, naming the limit, the
+ * Null when the probed audio is at most `limit.seconds` long, else why not, naming the limit, the
  * setting that holds it and the file's length (`more than` when the count stopped at the limit).
  */
-export function overDurationLimit(probe: AudioProbe, maxSeconds: number, setting: string): string | null {
+export function overDurationLimit(probe: AudioProbe, { seconds: maxSeconds, setting }: DurationLimit): string | null {
   const seconds = probe.frames / probe.sampleRate;
   if (seconds <= maxSeconds) return null;
   // A count stopped just past the limit (countUpToSeconds) knows only that it is longer.

@@ -1,6 +1,6 @@
 import { unprocessable, unsupportedMediaType } from "../http/errors.ts";
 import { sniffAudioFormat, type AudioFormat } from "./audio-format.ts";
-import { AudioDecodeError, overDurationLimit, probeAudio } from "@mixdown/audio";
+import { AudioDecodeError, overDurationLimit, probeAudio, type DurationLimit } from "@mixdown/audio";
 import type { ReceivedFile } from "./receive-form.ts";
 
 const FFPROBE_FORMATS: Record<AudioFormat, string[]> = {
@@ -33,12 +33,6 @@ function list(formats: readonly AudioFormat[]): string {
  * plays no part. 415: not one of the accepted formats; 422: an accepted
  * format that does not decode.
  */
-export interface DurationLimit {
-  seconds: number;
-  /** The setting that holds it, named in the 422. */
-  setting: string;
-}
-
 export async function checkAudioUpload(
   file: ReceivedFile,
   accepted: readonly AudioFormat[],
@@ -70,7 +64,7 @@ export async function checkAudioUpload(
     throw unprocessable(`${field} is not decodable ${list(allowed)} audio (ffprobe reads it as ${probe.format || "unknown"})`);
   }
   if (!(probe.frames > 0)) throw unprocessable(`${field} has no audio (duration 0)`);
-  const tooLong = limit && overDurationLimit(probe, limit.seconds, limit.setting);
+  const tooLong = limit && overDurationLimit(probe, limit);
   if (tooLong) throw unprocessable(`${field} ${tooLong}`);
   return format;
 }

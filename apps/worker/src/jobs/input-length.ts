@@ -1,11 +1,5 @@
-import { overDurationLimit, probeAudio } from "@mixdown/audio";
+import { overDurationLimit, probeAudio, type DurationLimit } from "@mixdown/audio";
 import { JobFailure } from "@mixdown/jobs";
-
-/** The longest input a job kind takes, and the setting that says so. */
-export interface InputLengthLimit {
-  seconds: number;
-  setting: "MAX_SEPARATION_SECONDS" | "MAX_CONVERSION_SECONDS";
-}
 
 /**
  * Fails the job (bad input: no retry) when the downloaded input is longer than the limit. The
@@ -14,9 +8,9 @@ export interface InputLengthLimit {
  * just past the limit. A file that does not probe is left to the job's own decode, whose error
  * names the problem.
  */
-export async function checkInputLength(path: string, limit: InputLengthLimit, what: string, signal: AbortSignal): Promise<void> {
+export async function checkInputLength(path: string, limit: DurationLimit, what: string, signal: AbortSignal): Promise<void> {
   const probe = await probeAudio(path, { countUpToSeconds: limit.seconds, signal }).catch(() => null);
   signal.throwIfAborted();
-  const tooLong = probe && overDurationLimit(probe, limit.seconds, limit.setting);
+  const tooLong = probe && overDurationLimit(probe, limit);
   if (tooLong) throw new JobFailure("bad-input", `The ${what} ${tooLong}`);
 }

@@ -43,7 +43,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         backingPath = join(workDir, "backing");
         await deps.storage.downloadToFile(row.backingKey, backingPath);
       }
-      const limit = { seconds: deps.maxInputSeconds, setting: "MAX_CONVERSION_SECONDS" } as const;
+      const limit = { seconds: deps.maxInputSeconds, setting: "MAX_CONVERSION_SECONDS" };
       await checkInputLength(inputPath, limit, "input", signal);
       if (backingPath) await checkInputLength(backingPath, limit, "backing track", signal);
       const modelPath = await deps.modelFiles.resolve(model);

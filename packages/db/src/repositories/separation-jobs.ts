@@ -28,7 +28,7 @@ export class SeparationJobRepository {
   /**
    * The row, only when it belongs to `callerId` and is of `kind`. Read by primary key and checked
    * here: Prisma batches concurrent `findUnique` calls into one query, and the polling path costs
-   * 111 µs of CPU a read instead of findFirst's 568 (`./mixdown.sh bench:db-reads`).
+   * 144 µs of CPU a read instead of findFirst's 694 (`./mixdown.sh bench:db-reads`).
    */
   async findForCaller(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJob | null> {
     const row = await this.prisma.separationJob.findUnique({ where: { id } });
