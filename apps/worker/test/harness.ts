@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { buildApp, type App } from "@mixdown/api";
 import { loadConfig } from "@mixdown/config";
 import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
+import type { Job, Queue } from "bullmq";
 import { startTestStack, stopChild, testFilesDir, type TestStack } from "@mixdown/devstack";
 
 const run = promisify(execFile);
@@ -208,6 +209,24 @@ export async function waitForEnd(d: Deployment, route: string, timeoutMs = 180_0
     if (job.status !== "running") return job;
     if (Date.now() > deadline) throw new Error(`${route} still running after ${timeoutMs} ms (progress ${job.progress})`);
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * The BullMQ entry `bullId` once its attempt has ended (completed or failed). A worker writes the
+ * row's end before BullMQ records the attempt (`attemptsMade`, `finishedOn`), so a test that reads
+ * the entry after seeing the row's end must wait for this first.
+ */
+export async function waitForQueueEntryEnd(queue: Queue, bullId: string, timeoutMs = 30_000): Promise<Job> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await queue.getJob(bullId);
+    if (job?.finishedOn) return job;
+    if (Date.now() > deadline)
+      throw new Error(
+        `${bullId}: BullMQ did not record the attempt's end within ${timeoutMs} ms (${job ? await job.getState() : "no entry"})`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

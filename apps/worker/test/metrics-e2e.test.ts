@@ -67,7 +67,7 @@ describe("metrics of a worker running real jobs", () => {
     });
     assert.equal((await scrape(workerUrl, "not-the-token-at-all")).status, 401);
 
-    // The row is updated inside the job; the Worker's completed/failed events follow it.
+    // The row is updated inside the job; the Worker's completed/failed events (and the counters) follow it: wait for both.
     let text = "";
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
@@ -75,7 +75,10 @@ describe("metrics of a worker running real jobs", () => {
       assert.equal(res.status, 200);
       assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
       text = await res.text();
-      if ((metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "error" }) ?? 0) >= 1) break;
+      const ended = (status: string) =>
+        (metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status }) ?? 0) >= 1;
+      if (ended("success") && ended("error") && metricSample(text, "mixdown_worker_active_jobs", { queue: "voice-blend" }) === 0)
+        break;
       await new Promise((r) => setTimeout(r, 200));
     }
     assert.equal(metricSample(text, "mixdown_jobs_ended_total", { kind: "voice_blend", status: "success" }), 1);

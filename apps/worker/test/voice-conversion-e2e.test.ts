@@ -16,7 +16,7 @@ import {
   writeContentVecSignatureModel,
   writeRvcSignatureModel,
 } from "@mixdown/voice";
-import { download, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { download, postForm, probe, startDeployment, waitForEnd, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
 
 // Debian's PyTorch for the fixtures' checks, as the worker gets it: installed here when missing, never skipped.
 const torchPython = await ensurePyTorch(() => {});
@@ -184,14 +184,9 @@ describe("voice conversion jobs through the API and the worker", () => {
     const row = await d.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
     assert.match(row.buildError ?? "", /^referenceFile: the reference recording has too little voice/);
     assert.equal(row.fileKey, null);
-    // The row ends before BullMQ records the attempt: wait for the queue entry's own end first.
-    const queue = d.api.ctx.queues.queue("voice-model-build");
-    const bullId = `voice-model-build-${model.id}`;
-    const deadline = Date.now() + 30_000;
-    while (!["failed", "completed"].includes(await queue.getJobState(bullId)) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
-    assert.equal(await queue.getJobState(bullId), "failed");
-    assert.equal((await queue.getJob(bullId))?.attemptsMade, 1, "bad input is not retried");
+    const entry = await waitForQueueEntryEnd(d.api.ctx.queues.queue("voice-model-build"), `voice-model-build-${model.id}`);
+    assert.equal(await entry.getState(), "failed");
+    assert.equal(entry.attemptsMade, 1, "bad input is not retried");
   });
 
   it("imports an RVC v2 ONNX of the exact signature and converts through it, keeping length and rate", async () => {

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { testFilesDir } from "@mixdown/devstack";
 import { writeZip } from "../../../packages/voice/test/zip-writer.ts";
-import { getJson, postForm, startDeployment, type Deployment } from "./harness.ts";
+import { getJson, postForm, startDeployment, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
 
 const fixture = (path: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${path}`, import.meta.url));
 const MB = 1024 * 1024;
@@ -134,8 +134,8 @@ describe("voice models imported from a link", () => {
       rendered.mediaError ?? "",
       /ContentVec model .* which is missing: install it with `\.\/mixdown\.sh models pull hubert`/,
     );
-    const media = await d.api.ctx.queues.queue("voice-model-media").getJob(`voice-model-media-${id}`);
-    assert.equal(media?.attemptsMade, 1, "a missing asset is not retried");
+    const media = await waitForQueueEntryEnd(d.api.ctx.queues.queue("voice-model-media"), `voice-model-media-${id}`);
+    assert.equal(media.attemptsMade, 1, "a missing asset is not retried");
   });
 
   it("imports a .pth with an indexUrl, and an RVC .onnx export, from links", async () => {

@@ -58,6 +58,21 @@ describe("webhooks through the API, the worker and a receiver", () => {
   let d: Deployment;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let secret: string;
+
+  /**
+   * The separation row's delivery once the worker has written its end (`deliveredAt` or `failedAt`):
+   * the receiver answers before the worker records the answer, so a test that saw the POST arrive
+   * waits for the row.
+   */
+  async function deliveryEnded(rowId: number, timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const delivery = await d.prisma.webhookDelivery.findFirst({ where: { jobKind: "separation", rowId } });
+      if (delivery && (delivery.deliveredAt || delivery.failedAt)) return delivery;
+      if (Date.now() > deadline) throw new Error(`the delivery of separation ${rowId} did not end within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   let song: string;
 
   before(async () => {
@@ -109,7 +124,7 @@ describe("webhooks through the API, the worker and a receiver", () => {
     assert.deepEqual(unsigned(record), unsigned(job));
     assert.equal((await fetch(record.vocalAudioFileUrl)).status, 200, "the record's URLs download");
 
-    const delivery = await d.prisma.webhookDelivery.findFirstOrThrow({ where: { jobKind: "separation", rowId: created.id } });
+    const delivery = await deliveryEnded(created.id);
     assert.equal(hook!.headers["mixdown-delivery"], String(delivery.id));
     assert.equal(delivery.attempts, 1);
     assert.ok(delivery.deliveredAt);
@@ -125,11 +140,7 @@ describe("webhooks through the API, the worker and a receiver", () => {
     const hooks = await receiver.waitFor("/hooks/flaky", 3);
     assert.deepEqual(new Set(hooks.map((h) => h.headers["mixdown-delivery"])).size, 1);
     for (const h of hooks) assert.ok(signatureValid(secret, h.headers["mixdown-signature"] as string, h.body));
-    let delivery = await d.prisma.webhookDelivery.findFirstOrThrow({ where: { jobKind: "separation", rowId: created.id } });
-    for (let i = 0; i < 50 && !delivery.deliveredAt; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      delivery = await d.prisma.webhookDelivery.findFirstOrThrow({ where: { id: delivery.id } });
-    }
+    const delivery = await deliveryEnded(created.id);
     assert.ok(delivery.deliveredAt, "delivered on the third try");
     assert.equal(delivery.attempts, 3);
     assert.equal(JSON.parse(hooks[2]!.body).status, "success");
@@ -140,11 +151,7 @@ describe("webhooks through the API, the worker and a receiver", () => {
     const res = await postForm(d, "vocal-separations", { inputFile: { path: song }, webhookUrl: receiver.url("/hooks/gone") });
     const created = (await res.json()) as { id: number };
     await receiver.waitFor("/hooks/gone", 1);
-    let delivery = await d.prisma.webhookDelivery.findFirstOrThrow({ where: { jobKind: "separation", rowId: created.id } });
-    for (let i = 0; i < 50 && !delivery.failedAt; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      delivery = await d.prisma.webhookDelivery.findFirstOrThrow({ where: { id: delivery.id } });
-    }
+    const delivery = await deliveryEnded(created.id);
     assert.ok(delivery.failedAt);
     assert.equal(delivery.lastStatusCode, 404);
     assert.equal(delivery.deliveredAt, null);
