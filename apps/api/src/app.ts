@@ -27,6 +27,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
 import { fileRoutes } from "./files/routes.ts";
+import { registerSecurityHeaders, requestLogSerializers } from "./http/security-headers.ts";
 import { healthRoutes } from "./health/routes.ts";
 import { DEFAULT_WEB_DIR, dashboardRoutes } from "./dashboard/routes.ts";
 import { installErrorHandling } from "./http/errors.ts";
@@ -64,6 +65,8 @@ export interface AppDeps {
   authCacheTtlMs?: number;
   /** How long a create waits for Redis to take the queue entry before leaving it to the reconciler. */
   enqueueTimeoutMs?: number;
+  /** Where the API's own logger writes (default: stdout); tests read what it logs. */
+  logStream?: { write(line: string): void };
   /** The built web dashboard served at `/` (default: apps/web/dist of this checkout). */
   webDir?: string;
 }
@@ -73,7 +76,9 @@ export type App = FastifyInstance & { ctx: AppContext };
 /** The Kits v1 HTTP API as a Fastify instance (not yet listening). */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App> {
   const app = Fastify({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.LOG_LEVEL } }),
+    ...(deps.logger
+      ? { loggerInstance: deps.logger }
+      : { logger: { level: config.LOG_LEVEL, serializers: requestLogSerializers, stream: deps.logStream } }),
     ajv: { customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -168,6 +173,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   pruneIdempotencyKeys(app, idempotencyKeys);
 
   installErrorHandling(app);
+  // The origin every signed URL points at, from one signed the same way as any other.
+  await registerSecurityHeaders(app, new URL(await storage.signedUrl("origin-probe", 60)).origin);
   await app.register(multipart, { throwFileSizeLimit: true });
   await app.register(swagger, {
     openapi: {

@@ -46,6 +46,35 @@ describe("the web dashboard's files", () => {
     assert.equal((await app.inject({ url: "/healthz" })).statusCode, 200);
   });
 
+  test("every answer carries the security headers; the dashboard's CSP runs only this origin's scripts and fetches media only from the storage's origin", async () => {
+    const index = await app.inject({ url: "/" });
+    const csp = Object.fromEntries(
+      String(index.headers["content-security-policy"])
+        .split(";")
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...values]) => [name, values]),
+    );
+    assert.deepEqual(csp["script-src"], ["'self'"]);
+    assert.deepEqual(csp["object-src"], ["'none'"]);
+    assert.deepEqual(csp["frame-ancestors"], ["'none'"]);
+    // Local storage signs URLs on the API's own public base URL: that origin, and no wildcard.
+    const storageOrigin = new URL(await app.ctx.storage.signedUrl("any/key.wav", 60)).origin;
+    for (const directive of ["media-src", "connect-src", "img-src"]) {
+      assert.ok(csp[directive].includes(storageOrigin), `${directive} names ${storageOrigin}`);
+      assert.ok(
+        !csp[directive].some((v: string) => v === "*" || v === "http:" || v === "https:"),
+        `${directive} has no wildcard`,
+      );
+    }
+    for (const res of [index, await app.inject({ url: "/api/kits/v1/voice-models" }), await app.inject({ url: "/healthz" })]) {
+      assert.equal(res.headers["x-content-type-options"], "nosniff");
+      assert.equal(res.headers["x-frame-options"], "SAMEORIGIN");
+      assert.equal(res.headers["referrer-policy"], "no-referrer");
+      assert.equal(res.headers["strict-transport-security"], undefined, "HSTS belongs to whatever terminates TLS");
+      assert.ok(res.headers["content-security-policy"]);
+    }
+  });
+
   test("without a build, / answers a JSON 404 saying how to build it and the API still works", async () => {
     const index = await unbuilt.inject({ url: "/" });
     assert.equal(index.statusCode, 404);

@@ -310,3 +310,40 @@ test("readiness names what is down (503) while liveness stays up", async () => {
   assert.equal(body.checks.storage, "ok");
   assert.equal((await h.app.inject({ method: "GET", url: "/healthz" })).statusCode, 200);
 });
+
+test("the logs never hold a credential: not an API key (accepted or wrong), not a signed URL's signature", async () => {
+  const lines: string[] = [];
+  const config = loadConfig({ ...h.stack.env, LOG_LEVEL: "debug" });
+  const app = await buildApp(config, { authCacheTtlMs: 0, logStream: { write: (line: string) => void lines.push(line) } });
+  try {
+    const caller = await h.newCaller();
+    const id = await createSeparation(caller.auth);
+    assert.equal((await app.inject({ url: `/api/kits/v1/vocal-separations/${id}`, headers: caller.auth })).statusCode, 200);
+    const signed = new URL(
+      await app.ctx.storage.signedUrl((await h.prisma.separationJob.findUniqueOrThrow({ where: { id } })).inputKey, 60),
+    );
+    assert.equal((await app.inject({ url: signed.pathname + signed.search })).statusCode, 200);
+    assert.equal((await app.inject({ url: `${signed.pathname}?expires=1&signature=${"ab".repeat(32)}` })).statusCode, 403);
+    assert.equal(
+      (await app.inject({ url: "/api/kits/v1/voice-models", headers: { authorization: "Bearer wrong-key-0123456789" } }))
+        .statusCode,
+      401,
+    );
+    const bad = multipart({ webhookUrl: "not a url" }, [{ name: "inputFile", filename: "a.wav", content: await audio("wav") }]);
+    const refused = await app.inject({
+      method: "POST",
+      url: "/api/kits/v1/vocal-separations",
+      headers: { ...bad.headers, ...caller.auth },
+      payload: bad.payload,
+    });
+    assert.equal(refused.statusCode, 422);
+
+    const log = lines.join("");
+    assert.match(log, /"url":"\/files\/[^"]*signature=\[redacted\]/, "the download was logged, its signature masked");
+    assert.match(log, /"statusCode":401/, "the refused key's request was logged");
+    for (const secret of [caller.key, "wrong-key-0123456789", signed.searchParams.get("signature")!, config.SIGNED_URL_SECRET!])
+      assert.ok(!log.includes(secret), `the log holds ${secret.slice(0, 6)}...`);
+  } finally {
+    await app.close();
+  }
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ensurePyTorch } from "@mixdown/separation/import";
@@ -81,6 +82,32 @@ describe("RVC .pth converted by Mixdown's own synthesizer: RVC's forward, exactl
     const audioSnr = snr(new Float32Array(await bytes("reference-v1-40k-nof0/audio.f32")), audio);
     console.log(`v1-40k without f0: audio ${audioSnr.toFixed(1)} dB against RVC`);
     assert.ok(audioSnr >= 50, `audio ${audioSnr} dB`);
+  });
+
+  it("a .pth whose pickle would run code is refused before anything in it runs (torch.save's zip and the legacy format)", async () => {
+    const work = await tempDir();
+    const marker = join(work, "ran");
+    // What a malicious upload does: an object whose unpickling calls os.system.
+    execFileSync(torchPython, [
+      "-c",
+      `import os, torch
+class Payload:
+    def __reduce__(self):
+        return (os.system, (${JSON.stringify(`touch ${marker}`)},))
+for path, zipped in ((${JSON.stringify(join(work, "zip.pth"))}, True), (${JSON.stringify(join(work, "legacy.pth"))}, False)):
+    torch.save({"weight": {}, "config": Payload()}, path, _use_new_zipfile_serialization=zipped)`,
+    ]);
+    assert.equal(existsSync(marker), false, "saving does not run the payload");
+    for (const name of ["zip.pth", "legacy.pth"]) {
+      const run = spawnSync(torchPython, ["-m", "mixdown_voice.export_rvc", join(work, name), join(work, "out.onnx")], {
+        env: { ...process.env, PYTHONPATH: VOICE_PYTHON_PATH },
+        encoding: "utf8",
+      });
+      assert.equal(run.status, 2, `${name}: ${run.stderr}`);
+      assert.match(run.stderr, /^not a PyTorch file \(UnpicklingError: /m, name);
+      assert.equal(existsSync(marker), false, `${name}: the payload did not run`);
+      assert.equal(existsSync(join(work, "out.onnx")), false);
+    }
   });
 
   it("the converter makes that graph from the .pth (needs Debian's python3-torch)", async () => {

@@ -21,7 +21,7 @@ def main(argv):
     source, target = argv
     torch.set_num_threads(int(os.environ.get("MIXDOWN_EXPORT_THREADS", "2")))
     try:
-        state = torch.load(source, map_location="cpu")
+        state = torch.load(source, map_location="cpu", weights_only=True)  # tensors only: nothing in the file runs
     except Exception as err:  # an unreadable pickle/zip is the file's fault
         print(f"not a PyTorch checkpoint ({type(err).__name__}: {err})", file=sys.stderr)
         return 2

@@ -36,7 +36,9 @@ def main(argv):
     source, target = argv
     torch.set_num_threads(int(os.environ.get("MIXDOWN_EXPORT_THREADS", "2")))
     try:
-        checkpoint = torch.load(source, map_location="cpu")
+        # weights_only: an RVC .pth is tensors, numbers and strings; a pickle that asks for any other
+        # object (the way a malicious file runs code) is refused before anything in it runs.
+        checkpoint = torch.load(source, map_location="cpu", weights_only=True)
     except Exception as err:  # an unreadable pickle/zip is the file's fault
         print(f"not a PyTorch file ({type(err).__name__}: {err})", file=sys.stderr)
         return 2
