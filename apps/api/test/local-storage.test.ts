@@ -108,6 +108,25 @@ describe("local-disk storage: signed download URLs served by /files", () => {
     }
   });
 
+  test("a path out of the storage folder is refused even when validly signed (../, encoded, backslash, absolute): 403 or 404, never a file", async () => {
+    const expires = Math.floor(Date.now() / 1000) + 600;
+    for (const evil of [
+      "../../../../etc/passwd",
+      "..%2f..%2f..%2fetc%2fpasswd",
+      "%2e%2e/%2e%2e/etc/passwd",
+      "uploads\\..\\..\\x",
+      "/etc/passwd",
+    ]) {
+      const key = decodeURIComponent(evil);
+      const res = await h.app.inject({
+        url: `/files/${evil}?expires=${expires}&signature=${signFileKey(h.config.SIGNED_URL_SECRET!, key, expires)}`,
+      });
+      assert.ok([403, 404].includes(res.statusCode), `${evil}: ${res.statusCode}`);
+      assert.doesNotMatch(res.body, /root:/, evil);
+      assert.equal(typeof res.json().message, "string", evil);
+    }
+  });
+
   test("an expired URL → 403 saying so; a validly signed missing file → 404", async () => {
     const past = Math.floor(Date.now() / 1000) - 5;
     const expired = await h.app.inject({
