@@ -1,3 +1,4 @@
+import { checkFreeSpace } from "./free-space.ts";
 import { checkInputLength } from "./input-length.ts";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
@@ -91,7 +92,12 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
       signal.throwIfAborted();
-      await checkInputLength(inputPath, { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" }, "input", signal);
+      const seconds = await checkInputLength(
+        inputPath,
+        { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
+        "input",
+        signal,
+      );
       const outputs: OutputSpec[] = [
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
@@ -104,6 +110,10 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           : undefined;
       if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
       const splitting = split?.model !== undefined;
+      // Every stem of every member (an ensemble writes each member's before combining), the split's three.
+      const outputFiles =
+        model.members.reduce((n, m) => n + m.stems.length, 0) + (model.ensemble?.stems.length ?? 0) + (splitting ? 3 : 0);
+      if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: outputFiles, formats: outputs });
       // each model's pass takes about as long as the split's: an ensemble's members share more
       const firstShare = model.members.length / (model.members.length + 1);
       const result = await deps.pool.run(

@@ -3,6 +3,7 @@ import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { ConversionParams } from "@mixdown/voice";
 import type { JobHandler } from "../run-job.ts";
+import { checkFreeSpace } from "./free-space.ts";
 import { checkInputLength } from "./input-length.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
@@ -44,8 +45,18 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         await deps.storage.downloadToFile(row.backingKey, backingPath);
       }
       const limit = { seconds: deps.maxInputSeconds, setting: "MAX_CONVERSION_SECONDS" };
-      await checkInputLength(inputPath, limit, "input", signal);
+      const seconds = await checkInputLength(inputPath, limit, "input", signal);
       if (backingPath) await checkInputLength(backingPath, limit, "backing track", signal);
+      if (seconds !== undefined)
+        await checkFreeSpace(workDir, {
+          seconds,
+          files: backingPath ? 2 : 1,
+          formats: [
+            deps.losslessFormat === "flac" ? { format: "flac" } : { format: "wav" },
+            { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
+          ],
+          sampleRate: model.sampleRate,
+        });
       const modelPath = await deps.modelFiles.resolve(model);
       const indexPath = await deps.modelFiles.resolveIndex(model);
       signal.throwIfAborted();
