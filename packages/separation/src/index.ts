@@ -27,7 +27,7 @@ export {
 } from "./model-catalog.ts";
 export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from "./model-registry.ts";
 export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from "./families/mdx/stft.ts";
-export { HelperThreadStft, type HelperThreadStftOptions } from "./families/mdx/helper-thread-stft.ts";
+export { HelperThreadStft, stftHelperRequests, type HelperThreadStftOptions } from "./families/mdx/helper-thread-stft.ts";
 export { createRealFft, pffftSupports, type RealFft } from "./real-fft.ts";
 export { TorchStft, type TorchStftConfig, type TorchSpectrum } from "./stft.ts";
 export { ComplexFft } from "./fft.ts";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AudioDecodeError } from "@mixdown/audio";
-import { ModelRegistry, separateFile, separateStream, type SeparateFileResult } from "../src/index.ts";
+import { ModelRegistry, separateFile, separateStream, stftHelperRequests, type SeparateFileResult } from "../src/index.ts";
 import { SMALL, writeTestModel, type TestModelSpec } from "./support/mdx-test-models.ts";
 import { faded, maxAbs, readStereo, scaled, snrDb, tones, writeStereo, type Stereo } from "./support/signals.ts";
 
@@ -275,8 +275,12 @@ describe("separateFile with generated MDX-signature models", () => {
       for await (const out of separateStream(blocks(), model, { helperThread })) parts.push(out.stems.vocals);
       return parts;
     };
+    const before = stftHelperRequests();
     const alone = await collect(false);
+    assert.equal(stftHelperRequests(), before, "without the helper thread nothing is sent to it");
     const shared = await collect(true);
+    // The helper falls back to the calling thread when it cannot run: check it did the work.
+    assert.ok(stftHelperRequests() > before, "the helper thread did the STFT work");
     assert.equal(shared.length, alone.length);
     // the two halves are summed in another order: equal up to float rounding
     shared.forEach((part, i) => {

@@ -47,8 +47,16 @@ class StftHelper {
   }
 
   request(work: DistributiveOmit<StftHelperRequest, "id">): Promise<void> {
+    helperRequests++;
     return this.#requests.request((id) => ({ ...work, id }));
   }
+}
+
+let helperRequests = 0;
+
+/** How many STFT requests the helper threads of this thread have been sent (tests check it ran). */
+export function stftHelperRequests(): number {
+  return helperRequests;
 }
 
 let helper: StftHelper | undefined;
