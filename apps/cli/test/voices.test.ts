@@ -6,7 +6,7 @@ import path from "node:path";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { createPrismaClient, type PrismaClient } from "@mixdown/db";
+import { createPrismaClient, VoiceModelRepository, type PrismaClient } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { writeRvcSignatureModel } from "@mixdown/voice";
 import { writeZip } from "../../../packages/voice/test/zip-writer.ts";
@@ -44,11 +44,29 @@ describe("mixdown voices import", () => {
       /^Imported voice model \d+ "Indexed" \(rvc, 40000 Hz, public, index of 3000 64-d features\)\.$/,
     );
     const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "Indexed" } });
+    assert.equal(row.instrument, false, "a voice unless --instrument");
     assert.equal((row.metadata as { indexKey?: string }).indexKey, `voice-models/${row.id}/model.index`);
     assert.deepEqual(
       await readFile(path.join(home, "storage", `voice-models/${row.id}/model.index`)),
       await readFile(fixture("rvc-index/ivf-flat.index")),
     );
+  });
+
+  test("--instrument marks the model an instrument: the instruments=true list has it, the voices list does not", async () => {
+    const onnx = path.join(home, "violin.onnx");
+    await writeFile(onnx, writeRvcSignatureModel(40000));
+    const r = await runCli(["voices", "import", onnx, "--title", "Violin", "--public", "--instrument"], env);
+    assert.equal(r.code, 0, r.stderr);
+    const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "Violin" } });
+    assert.equal(row.instrument, true);
+    assert.equal(row.state, "ready");
+    const page = { page: 1, perPage: 100, order: "asc" as const };
+    const models = new VoiceModelRepository(prisma);
+    assert.ok(
+      (await models.list(0, false, page, true)).rows.some((m) => m.id === row.id),
+      "listed with instruments=true",
+    );
+    assert.ok(!(await models.list(0, false, page, false)).rows.some((m) => m.id === row.id), "not among the voices");
   });
 
   test("refuses an index that is not RVC's, and a torch file that is not an RVC model, storing nothing", async () => {

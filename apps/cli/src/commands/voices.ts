@@ -20,11 +20,13 @@ import { convertRvcCheckpoint, describeRvcCheckpoint, type RvcCheckpointInfo } f
 import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 
 export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth|URL> --title TITLE [--public | --owner CALLER_ID]
-                         [--tags a,b] [--sample-rate 40000] [--index file.index|URL]
+                         [--tags a,b] [--sample-rate 40000] [--index file.index|URL] [--instrument]
                                  import an RVC .pth, an RVC or native ONNX voice model (an RVC model with
                                  its feature index: the faiss .index its training wrote); a URL is
                                  downloaded first: a .pth, an .onnx, or a .zip of a .pth and its .index
-                                 (Hugging Face /blob/ links work)
+                                 (Hugging Face /blob/ links work); --instrument marks a model that
+                                 turns a performance into an instrument's sound (listed by
+                                 GET /voice-models?instruments=true)
 ./mixdown.sh voices list         voice models: state, architecture, owner, and what each still needs
                                  installed (RVC: ContentVec, RMVPE) with the command that installs it
 ./mixdown.sh voices import-features <hubert_base.pt|vec-*.onnx> [--models-dir DIR]
@@ -136,6 +138,7 @@ export async function voicesCommand(argv: string[], env: Record<string, string |
       tags: { type: "string" },
       "sample-rate": { type: "string" },
       index: { type: "string" },
+      instrument: { type: "boolean", default: false },
     },
   });
   if (positionals.length !== 1)
@@ -289,6 +292,8 @@ interface ImportOptions {
   owner?: string;
   tags?: string;
   index?: string;
+  /** An instrument model rather than a voice (`GET /voice-models?instruments=true`). */
+  instrument?: boolean;
 }
 
 async function importModelFile(
@@ -373,6 +378,7 @@ async function importModelFile(
           : [],
         architecture: info.architecture,
         sampleRate,
+        instrument: values.instrument === true,
         metadata: described,
       });
       const key = `voice-models/${created.id}/model.onnx`;
