@@ -11,10 +11,12 @@ const FFPROBE_FORMATS: Record<AudioFormat, string[]> = {
 };
 
 /**
- * How long counting the audio of a file of `bytes` may take, when its container states no length.
- * Opus at 32 kbps, the most audio per byte a recorder writes, decodes at about 2 MB/s on one loaded
- * core of a 2-core machine (FLAC and Vorbis at over 10 MB/s), so 1 s per MB leaves a 2x margin:
- * 55 s for a 50 MB upload.
+ * How much of the decoder's CPU time counting the audio of a file of `bytes` may take, when its
+ * container states no length. Opus at 32 kbps, the most audio per byte a recorder writes, decodes
+ * at about 2 MB per CPU second (FLAC and Vorbis at over 10 MB), and ffmpeg's start-up takes about
+ * 0.35 s, so 5 s plus 1 s per MB leaves a 2x margin: 55 s for a 50 MB upload. CPU time, so a
+ * loaded machine (the decoder getting a fraction of a core) does not refuse valid audio; the
+ * clock still stops a count at ten times that.
  */
 export function decodeTimeLimitMs(bytes: number): number {
   return 5_000 + Math.ceil(bytes / 1_000_000) * 1_000;
