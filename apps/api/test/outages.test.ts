@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { loadConfig } from "@mixdown/config";
-import { ApiKeyRepository, IdempotencyKeyRepository } from "@mixdown/db";
+import { readFile } from "node:fs/promises";
+import { ApiKeyRepository, IdempotencyKeyRepository, VoiceModelRepository } from "@mixdown/db";
 import pino from "pino";
 import { IdempotentCreates } from "../src/idempotency/idempotent-creates.ts";
 import { startTestStack } from "@mixdown/devstack";
@@ -139,4 +140,48 @@ test("while S3 is away, a create answers 503 naming object storage and stores no
   const res = await create("during-s3-outage");
   assert.equal(res.statusCode, 200, "the key of the failed create is free: " + res.body);
   assert.equal((await h.app.ctx.storage.list("uploads/")).length, 1);
+});
+
+test("while S3 or PostgreSQL is away, every create that stores a file answers 503 naming it and leaves nothing: separations, stem splits, voice conversions, voice model imports", async () => {
+  const voice = await new VoiceModelRepository(h.prisma).create({
+    title: "Public voice",
+    architecture: "native",
+    sampleRate: 40000,
+    fileKey: "models:voices/native-aria.onnx",
+  });
+  const aria = await readFile(new URL("../../../models/voices/native-aria.onnx", import.meta.url));
+  const wav = await audio("wav");
+  const forms: Array<[string, ReturnType<typeof multipart>]> = [
+    ["vocal-separations", multipart({}, [{ name: "inputFile", filename: "song.wav", content: wav }])],
+    ["stem-splits", multipart({}, [{ name: "inputFile", filename: "song.wav", content: wav }])],
+    ["voice-conversions", multipart({ voiceModelId: voice.id }, [{ name: "soundFile", filename: "voice.wav", content: wav }])],
+    [
+      "voice-models",
+      multipart({ metadata: JSON.stringify({ title: "Aria copy" }) }, [
+        { name: "modelFile", filename: "aria.onnx", content: aria },
+      ]),
+    ],
+  ];
+  const before = await footprint(h);
+  const outages = [
+    { service: h.stack.s3, message: /^object storage is unavailable/ },
+    { service: h.stack.postgres, message: /^the database is unavailable/ },
+  ];
+  for (const { service, message } of outages) {
+    await service.halt();
+    try {
+      for (const [path, form] of forms) {
+        const res = await h.app.inject({
+          method: "POST",
+          url: `/api/kits/v1/${path}`,
+          headers: { ...form.headers, ...auth },
+          payload: form.payload,
+        });
+        assertUnavailable(res, message);
+      }
+    } finally {
+      await service.resume();
+    }
+    assert.deepEqual(await footprint(h), before, "a row, object, queue entry or temp file was left");
+  }
 });
