@@ -90,6 +90,11 @@ test(
         assert.match(JSON.parse(answer.body).message, /^the database is unavailable/);
       }
     }
+    for (const line of running
+      .stdout()
+      .split("\n")
+      .filter((l) => l.startsWith("postgres ")))
+      console.log(line);
     const unavailable = answers.filter((a) => a.status === 503);
     const lastUnavailable = unavailable.at(-1)?.at ?? killedAt;
     console.log(
