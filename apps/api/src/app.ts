@@ -183,7 +183,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         title: "Mixdown: Kits v1 API",
         version: "1.0.0",
         description:
-          "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`.",
+          "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`. Any route may answer 503 with `Retry-After` while the database or object storage is unavailable; a create answered 503 has stored nothing.",
       },
       components: {
         securitySchemes: {

@@ -1,8 +1,9 @@
 import { mkdir, rm } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
-import type { JobTable, MixdownJobTables, OutputOf, RunnableOf } from "@mixdown/db";
+import { isDatabaseUnavailable, type JobTable, type MixdownJobTables, type OutputOf, type RunnableOf } from "@mixdown/db";
 import { jobKind, JobFailure, type JobEndStatus, type JobKind, type PayloadByKind } from "@mixdown/jobs";
 import { progressReporter } from "./jobs/progress.ts";
 
@@ -41,8 +42,21 @@ export interface JobHandler<K extends JobKind> {
   discard?(ctx: JobContext<K>): Promise<void>;
 }
 
-/** How one delivery ended in this process: BullMQ's return value, which the worker metrics read. */
-export type AttemptOutcome = "success" | "cancelled" | "nothing-to-do";
+/**
+ * How one delivery ended in this process: BullMQ's return value, which the worker metrics read.
+ * `end-unwritten`: the work succeeded but PostgreSQL stayed away through every try to publish it;
+ * the row is still running, and the reconciler queues the job again (it runs once more and
+ * publishes once).
+ */
+export type AttemptOutcome = "success" | "cancelled" | "nothing-to-do" | "end-unwritten";
+
+/** How the row's start and end are written again while PostgreSQL is away. */
+export interface RowWritePolicy {
+  /** Tries per write, the first included. */
+  attempts: number;
+  /** Wait before the second try; each later wait doubles (up to 60 s). */
+  delayMs: number;
+}
 
 /** A handler for every kind in the catalogue: a kind without one does not compile. */
 export type JobHandlerFactories = { [K in JobKind]: () => JobHandler<K> };
@@ -84,8 +98,30 @@ export class JobRunner {
        * net under the cancel messages (a worker that missed one still stops the job this soon).
        */
       rowCheckIntervalMs?: number;
+      /** Default: 7 tries, waits from 1 s (JOB_END_WRITE_ATTEMPTS, JOB_END_WRITE_DELAY_MS). */
+      rowWrites?: RowWritePolicy;
     },
   ) {}
+
+  /**
+   * A write of the row's lifecycle, tried again with backoff while the database is unavailable
+   * (any other error is thrown at once): a job whose work is done must not be lost, or run
+   * again, because PostgreSQL restarted as it ended.
+   */
+  async #write<T>(what: string, log: Logger, write: () => Promise<T>): Promise<T> {
+    const { attempts, delayMs: firstDelayMs } = this.options.rowWrites ?? { attempts: 7, delayMs: 1_000 };
+    let delayMs = firstDelayMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        if (!isDatabaseUnavailable(err) || attempt >= attempts) throw err;
+        log.warn({ err: (err as Error).message, attempt, delayMs }, `the database is unavailable; will ${what} again`);
+        await sleep(delayMs);
+        delayMs = Math.min(delayMs * 2, 60_000);
+      }
+    }
+  }
 
   /** Calls `listener` after every job's end; returns the unsubscribe function. A failing listener is logged, never fatal. */
   onJobEnded(listener: JobEndedListener): () => void {
@@ -116,7 +152,7 @@ export class JobRunner {
     const table: JobTable<RunnableOf<K>, OutputOf<K>> = this.tables[kind];
     const rowId = (jobKind(kind).rowId as (p: PayloadByKind[K]) => number)(job.data);
     const log = this.options.logger.child({ kind, rowId, bullJobId: job.id, attempt: job.attemptsMade + 1 });
-    const row = await table.findRunnable(rowId);
+    const row = await this.#write("read the row", log, () => table.findRunnable(rowId));
     if (!row) {
       log.info("row has no work left; nothing to do");
       return "nothing-to-do";
@@ -137,7 +173,7 @@ export class JobRunner {
         log,
       );
 
-    await table.markStarted(rowId, job.attemptsMade === 0);
+    await this.#write("mark the row started", log, () => table.markStarted(rowId, job.attemptsMade === 0));
     const key = `${kind}:${rowId}`;
     const controller = new AbortController();
     this.#running.set(key, controller);
@@ -168,7 +204,18 @@ export class JobRunner {
       const output = await handler.run(ctx);
       await progress.flush();
       controller.signal.throwIfAborted();
-      const updated = await table.complete(rowId, output);
+      let updated: boolean;
+      try {
+        updated = await this.#write("publish the outputs", log, () => table.complete(rowId, output));
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) throw err;
+        // The outputs are stored under the row's own keys; a second run writes the same ones.
+        log.error(
+          { err: (err as Error).message },
+          "the job's end could not be written: the database stayed away; the reconciler will run the job again",
+        );
+        return "end-unwritten";
+      }
       // Not published because the row was cancelled while the outputs were being stored.
       if (!updated && controller.signal.aborted) throw controller.signal.reason;
       await handler.afterComplete?.(ctx, output, updated);
@@ -181,7 +228,12 @@ export class JobRunner {
       const failure = classify(err, controller.signal);
       if (failure.kind === "cancelled") {
         // False when the API had ended the row already; the work stopped here either way.
-        const ended = await table.cancel(rowId);
+        const ended = await this.#write("end the row cancelled", log, () => table.cancel(rowId)).catch((e: Error) => {
+          // Still running: the reconciler finds its entry completed and queues it again, and
+          // that run finds the row cancelled by then, or does the work.
+          log.error({ err: e.message }, "could not mark the row as cancelled");
+          return false;
+        });
         if (ended || !endedElsewhere)
           await handler
             .discard?.(ctx)
@@ -194,7 +246,7 @@ export class JobRunner {
       const final = !failure.retryable || job.attemptsMade + 1 >= attempts;
       if (!final) throw err;
       const message = failure.retryable ? `Processing failed after ${attempts} attempts: ${failure.message}` : failure.message;
-      const ended = await table.fail(rowId, message).catch((e: Error) => {
+      const ended = await this.#write("end the row error", log, () => table.fail(rowId, message)).catch((e: Error) => {
         // The reconciler ends the row from BullMQ's failed entry.
         log.error({ err: e.message }, "could not mark the row as failed");
         return false;

@@ -18,7 +18,7 @@ import {
 import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { RecordPresenter } from "@mixdown/records";
-import { createStorage, type ObjectStorage } from "@mixdown/storage";
+import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { separationHandler } from "./jobs/separation.ts";
@@ -116,6 +116,19 @@ export async function checkSeparationSettings(
   return split.model ? { vocalSplit: split.model } : { vocalSplitOff: split.reason };
 }
 
+/**
+ * The worker's object storage: every handler's calls ride out an outage (S3 restarting, a network
+ * drop) with backoff, STORAGE_RETRY_ATTEMPTS tries from STORAGE_RETRY_DELAY_MS, each wait logged.
+ */
+export function createWorkerStorage(config: Config, logger: Logger): ObjectStorage {
+  return new RetryingStorage(createStorage(config), {
+    attempts: config.STORAGE_RETRY_ATTEMPTS,
+    delayMs: config.STORAGE_RETRY_DELAY_MS,
+    onRetry: ({ operation, key, attempt, delayMs, error }) =>
+      logger.warn({ operation, key, attempt, delayMs, err: error.message }, "object storage unavailable; trying again"),
+  });
+}
+
 export async function startWorkerApp(
   config: Config,
   logger: Logger,
@@ -124,7 +137,7 @@ export async function startWorkerApp(
 ): Promise<WorkerApp> {
   const queues = selectQueues(config.WORKER_QUEUES);
   const prisma: PrismaClient = createPrismaClient(config.DATABASE_URL);
-  const storage: ObjectStorage = createStorage(config);
+  const storage = createWorkerStorage(config, logger);
   const tmpDir = resolve(config.TMP_DIR || tmpdir());
   const modelsDir = resolve(config.MODELS_DIR);
   // What a webhook's voice model record says is missing: the same check as the API's, on this machine's files.
@@ -254,7 +267,12 @@ export async function startWorkerApp(
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );
 
-  const runner = new JobRunner(createJobTables(prisma, tableOptions), { tmpDir, logger, ...options });
+  const runner = new JobRunner(createJobTables(prisma, tableOptions), {
+    tmpDir,
+    logger,
+    rowWrites: { attempts: config.JOB_END_WRITE_ATTEMPTS, delayMs: config.JOB_END_WRITE_DELAY_MS },
+    ...options,
+  });
   // Cancels from the API (see @mixdown/queue's job-cancels.ts): a row this process is not running is ignored.
   const cancels = await subscribeToCancels(
     config.REDIS_URL,

@@ -81,7 +81,9 @@ export class WorkerMetrics {
     // A cancelled job completes its BullMQ entry too (no retry); runJob's outcome tells them apart.
     worker.on("completed", (job, outcome) => {
       running.delete(String(job.id));
-      this.end(queue, job, outcome === "cancelled" ? "cancelled" : "success");
+      // Its end could not be written (PostgreSQL away): the reconciler runs it again.
+      if (outcome === "end-unwritten") this.retried.inc({ kind: kindOf(queue, job) });
+      else this.end(queue, job, outcome === "cancelled" ? "cancelled" : "success");
     });
     worker.on("failed", (job) => {
       if (job) running.delete(String(job.id));

@@ -100,6 +100,20 @@ export const EnvSchema = z
     ...workerConcurrency,
     WORKER_HEALTH_PORT: int(0, 65535).default(8081),
     JOB_ATTEMPTS: int(1).default(5),
+    /**
+     * A job's end (and its start) written while PostgreSQL is away is tried this many times, the
+     * waits doubling from JOB_END_WRITE_DELAY_MS (1+2+4+8+16+32 s by default); an end still
+     * unwritten is left to the reconciler.
+     */
+    JOB_END_WRITE_ATTEMPTS: int(1).default(7),
+    JOB_END_WRITE_DELAY_MS: int(1).default(1_000),
+    /**
+     * The worker's storage calls (outputs stored, inputs read) are tried this many times while
+     * object storage is unavailable, the waits doubling from STORAGE_RETRY_DELAY_MS (up to 30 s);
+     * then the attempt fails and the job is retried as JOB_ATTEMPTS allows.
+     */
+    STORAGE_RETRY_ATTEMPTS: int(1).default(6),
+    STORAGE_RETRY_DELAY_MS: int(1).default(1_000),
     /** A job whose worker stops renewing its lock this long (killed, hung) is handed to another worker. */
     WORKER_LOCK_DURATION_MS: int(1000).default(30_000),
     WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),

@@ -1,5 +1,6 @@
 export * from "./generated/prisma/client.ts";
 export { createPrismaClient, poolOf } from "./client.ts";
+export { DatabaseUnavailableError, isDatabaseUnavailable } from "./outage.ts";
 export {
   applyMigrations,
   readMigrations,

@@ -1,5 +1,16 @@
 export { freePort, stopChild, superviseChild, testFilesDir } from "./processes.ts";
-export { startPostgres, postgresBinDir, postgresCanUse, type PostgresOptions, type RunningPostgres } from "./postgres.ts";
+export {
+  startPostgres,
+  preparePostgres,
+  launchPostgresServer,
+  postgresServerUrl,
+  ensureDatabase,
+  postgresBinDir,
+  postgresCanUse,
+  type PostgresOptions,
+  type PreparedPostgres,
+  type RunningPostgres,
+} from "./postgres.ts";
 export {
   startRedis,
   launchRedisServer,

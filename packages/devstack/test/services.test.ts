@@ -54,6 +54,38 @@ describe("startPostgres", () => {
     assert.equal(await isListening(postgres.port), false);
     assert.equal(existsSync(postgres.dataDir), false);
   });
+
+  test("halt() takes the server away and resume() brings it back on the same port with its data, after a crash too", async () => {
+    const postgres = await startPostgres();
+    const query = async (sql: string) => {
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      try {
+        return (await client.query<{ v: string }>(sql)).rows;
+      } finally {
+        await client.end();
+      }
+    };
+    try {
+      await query("CREATE TABLE kept (v text); INSERT INTO kept VALUES ('before')");
+      await postgres.halt();
+      assert.equal(await isListening(postgres.port), false);
+      await assert.rejects(query("SELECT 1"), /ECONNREFUSED/);
+      await postgres.resume();
+      // Test clusters commit asynchronously; this commit is flushed to the WAL before it returns.
+      await query("SET synchronous_commit = on; INSERT INTO kept VALUES ('after a fast shutdown')");
+      // An immediate shutdown skips the checkpoint: the next start recovers from the WAL.
+      await postgres.halt({ crash: true });
+      assert.equal(await isListening(postgres.port), false);
+      await postgres.resume();
+      assert.deepEqual(
+        (await query("SELECT v FROM kept ORDER BY v")).map((r) => r.v),
+        ["after a fast shutdown", "before"],
+      );
+    } finally {
+      await postgres.stop();
+    }
+  });
 });
 
 describe("startRedis", () => {
@@ -107,6 +139,32 @@ describe("startS3", () => {
       assert.equal(await got.Body!.transformToString(), "hello");
       // The bucket exists already: creating it again is refused.
       await assert.rejects(client.send(new CreateBucketCommand({ Bucket: s3.bucket })));
+    } finally {
+      client.destroy();
+      await s3.stop();
+    }
+  });
+
+  test("halt() refuses connections and cuts open ones; resume() serves the same objects on the same port", async () => {
+    const s3 = await startS3({ bucket: "devstack-test" });
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      forcePathStyle: true,
+      maxAttempts: 1,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    const read = async () =>
+      (await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: "kept.txt" }))).Body!.transformToString();
+    try {
+      await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: "kept.txt", Body: "hello" }));
+      await s3.halt();
+      assert.equal(await isListening(Number(new URL(s3.endpoint).port)), false);
+      await assert.rejects(read(), (error: { code?: string; name?: string }) =>
+        ["ECONNREFUSED", "ECONNRESET"].includes(error.code ?? error.name ?? ""),
+      );
+      await s3.resume();
+      assert.equal(await read(), "hello");
     } finally {
       client.destroy();
       await s3.stop();

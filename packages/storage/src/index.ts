@@ -8,6 +8,7 @@ export * from "./signing.ts";
 export * from "./signed-url-cache.ts";
 export { LocalDiskStorage, type LocalDiskStorageOptions } from "./local.ts";
 export { S3Storage, type S3StorageOptions } from "./s3.ts";
+export { RetryingStorage, type StorageRetryPolicy } from "./retrying.ts";
 
 /** The backend `STORAGE_DRIVER` names, configured from the environment. */
 export function createStorage(

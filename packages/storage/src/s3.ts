@@ -19,6 +19,7 @@ import {
   assertValidKey,
   contentTypeForKey,
   ObjectNotFoundError,
+  StorageUnavailableError,
   type ObjectStorage,
   type PutOptions,
   type StoredObjectInfo,
@@ -49,6 +50,41 @@ function isNotFound(error: unknown): boolean {
   return e?.name === "NotFound" || e?.name === "NoSuchKey" || e?.$metadata?.httpStatusCode === 404;
 }
 
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+const UNAVAILABLE_NAMES = new Set(["TimeoutError", "RequestTimeout", "SlowDown", "ServiceUnavailable", "InternalError"]);
+
+/** A refused or dropped connection, a timeout or a 5xx: the server is away, not the request wrong. */
+function isUnavailable(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  if (!e) return false;
+  if (e.code && UNREACHABLE_CODES.has(e.code)) return true;
+  if (e.name && UNAVAILABLE_NAMES.has(e.name)) return true;
+  if ((e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+  return /socket hang up|ECONNREFUSED|ECONNRESET/.test(e.message ?? "");
+}
+
+/**
+ * Runs one call to the server; a failure that says the server is away becomes a
+ * `StorageUnavailableError`, so that callers can answer 503 or retry without knowing the SDK.
+ */
+async function reaching<T>(operation: string, key: string | undefined, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isUnavailable(error)) throw new StorageUnavailableError(operation, key, error);
+    throw error;
+  }
+}
+
 /** Objects in one S3 bucket (AWS, MinIO, R2, s3rver). */
 export class S3Storage implements ObjectStorage {
   readonly driver = "s3" as const;
@@ -77,6 +113,9 @@ export class S3Storage implements ObjectStorage {
         // server (s3rver, older MinIO, R2 on some operations): only send them where S3 needs one.
         requestChecksumCalculation: "WHEN_REQUIRED",
         responseChecksumValidation: "WHEN_REQUIRED",
+        // Without them a server that stops answering (a network drop, no RST) holds a request
+        // forever: a connect gets 5 s, a socket that moves no bytes for 60 s is given up.
+        requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
       });
     this.client = clientConfig(options.endpoint);
     this.presignClient = options.publicEndpoint ? clientConfig(options.publicEndpoint) : this.client;
@@ -94,7 +133,7 @@ export class S3Storage implements ObjectStorage {
       queueSize: this.options.queueSize ?? 2,
       leavePartsOnError: false,
     });
-    await upload.done();
+    await reaching("store", key, () => upload.done());
   }
 
   async putStream(key: string, body: Readable, options?: PutOptions): Promise<number> {
@@ -139,14 +178,16 @@ export class S3Storage implements ObjectStorage {
       },
       { step: "build", name: "mixdownUnsignedPayload" },
     );
-    await this.client.send(command);
+    await reaching("store", key, () => this.client.send(command));
     return size;
   }
 
   async getStream(key: string): Promise<Readable> {
     assertValidKey(key);
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      const out = await reaching("read", key, () =>
+        this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key })),
+      );
       return out.Body as Readable;
     } catch (error) {
       if (isNotFound(error)) throw new ObjectNotFoundError(key);
@@ -161,7 +202,9 @@ export class S3Storage implements ObjectStorage {
   async stat(key: string): Promise<StoredObjectInfo | null> {
     assertValidKey(key);
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      const out = await reaching("look up", key, () =>
+        this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: key })),
+      );
       return { size: out.ContentLength ?? 0, contentType: out.ContentType };
     } catch (error) {
       if (isNotFound(error)) return null;
@@ -175,18 +218,20 @@ export class S3Storage implements ObjectStorage {
 
   async delete(key: string): Promise<void> {
     assertValidKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key }));
+    await reaching("delete", key, () => this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key })));
   }
 
   async deletePrefix(prefix: string): Promise<number> {
     const keys = await this.list(prefix);
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const out = await this.client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.options.bucket,
-          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-        }),
+      const out = await reaching("delete", prefix, () =>
+        this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.options.bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        ),
       );
       if (out.Errors && out.Errors.length > 0) {
         throw new Error(`deleting ${out.Errors.length} objects under ${prefix} failed: ${out.Errors[0]?.Message}`);
@@ -199,8 +244,10 @@ export class S3Storage implements ObjectStorage {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const out = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: prefix || undefined, ContinuationToken: token }),
+      const out = await reaching("list", prefix, () =>
+        this.client.send(
+          new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: prefix || undefined, ContinuationToken: token }),
+        ),
       );
       for (const item of out.Contents ?? []) if (item.Key) keys.push(item.Key);
       token = out.IsTruncated ? out.NextContinuationToken : undefined;
@@ -214,7 +261,7 @@ export class S3Storage implements ObjectStorage {
   }
 
   async ping(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }));
+    await reaching("reach the bucket", undefined, () => this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket })));
   }
 
   async close(): Promise<void> {

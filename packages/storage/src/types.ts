@@ -47,6 +47,29 @@ export class ObjectNotFoundError extends Error {
   }
 }
 
+/**
+ * The storage backend could not be reached or answered that it cannot serve now (a refused or
+ * dropped connection, a timeout, a 5xx): worth retrying later, unlike a missing object or a
+ * refused request. `cause` is the client's error.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(
+    /** What was being done, as a verb: `store`, `read`, `delete`, ... */
+    readonly operation: string,
+    readonly key: string | undefined,
+    cause: unknown,
+    /** How many tries were made, when the call was retried. */
+    readonly tries?: number,
+  ) {
+    const reason = (cause as Error)?.message || (cause as Error)?.name || String(cause);
+    super(
+      `object storage is unavailable: could not ${operation}${key ? ` ${key}` : ""}${tries ? ` (${tries} tries)` : ""}: ${reason}`,
+      { cause },
+    );
+    this.name = "StorageUnavailableError";
+  }
+}
+
 export class InvalidKeyError extends Error {
   constructor(readonly key: string) {
     super(`invalid storage key: ${JSON.stringify(key)}`);

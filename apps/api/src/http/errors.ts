@@ -1,4 +1,6 @@
 import { STATUS_CODES } from "node:http";
+import { isDatabaseUnavailable } from "@mixdown/db";
+import { StorageUnavailableError } from "@mixdown/storage";
 import type { FastifyError, FastifyInstance } from "fastify";
 
 /** A client-facing failure: its status and message are sent as they are. */
@@ -23,7 +25,8 @@ export const unsupportedMediaType = (message: string) => new ApiError(415, messa
 export const unprocessable = (message: string) => new ApiError(422, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new ApiError(429, message, { "retry-after": String(retryAfterSeconds) });
-export const serviceUnavailable = (message: string) => new ApiError(503, message);
+export const serviceUnavailable = (message: string) =>
+  new ApiError(503, message, { "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) });
 
 export interface ErrorBody {
   statusCode: number;
@@ -70,14 +73,27 @@ const MULTIPART_CLIENT_ERRORS: Record<string, number> = {
   FST_REQ_FILE_TOO_LARGE: 413,
 };
 
-const OUTAGE_CODES = new Set(["P1001", "P1002", "P1017", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH"]);
+/** What a 503 asks the client to wait before trying again (`Retry-After`). */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
-/** Postgres, Redis or storage could not be reached (as opposed to a bug): answered 503. */
-function isBackendOutage(err: { name?: string; code?: string; cause?: unknown }): boolean {
-  if (err.name === "PrismaClientInitializationError") return true;
-  if (err.code && OUTAGE_CODES.has(err.code)) return true;
+const OUTAGE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH"]);
+
+/**
+ * The message of a 503 when Postgres, object storage or another backing service could not be
+ * reached (as opposed to a bug); undefined for any other error. Every create writes its row only
+ * after storing its upload and deletes the upload when the row cannot be written, so a create
+ * answered 503 has stored nothing.
+ */
+export function outageMessage(err: { name?: string; code?: string; cause?: unknown }): string | undefined {
+  const retry = `retry in ${OUTAGE_RETRY_AFTER_SECONDS} seconds`;
+  if (err instanceof StorageUnavailableError)
+    return `object storage is unavailable (it could not be reached); nothing was stored, ${retry}`;
+  if (isDatabaseUnavailable(err)) return `the database is unavailable (PostgreSQL could not be reached); ${retry}`;
   const cause = err.cause as { code?: string } | undefined;
-  return Boolean(cause?.code && OUTAGE_CODES.has(cause.code));
+  if ((err.code && OUTAGE_CODES.has(err.code)) || (cause?.code && OUTAGE_CODES.has(cause.code))) {
+    return `a backing service is unavailable; ${retry}`;
+  }
+  return undefined;
 }
 
 /**
@@ -113,9 +129,16 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (status && status >= 400 && status < 500) {
       return reply.code(status).send(errorBody(status, err.message));
     }
+    const outage = outageMessage(err);
+    if (outage) {
+      // Expected while a service restarts: one line, not a stack per request.
+      request.log.warn({ err: err.message }, outage);
+      reply.header("retry-after", String(OUTAGE_RETRY_AFTER_SECONDS));
+      return reply.code(503).send(errorBody(503, outage));
+    }
     request.log.error({ err }, "unhandled error");
-    const code = isBackendOutage(err) ? 503 : status && status >= 500 && status < 600 ? status : 500;
-    return reply.code(code).send(errorBody(code, code === 503 ? "a backing service is unavailable" : "internal error"));
+    const code = status && status >= 500 && status < 600 ? status : 500;
+    return reply.code(code).send(errorBody(code, "internal error"));
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -1,4 +1,4 @@
-import type { IdempotencyKeyRepository, IdempotentResource } from "@mixdown/db";
+import { isDatabaseUnavailable, type IdempotencyKeyRepository, type IdempotentResource } from "@mixdown/db";
 import type { FastifyBaseLogger, FastifyRequest } from "fastify";
 import { badRequest, conflict } from "../http/errors.ts";
 
@@ -75,9 +75,7 @@ export class IdempotentCreates {
     try {
       record = await op.create();
     } catch (error) {
-      await this.keys
-        .release(claim.claimId)
-        .catch((e: unknown) => this.log.error({ err: e }, "could not release an idempotency key"));
+      await this.release(claim.claimId);
       throw error;
     }
     // The record exists whatever happens next: a failure here leaves the key claimed (a retry gets
@@ -87,4 +85,32 @@ export class IdempotentCreates {
       .catch((e: unknown) => this.log.error({ err: e, key: op.key }, "could not bind the idempotency key to its record"));
     return { record, replayed: false };
   }
+
+  /**
+   * Frees the key of a create that failed. When the database is away (the likely reason the
+   * create failed) it is tried again in the background, with backoff, for about a minute: else
+   * the client's retry under the same key would get 409 until ABANDONED_CLAIM_MS.
+   */
+  private async release(claimId: number): Promise<void> {
+    const attempt = () => this.keys.release(claimId);
+    try {
+      await attempt();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) {
+        this.log.error({ err: error }, "could not release an idempotency key");
+        return;
+      }
+      const retry = (delayMs: number) => {
+        if (delayMs > RELEASE_RETRY_MAX_DELAY_MS) {
+          this.log.error({ claimId }, "could not release an idempotency key: the database stayed away");
+          return;
+        }
+        setTimeout(() => void attempt().catch(() => retry(delayMs * 2)), delayMs).unref();
+      };
+      retry(1_000);
+    }
+  }
 }
+
+/** The background release's last wait (1 + 2 + ... + 32 s: about a minute in all). */
+const RELEASE_RETRY_MAX_DELAY_MS = 32_000;

@@ -7,13 +7,15 @@ import { parseArgs } from "node:util";
 import { loadConfig, publicBaseUrl } from "@mixdown/config";
 import { ApiKeyRepository, applyMigrations, createPrismaClient, DashboardSignInRepository } from "@mixdown/db";
 import {
+  ensureDatabase,
   findRedisServer,
   freePort,
+  launchPostgresServer,
   launchRedisServer,
   postgresCanUse,
+  postgresServerUrl,
+  preparePostgres,
   RedisNotInstalledError,
-  type RunningPostgres,
-  startPostgres,
   superviseChild,
 } from "@mixdown/devstack";
 import { UsageError } from "../database.ts";
@@ -26,6 +28,8 @@ const LOCAL_CALLER = "local";
 const FAILURE_TAIL = 15;
 
 const API_ENTRY = "apps/api/src/main.ts";
+/** The local cluster's superuser password (it listens on 127.0.0.1 only), as `startPostgres` sets it. */
+const POSTGRES_PASSWORD = "mixdown";
 
 /**
  * The program `up` runs as the worker. Only tests change it (to a worker that crashes on purpose,
@@ -38,8 +42,9 @@ function workerEntry(env: Record<string, string | undefined>): string {
 /**
  * `pnpm mixdown up`: the whole service on this machine without Docker. Embedded PostgreSQL and
  * redis-server keep their data under the state dir, objects go to local disk, the API and (when
- * present) the worker run as children. A dead redis-server, API or worker is restarted with
- * backoff (`Supervisor`); one that keeps dying stops everything with its last log lines. Each
+ * present) the worker run as children. A dead PostgreSQL, redis-server, API or worker is restarted
+ * with backoff (`Supervisor`; PostgreSQL counts as up again once its crash recovery has run and it
+ * accepts connections); one that keeps dying stops everything with its last log lines. Each
  * child's output goes to `<state>/logs/<name>.log`; the terminal shows the API's and the worker's
  * only once the banner (ending with the key) is out. Stops everything on Ctrl-C / SIGTERM.
  */
@@ -63,17 +68,16 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     runDir: path.join(dir, "run"),
     report: (line) => console.log(line),
     onLine: (name, line) => {
-      if (bannerShown && name !== "redis") process.stdout.write(`${name.padEnd(6)}| ${line}\n`);
+      if (bannerShown && name !== "redis" && name !== "postgres") process.stdout.write(`${name.padEnd(6)}| ${line}\n`);
     },
   });
 
-  let postgres: RunningPostgres | undefined;
   let shuttingDown: Promise<number> | undefined;
   const shutdown = (code: number) => {
     shuttingDown ??= (async () => {
       process.stdout.write("\nStopping Mixdown…\n");
+      // The last started first: the API and the worker, then redis-server and PostgreSQL.
       await supervisor.stop();
-      await postgres?.stop();
       removeStackInfo(dir);
       process.stdout.write("Stopped.\n");
       return code;
@@ -101,12 +105,21 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     const pgDir = await postgresDataDir(dir);
     const redisDir = path.join(dir, "redis");
     mkdirSync(redisDir, { recursive: true });
-    // Fixed once: a restarted redis-server must come back where the API and the worker reconnect.
+    // Fixed once: a restarted server must come back where the API and the worker reconnect.
     const redisPort = await freePort();
+    const pgPort = await freePort();
     console.log(`Starting PostgreSQL (${pgDir}) and Redis (${redisDir})…`);
-    const [database] = await Promise.all([
-      // Kept as soon as it runs, so that a failing redis-server still gets it stopped.
-      startPostgres({ dataDir: pgDir }).then((started) => (postgres = started)),
+    const cluster = await preparePostgres(path.resolve(pgDir), POSTGRES_PASSWORD);
+    await Promise.all([
+      // Supervised like the others: restarted when it dies. Its launch resolves only once it
+      // accepts connections, that is after the crash recovery an unclean exit needs; meanwhile
+      // the API answers 503 and the worker retries its row writes. SIGINT is its fast shutdown.
+      supervisor.start({
+        name: "postgres",
+        launch: (attach) => launchPostgresServer(cluster, pgPort, attach),
+        stopSignal: "SIGINT",
+        stopTimeoutMs: 60_000,
+      }),
       supervisor.start({
         name: "redis",
         launch: (attach) => launchRedisServer({ port: redisPort, dir: redisDir, appendOnly: true, onSpawn: attach }),
@@ -114,6 +127,9 @@ export async function upCommand(argv: string[], env: Record<string, string | und
         stopTimeoutMs: 10_000,
       }),
     ]);
+    const serverUrl = postgresServerUrl(pgPort, POSTGRES_PASSWORD);
+    await ensureDatabase(`${serverUrl}/postgres`, "mixdown");
+    const database = { url: `${serverUrl}/mixdown` };
     const migrations = await applyMigrations(database.url);
     console.log(
       migrations.applied.length
@@ -199,14 +215,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     );
     bannerShown = true;
 
-    const failure = await Promise.race([
-      supervisor.failed.then(describeFailure),
-      // Not restarted: its crash recovery is a thing to look at, and nothing works without it.
-      database.exited.then(
-        ({ code, signal }) =>
-          `PostgreSQL exited (${signal ? `signal ${signal}` : `code ${code}`}); Mixdown cannot run without it.`,
-      ),
-    ]);
+    const failure = await supervisor.failed.then(describeFailure);
     if (shuttingDown) return await shuttingDown;
     console.error(failure);
     return await shutdown(1).then((code) => process.exit(code));

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Pool, QueryResultRow } from "pg";
+import { rethrowDatabaseError } from "../outage.ts";
 
 export interface PageRequest {
   /** 1-based page number. */
@@ -42,7 +43,7 @@ export async function readPage<T>(pool: Pool, table: string, filter: PageFilter,
       values: [...values, request.perPage, (request.page - 1) * request.perPage],
     }),
     pool.query<{ total: number }>({ name: statementName(count), text: count, values }),
-  ]);
+  ]).catch(rethrowDatabaseError);
   return { rows: page.rows, total: total.rows[0]!.total };
 }
 
@@ -50,7 +51,9 @@ export async function readPage<T>(pool: Pool, table: string, filter: PageFilter,
 export async function readByIds<T extends { id: number }>(pool: Pool, table: string, ids: number[]): Promise<Map<number, T>> {
   if (ids.length === 0) return new Map();
   const text = `SELECT * FROM "${table}" WHERE id = ANY($1::int[])`;
-  const { rows } = await pool.query<T & QueryResultRow>({ name: statementName(text), text, values: [[...new Set(ids)]] });
+  const { rows } = await pool
+    .query<T & QueryResultRow>({ name: statementName(text), text, values: [[...new Set(ids)]] })
+    .catch(rethrowDatabaseError);
   return new Map(rows.map((r) => [r.id, r]));
 }
 

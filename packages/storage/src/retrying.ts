@@ -1,0 +1,96 @@
+import type { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { StorageUnavailableError, type ObjectStorage, type PutOptions, type StoredObjectInfo } from "./types.ts";
+
+export interface StorageRetryPolicy {
+  /** Tries per call, the first included (1 = no retry). */
+  attempts: number;
+  /** Wait before the second try; each later wait doubles, up to `maxDelayMs`. */
+  delayMs: number;
+  maxDelayMs?: number;
+  /** Told before each wait: what failed, which try it was and how long until the next. */
+  onRetry?(event: { operation: string; key: string; attempt: number; delayMs: number; error: StorageUnavailableError }): void;
+}
+
+/**
+ * An `ObjectStorage` whose calls are tried again with exponential backoff while the backend is
+ * unavailable (`StorageUnavailableError`: S3 restarting, a network drop). A missing object or a
+ * refused request fails at once. After the last try the error says how many tries were made, so
+ * that a job's end names the outage. `putStream` is not retried (its body cannot be read twice);
+ * `putFile` reads its file again on every try.
+ */
+export class RetryingStorage implements ObjectStorage {
+  constructor(
+    private readonly inner: ObjectStorage,
+    private readonly policy: StorageRetryPolicy,
+  ) {}
+
+  get driver(): ObjectStorage["driver"] {
+    return this.inner.driver;
+  }
+
+  private async retry<T>(operation: string, key: string, call: () => Promise<T>): Promise<T> {
+    let delayMs = this.policy.delayMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        if (!(error instanceof StorageUnavailableError)) throw error;
+        if (attempt >= this.policy.attempts) {
+          throw new StorageUnavailableError(operation, key, error.cause, attempt);
+        }
+        this.policy.onRetry?.({ operation, key, attempt, delayMs, error });
+        await sleep(delayMs);
+        delayMs = Math.min(delayMs * 2, this.policy.maxDelayMs ?? 30_000);
+      }
+    }
+  }
+
+  putStream(key: string, body: Readable, options?: PutOptions): Promise<number> {
+    return this.inner.putStream(key, body, options);
+  }
+
+  putFile(key: string, filePath: string, options?: PutOptions): Promise<number> {
+    return this.retry("store", key, () => this.inner.putFile(key, filePath, options));
+  }
+
+  getStream(key: string): Promise<Readable> {
+    return this.retry("read", key, () => this.inner.getStream(key));
+  }
+
+  downloadToFile(key: string, filePath: string): Promise<void> {
+    return this.retry("read", key, () => this.inner.downloadToFile(key, filePath));
+  }
+
+  stat(key: string): Promise<StoredObjectInfo | null> {
+    return this.retry("look up", key, () => this.inner.stat(key));
+  }
+
+  exists(key: string): Promise<boolean> {
+    return this.retry("look up", key, () => this.inner.exists(key));
+  }
+
+  delete(key: string): Promise<void> {
+    return this.retry("delete", key, () => this.inner.delete(key));
+  }
+
+  deletePrefix(prefix: string): Promise<number> {
+    return this.retry("delete", prefix, () => this.inner.deletePrefix(prefix));
+  }
+
+  list(prefix: string): Promise<string[]> {
+    return this.retry("list", prefix, () => this.inner.list(prefix));
+  }
+
+  signedUrl(key: string, ttlSeconds: number): Promise<string> {
+    return this.inner.signedUrl(key, ttlSeconds);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
