@@ -516,10 +516,23 @@ async function main(): Promise<void> {
       const lines = existsSync(workerLog) ? readFileSync(workerLog, "utf8").split("\n") : [];
       for (const d of [...duplicated!, ...redelivered]) {
         const about = new RegExp(`separation-${d.id}\\b|"rowId":${d.id}\\b`);
-        const said = lines.filter((l) => about.test(l)).slice(0, 6);
-        console.log(
-          `  worker log on job ${d.id}: ${said.length ? `\n${said.map((l) => `    ${l.slice(0, 400)}`).join("\n")}` : "nothing"}`,
-        );
+        // The same line repeats (a lock renewal fails every few seconds): each message once, with its count and times.
+        const said = new Map<string, { count: number; first: string; last: string }>();
+        for (const line of lines.filter((l) => about.test(l))) {
+          let text = line.slice(0, 300);
+          let time = "?";
+          try {
+            const entry = JSON.parse(line) as { msg?: string; err?: string; time?: number };
+            text = `${entry.msg}${entry.err ? `: ${entry.err}` : ""}`;
+            if (entry.time) time = new Date(entry.time).toISOString();
+          } catch {
+            // Not a JSON log line: shown as it is.
+          }
+          const seen = said.get(text) ?? { count: 0, first: time, last: time };
+          said.set(text, { ...seen, count: seen.count + 1, last: time });
+        }
+        const shown = [...said].map(([text, n]) => `    ${n.count}x ${text} (${n.first} .. ${n.last})`);
+        console.log(`  worker log on job ${d.id}: ${shown.length ? `\n${shown.join("\n")}` : "nothing"}`);
       }
     }
     if (restarts.length) console.log(`  up restarted children:\n${restarts.map((l) => `    ${l}`).join("\n")}`);
