@@ -6,6 +6,7 @@ import type { ObjectStorage } from "./types.ts";
 export * from "./types.ts";
 export * from "./signing.ts";
 export * from "./signed-url-cache.ts";
+export { voiceModelKeys } from "./keys.ts";
 export { LocalDiskStorage, type LocalDiskStorageOptions } from "./local.ts";
 export { S3Storage, type S3StorageOptions } from "./s3.ts";
 export { RetryingStorage, type StorageRetryPolicy } from "./retrying.ts";

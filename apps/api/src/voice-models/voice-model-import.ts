@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { VoiceModelImportRepository } from "@mixdown/db";
-import type { ObjectStorage } from "@mixdown/storage";
+import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { downloadUrlOf } from "@mixdown/voice/model-source";
@@ -139,7 +139,7 @@ export class VoiceModelImportService {
       });
       let pending = row;
       if (image && imageFile) {
-        const imageKey = `voice-models/${row.id}/cover.${image.ext}`;
+        const imageKey = voiceModelKeys(row.id).uploadedCover(image.ext);
         try {
           await this.deps.storage.putFile(imageKey, imageFile.path, { contentType: image.contentType });
           pending = await this.deps.imports.setCover(row.id, imageKey);
@@ -172,7 +172,7 @@ export class VoiceModelImportService {
       );
       let pending = row;
       if (image && imageFile) {
-        const imageKey = `voice-models/${row.id}/cover.${image.ext}`;
+        const imageKey = voiceModelKeys(row.id).uploadedCover(image.ext);
         pending = await uploads.commit(async () => {
           try {
             await this.deps.storage.putFile(imageKey, imageFile.path, { contentType: image.contentType });
@@ -235,9 +235,9 @@ export class VoiceModelImportService {
       sampleRate,
       metadata: uploaded,
     });
-    const key = `voice-models/${row.id}/model.onnx`;
-    const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
-    const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
+    const key = voiceModelKeys(row.id).model;
+    const indexKey = index ? voiceModelKeys(row.id).index : undefined;
+    const imageKey = image ? voiceModelKeys(row.id).uploadedCover(image.ext) : undefined;
     let published;
     try {
       await this.deps.storage.putStream(key, Readable.from([Buffer.from(bytes)]), { contentType: "application/octet-stream" });
@@ -282,9 +282,9 @@ export class VoiceModelImportService {
       sampleRate: checkpoint.sampleRate,
       metadata: { source: "upload" },
     });
-    const referenceKey = `voice-models/${row.id}/model.pth`;
-    const indexKey = index ? `voice-models/${row.id}/model.index` : undefined;
-    const imageKey = image ? `voice-models/${row.id}/cover.${image.ext}` : undefined;
+    const referenceKey = voiceModelKeys(row.id).checkpoint;
+    const indexKey = index ? voiceModelKeys(row.id).index : undefined;
+    const imageKey = image ? voiceModelKeys(row.id).uploadedCover(image.ext) : undefined;
     let pending;
     try {
       await this.deps.storage.putFile(referenceKey, modelFile.path, { contentType: "application/octet-stream" });

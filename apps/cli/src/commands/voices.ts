@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadConfig, loadVoiceModelSettings } from "@mixdown/config";
 import { createPrismaClient, VoiceModelImportRepository } from "@mixdown/db";
-import { createStorage } from "@mixdown/storage";
+import { createStorage, voiceModelKeys } from "@mixdown/storage";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { downloadUrlOf, ModelSourceError, unpackVoiceModel } from "@mixdown/voice/model-source";
@@ -381,8 +381,8 @@ async function importModelFile(
         instrument: values.instrument === true,
         metadata: described,
       });
-      const key = `voice-models/${created.id}/model.onnx`;
-      const indexKey = `voice-models/${created.id}/model.index`;
+      const key = voiceModelKeys(created.id).model;
+      const indexKey = voiceModelKeys(created.id).index;
       try {
         await storage.putFile(key, file);
         if (!index) return await imports.publish(created.id, key);

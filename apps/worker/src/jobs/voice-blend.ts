@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import { blendOnnxModels, IncompatibleModelsError, InvalidModelError } from "@mixdown/onnx-blend";
 import type { JobQueues } from "@mixdown/queue";
-import type { ObjectStorage } from "@mixdown/storage";
+import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../run-job.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
 
@@ -14,7 +14,6 @@ export interface VoiceBlendJobDeps {
 }
 
 /** Where a blend's output model file is stored. Deterministic, so a retry overwrites its own file. */
-export const blendedModelKey = (outputModelId: number) => `voice-models/${outputModelId}/model.onnx`;
 
 /**
  * Blends the job's models into its output model: fetch the files, weighted sum of the float
@@ -55,7 +54,7 @@ export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-bl
       });
       await setProgress(80);
       signal.throwIfAborted();
-      const fileKey = blendedModelKey(row.outputModelId);
+      const fileKey = voiceModelKeys(row.outputModelId).model;
       await deps.storage.putFile(fileKey, output, { contentType: "application/octet-stream" });
       return {
         fileKey,
@@ -67,7 +66,7 @@ export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-bl
       };
     },
     async discard({ row: { job: row } }) {
-      await deps.storage.delete(blendedModelKey(row.outputModelId));
+      await deps.storage.delete(voiceModelKeys(row.outputModelId).model);
     },
     // Also after a lost update (updated false): the media job does nothing when it is not owed.
     async afterComplete({ row: { job: row }, log }) {

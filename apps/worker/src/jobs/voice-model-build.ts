@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { downloadFile, DownloadError } from "@mixdown/downloads";
 import { JobFailure } from "@mixdown/jobs";
 import type { JobQueues } from "@mixdown/queue";
-import type { ObjectStorage } from "@mixdown/storage";
+import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
 import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
@@ -34,9 +34,7 @@ export interface VoiceModelBuildJobDeps {
 }
 
 /** Where a built native model is stored: the same key an uploaded model gets, overwritten by a retry. */
-export const builtModelKey = (voiceModelId: number) => `voice-models/${voiceModelId}/model.onnx`;
 /** Where the feature index of a model imported from a link is stored, as an uploaded one. */
-export const importedIndexKey = (voiceModelId: number) => `voice-models/${voiceModelId}/model.index`;
 
 type Log = { info: (o: object, m: string) => void };
 
@@ -88,7 +86,7 @@ async function convertStoredCheckpoint(
   const pthPath = join(workDir, "model.pth");
   await deps.storage.downloadToFile(key, pthPath);
   const { outPath, details } = await convertPth(deps, pthPath, workDir, "modelFile", log, signal);
-  const fileKey = builtModelKey(rowId);
+  const fileKey = voiceModelKeys(rowId).model;
   await deps.storage.putFile(fileKey, outPath, { contentType: "application/octet-stream" });
   return { fileKey, details };
 }
@@ -234,8 +232,8 @@ async function importFromLink(
   if (index && architecture !== "rvc")
     throw new JobFailure("bad-input", `${indexField}: only RVC voice models take a feature index`);
 
-  const fileKey = builtModelKey(model.id);
-  const indexKey = importedIndexKey(model.id);
+  const fileKey = voiceModelKeys(model.id).model;
+  const indexKey = voiceModelKeys(model.id).index;
   try {
     if (index && indexPath) {
       await deps.storage.putFile(indexKey, indexPath, { contentType: "application/octet-stream" });
@@ -251,7 +249,7 @@ async function importFromLink(
 }
 
 async function removeImported(storage: ObjectStorage, id: number): Promise<void> {
-  for (const key of [builtModelKey(id), importedIndexKey(id)]) await storage.delete(key).catch(() => {});
+  for (const key of [voiceModelKeys(id).model, voiceModelKeys(id).index]) await storage.delete(key).catch(() => {});
 }
 
 /**
@@ -270,7 +268,7 @@ export function voiceModelBuildHandler(deps: VoiceModelBuildJobDeps): JobHandler
       await deps.storage.downloadToFile(model.referenceKey, referencePath);
       const outPath = join(workDir, "model.onnx");
       const built = await deps.pool.run({ referencePath, outPath, title: model.title }, () => {}, signal);
-      const fileKey = builtModelKey(rowId);
+      const fileKey = voiceModelKeys(rowId).model;
       await deps.storage.putFile(fileKey, outPath, { contentType: "application/octet-stream" });
       log.info({ activeSeconds: built.activeSeconds }, "native voice built");
       return { fileKey, details: { source: "reference", activeSeconds: Math.round(built.activeSeconds * 10) / 10 } };

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
-import type { ObjectStorage } from "@mixdown/storage";
+import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
 import { readMono } from "@mixdown/voice";
 import type { JobHandler } from "../run-job.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
@@ -19,8 +19,6 @@ export interface VoiceModelMediaJobDeps {
 }
 
 /** Where a model's rendered media is stored: deterministic, so a retry overwrites its own files. */
-export const voiceModelDemoKey = (id: number) => `voice-models/${id}/demo.mp3`;
-export const voiceModelCoverKey = (id: number) => `voice-models/${id}/cover.png`;
 
 /**
  * Renders a ready voice model's media: the reference phrase converted with the model (by the same
@@ -51,14 +49,14 @@ export function voiceModelMediaHandler(deps: VoiceModelMediaJobDeps): JobHandler
             throw new JobFailure(err.kind, `the demo of voice model ${rowId} cannot be rendered: ${err.message}`);
           throw err;
         });
-      const demoKey = voiceModelDemoKey(rowId);
+      const demoKey = voiceModelKeys(rowId).demo;
       await deps.storage.putFile(demoKey, result.lossyOutput, { contentType: "audio/mpeg" });
 
       let imageKey: string | undefined;
       if (!model.imageKey) {
         const cover = join(workDir, "cover.png");
         await writeFile(cover, drawVoiceCover(await readMono(result.output, result.sampleRate), result.sampleRate));
-        imageKey = voiceModelCoverKey(rowId);
+        imageKey = voiceModelKeys(rowId).cover;
         await deps.storage.putFile(imageKey, cover, { contentType: "image/png" });
       }
       log.info({ demoKey, imageKey }, "voice model media rendered");
