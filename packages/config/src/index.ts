@@ -86,6 +86,12 @@ export const EnvSchema = z
       .min(16, "METRICS_TOKEN must be at least 16 characters (generate one with: openssl rand -hex 24)")
       .optional(),
 
+    /**
+     * Set by `mixdown up` for the API and the worker it starts: their stdin is a pipe from `up`,
+     * and its end (`up` died, even by SIGKILL) stops them as SIGTERM does, within 5 s at most.
+     */
+    STOP_WHEN_STDIN_CLOSES: bool.default(false),
+
     // Postgres and Redis
     DATABASE_URL: z.string().min(1),
     REDIS_URL: z.string().min(1).default("redis://127.0.0.1:6379"),

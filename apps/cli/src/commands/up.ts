@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -19,6 +19,7 @@ import {
 import { UsageError } from "../database.ts";
 import { configuredModels, pullConfiguredModels, pullContext } from "./models.ts";
 import { type ChildFailure, type ChildSpec, Supervisor } from "../supervisor.ts";
+import { runningFromPidFile, stopLeftovers, UP_PID_FILE, writePidFile } from "../leftovers.ts";
 import { persistentSecret, readRunningStack, removeStackInfo, repoRoot, stateDir, writeStackInfo } from "../local-state.ts";
 
 const LOCAL_CALLER = "local";
@@ -49,6 +50,10 @@ export async function upCommand(argv: string[], env: Record<string, string | und
   mkdirSync(dir, { recursive: true });
   const already = readRunningStack(dir);
   if (already) throw new UsageError(`Mixdown is already up here (pid ${already.pid}) at ${already.baseUrl}.`);
+  const runDir = path.join(dir, "run");
+  const upPidFile = path.join(runDir, UP_PID_FILE);
+  const starting = runningFromPidFile(upPidFile);
+  if (starting !== undefined) throw new UsageError(`Mixdown is already starting or up here (pid ${starting}).`);
   if (!findRedisServer()) throw new RedisNotInstalledError();
 
   const port = Number(env.PORT ?? 8080);
@@ -60,7 +65,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
   let bannerShown = false;
   const supervisor = new Supervisor({
     logsDir,
-    runDir: path.join(dir, "run"),
+    runDir,
     report: (line) => console.log(line),
     onLine: (name, line) => {
       if (bannerShown && name !== "redis") process.stdout.write(`${name.padEnd(6)}| ${line}\n`);
@@ -75,6 +80,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
       await supervisor.stop();
       await postgres?.stop();
       removeStackInfo(dir);
+      rmSync(upPidFile, { force: true });
       process.stdout.write("Stopped.\n");
       return code;
     })();
@@ -99,6 +105,12 @@ export async function upCommand(argv: string[], env: Record<string, string | und
 
   try {
     const pgDir = await postgresDataDir(dir);
+    // A previous `up` killed before it could stop its children (SIGKILL, a lost terminal) may have
+    // left some running: on these data directories they would fight the ones started now.
+    for (const left of await stopLeftovers(runDir, pgDir)) {
+      console.log(`Stopped ${left}, left running by a previous mixdown up that did not stop it.`);
+    }
+    writePidFile(upPidFile, process.pid);
     const redisDir = path.join(dir, "redis");
     mkdirSync(redisDir, { recursive: true });
     // Fixed once: a restarted redis-server must come back where the API and the worker reconnect.
@@ -235,16 +247,20 @@ async function postgresDataDir(dir: string): Promise<string> {
   return fallback;
 }
 
-/** The API or the worker: node with tsx, its own process group (a Ctrl-C reaches it through our stop). */
+/**
+ * The API or the worker: node with tsx, its own process group (a Ctrl-C reaches it through our
+ * stop). Its stdin is a pipe from us that we never write to: when we die, even by SIGKILL, the
+ * kernel closes our end and the child stops by itself (STOP_WHEN_STDIN_CLOSES).
+ */
 function appSpec(name: string, entry: string, env: Record<string, string | undefined>): ChildSpec {
   return {
     name,
     launch: () => {
       const child = spawn(process.execPath, ["--import", "tsx", entry], {
         cwd: repoRoot,
-        env,
+        env: { ...env, STOP_WHEN_STDIN_CLOSES: "true" },
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["pipe", "pipe", "pipe"],
       });
       superviseChild(child, "SIGTERM");
       return child;
