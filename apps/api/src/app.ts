@@ -81,6 +81,15 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       : { logger: { level: config.LOG_LEVEL, serializers: requestLogSerializers, stream: deps.logStream } }),
     ajv: { customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: true,
+    // Slow and hostile clients (`.env.example`): answered 408 / 431 with a JSON body by Fastify's
+    // client error handler, and the connection closed.
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+    http: {
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+      maxHeaderSize: config.HTTP_MAX_HEADER_BYTES,
+      // Node checks the two timeouts this often (30 s by default, which would stretch a 10 s limit to 40).
+      connectionsCheckingInterval: 1_000,
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const owned: Array<() => Promise<unknown>> = [];

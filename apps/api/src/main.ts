@@ -39,6 +39,14 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // `mixdown up` died (its end of our stdin closed): stop as on SIGTERM, within 5 s at most.
+  if (config.STOP_WHEN_STDIN_CLOSES) {
+    process.stdin.once("close", () => {
+      setTimeout(() => process.exit(1), 5_000).unref();
+      void stop("stdin closed (the parent process is gone)");
+    });
+    process.stdin.resume();
+  }
 
   const address = await app.listen({ host: config.HOST, port: config.PORT });
   app.log.info({ address }, "Mixdown API listening");

@@ -1,8 +1,9 @@
 import type { ChildProcess } from "node:child_process";
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { stopChild } from "@mixdown/devstack";
+import { writePidFile } from "./leftovers.ts";
 
 /** One long-running process the supervisor keeps alive. */
 export interface ChildSpec {
@@ -49,7 +50,10 @@ export interface ChildFailure {
 export interface SupervisorOptions {
   /** `<logsDir>/<name>.log` receives each child's output (appended across runs). */
   logsDir: string;
-  /** `<runDir>/<name>.pid` holds each running child's pid. */
+  /**
+   * `<runDir>/<name>.pid` holds each running child's pid and start time, so that the next `up`
+   * can stop what a killed one left running (`stopLeftovers`).
+   */
   runDir: string;
   policy?: Partial<RestartPolicy>;
   /** One line per event a person should see: a crash and the restart it gets. */
@@ -189,7 +193,7 @@ export class Supervisor {
     const child = await entry.spec.launch((c) => this.attach(entry, c));
     this.attach(entry, child);
     entry.child = child;
-    writeFileSync(entry.pidFile, `${child.pid}\n`);
+    writePidFile(entry.pidFile, child.pid!);
     this.mark(entry, `started, pid ${child.pid}`);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       if (entry.child !== child) return;

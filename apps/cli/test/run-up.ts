@@ -28,8 +28,13 @@ export interface RunningUp {
   cleanUp(): Promise<void>;
 }
 
-export async function startUp(env: Record<string, string> = {}, readyTimeoutMs = 180_000): Promise<RunningUp> {
-  const home = await mkdtemp(path.join(os.tmpdir(), "mixdown-up-test-"));
+/** `home`: the state dir of an earlier `up` to run on again (default: a fresh one). */
+export async function startUp(
+  env: Record<string, string> = {},
+  readyTimeoutMs = 180_000,
+  reuseHome?: string,
+): Promise<RunningUp> {
+  const home = reuseHome ?? (await mkdtemp(path.join(os.tmpdir(), "mixdown-up-test-")));
   // mkdtemp makes it private; PostgreSQL runs as the postgres user when the tests run as root.
   await chmod(home, 0o755);
   const port = await freePort();

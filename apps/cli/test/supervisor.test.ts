@@ -52,7 +52,7 @@ async function waitUntil(what: string, check: () => boolean | Promise<boolean>, 
   }
 }
 
-const readPid = (file: string) => (existsSync(file) ? Number(readFileSync(file, "utf8").trim()) : undefined);
+const readPid = (file: string) => (existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : undefined);
 const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0);

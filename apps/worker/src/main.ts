@@ -25,21 +25,30 @@ const health =
 
 // SIGTERM: stop taking jobs and let the running ones finish (BullMQ hands any job that still
 // cannot finish to another worker once its lock lapses). A second signal exits at once.
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, () => {
-    if (shuttingDown) process.exit(1);
-    shuttingDown = true;
-    logger.info({ signal, activeJobs: app.activeJobs() }, "shutting down: finishing running jobs");
-    app
-      .close()
-      .then(() => {
-        health?.close();
-        logger.info("worker stopped");
-        process.exit(0);
-      })
-      .catch((err: Error) => {
-        logger.error({ err: err.message }, "shutdown failed");
-        process.exit(1);
-      });
+const shutDown = (signal: string) => {
+  if (shuttingDown) process.exit(1);
+  shuttingDown = true;
+  logger.info({ signal, activeJobs: app.activeJobs() }, "shutting down: finishing running jobs");
+  app
+    .close()
+    .then(() => {
+      health?.close();
+      logger.info("worker stopped");
+      process.exit(0);
+    })
+    .catch((err: Error) => {
+      logger.error({ err: err.message }, "shutdown failed");
+      process.exit(1);
+    });
+};
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => shutDown(signal));
+
+// `mixdown up` died (its end of our stdin closed): its Redis and PostgreSQL go with it, so a
+// running job cannot finish here; what it had left is the next worker's, once its lock lapses.
+if (config.STOP_WHEN_STDIN_CLOSES) {
+  process.stdin.once("close", () => {
+    setTimeout(() => process.exit(1), 5_000).unref();
+    if (!shuttingDown) shutDown("stdin closed (the parent process is gone)");
   });
+  process.stdin.resume();
 }

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { testFilesDir } from "@mixdown/devstack";
 import { writeZip } from "../../../packages/voice/test/zip-writer.ts";
-import { getJson, postForm, startDeployment, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
+import { getJson, makeAudio, postForm, startDeployment, waitForEnd, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
 
 const fixture = (path: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${path}`, import.meta.url));
 const MB = 1024 * 1024;
@@ -25,6 +25,7 @@ describe("voice models imported from a link", () => {
   let port: number;
   const files = new Map<string, Buffer>();
   const hits = new Map<string, number>();
+  let contentVec: string;
 
   before(async () => {
     const dir = await testFilesDir("url-");
@@ -37,6 +38,7 @@ describe("voice models imported from a link", () => {
     files.set("/voices/singer.pth", pth);
     files.set("/voices/singer.index", index);
     files.set("/voices/export.onnx", await readFile(fixture("rvc-pth/rvc-v1-40k.onnx")));
+    files.set("/voices/export-v2.onnx", await readFile(fixture("rvc-pth/rvc-v2-48k.onnx")));
     files.set("/voices/big.pth", randomBytes(9 * MB));
     files.set("/voices/notes.txt", Buffer.from("not a model"));
     await zip("singer.zip", [
@@ -69,7 +71,7 @@ describe("voice models imported from a link", () => {
       MAX_VOICE_MODEL_UPLOAD_BYTES: String(8 * MB),
       WEBHOOK_DENIED_NETWORKS: "127.0.0.1/32",
       // Not installed, as on a default install: what the records and the demo render say about it.
-      VOICE_CONTENTVEC_MODEL: join(dir, "absent", "vec-768-layer-12.onnx"),
+      VOICE_CONTENTVEC_MODEL: (contentVec = join(dir, "absent", "vec-768-layer-12.onnx")),
       VOICE_RMVPE_MODEL: join(dir, "absent", "rmvpe.onnx"),
     });
   });
@@ -136,6 +138,45 @@ describe("voice models imported from a link", () => {
     );
     const media = await waitForQueueEntryEnd(d.api.ctx.queues.queue("voice-model-media"), `voice-model-media-${id}`);
     assert.equal(media.attemptsMade, 1, "a missing asset is not retried");
+  });
+
+  it("ends a conversion whose RVC model's ContentVec is gone when it runs error at its first attempt, naming the file and the command", async () => {
+    // An RVC v2 export: ready without a PyTorch conversion, needing the 768-d ContentVec.
+    const id = await importLink({ modelUrl: `${base}/voices/export-v2.onnx` });
+    const model = await settled(id);
+    assert.equal(model.state, "ready", model.errorMessage);
+    const sound = await makeAudio("speech.wav", ["-f", "lavfi", "-i", "sine=f=220:d=2", "-ar", "48000"]);
+    // Installed when the conversion is created (the create checks for it), gone when a worker runs it.
+    await mkdir(dirname(contentVec), { recursive: true });
+    await writeFile(contentVec, "placeholder");
+    let created: Response;
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      // The API looks at the file at most every 2 s: refused (422) until it has seen it.
+      created = await postForm(d, "voice-conversions", { voiceModelId: String(id), soundFile: { path: sound } });
+      if (created.status !== 422 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await rm(contentVec);
+    assert.equal(created.status, 201, await created.clone().text());
+    const jobId = ((await created.json()) as { id: number }).id;
+
+    d.env.WORKER_QUEUES = "voice-conversion";
+    d.startWorker();
+    const ended = await waitForEnd(d, `voice-conversions/${jobId}`);
+    assert.equal(ended.status, "error");
+    assert.match(
+      ended.errorMessage,
+      /RVC models need the ContentVec model .*absent\/vec-768-layer-12\.onnx .*which is missing: install it with `\.\/mixdown\.sh models pull hubert`/,
+    );
+    assert.doesNotMatch(ended.errorMessage, /attempts/);
+    // BullMQ records the attempt after the row has ended: wait for it rather than read it early.
+    const queued = await d.api.ctx.queues.queue("voice-conversion").getJob(`voice-conversion-${jobId}`);
+    const settledBy = Date.now() + 10_000;
+    while ((await queued!.getState()) !== "failed" && Date.now() < settledBy) await new Promise((r) => setTimeout(r, 100));
+    const final = await d.api.ctx.queues.queue("voice-conversion").getJob(`voice-conversion-${jobId}`);
+    assert.equal(await final!.getState(), "failed");
+    assert.equal(final!.attemptsMade, 1, "a missing model file is not retried (JOB_ATTEMPTS is 8 here)");
   });
 
   it("imports a .pth with an indexUrl, and an RVC .onnx export, from links", async () => {

@@ -51,6 +51,20 @@ export const EnvSchema = z
     PORT: int(0, 65535).default(8080),
     /** Absolute base URL clients reach the API at; used for local-disk signed download URLs. */
     PUBLIC_BASE_URL: z.string().url().optional(),
+    /**
+     * Slow and idle clients: a connection must have sent its request's headers this long after it
+     * opened (or after its previous request), else 408 and the connection is closed. Cuts off
+     * connections opened and left silent (slowloris) before they add up.
+     */
+    HTTP_HEADERS_TIMEOUT_SECONDS: int(1).default(10),
+    /**
+     * The whole request, body included, must have arrived this long after it started, else 408:
+     * an upload trickling in a few bytes a second holds a connection and a temporary file at most
+     * this long. 600 s lets the largest upload (100 MB) through at 1.4 Mbit/s.
+     */
+    HTTP_REQUEST_TIMEOUT_SECONDS: int(1).default(600),
+    /** Largest request head (request line and headers) in bytes; more is answered 431. */
+    HTTP_MAX_HEADER_BYTES: int(1024).default(16 * 1024),
     MAX_SEPARATION_UPLOAD_BYTES: int(1).default(50 * MB),
     MAX_CONVERSION_UPLOAD_BYTES: int(1).default(100 * MB),
     /**
@@ -71,6 +85,12 @@ export const EnvSchema = z
       .string()
       .min(16, "METRICS_TOKEN must be at least 16 characters (generate one with: openssl rand -hex 24)")
       .optional(),
+
+    /**
+     * Set by `mixdown up` for the API and the worker it starts: their stdin is a pipe from `up`,
+     * and its end (`up` died, even by SIGKILL) stops them as SIGTERM does, within 5 s at most.
+     */
+    STOP_WHEN_STDIN_CLOSES: bool.default(false),
 
     // Postgres and Redis
     DATABASE_URL: z.string().min(1),
@@ -197,6 +217,13 @@ export const EnvSchema = z
     WEBHOOK_RETRY_DELAY_MS: int(1).default(5_000),
   })
   .superRefine((env, ctx) => {
+    if (env.HTTP_HEADERS_TIMEOUT_SECONDS > env.HTTP_REQUEST_TIMEOUT_SECONDS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["HTTP_HEADERS_TIMEOUT_SECONDS"],
+        message: `must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${env.HTTP_REQUEST_TIMEOUT_SECONDS})`,
+      });
+    }
     if (env.STORAGE_DRIVER === "s3") {
       for (const key of ["S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"] as const) {
         if (!env[key]) ctx.addIssue({ code: "custom", path: [key], message: `${key} is required when STORAGE_DRIVER=s3` });

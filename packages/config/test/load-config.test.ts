@@ -51,3 +51,14 @@ test("loadDatabaseConfig needs only DATABASE_URL", () => {
   });
   assert.throws(() => loadDatabaseConfig({}), ConfigError);
 });
+
+test("refuses a headers timeout longer than the whole request's, naming both settings", () => {
+  assert.deepEqual(
+    [loadConfig(minimal).HTTP_HEADERS_TIMEOUT_SECONDS, loadConfig(minimal).HTTP_REQUEST_TIMEOUT_SECONDS],
+    [10, 600],
+  );
+  assert.throws(
+    () => loadConfig({ ...minimal, HTTP_HEADERS_TIMEOUT_SECONDS: "60", HTTP_REQUEST_TIMEOUT_SECONDS: "30" }),
+    /HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS \(30\)/,
+  );
+});

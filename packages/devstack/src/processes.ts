@@ -21,10 +21,17 @@ export function freePort(): Promise<number> {
 const running = new Map<ChildProcess, NodeJS.Signals>();
 let exitHookInstalled = false;
 
+/** How long the watchdog of a child whose parent died waits after the stop signal before SIGKILL. */
+const ORPHAN_STOP_GRACE_SECONDS = 10;
+
 /**
  * Makes sure a service process does not outlive this one. A normal exit signals it from the
  * `exit` hook; when this process dies without running hooks (SIGKILL, an unhandled fatal signal),
- * a tiny detached shell that polls our pid sends the signal instead.
+ * a tiny detached shell that polls our pid sends the signal instead, and SIGKILL if the child is
+ * still there ORPHAN_STOP_GRACE_SECONDS later (a worker finishing its jobs against a Redis that
+ * died with us would wait for ever). The SIGKILL goes to the child's process group too, when it
+ * leads one (every service we start does: `detached`), so that what it started (a worker's
+ * ffmpeg, PostgreSQL's backends) does not outlive it either.
  */
 export function superviseChild(child: ChildProcess, stopSignal: NodeJS.Signals): () => void {
   if (!exitHookInstalled) {
@@ -38,10 +45,13 @@ export function superviseChild(child: ChildProcess, stopSignal: NodeJS.Signals):
     "sh",
     [
       "-c",
-      'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -s "$2" "$1" 2>/dev/null',
+      'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -s "$2" "$1" 2>/dev/null; ' +
+        'i=0; while [ "$i" -lt "$3" ] && kill -0 "$1" 2>/dev/null; do sleep 1; i=$((i + 1)); done; ' +
+        'kill -s KILL -- "-$1" 2>/dev/null; kill -s KILL "$1" 2>/dev/null',
       String(process.pid),
       String(child.pid),
       stopSignal.replace(/^SIG/, ""),
+      String(ORPHAN_STOP_GRACE_SECONDS),
     ],
     { detached: true, stdio: "ignore" },
   );

@@ -113,7 +113,7 @@ async function readParts(
   });
   for await (const part of parts) {
     if (part.type === "field") {
-      if (part.valueTruncated) throw unprocessable(`${part.fieldname} is longer than ${FIELD_MAX_BYTES / 1024} KB`);
+      if (part.valueTruncated) throw payloadTooLarge(`${part.fieldname} is longer than ${FIELD_MAX_BYTES / 1024} KB`);
       if (!fields.has(part.fieldname)) fields.set(part.fieldname, String(part.value));
       continue;
     }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -21,6 +21,7 @@ import {
 import { UsageError } from "../database.ts";
 import { configuredModels, pullConfiguredModels, pullContext } from "./models.ts";
 import { type ChildFailure, type ChildSpec, Supervisor } from "../supervisor.ts";
+import { runningFromPidFile, stopLeftovers, UP_PID_FILE, writePidFile } from "../leftovers.ts";
 import { persistentSecret, readRunningStack, removeStackInfo, repoRoot, stateDir, writeStackInfo } from "../local-state.ts";
 
 const LOCAL_CALLER = "local";
@@ -54,6 +55,10 @@ export async function upCommand(argv: string[], env: Record<string, string | und
   mkdirSync(dir, { recursive: true });
   const already = readRunningStack(dir);
   if (already) throw new UsageError(`Mixdown is already up here (pid ${already.pid}) at ${already.baseUrl}.`);
+  const runDir = path.join(dir, "run");
+  const upPidFile = path.join(runDir, UP_PID_FILE);
+  const starting = runningFromPidFile(upPidFile);
+  if (starting !== undefined) throw new UsageError(`Mixdown is already starting or up here (pid ${starting}).`);
   if (!findRedisServer()) throw new RedisNotInstalledError();
 
   const port = Number(env.PORT ?? 8080);
@@ -65,7 +70,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
   let bannerShown = false;
   const supervisor = new Supervisor({
     logsDir,
-    runDir: path.join(dir, "run"),
+    runDir,
     report: (line) => console.log(line),
     onLine: (name, line) => {
       if (bannerShown && name !== "redis" && name !== "postgres") process.stdout.write(`${name.padEnd(6)}| ${line}\n`);
@@ -79,6 +84,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
       // The last started first: the API and the worker, then redis-server and PostgreSQL.
       await supervisor.stop();
       removeStackInfo(dir);
+      rmSync(upPidFile, { force: true });
       process.stdout.write("Stopped.\n");
       return code;
     })();
@@ -103,6 +109,12 @@ export async function upCommand(argv: string[], env: Record<string, string | und
 
   try {
     const pgDir = await postgresDataDir(dir);
+    // A previous `up` killed before it could stop its children (SIGKILL, a lost terminal) may have
+    // left some running: on these data directories they would fight the ones started now.
+    for (const left of await stopLeftovers(runDir, pgDir)) {
+      console.log(`Stopped ${left}, left running by a previous mixdown up that did not stop it.`);
+    }
+    writePidFile(upPidFile, process.pid);
     const redisDir = path.join(dir, "redis");
     mkdirSync(redisDir, { recursive: true });
     // Fixed once: a restarted server must come back where the API and the worker reconnect.
@@ -244,16 +256,20 @@ async function postgresDataDir(dir: string): Promise<string> {
   return fallback;
 }
 
-/** The API or the worker: node with tsx, its own process group (a Ctrl-C reaches it through our stop). */
+/**
+ * The API or the worker: node with tsx, its own process group (a Ctrl-C reaches it through our
+ * stop). Its stdin is a pipe from us that we never write to: when we die, even by SIGKILL, the
+ * kernel closes our end and the child stops by itself (STOP_WHEN_STDIN_CLOSES).
+ */
 function appSpec(name: string, entry: string, env: Record<string, string | undefined>): ChildSpec {
   return {
     name,
     launch: () => {
       const child = spawn(process.execPath, ["--import", "tsx", entry], {
         cwd: repoRoot,
-        env,
+        env: { ...env, STOP_WHEN_STDIN_CLOSES: "true" },
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["pipe", "pipe", "pipe"],
       });
       superviseChild(child, "SIGTERM");
       return child;
