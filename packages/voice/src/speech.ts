@@ -35,7 +35,7 @@ export class NothingToSpeakError extends Error {
   override name = "NothingToSpeakError";
 }
 
-async function onPath(command: string, path = process.env.PATH ?? ""): Promise<string | null> {
+async function onPath(command: string, path: string): Promise<string | null> {
   for (const dir of path.split(delimiter).filter(Boolean)) {
     const candidate = join(dir, command);
     if (
@@ -65,24 +65,24 @@ async function festivalVoiceInstalled(): Promise<boolean> {
 }
 
 /** What is missing for Festival's HTS voice, or null when it can speak. */
-async function festivalProblem(): Promise<string | null> {
-  if (!(await onPath("text2wave"))) return `Festival's text2wave is not on PATH (${INSTALL_FESTIVAL})`;
+async function festivalProblem(path: string): Promise<string | null> {
+  if (!(await onPath("text2wave", path))) return `Festival's text2wave is not on PATH (${INSTALL_FESTIVAL})`;
   if (!(await festivalVoiceInstalled())) return `Festival's voice ${FESTIVAL_VOICE} is not installed (${INSTALL_FESTIVAL})`;
   return null;
 }
 
-async function espeakProblem(): Promise<string | null> {
-  return (await onPath("espeak-ng")) ? null : `espeak-ng is not on PATH (${INSTALL_ESPEAK})`;
+async function espeakProblem(path: string): Promise<string | null> {
+  return (await onPath("espeak-ng", path)) ? null : `espeak-ng is not on PATH (${INSTALL_ESPEAK})`;
 }
 
 /**
- * The synthesizer `choice` resolves to on this machine; throws SynthesizerMissingError naming
- * what to install when none it allows is present.
+ * The synthesizer `choice` resolves to on this machine (binaries looked up on `path`); throws
+ * SynthesizerMissingError naming what to install when none it allows is present.
  */
-export async function resolveSynthesizer(choice: SynthesizerChoice): Promise<SynthesizerName> {
-  const festival = choice === "espeak-ng" ? "not allowed" : await festivalProblem();
+export async function resolveSynthesizer(choice: SynthesizerChoice, path = process.env.PATH ?? ""): Promise<SynthesizerName> {
+  const festival = choice === "espeak-ng" ? "not allowed" : await festivalProblem(path);
   if (festival === null) return "festival";
-  const espeak = choice === "festival" ? "not allowed" : await espeakProblem();
+  const espeak = choice === "festival" ? "not allowed" : await espeakProblem(path);
   if (espeak === null) return "espeak-ng";
   const problems = [choice !== "espeak-ng" ? festival : null, choice !== "festival" ? espeak : null].filter(Boolean);
   throw new SynthesizerMissingError(
