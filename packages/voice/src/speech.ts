@@ -141,6 +141,14 @@ function festivalText(text: string): string {
     .replace(/[^\x20-\x7e\xa0-\xff\n]/g, " ");
 }
 
+/**
+ * Whether Festival's English voice finds anything to say in `text`: a text in another script
+ * (Cyrillic, CJK, ...) folds to nothing for it, where espeak-ng has a voice for most languages.
+ */
+export function festivalCanSpeak(text: string): boolean {
+  return /[A-Za-z0-9\xc0-\xff]/.test(festivalText(text));
+}
+
 interface PcmFormat {
   audioFormat: number;
   channels: number;
@@ -262,6 +270,9 @@ export async function synthesizeSpeech(text: string, outPath: string, options: S
     await new Promise<void>((resolve, reject) => sink.write(Buffer.alloc(44), (e) => (e ? reject(e) : resolve())));
     for (const piece of pieces) {
       signal?.throwIfAborted();
+      spokenChars += piece.length;
+      // text2wave writes an empty file (and exits 0) for a piece with nothing it can say.
+      if (synthesizer === "festival" && !festivalCanSpeak(piece)) continue;
       await speakPiece(synthesizer, piece, textPath, piecePath, signal).catch((err: NodeJS.ErrnoException) => {
         if (signal?.aborted) throw signal.reason;
         if (err.code === "ENOENT")
@@ -270,6 +281,7 @@ export async function synthesizeSpeech(text: string, outPath: string, options: S
           );
         throw new Error(`${synthesizer} failed: ${(err.message ?? String(err)).slice(0, 500)}`, { cause: err });
       });
+      if ((await stat(piecePath)).size < 44) continue;
       const layout = await readWavLayout(piecePath);
       if (layout.format.audioFormat !== 1 || layout.format.bitsPerSample !== 16)
         throw new Error(
@@ -286,7 +298,7 @@ export async function synthesizeSpeech(text: string, outPath: string, options: S
         );
         dataBytes += layout.dataBytes;
       }
-      spokenChars += piece.length;
+      await rm(piecePath, { force: true });
       options.onProgress?.(spokenChars / totalChars);
     }
   } finally {

@@ -3,6 +3,8 @@ import { symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
+  festivalCanSpeak,
+  NothingToSpeakError,
   resolveSynthesizer,
   splitSentences,
   SynthesizerMissingError,
@@ -74,6 +76,32 @@ describe("synthesizeSpeech", () => {
       assert.ok(result.seconds > 3, `${result.seconds} s of speech for three sentences`);
     });
   }
+
+  test("a text in a script Festival's English voice cannot read is nothing to speak for it, and speech for espeak-ng", async () => {
+    const dir = await tempDir();
+    const russian = "Привет, мир. Как дела?";
+    assert.equal(festivalCanSpeak(russian), false);
+    assert.equal(festivalCanSpeak("Café déjà vu"), true);
+    await assert.rejects(
+      synthesizeSpeech(russian, join(dir, "festival.wav"), { synthesizer: "festival", workDir: dir, sampleRate: 16000 }),
+      NothingToSpeakError,
+    );
+    const spoken = await synthesizeSpeech(russian, join(dir, "espeak.wav"), {
+      synthesizer: "espeak-ng",
+      workDir: dir,
+      sampleRate: 16000,
+    });
+    assert.ok(spoken.seconds > 1, `${spoken.seconds} s`);
+    // Mixed text: the pieces Festival can read are spoken, the others are left out rather than failing the job.
+    const mixed = await synthesizeSpeech("Hello there. Привет!", join(dir, "mixed.wav"), {
+      synthesizer: "festival",
+      workDir: dir,
+      sampleRate: 16000,
+      maxPieceChars: 14,
+    });
+    assert.equal(mixed.pieces, 2);
+    assert.ok(mixed.seconds > 0.5);
+  });
 
   test("an abort stops the synthesizer and rejects with the signal's reason", async () => {
     const dir = await tempDir();

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import {
+  festivalCanSpeak,
   NothingToSpeakError,
   resolveSynthesizer,
   SynthesizerMissingError,
@@ -40,7 +41,10 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
       const speechPath = join(workDir, "speech.wav");
       let spoken;
       try {
-        const synthesizer = await resolveSynthesizer(deps.synthesizer);
+        let synthesizer = await resolveSynthesizer(deps.synthesizer);
+        // Festival's voice is English: a text in another script goes to espeak-ng where the setting allows it.
+        if (synthesizer === "festival" && deps.synthesizer === "auto" && !festivalCanSpeak(row.inputText))
+          synthesizer = await resolveSynthesizer("espeak-ng").catch(() => synthesizer);
         spoken = await synthesizeSpeech(row.inputText, speechPath, {
           synthesizer,
           workDir,
