@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Create a text-to-speech (inference) job and queue it
-         * @description The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. `inputTtsText`: at most 5000 characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): `inputTtsText` up to 20000 bytes of UTF-8 text each, read as the field's value.
+         * @description The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. `inputTtsText`: at most 5000 characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): UTF-8 text, up to 20000 bytes each, read as the field's value.
          */
         post: {
             parameters: {

@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import { listOf } from "@mixdown/records";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { badRequest, unprocessable } from "../http/errors.ts";
-import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
+import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
@@ -66,7 +66,7 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
       schema: {
         tags,
         summary: "Create a text-to-speech (inference) job and queue it",
-        description: `The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. \`inputTtsText\`: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. ${TEXT_PARTS_AS_FILES.replace(/up to \d+ KB/, `\`inputTtsText\` up to ${maxChars * 4} bytes`)}`,
+        description: `The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. \`inputTtsText\`: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' \`files=\` and curl's \`-F name=@file\` do): UTF-8 text, up to ${maxChars * 4} bytes each, read as the field's value.`,
         security: bearerSecurity,
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
