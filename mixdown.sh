@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT="$PWD"
 
-APT_PACKAGES=(ca-certificates redis-server ffmpeg espeak-ng sox fluidsynth fluid-soundfont-gm)
+APT_PACKAGES=(ca-certificates redis-server ffmpeg espeak-ng festival festvox-us-slt-hts sox fluidsynth fluid-soundfont-gm)
 # Only `./mixdown.sh test` installs these: chromium for the dashboard's browser test, and Debian's
 # PyTorch, which `models import` / `voices import` install on first use, for the tests of those imports.
 TEST_APT_PACKAGES=(chromium curl python3-requests python3-torch python3-onnx python3-numpy python3-yaml libopenblas0-pthread)

@@ -7,6 +7,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { WebhookAddressPolicy } from "@mixdown/webhooks";
 import type { SeparationModels } from "./separations/separation-models.ts";
 import type { SeparationService } from "./separations/separation-service.ts";
+import type { TtsService } from "./tts/tts-service.ts";
 import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import type { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
 import type { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
@@ -25,6 +26,7 @@ export interface AppContext {
   separationModels: SeparationModels;
   conversions: VoiceConversionService;
   blends: VoiceBlendService;
+  tts: TtsService;
   models: VoiceModelService;
   modelImports: VoiceModelImportService;
   idempotency: IdempotentCreates;

@@ -14,6 +14,7 @@ import {
   IdempotencyKeyRepository,
   SeparationJobRepository,
   ServiceCountRepository,
+  TtsJobRepository,
   VoiceBlendJobRepository,
   VoiceConversionJobRepository,
   VoiceModelImportRepository,
@@ -46,6 +47,8 @@ import { separationRoutes } from "./separations/routes.ts";
 import { SeparationModelRecord, SeparationModels } from "./separations/separation-models.ts";
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
+import { ttsRoutes } from "./tts/routes.ts";
+import { TtsService } from "./tts/tts-service.ts";
 import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
 import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
@@ -158,6 +161,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       maxSeconds: config.MAX_CONVERSION_SECONDS,
     }),
     blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
+    tts: new TtsService({
+      ...serviceDeps,
+      tts: new TtsJobRepository(prisma),
+      models: modelsRepo,
+      assets: voiceAssets,
+      maxTextChars: config.MAX_TTS_TEXT_CHARS,
+    }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({
       ...serviceDeps,
@@ -192,7 +202,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         title: "Mixdown: Kits v1 API",
         version: "1.0.0",
         description:
-          "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`. Any route may answer 503 with `Retry-After` while the database or object storage is unavailable; a create answered 503 has stored nothing.",
+          "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion, text to speech and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`. Any route may answer 503 with `Retry-After` while the database or object storage is unavailable; a create answered 503 has stored nothing.",
       },
       components: {
         securitySchemes: {
@@ -232,6 +242,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       await api.register(modelCatalogueRoutes, { ctx });
       await api.register(voiceConversionRoutes, { ctx });
       await api.register(voiceBlenderRoutes, { ctx });
+      await api.register(ttsRoutes, { ctx });
       await api.register(voiceModelRoutes, { ctx });
     },
     { prefix: API_PREFIX },

@@ -62,6 +62,17 @@ const ROUTES: Route[] = [
     },
   },
   {
+    path: "tts",
+    status: 201,
+    send: async (auth, key, variant = 0) =>
+      post(
+        "/api/kits/v1/tts",
+        auth,
+        key,
+        multipart({ voiceModelId: await modelFor(), inputTtsText: variant ? "Something else." : "Hello there." }, []),
+      ),
+  },
+  {
     path: "voice-models",
     status: 201,
     send: async (auth, key, variant = 0) =>

@@ -1,6 +1,7 @@
 import {
   createKitsClient,
   type SeparationJob,
+  type TtsJob,
   type VoiceBlendJob,
   type VoiceConversionJob,
   type VoiceModel,
@@ -42,18 +43,20 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
   return data;
 }
 
-export type JobKind = "vocal-separations" | "stem-splits" | "voice-conversions" | "voice-blender";
+export type JobKind = "vocal-separations" | "stem-splits" | "voice-conversions" | "tts" | "voice-blender";
 
 export const KIND_LABELS: Record<JobKind, string> = {
   "vocal-separations": "Vocal separation",
   "stem-splits": "Stem split",
   "voice-conversions": "Voice conversion",
+  tts: "Text to speech",
   "voice-blender": "Voice blend",
 };
 
 export type AnyJob =
   | { kind: "vocal-separations" | "stem-splits"; job: SeparationJob }
   | { kind: "voice-conversions"; job: VoiceConversionJob }
+  | { kind: "tts"; job: TtsJob }
   | { kind: "voice-blender"; job: VoiceBlendJob };
 
 export function isJobKind(value: string): value is JobKind {
@@ -69,6 +72,8 @@ export async function fetchJob(kind: JobKind, id: number): Promise<AnyJob> {
       return { kind, job: await unwrap(kits.GET("/api/kits/v1/stem-splits/{id}", params)) };
     case "voice-conversions":
       return { kind, job: await unwrap(kits.GET("/api/kits/v1/voice-conversions/{id}", params)) };
+    case "tts":
+      return { kind, job: await unwrap(kits.GET("/api/kits/v1/tts/{id}", params)) };
     case "voice-blender":
       return { kind, job: await unwrap(kits.GET("/api/kits/v1/voice-blender/{id}", params)) };
   }
@@ -83,6 +88,8 @@ export async function cancelJob(kind: JobKind, id: number): Promise<AnyJob> {
       return { kind, job: await unwrap(kits.POST("/api/kits/v1/stem-splits/{id}/cancel", params)) };
     case "voice-conversions":
       return { kind, job: await unwrap(kits.POST("/api/kits/v1/voice-conversions/{id}/cancel", params)) };
+    case "tts":
+      return { kind, job: await unwrap(kits.POST("/api/kits/v1/tts/{id}/cancel", params)) };
     case "voice-blender":
       return { kind, job: await unwrap(kits.POST("/api/kits/v1/voice-blender/{id}/cancel", params)) };
   }
@@ -100,19 +107,21 @@ export interface JobPage {
 export async function listJobs(page: number, perPage: number): Promise<JobPage & { truncated: boolean }> {
   const depth = Math.min(100, page * perPage);
   const query = { params: { query: { order: "desc" as const, page: 1, perPage: depth } } };
-  const [separations, splits, conversions, blends] = await Promise.all([
+  const [separations, splits, conversions, speech, blends] = await Promise.all([
     unwrap(kits.GET("/api/kits/v1/vocal-separations", query)),
     unwrap(kits.GET("/api/kits/v1/stem-splits", query)),
     unwrap(kits.GET("/api/kits/v1/voice-conversions", query)),
+    unwrap(kits.GET("/api/kits/v1/tts", query)),
     unwrap(kits.GET("/api/kits/v1/voice-blender", query)),
   ]);
   const all: AnyJob[] = [
     ...separations.data.map((job) => ({ kind: "vocal-separations" as const, job })),
     ...splits.data.map((job) => ({ kind: "stem-splits" as const, job })),
     ...conversions.data.map((job) => ({ kind: "voice-conversions" as const, job })),
+    ...speech.data.map((job) => ({ kind: "tts" as const, job })),
     ...blends.data.map((job) => ({ kind: "voice-blender" as const, job })),
   ].sort((a, b) => (a.job.createdAt < b.job.createdAt ? 1 : a.job.createdAt > b.job.createdAt ? -1 : 0));
-  const total = separations.meta.total + splits.meta.total + conversions.meta.total + blends.meta.total;
+  const total = separations.meta.total + splits.meta.total + conversions.meta.total + speech.meta.total + blends.meta.total;
   const start = (page - 1) * perPage;
   return { rows: all.slice(start, start + perPage), total, truncated: page * perPage > 100 };
 }

@@ -23,7 +23,7 @@ function useHash(): string {
   return hash;
 }
 
-const NEW_KINDS: NewKind[] = ["vocal-separations", "stem-splits", "voice-conversions", "voice-blender"];
+const NEW_KINDS: NewKind[] = ["vocal-separations", "stem-splits", "voice-conversions", "tts", "voice-blender"];
 
 function route(hash: string, signedIn: boolean) {
   const [path, query = ""] = hash.replace(/^#/, "").split("?");

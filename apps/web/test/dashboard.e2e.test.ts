@@ -168,7 +168,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 test(
-  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect and blends two voices, with no console errors",
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices and speaks a text, with no console errors",
   { timeout: 240_000 },
   () =>
     explain(async () => {
@@ -247,6 +247,22 @@ test(
       await page.getByText("Dashboard blend").waitFor();
       await shot("blend");
 
+      // Text to speech: a text in a catalogue voice, the limit stated from the server's own document.
+      await page.goto(`${baseUrl}/#/new/tts`);
+      await page.locator('input[name="voiceModelId"]').first().check();
+      await page
+        .locator('textarea[name="inputTtsText"]')
+        .fill("Mixdown reads this sentence aloud. Then it sings it in your voice.");
+      await page.getByText(/at most \d+ characters \(MAX_TTS_TEXT_CHARS\)/).waitFor();
+      await page.keyboard.press("Tab");
+      await shot("tts-form");
+      await page.getByRole("button", { name: "Speak it" }).click();
+      await waitForHash(/#\/jobs\/tts\/\d+$/);
+      await watchJob();
+      await page.locator('audio[data-title="spoken voice"]').waitFor({ state: "attached" });
+      await page.getByText("Mixdown reads this sentence aloud.", { exact: false }).waitFor();
+      await shot("tts");
+
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
       await shot("voices");
@@ -268,7 +284,8 @@ test(
       });
       await page.getByRole("link", { name: "Jobs", exact: true }).click();
       await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 4);
+      await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 5);
       await shot("jobs");
       await page.setViewportSize({ width: 390, height: 800 });
       await shot("jobs-phone");

@@ -24,6 +24,7 @@ import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { separationHandler } from "./jobs/separation.ts";
 import { resolveVocalSplit } from "./jobs/vocal-split.ts";
 import { voiceBlendHandler } from "./jobs/voice-blend.ts";
+import { ttsHandler } from "./jobs/tts.ts";
 import { voiceConversionHandler } from "./jobs/voice-conversion.ts";
 import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
 import { ensurePyTorch } from "@mixdown/separation/import";
@@ -154,7 +155,7 @@ export async function startWorkerApp(
     pools.push(pool);
     return pool;
   };
-  // Conversions and demo renders share one set of conversion threads (and their loaded models).
+  // Conversions, TTS jobs and demo renders share one set of conversion threads (and their loaded models).
   let conversionPool: VoiceConversionPool | undefined;
   const voiceConversionPool = () =>
     (conversionPool ??= pooled(
@@ -226,6 +227,14 @@ export async function startWorkerApp(
         ...output,
       }),
     "voice-blend": () => voiceBlendHandler({ storage, modelFiles, queues: jobQueues }),
+    tts: () =>
+      ttsHandler({
+        storage,
+        synthesizer: config.TTS_SYNTHESIZER,
+        pool: voiceConversionPool(),
+        modelFiles,
+        ...output,
+      }),
     "voice-model-media": () =>
       voiceModelMediaHandler({
         storage,

@@ -222,7 +222,12 @@ describe("webhooks through the API, the worker and a receiver", () => {
 
   it("the OpenAPI document offers webhookUrl on every job create", async () => {
     const doc = (await (await fetch(`${d.baseUrl}/docs/json`)).json()) as any;
-    for (const path of ["/api/kits/v1/vocal-separations", "/api/kits/v1/stem-splits", "/api/kits/v1/voice-conversions"]) {
+    for (const path of [
+      "/api/kits/v1/vocal-separations",
+      "/api/kits/v1/stem-splits",
+      "/api/kits/v1/voice-conversions",
+      "/api/kits/v1/tts",
+    ]) {
       const schema = doc.paths[path].post.requestBody.content["multipart/form-data"].schema;
       assert.ok(schema.properties.webhookUrl, `${path} documents webhookUrl`);
     }

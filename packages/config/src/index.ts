@@ -75,6 +75,8 @@ export const EnvSchema = z
     MAX_SEPARATION_SECONDS: int(1).default(1800),
     MAX_CONVERSION_SECONDS: int(1).default(1800),
     MAX_PER_PAGE: int(1).default(100),
+    /** Longest text `POST /tts` takes (`inputTtsText`), in characters; longer is a 422 naming this limit. */
+    MAX_TTS_TEXT_CHARS: int(1, 100_000).default(5000),
     RATE_LIMIT_READS_PER_MINUTE: int(0).default(0),
     RATE_LIMIT_WRITES_PER_MINUTE: int(0).default(0),
     TMP_DIR: z.string().default("/tmp/mixdown"),
@@ -184,6 +186,11 @@ export const EnvSchema = z
     ORT_PROVIDER_FALLBACK: z.enum(["none", "cpu"]).default("none"),
     ORT_INTRA_OP_THREADS: int(0).default(0),
     ORT_INTER_OP_THREADS: int(0).default(1),
+    /**
+     * The base synthesizer TTS jobs speak with before the voice model converts the speech: `auto`
+     * takes Festival's HTS voice (cmu_us_slt_arctic_hts) when installed, else espeak-ng.
+     */
+    TTS_SYNTHESIZER: z.enum(["auto", "festival", "espeak-ng"]).default("auto"),
     LOSSLESS_FORMAT: z.enum(["wav", "flac"]).default("wav"),
     LOSSY_BITRATE_KBPS: int(32, 320).default(320),
 

@@ -84,7 +84,7 @@ describe("applyMigrations", () => {
       ],
     );
     const tables = await query<{ tablename: string }>(url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
-    for (const table of ["Caller", "ApiKey", "SeparationJob", "VoiceModel", "VoiceConversionJob", "VoiceBlendJob"]) {
+    for (const table of ["Caller", "ApiKey", "SeparationJob", "VoiceModel", "VoiceConversionJob", "VoiceBlendJob", "TtsJob"]) {
       assert.ok(
         tables.some((t) => t.tablename === table),
         `table ${table} exists`,

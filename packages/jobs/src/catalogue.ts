@@ -27,6 +27,8 @@ export interface PayloadByKind {
   separation: { kind: SeparationKind; jobId: number };
   "voice-conversion": { jobId: number };
   "voice-blend": { jobId: number };
+  /** Speaks a text with the base synthesizer, then converts it with a voice model (the TtsJob row holds the text). */
+  tts: { jobId: number };
   /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
   "voice-model-media": { voiceModelId: number };
   /** Builds a native voice model from its stored reference recording; the VoiceModel row is the record. */
@@ -40,6 +42,7 @@ export type JobKind = keyof PayloadByKind;
 export type SeparationPayload = PayloadByKind["separation"];
 export type VoiceConversionPayload = PayloadByKind["voice-conversion"];
 export type VoiceBlendPayload = PayloadByKind["voice-blend"];
+export type TtsPayload = PayloadByKind["tts"];
 export type VoiceModelMediaPayload = PayloadByKind["voice-model-media"];
 export type VoiceModelBuildPayload = PayloadByKind["voice-model-build"];
 export type WebhookDeliveryPayload = PayloadByKind["webhook-delivery"];
@@ -48,7 +51,7 @@ export type WebhookDeliveryPayload = PayloadByKind["webhook-delivery"];
 export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }[JobKind];
 
 /** The public record a kind's row is presented as (what GET answers and a webhook will carry). */
-export type JobRecordType = "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "voiceModel";
+export type JobRecordType = "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "voiceModel";
 
 export interface JobKindEntry<K extends JobKind> {
   /** The row the entry works on: a job row, or a voice model for the kinds without a job table. */
@@ -99,6 +102,14 @@ export const JOB_CATALOGUE = {
     concurrency: { setting: "WORKER_CONCURRENCY_VOICE_BLEND", default: 2 },
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "voiceBlendJob",
+    rows: "job-table",
+  },
+  tts: {
+    ...byJobId,
+    jobName: () => "tts",
+    concurrency: { setting: "WORKER_CONCURRENCY_TTS", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "ttsJob",
     rows: "job-table",
   },
   "voice-model-media": {

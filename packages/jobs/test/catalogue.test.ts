@@ -32,17 +32,19 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     "WORKER_CONCURRENCY_SEPARATION",
     "WORKER_CONCURRENCY_VOICE_CONVERSION",
     "WORKER_CONCURRENCY_VOICE_BLEND",
+    "WORKER_CONCURRENCY_TTS",
     "WORKER_CONCURRENCY_WEBHOOK_DELIVERY",
   ]);
   const settings = {
     WORKER_CONCURRENCY_SEPARATION: 3,
     WORKER_CONCURRENCY_VOICE_CONVERSION: 2,
     WORKER_CONCURRENCY_VOICE_BLEND: 5,
+    WORKER_CONCURRENCY_TTS: 2,
     WORKER_CONCURRENCY_WEBHOOK_DELIVERY: 4,
   };
   assert.deepEqual(
     JOB_KINDS.map((k) => concurrencyOf(k, settings)),
-    [3, 2, 5, 1, 1, 4],
+    [3, 2, 5, 2, 1, 1, 4],
   );
 });
 

@@ -7,6 +7,7 @@ type Schemas = components["schemas"];
 export type SeparationJob = Schemas["SeparationJob"];
 export type VoiceConversionJob = Schemas["VoiceConversionJob"];
 export type VoiceBlendJob = Schemas["VoiceBlendJob"];
+export type TtsJob = Schemas["TtsJob"];
 export type VoiceModel = Schemas["VoiceModel"];
 export type SeparationModel = Schemas["SeparationModel"];
 export type CatalogueModel = Schemas["CatalogueModel"];

@@ -457,6 +457,358 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/tts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's text-to-speech jobs */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Sort direction on id (= creation order) */
+                    order: "asc" | "desc";
+                    /** @description 1-based page number */
+                    page: number;
+                    /** @description Page size (max 100) */
+                    perPage: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["TtsJob"][];
+                            meta: {
+                                currentPage: number;
+                                firstPage: number;
+                                firstPageUrl: string;
+                                lastPage: number;
+                                lastPageUrl: string;
+                                nextPageUrl: string | null;
+                                perPage: number;
+                                previousPageUrl: string | null;
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Every error response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a text-to-speech (inference) job and queue it
+         * @description The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. `inputTtsText`: at most 5000 characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): UTF-8 text, up to 20000 bytes each, read as the field's value.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
+                        inputTtsText: string;
+                        /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
+                        voiceModelId: number;
+                        /**
+                         * Format: uri
+                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                         */
+                        webhookUrl?: string;
+                    };
+                    "application/x-www-form-urlencoded": {
+                        /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
+                        inputTtsText: string;
+                        /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
+                        voiceModelId: number;
+                        /**
+                         * Format: uri
+                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                         */
+                        webhookUrl?: string;
+                    };
+                    "multipart/form-data": {
+                        /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
+                        inputTtsText: string;
+                        /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
+                        voiceModelId: number;
+                        /**
+                         * Format: uri
+                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                         */
+                        webhookUrl?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TtsJob"];
+                    };
+                };
+                /** @description Every error response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/tts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fetch one text-to-speech job */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Numeric id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TtsJob"];
+                    };
+                };
+                /** @description Every error response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/tts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a running text-to-speech job
+         * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Numeric id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TtsJob"];
+                    };
+                };
+                /** @description Every error response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Every error response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/vocal-separations": {
         parameters: {
             query?: never;
@@ -2268,6 +2620,35 @@ export interface components {
             };
             /** @description Stems the model outputs; a stem split publishes each of them */
             stems: string[];
+        };
+        /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+        TtsJob: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            /** @description The text spoken, as sent */
+            inputTtsText: string;
+            jobEndTime: string | null;
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            jobStartTime: string;
+            lossyOutputFileUrl: string | null;
+            model: components["schemas"]["VoiceModel"];
+            outputFileUrl: string | null;
+            /** @description Percent done */
+            progress: number;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            synthesizer: string | null;
+            /** @enum {string} */
+            type: "tts";
+            voiceModelId: number;
         };
         /** @description A voice blender job; its output model is usable once status is `success` */
         VoiceBlendJob: {

@@ -1,10 +1,11 @@
-import type { SeparationJob, VoiceBlendJob, VoiceConversionJobWithModel, VoiceModel } from "@mixdown/db";
+import type { SeparationJob, TtsJobWithModel, VoiceBlendJob, VoiceConversionJobWithModel, VoiceModel } from "@mixdown/db";
 import type { JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
   MissingVoiceAsset,
   SeparationJobRecord,
+  TtsJobRecord,
   VoiceBlendJobRecord,
   VoiceConversionJobRecord,
   VoiceModelRecord,
@@ -31,6 +32,7 @@ export interface RecordRows {
   separationJob: SeparationJob;
   voiceConversionJob: VoiceConversionJobWithModel;
   voiceBlendJob: VoiceBlendJob;
+  ttsJob: TtsJobWithModel;
   voiceModel: VoiceModel;
 }
 /** A presenter per record type the catalogue names (`JobKindEntry.record`): a record type without one does not compile. */
@@ -150,6 +152,30 @@ export class RecordPresenter {
       lossyOutputFileUrl: lossy,
       recombinedAudioFileUrl: recombined,
       model,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+    };
+  }
+
+  async ttsJob(row: TtsJobWithModel): Promise<TtsJobRecord> {
+    const [output, lossy, model] = await Promise.all([
+      this.url(row.outputKey),
+      this.url(row.lossyOutputKey),
+      this.voiceModel(row.voiceModel),
+    ]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "tts",
+      voiceModelId: row.voiceModelId,
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      outputFileUrl: output,
+      lossyOutputFileUrl: lossy,
+      model,
+      inputTtsText: row.inputText,
+      synthesizer: row.synthesizer,
       progress: row.progress,
       errorMessage: row.errorMessage,
     };

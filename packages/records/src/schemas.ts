@@ -121,6 +121,35 @@ export const VoiceConversionJobRecord = Type.Object(
 );
 export type VoiceConversionJobRecord = Omit<Static<typeof VoiceConversionJobRecord>, "model"> & { model: VoiceModelRecord };
 
+export const TtsJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("tts"),
+    voiceModelId: Type.Integer(),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    outputFileUrl: SignedUrl,
+    lossyOutputFileUrl: SignedUrl,
+    model: Type.Ref("VoiceModel"),
+    inputTtsText: Type.String({ description: "The text spoken, as sent" }),
+    synthesizer: Nullable(
+      Type.String({
+        description:
+          "The base synthesizer that spoke the text before the voice model converted it: `festival` (Festival's HTS voice cmu_us_slt_arctic_hts) or `espeak-ng`; null until the job has run",
+      }),
+    ),
+    ...jobExtras,
+  },
+  {
+    $id: "TtsJob",
+    description:
+      "A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is)",
+  },
+);
+export type TtsJobRecord = Omit<Static<typeof TtsJobRecord>, "model"> & { model: VoiceModelRecord };
+
 export const VoiceBlendJobRecord = Type.Object(
   {
     id: Type.Integer(),
@@ -147,4 +176,10 @@ export type VoiceBlendJobRecord = Static<typeof VoiceBlendJobRecord>;
 export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
-export const sharedRecordSchemas = [VoiceModelRecord, SeparationJobRecord, VoiceConversionJobRecord, VoiceBlendJobRecord];
+export const sharedRecordSchemas = [
+  VoiceModelRecord,
+  SeparationJobRecord,
+  VoiceConversionJobRecord,
+  VoiceBlendJobRecord,
+  TtsJobRecord,
+];

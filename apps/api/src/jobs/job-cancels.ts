@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { conflict, notFound } from "../http/errors.ts";
 
 /** The kinds a client may cancel (`POST .../:id/cancel`); builds and media renders are the service's own work. */
-export type CancellableKind = "separation" | "voice-conversion" | "voice-blend";
+export type CancellableKind = "separation" | "voice-conversion" | "voice-blend" | "tts";
 
 /**
  * Cancels a caller's job: the row ends `cancelled` at once, in the same conditional update the

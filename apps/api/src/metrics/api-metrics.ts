@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 /** BullMQ states reported per queue. */
 const QUEUE_STATES = ["waiting", "prioritized", "delayed", "active", "completed", "failed"] as const;
 const JOB_STATUSES = ["running", "success", "error", "cancelled"] as const;
-const JOB_KINDS = ["vocal_separation", "stem_split", "voice_conversion", "voice_blend"] as const;
+const JOB_KINDS = ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts"] as const;
 /** A scrape must answer even when Redis or Postgres does not; a source slower than this is reported down. */
 const SOURCE_TIMEOUT_MS = 2_000;
 

@@ -40,6 +40,8 @@ export interface FormSpec {
    * Python `requests` with `files={"voiceModelId": "3"}`, curl with `-F voiceModelId=@id.txt`.
    */
   textFields?: readonly string[];
+  /** Largest text field sent as a file part (default FIELD_FILE_MAX_BYTES): a TTS text is longer than an id. */
+  textFileMaxBytes?: number;
 }
 
 const MB = 1024 * 1024;
@@ -68,7 +70,8 @@ export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDi
     throw badRequest("request body must be multipart/form-data");
   }
   const limits = Object.values(spec.files).map((f) => f.maxBytes);
-  const maxFile = Math.max(...limits);
+  // A form without file parts (TTS) still takes text fields sent as files.
+  const maxFile = Math.max(spec.textFileMaxBytes ?? FIELD_FILE_MAX_BYTES, ...limits);
   const declared = Number(request.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limits.reduce((a, b) => a + b, 0) + FORM_OVERHEAD_BYTES) {
     // Refuse before reading: the declared body cannot fit (the rest of it is discarded by Node).
@@ -118,7 +121,7 @@ async function readParts(
       continue;
     }
     if (textFields.has(part.fieldname)) {
-      const text = await readFilePartAsText(part.fieldname, part.file);
+      const text = await readFilePartAsText(part.fieldname, part.file, spec.textFileMaxBytes ?? FIELD_FILE_MAX_BYTES);
       if (!fields.has(part.fieldname)) fields.set(part.fieldname, text);
       continue;
     }
@@ -162,13 +165,13 @@ async function readParts(
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** A text field sent as a file part: its content is the value, if it is small UTF-8 text. */
-async function readFilePartAsText(field: string, file: AsyncIterable<Buffer>): Promise<string> {
+async function readFilePartAsText(field: string, file: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of file) {
     size += chunk.length;
-    if (size > FIELD_FILE_MAX_BYTES) {
-      throw unprocessable(`${field} must be a text value, got a file larger than ${FIELD_FILE_MAX_BYTES / 1024} KB`);
+    if (size > maxBytes) {
+      throw unprocessable(`${field} must be a text value, got a file larger than ${describeTextSize(maxBytes)}`);
     }
     chunks.push(chunk);
   }
@@ -181,6 +184,10 @@ async function readFilePartAsText(field: string, file: AsyncIterable<Buffer>): P
   }
   if (text.includes("\0")) throw unprocessable(`${field} must be a text value, got a binary file (contains NUL bytes)`);
   return text;
+}
+
+function describeTextSize(bytes: number): string {
+  return bytes % 1024 === 0 ? `${bytes / 1024} KB` : `${bytes} bytes`;
 }
 
 function toClientError(error: unknown): unknown {

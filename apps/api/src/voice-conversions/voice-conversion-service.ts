@@ -38,15 +38,20 @@ function numberField(form: ReceivedForm, name: string, min: number, max: number,
   return value;
 }
 
-/** Parses the form's text parts; throws a 422 naming the first bad one. */
-export function parseConversionFields(form: ReceivedForm): { voiceModelId: number; params: ConversionParams } {
-  const rawId = form.fields.get("voiceModelId")?.trim();
+/** A form's `voiceModelId` as a row id; throws a 422 when it is missing or not one. */
+export function parseVoiceModelId(raw: string | undefined): number {
+  const rawId = raw?.trim();
   if (!rawId) throw unprocessable("voiceModelId is required");
   if (!/^\d{1,10}$/.test(rawId) || Number(rawId) < 1 || Number(rawId) > 2147483647) {
     throw unprocessable(`voiceModelId must be a positive integer (got ${JSON.stringify(rawId)})`);
   }
+  return Number(rawId);
+}
+
+/** Parses the form's text parts; throws a 422 naming the first bad one. */
+export function parseConversionFields(form: ReceivedForm): { voiceModelId: number; params: ConversionParams } {
   return {
-    voiceModelId: Number(rawId),
+    voiceModelId: parseVoiceModelId(form.fields.get("voiceModelId")),
     params: {
       conversionStrength: numberField(form, "conversionStrength", 0, 1, CONVERSION_DEFAULTS.conversionStrength),
       modelVolumeMix: numberField(form, "modelVolumeMix", 0, 1, CONVERSION_DEFAULTS.modelVolumeMix),
@@ -55,6 +60,27 @@ export function parseConversionFields(form: ReceivedForm): { voiceModelId: numbe
       post: parseEffectChain("post", form.fields.get("post")),
     },
   };
+}
+
+/**
+ * Refuses (422) a voice model the caller cannot convert with here: not visible to them, not
+ * ready, or lacking a file this server needs for it (ContentVec for RVC). Conversions and TTS jobs.
+ */
+export async function checkConvertibleModel(
+  deps: { models: VoiceModelRepository; assets: Pick<VoiceAssets, "missingFor"> },
+  callerId: number,
+  voiceModelId: number,
+): Promise<void> {
+  const model = await deps.models.findVisible(callerId, voiceModelId);
+  if (!model) throw unprocessable(`voiceModelId: voice model ${voiceModelId} does not exist or is not available to this API key`);
+  if (model.state !== "ready") {
+    throw unprocessable(`voiceModelId: voice model ${voiceModelId} is not usable yet (state ${model.state})`);
+  }
+  const missing = (await deps.assets.missingFor(model)).filter((a) => a.required);
+  if (missing.length > 0)
+    throw unprocessable(
+      `voiceModelId: voice model ${voiceModelId} cannot be used for conversions on this server yet: ${missing.map((a) => a.message).join("; ")}`,
+    );
 }
 
 export interface VoiceConversionServiceDeps {
@@ -80,17 +106,7 @@ export class VoiceConversionService {
     if (!sound) throw unprocessable("soundFile is required (a wav, mp3 or flac file part)");
     const backing = form.files.get("backingSoundFile");
 
-    const model = await this.deps.models.findVisible(callerId, voiceModelId);
-    if (!model)
-      throw unprocessable(`voiceModelId: voice model ${voiceModelId} does not exist or is not available to this API key`);
-    if (model.state !== "ready") {
-      throw unprocessable(`voiceModelId: voice model ${voiceModelId} is not usable yet (state ${model.state})`);
-    }
-    const missing = (await this.deps.assets.missingFor(model)).filter((a) => a.required);
-    if (missing.length > 0)
-      throw unprocessable(
-        `voiceModelId: voice model ${voiceModelId} cannot be used for conversions on this server yet: ${missing.map((a) => a.message).join("; ")}`,
-      );
+    await checkConvertibleModel(this.deps, callerId, voiceModelId);
 
     const limit = { seconds: this.deps.maxSeconds, setting: "MAX_CONVERSION_SECONDS" };
     const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS, limit);

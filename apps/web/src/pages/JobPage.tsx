@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import type { SeparationJob, VoiceBlendJob, VoiceConversionJob, VoiceModel } from "@mixdown/kits-client";
+import type { SeparationJob, TtsJob, VoiceBlendJob, VoiceConversionJob, VoiceModel } from "@mixdown/kits-client";
 import { cancelJob, conversionInputs, fetchJob, KIND_LABELS, kits, unwrap, type AnyJob, type JobKind } from "../api.ts";
 import { Mixer, type Track } from "../components/Mixer.tsx";
 import { Cover, DemoButton } from "../components/VoicePicker.tsx";
@@ -89,6 +89,7 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
 function Outputs({ current }: { current: AnyJob }) {
   if (current.kind === "voice-blender") return <BlendResult job={current.job} />;
   if (current.kind === "voice-conversions") return <ConversionOutputs job={current.job} />;
+  if (current.kind === "tts") return <TtsOutputs job={current.job} />;
   return <SeparationOutputs job={current.job} split={current.kind === "stem-splits"} />;
 }
 
@@ -125,6 +126,21 @@ function ConversionOutputs({ job }: { job: VoiceConversionJob }) {
           : "The input is only kept in the tab that uploaded it, for A/B."}
       </p>
       <Mixer tracks={tracks} ab={Boolean(input)} />
+    </>
+  );
+}
+
+function TtsOutputs({ job }: { job: TtsJob }) {
+  const tracks: Track[] = job.outputFileUrl
+    ? [{ name: "spoken voice", url: job.outputFileUrl, lossless: job.outputFileUrl, lossy: job.lossyOutputFileUrl }]
+    : [];
+  return (
+    <>
+      <p class="hint">
+        Voice: {job.model.title}, spoken by {job.synthesizer ?? "the base synthesizer"} then converted.
+      </p>
+      <blockquote class="tts-text">{job.inputTtsText}</blockquote>
+      <Mixer tracks={tracks} />
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type SeparationModel, type VoiceModel } from "@mixdown/kits-client";
 import { POST_EFFECTS, PRE_EFFECTS } from "@mixdown/voice/effects-schema";
-import { conversionInputs, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
+import { conversionInputs, fieldHelp, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
 import { type Chain, EffectChain } from "../components/EffectChain.tsx";
 import { FileDrop } from "../components/FileDrop.tsx";
 import { VoicePicker } from "../components/VoicePicker.tsx";
@@ -27,6 +27,8 @@ export function NewJobPage({ kind }: { kind: NewKind }) {
         <SeparationForm kind={kind} key={kind} />
       ) : kind === "voice-conversions" ? (
         <ConversionForm />
+      ) : kind === "tts" ? (
+        <TtsForm />
       ) : (
         <BlendForm />
       )}
@@ -231,6 +233,53 @@ function ConversionForm() {
       <Failure error={error} />
       <button type="submit" disabled={busy}>
         {busy ? "Uploading…" : "Start voice conversion"}
+      </button>
+    </form>
+  );
+}
+
+function TtsForm() {
+  const models = useVoiceModels();
+  const [voice, setVoice] = useState<number | null>(null);
+  const [text, setText] = useState("");
+  const [help, setHelp] = useState<string | null>(null);
+  const [webhookUrl, setWebhookUrl] = useState("");
+  const { error, busy, run } = useSubmit();
+  useEffect(() => {
+    void fieldHelp("/api/kits/v1/tts", "inputTtsText").then(setHelp);
+  }, []);
+  const submit = run(async () => {
+    if (voice === null) throw new Error("Pick a voice model.");
+    const job = await unwrap(
+      kits.POST("/api/kits/v1/tts", {
+        body: { voiceModelId: voice, inputTtsText: text, ...(webhookUrl ? { webhookUrl } : {}) },
+      }),
+    );
+    navigate(`#/jobs/tts/${job.id}`);
+  });
+  return (
+    <form onSubmit={submit} aria-label="Text to speech">
+      <VoicePicker name="voiceModelId" legend="Voice model" models={models} value={voice} onChange={setVoice} />
+      <label>
+        Text to speak
+        <textarea
+          name="inputTtsText"
+          rows={6}
+          required
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+          aria-describedby={help ? "tts-text-help" : undefined}
+        />
+      </label>
+      {help && (
+        <p class="hint" id="tts-text-help">
+          {help}. {[...text].length} characters.
+        </p>
+      )}
+      <WebhookField value={webhookUrl} onChange={setWebhookUrl} />
+      <Failure error={error} />
+      <button type="submit" disabled={busy}>
+        {busy ? "Starting…" : "Speak it"}
       </button>
     </form>
   );

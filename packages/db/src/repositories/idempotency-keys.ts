@@ -2,7 +2,7 @@ import { Prisma, type IdempotencyKey, type PrismaClient } from "../generated/pri
 
 /** What a create made, so that a replay can read its current state. */
 export interface IdempotentResource {
-  kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "voice_model";
+  kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "voice_model";
   id: number;
 }
 

@@ -6,6 +6,8 @@ export {
   type VoiceConversionJobWithModel,
 } from "./voice-conversion-jobs.ts";
 export { VoiceBlendJobRepository, type NewVoiceBlendJob } from "./voice-blend-jobs.ts";
+export { TtsJobRepository, type NewTtsJob, type TtsJobWithModel } from "./tts-jobs.ts";
+export { ttsJobTable, type RunnableTts, type TtsOutputs } from "./tts-job-runs.ts";
 export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository } from "./running-jobs.ts";
 export {

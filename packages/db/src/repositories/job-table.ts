@@ -34,7 +34,7 @@ export interface JobTable<Runnable, Output> {
 }
 
 /**
- * The columns the three job tables (SeparationJob, VoiceConversionJob, VoiceBlendJob) share:
+ * The columns the job tables (SeparationJob, VoiceConversionJob, VoiceBlendJob, TtsJob) share:
  * `status`, `progress`, `errorMessage`, `enqueuedAt`, `createdAt`, `jobStartTime`, `jobEndTime`.
  * Prisma generates no common type for their delegates, hence this structural one.
  */
@@ -52,7 +52,7 @@ interface StatusTableDelegate {
     select: object;
   }): PromiseLike<Array<{ id: number; enqueuedAt: Date | null; createdAt: Date }>>;
 }
-export type StatusTableModel = "separationJob" | "voiceConversionJob" | "voiceBlendJob";
+export type StatusTableModel = "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob";
 
 const running = (id: number) => ({ id, status: "running" as const });
 
@@ -61,6 +61,7 @@ const KIND_OF_MODEL = {
   separationJob: "separation",
   voiceConversionJob: "voice-conversion",
   voiceBlendJob: "voice-blend",
+  ttsJob: "tts",
 } as const satisfies Record<StatusTableModel, JobKind>;
 
 /**

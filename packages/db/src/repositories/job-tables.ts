@@ -2,6 +2,7 @@ import type { JobKind, JobRef } from "@mixdown/jobs";
 import type { PrismaClient, SeparationJob, VoiceModel } from "../generated/prisma/client.ts";
 import type { JobTable, JobTableOptions, JobTables } from "./job-table.ts";
 import { separationJobTable, type SeparationOutputs } from "./separation-job-runs.ts";
+import { ttsJobTable, type RunnableTts, type TtsOutputs } from "./tts-job-runs.ts";
 import { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
 import {
   voiceConversionJobTable,
@@ -17,6 +18,7 @@ export interface JobRowTypes {
   separation: { runnable: SeparationJob; output: SeparationOutputs };
   "voice-conversion": { runnable: RunnableVoiceConversion; output: VoiceConversionOutputs };
   "voice-blend": { runnable: RunnableVoiceBlend; output: VoiceBlendOutput };
+  tts: { runnable: RunnableTts; output: TtsOutputs };
   "voice-model-media": { runnable: VoiceModel; output: RenderedVoiceMedia };
   "voice-model-build": { runnable: VoiceModelToBuild; output: BuiltVoiceModel };
   "webhook-delivery": { runnable: WebhookDeliveryToSend; output: WebhookDelivered };
@@ -34,6 +36,7 @@ export function createJobTables(prisma: PrismaClient, options: JobTableOptions =
     separation: separationJobTable(prisma, options),
     "voice-conversion": voiceConversionJobTable(prisma, options),
     "voice-blend": voiceBlendJobTable(prisma, options),
+    tts: ttsJobTable(prisma, options),
     "voice-model-media": voiceModelMediaTable(prisma),
     "voice-model-build": voiceModelBuildTable(prisma),
     "webhook-delivery": webhookDeliveryTable(prisma),

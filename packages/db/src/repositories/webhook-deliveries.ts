@@ -1,13 +1,15 @@
 import type { JobKind } from "@mixdown/jobs";
 import type { PrismaClient, SeparationJob, VoiceBlendJob, WebhookDelivery } from "../generated/prisma/client.ts";
 import type { JobTable, JobTableOptions } from "./job-table.ts";
+import type { TtsJobWithModel } from "./tts-jobs.ts";
 import type { VoiceConversionJobWithModel } from "./voice-conversion-jobs.ts";
 
 /** The ended job a delivery reports, as the record type its catalogue entry names. */
 export type WebhookJobRow =
   | { record: "separationJob"; row: SeparationJob }
   | { record: "voiceConversionJob"; row: VoiceConversionJobWithModel }
-  | { record: "voiceBlendJob"; row: VoiceBlendJob };
+  | { record: "voiceBlendJob"; row: VoiceBlendJob }
+  | { record: "ttsJob"; row: TtsJobWithModel };
 
 /** A delivery still owed, with what signing and presenting it need. */
 export interface WebhookDeliveryToSend {
@@ -102,6 +104,10 @@ async function findJobRow(prisma: PrismaClient, kind: string, id: number): Promi
     case "voice-blend": {
       const row = await prisma.voiceBlendJob.findUnique({ where: { id } });
       return row && { record: "voiceBlendJob", row };
+    }
+    case "tts": {
+      const row = await prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } });
+      return row && { record: "ttsJob", row };
     }
     default:
       throw new Error(`webhook delivery names job kind "${kind}", which has no job rows`);

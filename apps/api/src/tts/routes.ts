@@ -1,0 +1,123 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { listOf } from "@mixdown/records";
+import { API_PREFIX, type AppContext } from "../app-context.ts";
+import { badRequest, unprocessable } from "../http/errors.ts";
+import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
+import { paginationMeta } from "../http/pagination.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
+import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
+import type { TtsFields } from "./tts-service.ts";
+
+/** The fields of a JSON or urlencoded body as text, as a multipart form's parts are. */
+function fieldsOfBody(body: unknown, names: readonly string[]): TtsFields {
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw badRequest("request body must be a form (multipart/form-data or application/x-www-form-urlencoded) or a JSON object");
+  const fields = new Map<string, string>();
+  for (const name of names) {
+    const value = (body as Record<string, unknown>)[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value === "string") fields.set(name, value);
+    else if (typeof value === "number" && Number.isFinite(value)) fields.set(name, String(value));
+    else throw unprocessable(`${name} must be a string${name === "voiceModelId" ? " or a number" : ""}`);
+  }
+  return fields;
+}
+
+/** `/tts`: create (multipart, urlencoded or JSON form fields), list, fetch, cancel. */
+export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const maxChars = ctx.config.MAX_TTS_TEXT_CHARS;
+  const tags = ["Text to speech"];
+  const ttsForm = Type.Object({
+    voiceModelId: Type.Integer({ description: "Id of a ready voice model (public or the caller's own) that speaks the text" }),
+    inputTtsText: Type.String({
+      minLength: 1,
+      maxLength: maxChars,
+      description: `The text to speak: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit`,
+    }),
+    webhookUrl: WebhookUrlField,
+  });
+  const textFields = textFieldsOf(ttsForm);
+  // Python requests' `data={...}` sends the fields urlencoded; only this plugin's routes read such bodies.
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: maxChars * 12 + 64 * 1024 },
+    (_request, body, done) => {
+      const params = new URLSearchParams(body as string);
+      const fields: Record<string, string> = {};
+      for (const [name, value] of params) if (!(name in fields)) fields[name] = value;
+      done(null, fields);
+    },
+  );
+
+  const route: CreateRoute<{ id: number }> = {
+    resource: "tts",
+    jobKind: "tts",
+    status: 201,
+    current: (callerId, id) => ctx.tts.get(callerId, id),
+  };
+  const origin = (request: FastifyRequest, fields: TtsFields) => jobOrigin(request, fields.get("webhookUrl"), ctx.webhookPolicy);
+
+  app.post(
+    "/tts",
+    {
+      schema: {
+        tags,
+        summary: "Create a text-to-speech (inference) job and queue it",
+        description: `The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. \`inputTtsText\`: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' \`files=\` and curl's \`-F name=@file\` do): UTF-8 text, up to ${maxChars * 4} bytes each, read as the field's value.`,
+        security: bearerSecurity,
+        consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
+        headers: CreateHeaders,
+        body: ttsForm,
+        response: { 201: Type.Ref("TtsJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+      },
+      validatorCompiler: documentOnly,
+    },
+    (request, reply) =>
+      request.isMultipart()
+        ? multipartCreate(ctx, request, reply, { files: {}, textFields, textFileMaxBytes: maxChars * 4 }, route, (form) =>
+            ctx.tts.create(origin(request, form.fields), form.fields),
+          )
+        : jsonCreate(ctx, request, reply, route, () => {
+            const fields = fieldsOfBody(request.body, textFields);
+            return ctx.tts.create(origin(request, fields), fields);
+          }),
+  );
+
+  app.get(
+    "/tts",
+    {
+      schema: {
+        tags,
+        summary: "List the caller's text-to-speech jobs",
+        security: bearerSecurity,
+        querystring: ListQuery(ctx.config.MAX_PER_PAGE),
+        response: { 200: listOf("TtsJob"), ...errorResponses(401, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { rows, total } = await ctx.tts.list(request.auth.caller.id, request.query);
+      return { data: rows, meta: paginationMeta(`${API_PREFIX}/tts`, request.query, total) };
+    },
+  );
+
+  app.get(
+    "/tts/:id",
+    {
+      schema: {
+        tags,
+        summary: "Fetch one text-to-speech job",
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: Type.Ref("TtsJob"), ...errorResponses(401, 404, 429) },
+      },
+    },
+    (request) => ctx.tts.get(request.auth.caller.id, request.params.id),
+  );
+
+  app.post("/tts/:id/cancel", { schema: cancelRouteSchema({ tags, noun: "text-to-speech", record: "TtsJob" }) }, (request) =>
+    ctx.tts.cancel(request.auth.caller.id, request.params.id),
+  );
+};

@@ -1,0 +1,69 @@
+import type { PageRequest, TtsJobRepository, VoiceModelRepository } from "@mixdown/db";
+import type { RecordPresenter, TtsJobRecord } from "@mixdown/records";
+import type { VoiceAssets } from "@mixdown/voice/assets";
+import { notFound, unprocessable } from "../http/errors.ts";
+import type { JobCancels } from "../jobs/job-cancels.ts";
+import type { JobOrigin } from "../jobs/job-origin.ts";
+import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import { checkConvertibleModel, parseVoiceModelId } from "../voice-conversions/voice-conversion-service.ts";
+
+/** A create's fields, however they came (multipart parts, a urlencoded form, JSON properties). */
+export type TtsFields = ReadonlyMap<string, string>;
+
+/**
+ * The text to speak, checked: present, something to say (letters or digits), and at most
+ * `maxChars` characters (code points, as a person counts them). Throws a 422 naming the rule.
+ */
+export function parseTtsText(raw: string | undefined, maxChars: number): string {
+  if (raw === undefined) throw unprocessable("inputTtsText is required: the text to speak");
+  if (raw.trim() === "") throw unprocessable("inputTtsText is empty: there is no text to speak");
+  if (raw.includes("\0")) throw unprocessable("inputTtsText must be text (it contains NUL characters)");
+  const chars = [...raw].length;
+  if (chars > maxChars)
+    throw unprocessable(`inputTtsText is ${chars} characters long; the limit is ${maxChars} characters (MAX_TTS_TEXT_CHARS)`);
+  if (!/[\p{L}\p{N}]/u.test(raw)) throw unprocessable("inputTtsText has nothing to speak: it has no letters or digits");
+  return raw.trim();
+}
+
+export interface TtsServiceDeps {
+  tts: TtsJobRepository;
+  models: VoiceModelRepository;
+  /** Files RVC models need on this server: a job that could not run is refused at create. */
+  assets: Pick<VoiceAssets, "missingFor">;
+  submitter: JobSubmitter;
+  cancels: JobCancels;
+  presenter: RecordPresenter;
+  /** MAX_TTS_TEXT_CHARS. */
+  maxTextChars: number;
+}
+
+/** Text-to-speech jobs: the text is checked and stored on the row; nothing is uploaded. */
+export class TtsService {
+  constructor(private readonly deps: TtsServiceDeps) {}
+
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, fields: TtsFields): Promise<TtsJobRecord> {
+    const voiceModelId = parseVoiceModelId(fields.get("voiceModelId"));
+    const inputText = parseTtsText(fields.get("inputTtsText"), this.deps.maxTextChars);
+    await checkConvertibleModel(this.deps, callerId, voiceModelId);
+    const row = await this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText });
+    await this.deps.submitter.submit({ queue: "tts", payload: { jobId: row.id } }, () => this.deps.tts.markEnqueued(row.id));
+    return this.deps.presenter.ttsJob(row);
+  }
+
+  /** Ends a running TTS job `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
+  async cancel(callerId: number, id: number): Promise<TtsJobRecord> {
+    const row = await this.deps.cancels.cancelOwned("tts", id, "tts job", () => this.deps.tts.findForCaller(callerId, id));
+    return this.deps.presenter.ttsJob(row);
+  }
+
+  async get(callerId: number, id: number): Promise<TtsJobRecord> {
+    const row = await this.deps.tts.findForCaller(callerId, id);
+    if (!row) throw notFound(`tts job ${id} not found`);
+    return this.deps.presenter.ttsJob(row);
+  }
+
+  async list(callerId: number, page: PageRequest): Promise<{ rows: TtsJobRecord[]; total: number }> {
+    const { rows, total } = await this.deps.tts.listForCaller(callerId, page);
+    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.ttsJob(r))), total };
+  }
+}

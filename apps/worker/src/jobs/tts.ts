@@ -1,0 +1,96 @@
+import { join } from "node:path";
+import { JobFailure } from "@mixdown/jobs";
+import type { ObjectStorage } from "@mixdown/storage";
+import {
+  festivalCanSpeak,
+  NothingToSpeakError,
+  resolveSynthesizer,
+  SynthesizerMissingError,
+  synthesizeSpeech,
+  type SynthesizerChoice,
+} from "@mixdown/voice/speech";
+import type { JobHandler } from "../run-job.ts";
+import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
+import type { VoiceModelFiles } from "../voice-model-files.ts";
+import { DEFAULT_CONVERSION_PARAMS } from "./voice-conversion.ts";
+
+export interface TtsJobDeps {
+  storage: ObjectStorage;
+  /** TTS_SYNTHESIZER. */
+  synthesizer: SynthesizerChoice;
+  pool: VoiceConversionPool;
+  modelFiles: VoiceModelFiles;
+  losslessFormat: "wav" | "flac";
+  lossyBitrateKbps: number;
+}
+
+/** Share of the progress bar the synthesis takes; the conversion takes the rest. */
+const SPEAK_SHARE = 0.3;
+
+/**
+ * Speaks the row's text with the base synthesizer (sentence by sentence, into one WAV at the
+ * voice model's rate), then converts that speech with the voice model in a conversion thread,
+ * exactly as a voice conversion of an upload with the default options, and uploads the outputs.
+ */
+export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
+  return {
+    async run({ row, rowId, workDir, log, reportProgress, signal }) {
+      const model = row.voiceModel;
+      if (model.state !== "ready" || !model.fileKey)
+        throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
+      const speechPath = join(workDir, "speech.wav");
+      let spoken;
+      try {
+        let synthesizer = await resolveSynthesizer(deps.synthesizer);
+        // Festival's voice is English: a text in another script goes to espeak-ng where the setting allows it.
+        if (synthesizer === "festival" && deps.synthesizer === "auto" && !festivalCanSpeak(row.inputText))
+          synthesizer = await resolveSynthesizer("espeak-ng").catch(() => synthesizer);
+        spoken = await synthesizeSpeech(row.inputText, speechPath, {
+          synthesizer,
+          workDir,
+          sampleRate: model.sampleRate,
+          signal,
+          onProgress: (f) => reportProgress(f * SPEAK_SHARE),
+        });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        // Retrying cannot install a synthesizer, nor find words in a text without any.
+        if (err instanceof SynthesizerMissingError) throw new JobFailure("permanent", err.message);
+        if (err instanceof NothingToSpeakError) throw new JobFailure("bad-input", `inputTtsText: ${err.message}`);
+        throw err;
+      }
+      log.info({ synthesizer: spoken.synthesizer, pieces: spoken.pieces, seconds: spoken.seconds }, "spoken");
+
+      const modelPath = await deps.modelFiles.resolve(model);
+      const indexPath = await deps.modelFiles.resolveIndex(model);
+      signal.throwIfAborted();
+      const result = await deps.pool.run(
+        {
+          inputPath: speechPath,
+          modelPath,
+          ...(indexPath ? { indexPath } : {}),
+          sampleRate: model.sampleRate,
+          params: DEFAULT_CONVERSION_PARAMS,
+          outDir: join(workDir, "out"),
+          lossless: deps.losslessFormat,
+          mp3BitrateKbps: deps.lossyBitrateKbps,
+        },
+        (f) => reportProgress(SPEAK_SHARE + f * (1 - SPEAK_SHARE)),
+        signal,
+      );
+      log.info({ seconds: result.seconds, frames: result.frames }, "converted");
+
+      const prefix = `outputs/tts/${rowId}`;
+      const outputKey = `${prefix}/output.${deps.losslessFormat}`;
+      const lossyOutputKey = `${prefix}/output.mp3`;
+      await Promise.all([
+        deps.storage.putFile(outputKey, result.output),
+        deps.storage.putFile(lossyOutputKey, result.lossyOutput),
+      ]);
+      return { outputKey, lossyOutputKey, synthesizer: spoken.synthesizer };
+    },
+    async discard({ rowId }) {
+      await deps.storage.deletePrefix(`outputs/tts/${rowId}/`);
+    },
+  };
+}

@@ -1,0 +1,344 @@
+import { execFile } from "node:child_process";
+import { constants, createReadStream, createWriteStream } from "node:fs";
+import { access, open, rm, stat, writeFile } from "node:fs/promises";
+import { delimiter, join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/**
+ * The base synthesizers text-to-speech speaks with before a voice model converts the speech.
+ * `festival`: Festival's HTS voice `cmu_us_slt_arctic_hts` (Debian `festvox-us-slt-hts`), a
+ * statistical parametric voice trained on recorded speech; `espeak-ng`: formant synthesis, always
+ * small and available, the fallback. See the README for the measure that ranks them.
+ */
+export type SynthesizerName = "festival" | "espeak-ng";
+/** TTS_SYNTHESIZER: `auto` takes Festival's HTS voice when installed, else espeak-ng. */
+export type SynthesizerChoice = "auto" | SynthesizerName;
+
+export const FESTIVAL_VOICE = "cmu_us_slt_arctic_hts";
+export const ESPEAK_VOICE = "en-us";
+/** Where Debian installs Festival's voices (`<language>/<voice>`). */
+const FESTIVAL_VOICE_DIRS = ["/usr/share/festival/voices", "/usr/local/share/festival/voices"];
+
+const INSTALL_FESTIVAL = "apt-get install festival festvox-us-slt-hts";
+const INSTALL_ESPEAK = "apt-get install espeak-ng";
+
+/** No synthesizer the setting allows is installed on this machine: a job cannot succeed here until one is. */
+export class SynthesizerMissingError extends Error {
+  override name = "SynthesizerMissingError";
+}
+
+/** The synthesizer produced no usable audio for the text (nothing to speak in it). */
+export class NothingToSpeakError extends Error {
+  override name = "NothingToSpeakError";
+}
+
+async function onPath(command: string, path: string): Promise<string | null> {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, command);
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
+  }
+  return null;
+}
+
+async function festivalVoiceInstalled(): Promise<boolean> {
+  for (const root of FESTIVAL_VOICE_DIRS) {
+    for (const language of ["us", "english"]) {
+      if (
+        await stat(join(root, language, FESTIVAL_VOICE)).then(
+          (s) => s.isDirectory(),
+          () => false,
+        )
+      )
+        return true;
+    }
+  }
+  return false;
+}
+
+/** What is missing for Festival's HTS voice, or null when it can speak. */
+async function festivalProblem(path: string): Promise<string | null> {
+  if (!(await onPath("text2wave", path))) return `Festival's text2wave is not on PATH (${INSTALL_FESTIVAL})`;
+  if (!(await festivalVoiceInstalled())) return `Festival's voice ${FESTIVAL_VOICE} is not installed (${INSTALL_FESTIVAL})`;
+  return null;
+}
+
+async function espeakProblem(path: string): Promise<string | null> {
+  return (await onPath("espeak-ng", path)) ? null : `espeak-ng is not on PATH (${INSTALL_ESPEAK})`;
+}
+
+/**
+ * The synthesizer `choice` resolves to on this machine (binaries looked up on `path`); throws
+ * SynthesizerMissingError naming what to install when none it allows is present.
+ */
+export async function resolveSynthesizer(choice: SynthesizerChoice, path = process.env.PATH ?? ""): Promise<SynthesizerName> {
+  const festival = choice === "espeak-ng" ? "not allowed" : await festivalProblem(path);
+  if (festival === null) return "festival";
+  const espeak = choice === "festival" ? "not allowed" : await espeakProblem(path);
+  if (espeak === null) return "espeak-ng";
+  const problems = [choice !== "espeak-ng" ? festival : null, choice !== "festival" ? espeak : null].filter(Boolean);
+  throw new SynthesizerMissingError(
+    `no text-to-speech synthesizer is installed on this worker (TTS_SYNTHESIZER=${choice}): ${problems.join("; ")}`,
+  );
+}
+
+/** Splits a long piece at the last comma-like mark, else the last space, before `max` characters. */
+function cutLong(piece: string, max: number): string[] {
+  const out: string[] = [];
+  let rest = piece;
+  while (rest.length > max) {
+    const head = rest.slice(0, max);
+    const at = Math.max(head.search(/[,;:)\]—–-][^,;:)\]—–-]*$/), 0) || head.lastIndexOf(" ");
+    const cut = at > max / 4 ? at + 1 : max;
+    out.push(rest.slice(0, cut).trim());
+    rest = rest.slice(cut).trim();
+  }
+  if (rest) out.push(rest);
+  return out;
+}
+
+/**
+ * The text as pieces of at most `maxChars` characters, each ending at a sentence end where the
+ * text has one (`.`, `!`, `?`, `…`, a line break); consecutive short sentences share a piece, a
+ * sentence longer than `maxChars` is cut at a comma, else a space. Each piece is synthesized on
+ * its own, so memory stays that of one piece however long the text.
+ */
+export function splitSentences(text: string, maxChars = 600): string[] {
+  const sentences = text
+    .replace(/\r\n?/g, "\n")
+    .split(/(?<=[.!?…。！？])\s+|\n\s*/u)
+    .map((s) => s.replace(/\s+/g, " ").trim())
+    .filter((s) => s.length > 0)
+    .flatMap((s) => cutLong(s, maxChars));
+  const pieces: string[] = [];
+  let current = "";
+  for (const sentence of sentences) {
+    if (current && current.length + 1 + sentence.length > maxChars) {
+      pieces.push(current);
+      current = "";
+    }
+    current = current ? `${current} ${sentence}` : sentence;
+  }
+  if (current) pieces.push(current);
+  return pieces;
+}
+
+/** Festival reads Latin-1 text: accents are folded to their letters, other characters become spaces. */
+function festivalText(text: string): string {
+  return text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[‘’]/g, "'")
+    .replace(/[“”]/g, '"')
+    .replace(/[^\x20-\x7e\xa0-\xff\n]/g, " ");
+}
+
+/**
+ * Whether Festival's English voice finds anything to say in `text`: a text in another script
+ * (Cyrillic, CJK, ...) folds to nothing for it, where espeak-ng has a voice for most languages.
+ */
+export function festivalCanSpeak(text: string): boolean {
+  return /[A-Za-z0-9\xc0-\xff]/.test(festivalText(text));
+}
+
+interface PcmFormat {
+  audioFormat: number;
+  channels: number;
+  sampleRate: number;
+  bitsPerSample: number;
+}
+
+/** The format and the data chunk's place in a RIFF WAVE file (the synthesizers write plain PCM). */
+async function readWavLayout(path: string): Promise<{ format: PcmFormat; dataStart: number; dataBytes: number }> {
+  const file = await open(path, "r");
+  try {
+    const { size } = await file.stat();
+    const header = Buffer.alloc(12);
+    await file.read(header, 0, 12, 0);
+    if (header.toString("ascii", 0, 4) !== "RIFF" || header.toString("ascii", 8, 12) !== "WAVE")
+      throw new Error(`${path} is not a WAVE file`);
+    let offset = 12;
+    let format: PcmFormat | undefined;
+    const chunk = Buffer.alloc(24);
+    while (offset + 8 <= size) {
+      await file.read(chunk, 0, 24, offset);
+      const id = chunk.toString("ascii", 0, 4);
+      // espeak-ng streams its output and leaves the data size at 0x7fffffff (or 0): the rest of the file is data.
+      let length = chunk.readUInt32LE(4);
+      if (id === "fmt ") {
+        format = {
+          audioFormat: chunk.readUInt16LE(8),
+          channels: chunk.readUInt16LE(10),
+          sampleRate: chunk.readUInt32LE(12),
+          bitsPerSample: chunk.readUInt16LE(22),
+        };
+      } else if (id === "data") {
+        if (!format) throw new Error(`${path} has its data before its format`);
+        if (length === 0 || offset + 8 + length > size) length = size - offset - 8;
+        return { format, dataStart: offset + 8, dataBytes: length - (length % ((format.channels * format.bitsPerSample) / 8)) };
+      }
+      offset += 8 + length + (length % 2);
+    }
+    throw new Error(`${path} has no data chunk`);
+  } finally {
+    await file.close();
+  }
+}
+
+function wavHeader(format: PcmFormat, dataBytes: number): Buffer {
+  const h = Buffer.alloc(44);
+  const blockAlign = (format.channels * format.bitsPerSample) / 8;
+  h.write("RIFF", 0, "ascii");
+  h.writeUInt32LE(36 + dataBytes, 4);
+  h.write("WAVEfmt ", 8, "ascii");
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(format.audioFormat, 20);
+  h.writeUInt16LE(format.channels, 22);
+  h.writeUInt32LE(format.sampleRate, 24);
+  h.writeUInt32LE(format.sampleRate * blockAlign, 28);
+  h.writeUInt16LE(blockAlign, 32);
+  h.writeUInt16LE(format.bitsPerSample, 34);
+  h.write("data", 36, "ascii");
+  h.writeUInt32LE(dataBytes, 40);
+  return h;
+}
+
+async function speakPiece(
+  synthesizer: SynthesizerName,
+  text: string,
+  textPath: string,
+  wavPath: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const options = { signal, maxBuffer: 1024 * 1024 };
+  if (synthesizer === "festival") {
+    await writeFile(textPath, festivalText(text), "latin1");
+    await run("text2wave", ["-eval", `(voice_${FESTIVAL_VOICE})`, "-o", wavPath, textPath], options);
+  } else {
+    await writeFile(textPath, text, "utf8");
+    await run("espeak-ng", ["-v", ESPEAK_VOICE, "-w", wavPath, "-f", textPath], options);
+  }
+}
+
+export interface SynthesizeOptions {
+  synthesizer: SynthesizerName;
+  /** Where the pieces' temporary files go (the job's work directory). */
+  workDir: string;
+  /** The rate the speech is written at (the voice model's), resampled from the synthesizer's own. */
+  sampleRate: number;
+  /** Characters per piece (see splitSentences). */
+  maxPieceChars?: number;
+  signal?: AbortSignal;
+  /** Fraction of the text spoken so far. */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface SynthesizeResult {
+  synthesizer: SynthesizerName;
+  pieces: number;
+  /** Length of the speech, in seconds. */
+  seconds: number;
+}
+
+/**
+ * Speaks `text` into a mono WAV at `outPath`: piece by piece (splitSentences), each piece's PCM
+ * appended to one file as soon as it is spoken, so memory holds one piece at most; then resampled
+ * (ffmpeg, soxr) to `sampleRate`. A missing binary is a SynthesizerMissingError.
+ */
+export async function synthesizeSpeech(text: string, outPath: string, options: SynthesizeOptions): Promise<SynthesizeResult> {
+  const { synthesizer, workDir, signal } = options;
+  const pieces = splitSentences(text, options.maxPieceChars);
+  const totalChars = pieces.reduce((n, p) => n + p.length, 0);
+  const joined = join(workDir, "speech-native.wav");
+  const textPath = join(workDir, "speech-piece.txt");
+  const piecePath = join(workDir, "speech-piece.wav");
+  const sink = createWriteStream(joined);
+  const opened = new Promise((resolve, reject) => sink.once("open", resolve).once("error", reject));
+  let format: PcmFormat | undefined;
+  let dataBytes = 0;
+  let spokenChars = 0;
+  try {
+    await opened;
+    await new Promise<void>((resolve, reject) => sink.write(Buffer.alloc(44), (e) => (e ? reject(e) : resolve())));
+    for (const piece of pieces) {
+      signal?.throwIfAborted();
+      spokenChars += piece.length;
+      // text2wave writes an empty file (and exits 0) for a piece with nothing it can say.
+      if (synthesizer === "festival" && !festivalCanSpeak(piece)) continue;
+      await speakPiece(synthesizer, piece, textPath, piecePath, signal).catch((err: NodeJS.ErrnoException) => {
+        if (signal?.aborted) throw signal.reason;
+        if (err.code === "ENOENT")
+          throw new SynthesizerMissingError(
+            `${synthesizer === "festival" ? "text2wave" : "espeak-ng"} is not installed on this worker`,
+          );
+        throw new Error(`${synthesizer} failed: ${(err.message ?? String(err)).slice(0, 500)}`, { cause: err });
+      });
+      if ((await stat(piecePath)).size < 44) continue;
+      const layout = await readWavLayout(piecePath);
+      if (layout.format.audioFormat !== 1 || layout.format.bitsPerSample !== 16)
+        throw new Error(
+          `${synthesizer} wrote audio format ${layout.format.audioFormat}/${layout.format.bitsPerSample} bits, expected 16-bit PCM`,
+        );
+      format ??= layout.format;
+      if (layout.format.sampleRate !== format.sampleRate || layout.format.channels !== format.channels)
+        throw new Error(`${synthesizer} changed its output format between pieces`);
+      if (layout.dataBytes > 0) {
+        await pipeline(
+          createReadStream(piecePath, { start: layout.dataStart, end: layout.dataStart + layout.dataBytes - 1 }),
+          sink,
+          { end: false },
+        );
+        dataBytes += layout.dataBytes;
+      }
+      await rm(piecePath, { force: true });
+      options.onProgress?.(spokenChars / totalChars);
+    }
+  } finally {
+    await new Promise<void>((resolve) => sink.end(resolve));
+    await rm(piecePath, { force: true });
+    await rm(textPath, { force: true });
+  }
+  if (!format || dataBytes === 0) {
+    await rm(joined, { force: true });
+    throw new NothingToSpeakError("the text has nothing the synthesizer could speak");
+  }
+  const file = await open(joined, "r+");
+  try {
+    await file.write(wavHeader(format, dataBytes), 0, 44, 0);
+  } finally {
+    await file.close();
+  }
+  await run(
+    "ffmpeg",
+    [
+      "-nostdin",
+      "-v",
+      "error",
+      "-y",
+      "-i",
+      joined,
+      "-ac",
+      "1",
+      "-af",
+      `aresample=${options.sampleRate}:resampler=soxr`,
+      "-c:a",
+      "pcm_s16le",
+      outPath,
+    ],
+    { signal },
+  ).catch((err: Error) => {
+    if (signal?.aborted) throw signal.reason;
+    throw err;
+  });
+  await rm(joined, { force: true });
+  const frameBytes = (format.channels * format.bitsPerSample) / 8;
+  return { synthesizer, pieces: pieces.length, seconds: dataBytes / frameBytes / format.sampleRate };
+}

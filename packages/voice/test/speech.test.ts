@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import { symlink } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import {
+  festivalCanSpeak,
+  NothingToSpeakError,
+  resolveSynthesizer,
+  splitSentences,
+  SynthesizerMissingError,
+  synthesizeSpeech,
+  type SynthesizerName,
+} from "../src/speech.ts";
+import { run, tempDir } from "./support.ts";
+
+async function probe(path: string): Promise<{ sampleRate: number; channels: number; seconds: number }> {
+  const { stdout } = await run("ffprobe", [
+    "-v",
+    "error",
+    "-show_entries",
+    "stream=sample_rate,channels,duration",
+    "-of",
+    "json",
+    path,
+  ]);
+  const s = JSON.parse(stdout).streams[0];
+  return { sampleRate: Number(s.sample_rate), channels: s.channels, seconds: Number(s.duration) };
+}
+
+describe("splitSentences", () => {
+  test("cuts at sentence ends and line breaks, packs short sentences up to the limit, keeps every word in order", () => {
+    const text = "Hello there. How are you?\nI am fine!  Thanks…  And you.\r\n\r\nLast line";
+    assert.deepEqual(splitSentences(text, 1000), ["Hello there. How are you? I am fine! Thanks… And you. Last line"]);
+    assert.deepEqual(splitSentences(text, 26), ["Hello there. How are you?", "I am fine! Thanks…", "And you. Last line"]);
+    const words = (s: string) => s.split(/\s+/).filter(Boolean);
+    assert.deepEqual(words(splitSentences(text, 26).join(" ")), words(text));
+  });
+
+  test("a sentence longer than the limit is cut at a comma, else a space, never past the limit", () => {
+    const long = "One two three, four five six seven eight nine ten eleven twelve thirteen fourteen fifteen.";
+    const pieces = splitSentences(long, 30);
+    assert.ok(
+      pieces.every((p) => p.length <= 30),
+      JSON.stringify(pieces),
+    );
+    assert.equal(pieces[0], "One two three,");
+    assert.equal(pieces.join(" "), long);
+    const unbroken = "x".repeat(75);
+    assert.deepEqual(splitSentences(unbroken, 30), ["x".repeat(30), "x".repeat(30), "x".repeat(15)]);
+  });
+
+  test("whitespace only is no piece at all", () => {
+    assert.deepEqual(splitSentences(" \n\t \r\n "), []);
+  });
+});
+
+describe("synthesizeSpeech", () => {
+  const text = "The first sentence is here. A second one follows it! Does the third ask a question?";
+  for (const synthesizer of ["festival", "espeak-ng"] as SynthesizerName[]) {
+    test(`${synthesizer}: pieces spoken one by one join into one mono file at the asked rate, as long as the pieces spoken alone`, async () => {
+      const dir = await tempDir();
+      const whole = join(dir, "whole.wav");
+      const result = await synthesizeSpeech(text, whole, { synthesizer, workDir: dir, sampleRate: 44100, maxPieceChars: 30 });
+      assert.equal(result.synthesizer, synthesizer);
+      assert.equal(result.pieces, 3);
+      const info = await probe(whole);
+      assert.equal(info.sampleRate, 44100);
+      assert.equal(info.channels, 1);
+      assert.ok(Math.abs(info.seconds - result.seconds) < 0.01, `${info.seconds} vs ${result.seconds}`);
+      let alone = 0;
+      for (const [i, piece] of splitSentences(text, 30).entries()) {
+        const out = join(dir, `piece-${i}.wav`);
+        alone += (await synthesizeSpeech(piece, out, { synthesizer, workDir: dir, sampleRate: 44100 })).seconds;
+      }
+      assert.ok(Math.abs(alone - result.seconds) < 0.01, `pieces alone ${alone} s, joined ${result.seconds} s`);
+      assert.ok(result.seconds > 3, `${result.seconds} s of speech for three sentences`);
+    });
+  }
+
+  test("a text in a script Festival's English voice cannot read is nothing to speak for it, and speech for espeak-ng", async () => {
+    const dir = await tempDir();
+    const russian = "Привет, мир. Как дела?";
+    assert.equal(festivalCanSpeak(russian), false);
+    assert.equal(festivalCanSpeak("Café déjà vu"), true);
+    await assert.rejects(
+      synthesizeSpeech(russian, join(dir, "festival.wav"), { synthesizer: "festival", workDir: dir, sampleRate: 16000 }),
+      NothingToSpeakError,
+    );
+    const spoken = await synthesizeSpeech(russian, join(dir, "espeak.wav"), {
+      synthesizer: "espeak-ng",
+      workDir: dir,
+      sampleRate: 16000,
+    });
+    assert.ok(spoken.seconds > 1, `${spoken.seconds} s`);
+    // Mixed text: the pieces Festival can read are spoken, the others are left out rather than failing the job.
+    const mixed = await synthesizeSpeech("Hello there. Привет!", join(dir, "mixed.wav"), {
+      synthesizer: "festival",
+      workDir: dir,
+      sampleRate: 16000,
+      maxPieceChars: 14,
+    });
+    assert.equal(mixed.pieces, 2);
+    assert.ok(mixed.seconds > 0.5);
+  });
+
+  test("an abort stops the synthesizer and rejects with the signal's reason", async () => {
+    const dir = await tempDir();
+    const controller = new AbortController();
+    const long = "This sentence is spoken again and again. ".repeat(40);
+    setTimeout(() => controller.abort(new Error("stop")), 300);
+    await assert.rejects(
+      synthesizeSpeech(long, join(dir, "out.wav"), {
+        synthesizer: "festival",
+        workDir: dir,
+        sampleRate: 16000,
+        maxPieceChars: 100,
+        signal: controller.signal,
+      }),
+      /stop|abort/i,
+    );
+  });
+});
+
+describe("resolveSynthesizer", () => {
+  test("auto prefers Festival's HTS voice; without text2wave it takes espeak-ng; with neither it names what to install", async () => {
+    assert.equal(await resolveSynthesizer("auto"), "festival");
+    assert.equal(await resolveSynthesizer("espeak-ng"), "espeak-ng");
+    const onlyEspeak = await tempDir();
+    await symlink((await run("sh", ["-c", "command -v espeak-ng"])).stdout.trim(), join(onlyEspeak, "espeak-ng"));
+    assert.equal(await resolveSynthesizer("auto", onlyEspeak), "espeak-ng");
+    await assert.rejects(
+      resolveSynthesizer("festival", onlyEspeak),
+      (err: Error) =>
+        err instanceof SynthesizerMissingError &&
+        /TTS_SYNTHESIZER=festival\): Festival's text2wave is not on PATH \(apt-get install festival festvox-us-slt-hts\)/.test(
+          err.message,
+        ),
+    );
+    const empty = await tempDir();
+    await assert.rejects(
+      resolveSynthesizer("auto", empty),
+      (err: Error) =>
+        err instanceof SynthesizerMissingError &&
+        /no text-to-speech synthesizer is installed on this worker/.test(err.message) &&
+        /apt-get install festival festvox-us-slt-hts/.test(err.message) &&
+        /espeak-ng is not on PATH \(apt-get install espeak-ng\)/.test(err.message),
+    );
+  });
+});
