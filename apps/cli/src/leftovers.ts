@@ -85,15 +85,20 @@ export async function stopProcess(pid: number, signal: NodeJS.Signals, graceMs: 
 export async function stopLeftovers(runDir: string, pgDataDir: string): Promise<string[]> {
   const stopped: string[] = [];
   if (existsSync(runDir)) {
-    for (const entry of readdirSync(runDir)) {
+    // The clients (API, worker) before the servers they hold connections to, as `up` stops them.
+    const entries = readdirSync(runDir)
       // `up.pid` is the `up` itself: `upCommand` refuses to start while it runs.
-      if (!entry.endsWith(".pid") || entry === UP_PID_FILE) continue;
+      .filter((entry) => entry.endsWith(".pid") && entry !== UP_PID_FILE)
+      .sort((a, b) => Number(SERVERS.has(a)) - Number(SERVERS.has(b)) || a.localeCompare(b));
+    for (const entry of entries) {
       const file = path.join(runDir, entry);
       const pid = runningFromPidFile(file);
       const name = entry.slice(0, -".pid".length);
       if (pid !== undefined) {
-        await stopProcess(pid, "SIGTERM", 10_000);
-        stopped.push(`${name} (pid ${pid})`);
+        // PostgreSQL: SIGINT, its fast shutdown (SIGTERM would wait for every session to end).
+        const postgres = name === "postgres";
+        await stopProcess(pid, postgres ? "SIGINT" : "SIGTERM", postgres ? 30_000 : 10_000);
+        stopped.push(`${postgres ? "PostgreSQL" : name} (pid ${pid})`);
       }
       rmSync(file, { force: true });
     }
@@ -106,6 +111,9 @@ export async function stopLeftovers(runDir: string, pgDataDir: string): Promise<
   }
   return stopped;
 }
+
+/** Pid files of the servers `up` starts (stopped after the processes that use them). */
+const SERVERS = new Set(["postgres.pid", "redis.pid"]);
 
 /** The running postmaster of `dataDir`, if its lock file names one that is really it. */
 function leftoverPostmaster(dataDir: string): number | undefined {
