@@ -134,7 +134,7 @@ const shot = (name: string) =>
 /** Waits on the job page until the job ends, recording the progress it showed; fails unless it ends `success`. */
 async function watchJob(): Promise<number[]> {
   const seen: number[] = [];
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 240_000;
   for (;;) {
     const status = await page.locator(".job-status .status").first().textContent({ timeout: 10_000 });
     const progress = await page
@@ -146,7 +146,7 @@ async function watchJob(): Promise<number[]> {
       assert.equal(status.trim(), "success", await page.locator(".job-status").innerText());
       return seen;
     }
-    assert.ok(Date.now() < deadline, "the job did not end within 90 s");
+    assert.ok(Date.now() < deadline, "the job did not end within 240 s (the deadline is for a loaded machine: on an idle one each job takes seconds)");
     await page.waitForTimeout(200);
   }
 }
@@ -169,7 +169,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 
 test(
   "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices and speaks a text, with no console errors",
-  { timeout: 240_000 },
+  { timeout: 900_000 },
   () =>
     explain(async () => {
       const apiKeys = new ApiKeyRepository(prisma);
