@@ -55,6 +55,8 @@ export interface TreeMeasure {
   /** the largest sum of the tree's resident sets seen at one sample (every 100 ms): a lower bound */
   rssSumPeakMb: number;
   processes: number;
+  /** each process's own peak, largest first: what the sum is made of */
+  byProcess: { pid: number; command: string; hwmMb: number }[];
 }
 
 function statusKb(pid: number): { hwm: number; rss: number } | undefined {
@@ -66,6 +68,14 @@ function statusKb(pid: number): { hwm: number; rss: number } | undefined {
     };
   } catch {
     return undefined; // exited between the listing and the read
+  }
+}
+
+function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim().slice(0, 160) || undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -121,6 +131,7 @@ export function measureTree(
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
     const hwm = new Map<number, number>();
+    const commands = new Map<number, string>();
     let rssSumPeak = 0;
     const sample = () => {
       if (child.pid === undefined) return;
@@ -129,6 +140,8 @@ export function measureTree(
         const s = statusKb(pid);
         if (!s) continue;
         hwm.set(pid, Math.max(hwm.get(pid) ?? 0, s.hwm));
+        // read each sample: a forked child shows its parent's command until it execs
+        commands.set(pid, commandLine(pid) ?? commands.get(pid) ?? "?");
         rssSum += s.rss;
       }
       rssSumPeak = Math.max(rssSumPeak, rssSum);
@@ -149,7 +162,10 @@ export function measureTree(
       }
       let sum = 0;
       for (const kb of hwm.values()) sum += kb;
-      resolvePromise({ wallMs, hwmSumMb: sum / 1024, rssSumPeakMb: rssSumPeak / 1024, processes: hwm.size });
+      const byProcess = [...hwm]
+        .map(([pid, kb]) => ({ pid, command: commands.get(pid) ?? "?", hwmMb: kb / 1024 }))
+        .sort((a, b) => b.hwmMb - a.hwmMb);
+      resolvePromise({ wallMs, hwmSumMb: sum / 1024, rssSumPeakMb: rssSumPeak / 1024, processes: hwm.size, byProcess });
     });
   });
 }
@@ -383,6 +399,26 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
       }
     } finally {
       await rm(work, { recursive: true, force: true });
+    }
+  }
+  console.log("");
+  for (const r of results) {
+    for (const [side, m] of [
+      ["upstream", r.upstream],
+      ["Mixdown", r.mixdown],
+    ] as const) {
+      const top = m.byProcess
+        .slice(0, 6)
+        .map(
+          (p) =>
+            `${mb(p.hwmMb)} ${p.command
+              .split(" ")
+              .slice(0, 3)
+              .map((w) => basename(w))
+              .join(" ")}`,
+        )
+        .join("; ");
+      console.log(`${r.seconds} s, ${side}: ${m.processes} processes; largest peaks (MB): ${top}`);
     }
   }
   await writeFile(join(tmpdir(), "mixdown-bench", `last-upstream-${options.model}.json`), JSON.stringify(results, null, 2));
