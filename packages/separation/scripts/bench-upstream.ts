@@ -79,8 +79,8 @@ function commandLine(pid: number): string | undefined {
   }
 }
 
-/** The pids under `root` (itself included), from every process's parent in /proc/PID/stat. */
-function descendants(root: number): number[] {
+/** The pids under `root` (itself included) with their parents, from /proc/PID/stat. */
+function descendants(root: number): { pid: number; ppid: number }[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync("/proc")) {
     const pid = Number(entry);
@@ -97,12 +97,12 @@ function descendants(root: number): number[] {
     if (list) list.push(pid);
     else children.set(ppid, [pid]);
   }
-  const out: number[] = [];
-  const stack = [root];
+  const out: { pid: number; ppid: number }[] = [];
+  const stack = [{ pid: root, ppid: 0 }];
   while (stack.length > 0) {
-    const pid = stack.pop()!;
-    out.push(pid);
-    stack.push(...(children.get(pid) ?? []));
+    const entry = stack.pop()!;
+    out.push(entry);
+    stack.push(...(children.get(entry.pid) ?? []).map((pid) => ({ pid, ppid: entry.pid })));
   }
   return out;
 }
@@ -110,7 +110,10 @@ function descendants(root: number): number[] {
 /**
  * Runs a command to its end, sampling its process tree every 100 ms. A process's VmHWM only
  * grows, so the last sample before it exits holds its peak up to then (a process that lives
- * under 100 ms may be missed: ffmpeg probes, a few MB each).
+ * under 100 ms may be missed: ffmpeg probes, a few MB each). A child caught between fork and
+ * exec (its command line still its parent's) reports its parent's memory as its own (the
+ * same pages, shared or copy-on-write): such samples are left out, and a process's peak
+ * starts again when its command line changes (exec gives it a new address space and VmHWM).
  */
 export function measureTree(
   command: string,
@@ -136,12 +139,15 @@ export function measureTree(
     const sample = () => {
       if (child.pid === undefined) return;
       let rssSum = 0;
-      for (const pid of descendants(child.pid)) {
+      const tree = descendants(child.pid);
+      const now = new Map(tree.map(({ pid }) => [pid, commandLine(pid)]));
+      for (const { pid, ppid } of tree) {
+        const cmd = now.get(pid);
+        if (cmd === undefined || (now.has(ppid) && cmd === now.get(ppid))) continue;
         const s = statusKb(pid);
         if (!s) continue;
-        hwm.set(pid, Math.max(hwm.get(pid) ?? 0, s.hwm));
-        // read each sample: a forked child shows its parent's command until it execs
-        commands.set(pid, commandLine(pid) ?? commands.get(pid) ?? "?");
+        hwm.set(pid, commands.get(pid) === cmd ? Math.max(hwm.get(pid) ?? 0, s.hwm) : s.hwm);
+        commands.set(pid, cmd);
         rssSum += s.rss;
       }
       rssSumPeak = Math.max(rssSumPeak, rssSum);
