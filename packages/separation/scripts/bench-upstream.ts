@@ -186,18 +186,29 @@ async function readStereo(path: string): Promise<Float32Array> {
   return new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / 4));
 }
 
-/** SNR in dB of `estimate` against `reference` (the upstream's stem), over their common length. */
-export function snrDb(reference: Float32Array, estimate: Float32Array): number {
+/**
+ * SNR in dB of `estimate` against `reference` (the upstream's stem), over their common length,
+ * leaving out the samples where the reference sits at full scale: demucs writes its float WAV
+ * through torchaudio's sox backend, which clips at ±1 even with `--clip-mode none`, and a
+ * random-weight network's stems go past 1 (Mixdown's float WAV keeps them). `clipped` is the
+ * fraction left out. MSST writes float WAV with soundfile, unclipped: `referenceClips` false.
+ */
+export function snrDb(reference: Float32Array, estimate: Float32Array, referenceClips: boolean): { db: number; clipped: number } {
   const n = Math.min(reference.length, estimate.length);
   let signal = 0;
   let noise = 0;
+  let clipped = 0;
   for (let i = 0; i < n; i++) {
     const r = reference[i]!;
+    if (referenceClips && Math.abs(r) >= 1 - 1e-6) {
+      clipped++;
+      continue;
+    }
     const d = r - estimate[i]!;
     signal += r * r;
     noise += d * d;
   }
-  return 10 * Math.log10(signal / Math.max(noise, 1e-30));
+  return { db: 10 * Math.log10(signal / Math.max(noise, 1e-30)), clipped: clipped / Math.max(n, 1) };
 }
 
 interface Manifest {
@@ -304,7 +315,7 @@ interface PairResult {
   seconds: number;
   upstream: TreeMeasure;
   mixdown: TreeMeasure;
-  snr: Record<string, number>;
+  snr: Record<string, { db: number; clipped: number }>;
 }
 
 const mb = (x: number) => x.toFixed(0);
@@ -337,7 +348,7 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
   );
   console.log("");
   console.log(
-    "| input | upstream wall s | Mixdown wall s | upstream / Mixdown wall | upstream peak RSS MB | Mixdown peak RSS MB | Mixdown / upstream RSS | SNR vs upstream dB (per stem) | load avg |",
+    "| input | upstream wall s | Mixdown wall s | upstream / Mixdown wall | upstream peak RSS MB | Mixdown peak RSS MB | Mixdown / upstream RSS | SNR vs upstream dB (per stem; samples the upstream wrote at full scale left out) | load avg |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   const results: PairResult[] = [];
@@ -380,17 +391,24 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
         mixdown = await runMixdown();
         upstream = await runUpstream();
       }
-      const snr: Record<string, number> = {};
+      const snr: Record<string, { db: number; clipped: number }> = {};
       for (const file of (await readdir(up.outDir)).sort()) {
         const stem = up.stemName(file);
         if (!stem || !manifest.stems.concat(manifest.secondaryStem ?? []).includes(stem)) continue;
-        snr[stem] = snrDb(await readStereo(join(up.outDir, file)), await readStereo(join(mixOut, `${stem}.wav`)));
+        snr[stem] = snrDb(
+          await readStereo(join(up.outDir, file)),
+          await readStereo(join(mixOut, `${stem}.wav`)),
+          family === "htdemucs",
+        );
       }
       if (Object.keys(snr).length === 0) throw new Error(`no stem in common between ${up.outDir} and ${mixOut}`);
       results.push({ seconds, upstream, mixdown, snr });
       const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
       const snrText = Object.entries(snr)
-        .map(([stem, db]) => `${stem} ${db.toFixed(1)}`)
+        .map(
+          ([stem, { db, clipped }]) =>
+            `${stem} ${db.toFixed(1)}${clipped > 0 ? ` [${(clipped * 100).toFixed(3)} % clipped]` : ""}`,
+        )
         .join(", ");
       console.log(
         `| ${label} | ${sec(upstream.wallMs)} | ${sec(mixdown.wallMs)} | ${(upstream.wallMs / mixdown.wallMs).toFixed(2)} | ` +
