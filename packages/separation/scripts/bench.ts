@@ -12,6 +12,9 @@
  *   pnpm bench:separation [--models vocals,stems] [--durations 30,180,600]
  *                         [--models-dir DIR] [--threads N] [--batch N] [--format wav|flac] [--spin-wait] [--stft-helper on|off]
  *                         [--torch-checkpoint FILE [--torch-config YAML] [--torch-threads N]]
+ *   pnpm bench:separation --upstream DIR --models NAME --upstream-checkpoint FILE [--upstream-config YAML]
+ *                         [--upstream-pythonpath P1:P2] [--upstream-python PY] [--durations 10,60,600]
+ *                         [--threads 2] [--order upstream-first|mixdown-first] [--keep DIR]
  *
  * Every family runs. "Inference alone" is, for MDX-Net, the same batches again on the warm
  * session; for the other families, the median time of one chunk at batch 1 on a fresh session of
@@ -19,24 +22,29 @@
  * `--torch-checkpoint` (one model) also times the same network in PyTorch (Mixdown's own
  * implementation, pinned to the upstream's output by the exactness fixtures; Debian's torch) per
  * chunk, against onnxruntime's time per chunk.
+ *
+ * `--upstream DIR` runs the upstream tool's own command line (demucs's `demucs.separate` for
+ * HTDemucs, MSST's `inference.py` for the RoFormers and MDX23C; DIR is its checkout) beside
+ * `./mixdown.sh separate` on the checkpoint the model was imported from: see bench-upstream.ts.
+ * `--durations` must then be given (10,60,600 for HTDemucs, 10,30 for the MSST families).
  */
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { promisify, parseArgs } from "node:util";
+import { parseArgs } from "node:util";
 import { prepareFfmpeg } from "@mixdown/audio";
 import { MdxModel } from "../src/families/mdx/model.ts";
 import { openSession } from "../src/inference-options.ts";
 import { EXPORTER_PATH, pythonCommand, runProcess } from "../src/import/python-runtime.ts";
 import { ModelRegistry } from "../src/model-registry.ts";
 import { separateFile } from "../src/separate-file.ts";
+import { BENCH_CACHE, syntheticSong } from "./synthetic-song.ts";
 import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
 
-const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../../..");
-const CACHE = join(tmpdir(), "mixdown-bench");
+const CACHE = BENCH_CACHE;
 
 interface CaseSpec {
   model: string;
@@ -181,67 +189,6 @@ async function torchMsPerChunk(family: string, checkpoint: string, config: strin
   return (JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { msPerChunk: number }).msPerChunk;
 }
 
-/**
- * A song-like synthetic mix without downloads: an espeak-ng voice (pitched
- * and looped), a bass line, chords and a noise hi-hat, 44.1 kHz stereo s16.
- */
-async function syntheticSong(seconds: number): Promise<string> {
-  await mkdir(CACHE, { recursive: true });
-  const path = join(CACHE, `song-${seconds}s.wav`);
-  if (existsSync(path)) return path;
-  const voice = join(CACHE, "voice.wav");
-  if (!existsSync(voice)) {
-    await run("espeak-ng", [
-      "-v",
-      "en-us+f3",
-      "-s",
-      "140",
-      "-p",
-      "60",
-      "-w",
-      voice,
-      "la la la, oh the night is long and the road goes on, we sing along until the morning comes, hey hey",
-    ]);
-  }
-  const tmp = `${path}.tmp.wav`;
-  await run("ffmpeg", [
-    "-v",
-    "error",
-    "-y",
-    "-stream_loop",
-    "-1",
-    "-i",
-    voice,
-    "-f",
-    "lavfi",
-    "-i",
-    `aevalsrc=0.25*sin(2*PI*(55*pow(2\\,floor(mod(t\\,8)/2)/12))*t)*(0.6+0.4*sin(2*PI*2*t)):s=44100:d=${seconds}`,
-    "-f",
-    "lavfi",
-    "-i",
-    `aevalsrc=0.06*(sin(2*PI*261.6*t)+sin(2*PI*329.6*t)+sin(2*PI*392*t))*(0.8+0.2*sin(2*PI*0.25*t)):s=44100:d=${seconds}`,
-    "-f",
-    "lavfi",
-    "-i",
-    `anoisesrc=c=white:r=44100:d=${seconds}:a=0.3`,
-    "-filter_complex",
-    [
-      `[0]aresample=44100,asetrate=44100*1.12,aresample=44100,volume=1.6,atrim=end=${seconds},pan=stereo|c0=c0|c1=c0[v]`,
-      "[1]pan=stereo|c0=c0|c1=c0[b]",
-      "[2]pan=stereo|c0=0.7*c0|c1=c0[c]",
-      "[3]highpass=f=7000,volume='if(lt(mod(t,0.25),0.03),1,0)':eval=frame,pan=stereo|c0=c0|c1=0.6*c0[h]",
-      "[v][b][c][h]amix=inputs=4:normalize=0:duration=shortest,alimiter=limit=0.9",
-    ].join(";"),
-    "-t",
-    String(seconds),
-    "-c:a",
-    "pcm_s16le",
-    tmp,
-  ]);
-  await run("mv", [tmp, path]);
-  return path;
-}
-
 function childCase(spec: CaseSpec): Promise<CaseResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", import.meta.filename, "--case", JSON.stringify(spec)], {
@@ -274,9 +221,37 @@ async function main(): Promise<void> {
       "torch-checkpoint": { type: "string" },
       "torch-config": { type: "string" },
       "torch-threads": { type: "string" },
+      upstream: { type: "string" },
+      "upstream-checkpoint": { type: "string" },
+      "upstream-config": { type: "string" },
+      "upstream-pythonpath": { type: "string" },
+      "upstream-python": { type: "string", default: "/usr/bin/python3" },
+      order: { type: "string", default: "upstream-first" },
+      keep: { type: "string" },
     },
   });
   if (values.case) return runCase(JSON.parse(values.case) as CaseSpec);
+  if (values.upstream) {
+    if (!values["upstream-checkpoint"])
+      throw new Error("--upstream needs --upstream-checkpoint FILE (the checkpoint the model was imported from)");
+    if (values.models.includes(",")) throw new Error("--upstream compares one model (--models NAME)");
+    if (values.order !== "upstream-first" && values.order !== "mixdown-first")
+      throw new Error("--order is upstream-first or mixdown-first");
+    const { benchUpstream } = await import("./bench-upstream.ts");
+    return benchUpstream({
+      upstreamDir: resolve(values.upstream),
+      ...(values["upstream-pythonpath"] ? { pythonPath: values["upstream-pythonpath"] } : {}),
+      python: values["upstream-python"],
+      model: values.models,
+      modelsDir: resolve(values["models-dir"]),
+      checkpoint: resolve(values["upstream-checkpoint"]),
+      ...(values["upstream-config"] ? { config: resolve(values["upstream-config"]) } : {}),
+      durations: values.durations.split(",").map(Number),
+      threads: Number(values.threads ?? 2),
+      order: values.order,
+      ...(values.keep ? { keep: values.keep } : {}),
+    });
+  }
 
   const modelsDir = resolve(values["models-dir"]);
   const models = values.models.split(",").filter((m) => existsSync(join(modelsDir, `${m}.json`)));

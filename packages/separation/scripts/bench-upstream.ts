@@ -1,0 +1,449 @@
+/**
+ * `bench:separation --upstream DIR`: the upstream tool's own command line beside
+ * `./mixdown.sh separate`, on the same checkpoint, the same input and the same threads, each
+ * timed end to end (start-up included) with its whole process tree's memory sampled from /proc,
+ * and the SNR of Mixdown's stems against the upstream's.
+ *
+ * - HTDemucs (a single `.th`, or a bag's yaml beside its `.th` files): demucs's
+ *   `python -m demucs.separate` (DIR is a demucs checkout), shifts 0, overlap 0.25, float32 WAV,
+ *   no clipping.
+ * - BS-RoFormer, Mel-Band RoFormer, MDX23C: MSST's `inference.py` (DIR is a
+ *   Music-Source-Separation-Training checkout) at the yaml's inference settings, float WAV,
+ *   `--extract_instrumental` where Mixdown writes the complement stem too.
+ *
+ * Both run through `upstream/run_upstream.py`, which sets torch's threads and supplies stand-ins
+ * for imports a separation never uses (`upstream/shims/README.md`); the upstream's own imports
+ * (einops, julius, open-unmix, ...) come from `--upstream-pythonpath` or PYTHONPATH.
+ */
+import { execFile, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { basename, dirname, extname, join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { syntheticSong } from "./synthetic-song.ts";
+
+const run = promisify(execFile);
+const REPO = resolve(import.meta.dirname, "../../..");
+const RUNNER = join(import.meta.dirname, "upstream", "run_upstream.py");
+const MSST_FAMILIES = new Set(["bs_roformer", "mel_band_roformer", "mdx23c"]);
+
+export interface UpstreamOptions {
+  upstreamDir: string;
+  /** extra PYTHONPATH entries for the upstream's imports, before the environment's */
+  pythonPath?: string;
+  python: string;
+  /** the Mixdown model (an import of `checkpoint`) */
+  model: string;
+  modelsDir: string;
+  /** a demucs `.th` or bag yaml, or an MSST checkpoint */
+  checkpoint: string;
+  /** MSST's yaml */
+  config?: string;
+  durations: number[];
+  threads: number;
+  /** which to run first in each pair (alternate to spread the machine's drift) */
+  order: "upstream-first" | "mixdown-first";
+  keep?: string;
+}
+
+/** What one command cost: wall time and the memory of its whole process tree. */
+export interface TreeMeasure {
+  wallMs: number;
+  /** the sum over every process the tree ever had of its own peak (VmHWM): an upper bound */
+  hwmSumMb: number;
+  /** the largest sum of the tree's resident sets seen at one sample (every 100 ms): a lower bound */
+  rssSumPeakMb: number;
+  processes: number;
+  /** each process's own peak, largest first: what the sum is made of */
+  byProcess: { pid: number; command: string; hwmMb: number }[];
+}
+
+function statusKb(pid: number): { hwm: number; rss: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return {
+      hwm: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0),
+      rss: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0),
+    };
+  } catch {
+    return undefined; // exited between the listing and the read
+  }
+}
+
+function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim().slice(0, 160) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pids under `root` (itself included) with their parents, from /proc/PID/stat. */
+function descendants(root: number): { pid: number; ppid: number }[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // the command name, in parentheses, may hold spaces: the parent is the second field after it
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const list = children.get(ppid);
+    if (list) list.push(pid);
+    else children.set(ppid, [pid]);
+  }
+  const out: { pid: number; ppid: number }[] = [];
+  const stack = [{ pid: root, ppid: 0 }];
+  while (stack.length > 0) {
+    const entry = stack.pop()!;
+    out.push(entry);
+    stack.push(...(children.get(entry.pid) ?? []).map((pid) => ({ pid, ppid: entry.pid })));
+  }
+  return out;
+}
+
+/**
+ * Runs a command to its end, sampling its process tree every 100 ms. A process's VmHWM only
+ * grows, so the last sample before it exits holds its peak up to then (a process that lives
+ * under 100 ms may be missed: ffmpeg probes, a few MB each). A child caught between fork and
+ * exec (its command line still its parent's) reports its parent's memory as its own (the
+ * same pages, shared or copy-on-write): such samples are left out, and a process's peak
+ * starts again when its command line changes (exec gives it a new address space and VmHWM).
+ */
+export function measureTree(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; log: string },
+): Promise<TreeMeasure> {
+  return new Promise((resolvePromise, reject) => {
+    const start = performance.now();
+    const child = spawn(command, args, {
+      env: options.env ?? process.env,
+      cwd: options.cwd ?? REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const keep = (d: Buffer) => {
+      output = (output + d.toString()).slice(-20000);
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const hwm = new Map<number, number>();
+    const commands = new Map<number, string>();
+    let rssSumPeak = 0;
+    const sample = () => {
+      if (child.pid === undefined) return;
+      let rssSum = 0;
+      const tree = descendants(child.pid);
+      const now = new Map(tree.map(({ pid }) => [pid, commandLine(pid)]));
+      for (const { pid, ppid } of tree) {
+        const cmd = now.get(pid);
+        if (cmd === undefined || (now.has(ppid) && cmd === now.get(ppid))) continue;
+        const s = statusKb(pid);
+        if (!s) continue;
+        hwm.set(pid, commands.get(pid) === cmd ? Math.max(hwm.get(pid) ?? 0, s.hwm) : s.hwm);
+        commands.set(pid, cmd);
+        rssSum += s.rss;
+      }
+      rssSumPeak = Math.max(rssSumPeak, rssSum);
+    };
+    const timer = setInterval(sample, 100);
+    child.on("error", (error) => {
+      clearInterval(timer);
+      reject(error);
+    });
+    child.on("exit", () => sample());
+    child.on("close", (code) => {
+      clearInterval(timer);
+      const wallMs = performance.now() - start;
+      void writeFile(options.log, output);
+      if (code !== 0) {
+        reject(new Error(`${basename(command)} exited with ${code}; its output is in ${options.log}:\n${output.slice(-3000)}`));
+        return;
+      }
+      let sum = 0;
+      for (const kb of hwm.values()) sum += kb;
+      const byProcess = [...hwm]
+        .map(([pid, kb]) => ({ pid, command: commands.get(pid) ?? "?", hwmMb: kb / 1024 }))
+        .sort((a, b) => b.hwmMb - a.hwmMb);
+      resolvePromise({ wallMs, hwmSumMb: sum / 1024, rssSumPeakMb: rssSumPeak / 1024, processes: hwm.size, byProcess });
+    });
+  });
+}
+
+/** A file decoded to interleaved stereo float32 by ffmpeg (any WAV subtype). */
+async function readStereo(path: string): Promise<Float32Array> {
+  const { stdout } = await run("ffmpeg", ["-v", "error", "-i", path, "-f", "f32le", "-ac", "2", "-"], {
+    encoding: "buffer",
+    maxBuffer: 2 ** 31,
+  });
+  const bytes = stdout as Buffer;
+  return new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / 4));
+}
+
+/**
+ * SNR in dB of `estimate` against `reference` (the upstream's stem), over their common length,
+ * leaving out the samples where the reference sits at full scale: demucs writes its float WAV
+ * through torchaudio's sox backend, which clips at ±1 even with `--clip-mode none`, and a
+ * random-weight network's stems go past 1 (Mixdown's float WAV keeps them). `clipped` is the
+ * fraction left out. MSST writes float WAV with soundfile, unclipped: `referenceClips` false.
+ */
+export function snrDb(reference: Float32Array, estimate: Float32Array, referenceClips: boolean): { db: number; clipped: number } {
+  const n = Math.min(reference.length, estimate.length);
+  let signal = 0;
+  let noise = 0;
+  let clipped = 0;
+  for (let i = 0; i < n; i++) {
+    const r = reference[i]!;
+    if (referenceClips && Math.abs(r) >= 1 - 1e-6) {
+      clipped++;
+      continue;
+    }
+    const d = r - estimate[i]!;
+    signal += r * r;
+    noise += d * d;
+  }
+  return { db: 10 * Math.log10(signal / Math.max(noise, 1e-30)), clipped: clipped / Math.max(n, 1) };
+}
+
+interface Manifest {
+  architecture: string;
+  stems: string[];
+  secondaryStem?: string;
+}
+
+/** The upstream's command for one input: its argv (after the runner), its output folder and its stem names. */
+async function upstreamCommand(
+  family: string,
+  options: UpstreamOptions,
+  manifest: Manifest,
+  input: string,
+  work: string,
+): Promise<{ argv: string[]; outDir: string; stemName: (file: string) => string | undefined }> {
+  const outDir = join(work, "upstream");
+  if (family === "htdemucs") {
+    // demucs's own repository loader: a folder of `<signature>.th` files and bag yamls; a `.th`
+    // whose name has a dash is read as `<signature>-<sha256 prefix>` and checked, so a single
+    // checkpoint is linked under a plain name
+    let repo: string;
+    let name: string;
+    if ([".yaml", ".yml"].includes(extname(options.checkpoint))) {
+      repo = dirname(options.checkpoint);
+      name = basename(options.checkpoint, extname(options.checkpoint));
+    } else {
+      repo = join(work, "repo");
+      name = "benchmodel";
+      await mkdir(repo, { recursive: true });
+      await symlink(options.checkpoint, join(repo, `${name}.th`));
+    }
+    return {
+      argv: [
+        "-m",
+        "demucs.separate",
+        "--repo",
+        repo,
+        "-n",
+        name,
+        "-d",
+        "cpu",
+        "--shifts",
+        "0",
+        "--overlap",
+        "0.25",
+        "--float32",
+        "--clip-mode",
+        "none",
+        "--filename",
+        "{stem}.{ext}",
+        "-o",
+        outDir,
+        input,
+      ],
+      outDir: join(outDir, name),
+      stemName: (file) => (file.endsWith(".wav") ? basename(file, ".wav") : undefined),
+    };
+  }
+  if (!options.config) throw new Error(`${family}: MSST needs the model's yaml (--upstream-config)`);
+  // flash attention needs torch 2; Debian's is 1.13, and MSST's non-flash path computes the same
+  let config = options.config;
+  const yaml = await readFile(config, "utf8");
+  if (/^\s*flash_attn:\s*true\s*$/m.test(yaml)) {
+    config = join(work, basename(config));
+    await writeFile(config, yaml.replace(/^(\s*flash_attn:\s*)true\s*$/m, "$1false"));
+  }
+  // MSST separates every file of a folder
+  const inputDir = join(work, "input");
+  await mkdir(inputDir, { recursive: true });
+  await symlink(input, join(inputDir, basename(input)));
+  const argv = [
+    join(options.upstreamDir, "inference.py"),
+    "--model_type",
+    family,
+    "--config_path",
+    config,
+    "--start_check_point",
+    options.checkpoint,
+    "--input_folder",
+    inputDir,
+    "--store_dir",
+    outDir,
+    "--force_cpu",
+    "--pcm_type",
+    "FLOAT",
+    "--filename_template",
+    "{instr}",
+    "--disable_detailed_pbar",
+  ];
+  if (manifest.secondaryStem) argv.push("--extract_instrumental");
+  return {
+    argv,
+    outDir,
+    stemName: (file) => {
+      if (!file.endsWith(".wav")) return undefined;
+      const stem = basename(file, ".wav");
+      return stem === "instrumental" && manifest.secondaryStem ? manifest.secondaryStem : stem;
+    },
+  };
+}
+
+interface PairResult {
+  seconds: number;
+  upstream: TreeMeasure;
+  mixdown: TreeMeasure;
+  snr: Record<string, { db: number; clipped: number }>;
+}
+
+const mb = (x: number) => x.toFixed(0);
+const sec = (ms: number) => (ms / 1000).toFixed(1);
+
+export async function benchUpstream(options: UpstreamOptions): Promise<void> {
+  const manifest = JSON.parse(await readFile(join(options.modelsDir, `${options.model}.json`), "utf8")) as Manifest;
+  const family = manifest.architecture;
+  if (family !== "htdemucs" && !MSST_FAMILIES.has(family))
+    throw new Error(
+      `${options.model}: --upstream compares htdemucs (demucs) and ${[...MSST_FAMILIES].join(", ")} (MSST), not ${family}`,
+    );
+  const tool = family === "htdemucs" ? "demucs.separate" : "MSST inference.py";
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    OMP_NUM_THREADS: String(options.threads),
+    MKL_NUM_THREADS: String(options.threads),
+    PYTHONPATH: [family === "htdemucs" ? options.upstreamDir : undefined, options.pythonPath, process.env.PYTHONPATH]
+      .filter(Boolean)
+      .join(":"),
+  };
+  console.log(
+    `# separation beside upstream, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, load average ${loadavg()[0].toFixed(1)} at start`,
+  );
+  console.log(
+    `# ${options.model} (${family}) from ${options.modelsDir} against ${tool} in ${options.upstreamDir} on ${options.checkpoint}; ${options.threads} threads; ${options.order}`,
+  );
+  console.log(
+    "# peak RSS: the sum of every process's VmHWM in the command's tree (launchers, ffmpeg, ...), and in brackets the largest sum of their resident sets at one 100 ms sample",
+  );
+  console.log("");
+  console.log(
+    "| input | upstream wall s | Mixdown wall s | upstream / Mixdown wall | upstream peak RSS MB | Mixdown peak RSS MB | Mixdown / upstream RSS | SNR vs upstream dB (per stem; samples the upstream wrote at full scale left out) | load avg |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|");
+  const results: PairResult[] = [];
+  for (const seconds of options.durations) {
+    const input = await syntheticSong(seconds);
+    const work = await mkdtemp(join(tmpdir(), "mixdown-bench-upstream-"));
+    try {
+      const up = await upstreamCommand(family, options, manifest, input, work);
+      const mixOut = join(work, "mixdown");
+      const runUpstream = () =>
+        measureTree(options.python, [RUNNER, "--threads", String(options.threads), ...up.argv], {
+          env,
+          log: join(work, "upstream.log"),
+        });
+      const runMixdown = () =>
+        measureTree(
+          join(REPO, "mixdown.sh"),
+          [
+            "separate",
+            input,
+            "--model",
+            options.model,
+            "--models-dir",
+            options.modelsDir,
+            "--out",
+            mixOut,
+            "--threads",
+            String(options.threads),
+            ...(family === "htdemucs" ? ["--overlap", "0.25", "--shifts", "0"] : []),
+          ],
+          { log: join(work, "mixdown.log") },
+        );
+      const load = loadavg()[0];
+      let upstream: TreeMeasure;
+      let mixdown: TreeMeasure;
+      if (options.order === "upstream-first") {
+        upstream = await runUpstream();
+        mixdown = await runMixdown();
+      } else {
+        mixdown = await runMixdown();
+        upstream = await runUpstream();
+      }
+      const snr: Record<string, { db: number; clipped: number }> = {};
+      for (const file of (await readdir(up.outDir)).sort()) {
+        const stem = up.stemName(file);
+        if (!stem || !manifest.stems.concat(manifest.secondaryStem ?? []).includes(stem)) continue;
+        snr[stem] = snrDb(
+          await readStereo(join(up.outDir, file)),
+          await readStereo(join(mixOut, `${stem}.wav`)),
+          family === "htdemucs",
+        );
+      }
+      if (Object.keys(snr).length === 0) throw new Error(`no stem in common between ${up.outDir} and ${mixOut}`);
+      results.push({ seconds, upstream, mixdown, snr });
+      const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
+      const snrText = Object.entries(snr)
+        .map(
+          ([stem, { db, clipped }]) =>
+            `${stem} ${db.toFixed(1)}${clipped > 0 ? ` [${(clipped * 100).toFixed(3)} % clipped]` : ""}`,
+        )
+        .join(", ");
+      console.log(
+        `| ${label} | ${sec(upstream.wallMs)} | ${sec(mixdown.wallMs)} | ${(upstream.wallMs / mixdown.wallMs).toFixed(2)} | ` +
+          `${mb(upstream.hwmSumMb)} (${mb(upstream.rssSumPeakMb)}) | ${mb(mixdown.hwmSumMb)} (${mb(mixdown.rssSumPeakMb)}) | ` +
+          `${(mixdown.hwmSumMb / upstream.hwmSumMb).toFixed(2)} (${(mixdown.rssSumPeakMb / upstream.rssSumPeakMb).toFixed(2)}) | ${snrText} | ${load.toFixed(1)}-${loadavg()[0].toFixed(1)} |`,
+      );
+      if (options.keep) {
+        const dest = join(resolve(options.keep), `${options.model}-${seconds}s`);
+        await mkdir(dest, { recursive: true });
+        await run("cp", ["-r", up.outDir, join(dest, "upstream")]);
+        await run("cp", ["-r", mixOut, join(dest, "mixdown")]);
+      }
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+  console.log("");
+  for (const r of results) {
+    for (const [side, m] of [
+      ["upstream", r.upstream],
+      ["Mixdown", r.mixdown],
+    ] as const) {
+      const top = m.byProcess
+        .slice(0, 6)
+        .map(
+          (p) =>
+            `${mb(p.hwmMb)} ${p.command
+              .split(" ")
+              .slice(0, 3)
+              .map((w) => basename(w))
+              .join(" ")}`,
+        )
+        .join("; ");
+      console.log(`${r.seconds} s, ${side}: ${m.processes} processes; largest peaks (MB): ${top}`);
+    }
+  }
+  await writeFile(join(tmpdir(), "mixdown-bench", `last-upstream-${options.model}.json`), JSON.stringify(results, null, 2));
+}

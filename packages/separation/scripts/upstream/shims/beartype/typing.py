@@ -1,0 +1,1 @@
+from typing import *  # noqa: F401,F403

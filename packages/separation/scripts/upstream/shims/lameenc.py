@@ -1,0 +1,1 @@
+"""mp3 encoding only: never called on WAV output."""
