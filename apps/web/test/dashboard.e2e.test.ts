@@ -146,7 +146,10 @@ async function watchJob(): Promise<number[]> {
       assert.equal(status.trim(), "success", await page.locator(".job-status").innerText());
       return seen;
     }
-    assert.ok(Date.now() < deadline, "the job did not end within 240 s (the deadline is for a loaded machine: on an idle one each job takes seconds)");
+    assert.ok(
+      Date.now() < deadline,
+      "the job did not end within 240 s (the deadline is for a loaded machine: on an idle one each job takes seconds)",
+    );
     await page.waitForTimeout(200);
   }
 }
