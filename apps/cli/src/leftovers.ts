@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { isAlive } from "@mixdown/devstack";
 
 /** `<runDir>/up.pid`: the `mixdown up` serving this state dir, from its first moment. */
 export const UP_PID_FILE = "up.pid";
@@ -42,14 +43,6 @@ export function runningFromPidFile(file: string): number | undefined {
   return pid;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * Sends `signal` to `pid` (to its process group when it leads one: a worker's ffmpeg children go

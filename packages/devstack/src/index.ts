@@ -1,4 +1,4 @@
-export { freePort, stopChild, superviseChild, testFilesDir } from "./processes.ts";
+export { freePort, isAlive, stopChild, superviseChild, testFilesDir } from "./processes.ts";
 export {
   startPostgres,
   preparePostgres,

@@ -175,7 +175,8 @@ function sweepAbandonedScratchDirs(): void {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one we may not signal counts). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
