@@ -99,6 +99,9 @@ fi
 # What the machine image carries for the network: resolver, CA bundle (and the local CAs it is
 # built from, so installing ca-certificates keeps them), npm's global and user configuration.
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# The /etc/hosts every installed system has (the installer or the container runtime writes it;
+# debootstrap does not): without it `localhost` does not resolve in the root.
+[ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   mkdir -p "$root/etc/ssl/certs" && cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
 fi
