@@ -43,7 +43,6 @@ export function runningFromPidFile(file: string): number | undefined {
   return pid;
 }
 
-
 /**
  * Sends `signal` to `pid` (to its process group when it leads one: a worker's ffmpeg children go
  * with it), waits up to `graceMs` for it to exit, then SIGKILLs the group. Resolves once it is gone.

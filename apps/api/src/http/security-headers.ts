@@ -30,7 +30,8 @@ export async function registerSecurityHeaders(app: FastifyInstance, storageOrigi
         styleSrc: ["'self'", "'unsafe-inline'"],
         imgSrc: ["'self'", "data:", "blob:", ...storage],
         mediaSrc: ["'self'", "blob:", ...storage],
-        connectSrc: ["'self'", ...storage],
+        // blob: the dashboard previews a file the user picked (wavesurfer fetches its object URL)
+        connectSrc: ["'self'", "blob:", ...storage],
         fontSrc: ["'self'", "data:"],
         objectSrc: ["'none'"],
         baseUri: ["'self'"],
