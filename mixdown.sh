@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT="$PWD"
 
-APT_PACKAGES=(ca-certificates redis-server ffmpeg espeak-ng festival festvox-us-slt-hts sox fluidsynth fluid-soundfont-gm)
+APT_PACKAGES=(ca-certificates redis-server ffmpeg libjemalloc2 espeak-ng festival festvox-us-slt-hts sox fluidsynth fluid-soundfont-gm)
 # Only `./mixdown.sh test` installs these: chromium for the dashboard's browser test, and Debian's
 # PyTorch, which `models import` / `voices import` install on first use, for the tests of those imports.
 TEST_APT_PACKAGES=(chromium curl python3-requests python3-torch python3-onnx python3-numpy python3-yaml libopenblas0-pthread)
@@ -179,6 +179,16 @@ build_dashboard() {
   echo "$want" >"$stamp"
 }
 
+# With MODEL_ALLOCATOR=jemalloc, the commands that run models in their own process (`separate`, the
+# model benches) start on jemalloc (packages/separation/src/allocator.ts says why and what it costs).
+# `up` and the tests' workers set it themselves.
+use_model_env() {
+  [ "${MODEL_ALLOCATOR:-system}" = system ] && return 0
+  local lines
+  lines="$(node packages/separation/scripts/model-env.ts)" || die "MODEL_ALLOCATOR: see above."
+  eval "$lines"
+}
+
 setup() {
   install_system_packages
   use_toolchain
@@ -210,6 +220,7 @@ case "$command" in
   typecheck | format | *:*)
     # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck, format.
     setup
+    [[ "$command" =~ ^(bench:separation|bench:voice|eval:.*)$ ]] && use_model_env
     exec pnpm run "$command" "$@"
     ;;
   -h | --help | help)
@@ -224,6 +235,7 @@ case "$command" in
     ;;
   *)
     setup
+    [ "$command" = separate ] && use_model_env
     exec pnpm --silent mixdown "$command" "$@"
     ;;
 esac

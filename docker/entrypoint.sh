@@ -35,9 +35,17 @@ prepare_models() {
   exec 9>&-
 }
 
+# With MODEL_ALLOCATOR=jemalloc the worker starts on jemalloc (packages/separation/src/allocator.ts
+# says why and what it costs).
+use_model_env() {
+  [ "${MODEL_ALLOCATOR:-system}" = system ] && return 0
+  lines="$(node packages/separation/scripts/model-env.ts)" || exit 2
+  eval "$lines"
+}
+
 case "$role" in
   api) prepare_models; exec node --import tsx apps/api/src/main.ts ;;
-  worker) prepare_models; exec node --import tsx apps/worker/src/main.ts ;;
+  worker) prepare_models; use_model_env; exec node --import tsx apps/worker/src/main.ts ;;
   migrate) exec node --import tsx apps/cli/src/main.ts migrate ;;
   *) exec "$@" ;;
 esac

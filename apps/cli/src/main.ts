@@ -1,9 +1,6 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
-import { keysCommand, keysUsage } from "./commands/keys.ts";
-import { migrateCommand } from "./commands/migrate.ts";
-import { modelsUsage } from "./commands/models.ts";
-import { voicesUsage } from "./commands/voices.ts";
+import { keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
@@ -26,9 +23,9 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     case "up":
       return (await import("./commands/up.ts")).upCommand(rest, env);
     case "migrate":
-      return migrateCommand(env);
+      return (await import("./commands/migrate.ts")).migrateCommand(env);
     case "keys":
-      return keysCommand(rest, env);
+      return (await import("./commands/keys.ts")).keysCommand(rest, env);
     case "voices":
       return (await import("./commands/voices.ts")).voicesCommand(rest, env);
     case "models":

@@ -3,14 +3,12 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { freePort } from "@mixdown/devstack";
-import { repoRoot } from "./run-cli.ts";
 import { isAlive, isListening, type RunningUp, startUp, waitUntil } from "./run-up.ts";
 
 // `mixdown up` killed before it could stop its children (SIGKILL; SIGTERM then SIGKILL 2 s later,
 // as a container runtime or a process manager does): its children must not live on, and what a
 // killed `up` did leave running is stopped by the next `up` of the same state dir.
 
-const workerMissing = !existsSync(path.join(repoRoot, "apps/worker/src/main.ts"));
 /**
  * The API and the worker stop within 5 s of their stdin closing; the watchdogs poll every second
  * and SIGKILL 10 s after their stop signal. Measured: 2-15 s on a 2-core machine at load 20 (the
@@ -64,102 +62,98 @@ async function allGone(pids: Record<string, number>, since: number): Promise<voi
   assert.deepEqual(left, [], `${GONE_WITHIN_MS / 1000} s after up was killed these still run`);
 }
 
-describe(
-  "children of a killed mixdown up",
-  { skip: workerMissing && "apps/worker/src/main.ts is not in this checkout yet" },
-  () => {
-    test(
-      `a SIGKILLed up takes its API, worker, redis-server and PostgreSQL with it within ${GONE_WITHIN_MS / 1000} s`,
-      { timeout: 240_000 },
-      async () => {
-        const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) });
-        ups.push(up);
-        await up.key;
-        const pids = childPids(up);
-        const watchdogs = watchdogsOf(up.child.pid!);
-        assert.equal(watchdogs.length, 4, "one watchdog per child");
+describe("children of a killed mixdown up", () => {
+  test(
+    `a SIGKILLed up takes its API, worker, redis-server and PostgreSQL with it within ${GONE_WITHIN_MS / 1000} s`,
+    { timeout: 240_000 },
+    async () => {
+      const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) });
+      ups.push(up);
+      await up.key;
+      const pids = childPids(up);
+      const watchdogs = watchdogsOf(up.child.pid!);
+      assert.equal(watchdogs.length, 4, "one watchdog per child");
 
-        // Only `up` itself: its children are in process groups of their own, as a terminal or a runtime leaves them.
-        const killedAt = Date.now();
-        process.kill(up.child.pid!, "SIGKILL");
-        await up.exited;
-        await allGone(pids, killedAt);
-        assert.equal(await isListening(up.port), false, "the API port is free");
-        await waitUntil("the watchdogs are gone", () => watchdogs.every((pid) => !isAlive(pid)), 5_000);
-      },
-    );
+      // Only `up` itself: its children are in process groups of their own, as a terminal or a runtime leaves them.
+      const killedAt = Date.now();
+      process.kill(up.child.pid!, "SIGKILL");
+      await up.exited;
+      await allGone(pids, killedAt);
+      assert.equal(await isListening(up.port), false, "the API port is free");
+      await waitUntil("the watchdogs are gone", () => watchdogs.every((pid) => !isAlive(pid)), 5_000);
+    },
+  );
 
-    test(
-      `an up sent SIGTERM and SIGKILL 2 s later leaves nothing running ${GONE_WITHIN_MS / 1000} s later`,
-      { timeout: 240_000 },
-      async () => {
-        const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) });
-        ups.push(up);
-        await up.key;
-        const pids = childPids(up);
+  test(
+    `an up sent SIGTERM and SIGKILL 2 s later leaves nothing running ${GONE_WITHIN_MS / 1000} s later`,
+    { timeout: 240_000 },
+    async () => {
+      const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) });
+      ups.push(up);
+      await up.key;
+      const pids = childPids(up);
 
-        process.kill(up.child.pid!, "SIGTERM");
-        await new Promise((r) => setTimeout(r, 2_000));
-        const killedAt = Date.now();
-        if (up.child.exitCode === null) process.kill(up.child.pid!, "SIGKILL");
-        await up.exited;
-        await allGone(pids, killedAt);
-        assert.equal(await isListening(up.port), false, "the API port is free");
-      },
-    );
+      process.kill(up.child.pid!, "SIGTERM");
+      await new Promise((r) => setTimeout(r, 2_000));
+      const killedAt = Date.now();
+      if (up.child.exitCode === null) process.kill(up.child.pid!, "SIGKILL");
+      await up.exited;
+      await allGone(pids, killedAt);
+      assert.equal(await isListening(up.port), false, "the API port is free");
+    },
+  );
 
-    test(
-      "the next up of the same state dir stops the redis-server, PostgreSQL and worker a killed up left running, and starts",
-      { timeout: 360_000 },
-      async () => {
-        const first = await startUp({
-          // A worker that does not watch its parent (as before STOP_WHEN_STDIN_CLOSES): it lives on.
-          MIXDOWN_UP_TEST_WORKER_ENTRY: "apps/cli/test/fixtures/parent-blind-worker.ts",
-          WORKER_HEALTH_PORT: String(await freePort()),
-        });
-        ups.push(first);
-        await first.key;
-        const pids = childPids(first);
-        // Without its watchdogs (as an `up` before them, or a watchdog killed with it), a killed up leaves its servers running.
-        for (const pid of watchdogsOf(first.child.pid!)) process.kill(pid, "SIGKILL");
-        process.kill(first.child.pid!, "SIGKILL");
-        await first.exited;
-        await waitUntil("the API has stopped (its stdin closed)", () => !isAlive(pids.api!), GONE_WITHIN_MS);
-        await new Promise((r) => setTimeout(r, 1_000));
-        for (const name of ["worker", "redis", "postgres"]) assert.ok(isAlive(pids[name]!), `${name} was left running`);
+  test(
+    "the next up of the same state dir stops the redis-server, PostgreSQL and worker a killed up left running, and starts",
+    { timeout: 360_000 },
+    async () => {
+      const first = await startUp({
+        // A worker that does not watch its parent (as before STOP_WHEN_STDIN_CLOSES): it lives on.
+        MIXDOWN_UP_TEST_WORKER_ENTRY: "apps/cli/test/fixtures/parent-blind-worker.ts",
+        WORKER_HEALTH_PORT: String(await freePort()),
+      });
+      ups.push(first);
+      await first.key;
+      const pids = childPids(first);
+      // Without its watchdogs (as an `up` before them, or a watchdog killed with it), a killed up leaves its servers running.
+      for (const pid of watchdogsOf(first.child.pid!)) process.kill(pid, "SIGKILL");
+      process.kill(first.child.pid!, "SIGKILL");
+      await first.exited;
+      await waitUntil("the API has stopped (its stdin closed)", () => !isAlive(pids.api!), GONE_WITHIN_MS);
+      await new Promise((r) => setTimeout(r, 1_000));
+      for (const name of ["worker", "redis", "postgres"]) assert.ok(isAlive(pids[name]!), `${name} was left running`);
 
-        const second = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) }, 180_000, first.home);
-        ups.push(second);
-        await second.key;
-        for (const [name, pid] of Object.entries(pids)) assert.equal(isAlive(pid), false, `${name} (pid ${pid}) was stopped`);
-        for (const [name, pid] of [
-          ["worker", pids.worker],
-          ["redis", pids.redis],
-          ["PostgreSQL", pids.postgres],
-        ] as const) {
-          assert.match(
-            second.stdout(),
-            new RegExp(`^Stopped ${name} \\(pid ${pid}\\), left running by a previous mixdown up that did not stop it\\.$`, "m"),
-          );
-        }
-        // What it started in their place serves.
-        const health = await fetch(`${second.baseUrl}/readyz`);
-        assert.equal(health.status, 200, await health.text());
-        const newPids = childPids(second);
-        assert.notEqual(newPids.postgres, pids.postgres);
+      const second = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) }, 180_000, first.home);
+      ups.push(second);
+      await second.key;
+      for (const [name, pid] of Object.entries(pids)) assert.equal(isAlive(pid), false, `${name} (pid ${pid}) was stopped`);
+      for (const [name, pid] of [
+        ["worker", pids.worker],
+        ["redis", pids.redis],
+        ["PostgreSQL", pids.postgres],
+      ] as const) {
+        assert.match(
+          second.stdout(),
+          new RegExp(`^Stopped ${name} \\(pid ${pid}\\), left running by a previous mixdown up that did not stop it\\.$`, "m"),
+        );
+      }
+      // What it started in their place serves.
+      const health = await fetch(`${second.baseUrl}/readyz`);
+      assert.equal(health.status, 200, await health.text());
+      const newPids = childPids(second);
+      assert.notEqual(newPids.postgres, pids.postgres);
 
-        // Another up while this one runs refuses, and stops nothing.
-        const third = await startUp({}, 60_000, first.home);
-        assert.equal(await third.exited, 2, third.stdout() + third.stderr());
-        assert.match(third.stderr(), /already (starting or )?up here/);
-        for (const [name, pid] of Object.entries(newPids)) assert.ok(isAlive(pid), `${name} still runs`);
+      // Another up while this one runs refuses, and stops nothing.
+      const third = await startUp({}, 60_000, first.home);
+      assert.equal(await third.exited, 2, third.stdout() + third.stderr());
+      assert.match(third.stderr(), /already (starting or )?up here/);
+      for (const [name, pid] of Object.entries(newPids)) assert.ok(isAlive(pid), `${name} still runs`);
 
-        second.interrupt();
-        assert.equal(await second.exited, 0, second.stdout() + second.stderr());
-        for (const [name, pid] of Object.entries(newPids))
-          assert.equal(isAlive(pid), false, `${name} (pid ${pid}) was left behind`);
-        assert.equal(existsSync(path.join(first.home, "run", "up.pid")), false, "up.pid removed");
-      },
-    );
-  },
-);
+      second.interrupt();
+      assert.equal(await second.exited, 0, second.stdout() + second.stderr());
+      for (const [name, pid] of Object.entries(newPids))
+        assert.equal(isAlive(pid), false, `${name} (pid ${pid}) was left behind`);
+      assert.equal(existsSync(path.join(first.home, "run", "up.pid")), false, "up.pid removed");
+    },
+  );
+});

@@ -8,11 +8,15 @@ import { createInterface } from "node:readline";
 import { makeSong, startDeployment, stopChild, upload, waitForEnd } from "../test/harness.ts";
 
 const cases = (process.env.BENCH_SECONDS ?? "30,180,600").split(",").map(Number);
+// BENCH_JOBS=vocal-separations (or stem-splits) runs only that kind
+const routes = (process.env.BENCH_JOBS ?? "vocal-separations,stem-splits").split(",") as Array<
+  "vocal-separations" | "stem-splits"
+>;
 const d = await startDeployment({ LOG_LEVEL: "info" }, { worker: false });
 const rows: string[][] = [];
 try {
   for (const seconds of cases) {
-    for (const route of ["vocal-separations", "stem-splits"] as const) {
+    for (const route of routes) {
       // mp3 320k: a 10-minute WAV would be over the 50 MB upload limit.
       const song = await makeSong(`bench-${seconds}.mp3`, seconds, ["-b:a", "320k"]);
       const worker = d.startWorker("pipe");

@@ -32,6 +32,7 @@ import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
 import { ensembleStemsFor, modelServes, parseModelList, readSeparationModels } from "@mixdown/separation/catalog";
+import { runsOnJemalloc } from "@mixdown/separation/allocator";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
 import { createVoiceBuildPool } from "./voice-build-protocol.ts";
@@ -339,7 +340,12 @@ export async function startWorkerApp(
         )
       : undefined;
 
-  logger.info({ queues, concurrency: queues.map((q) => concurrencyOf(q, config)), modelsDir }, "worker started");
+  const allocator = runsOnJemalloc() ? "jemalloc" : "system";
+  logger.info({ queues, concurrency: queues.map((q) => concurrencyOf(q, config)), modelsDir, allocator }, "worker started");
+  if (config.MODEL_ALLOCATOR === "jemalloc" && allocator !== "jemalloc")
+    logger.warn(
+      "MODEL_ALLOCATOR=jemalloc, but this worker runs on the system's malloc (libjemalloc2 is not installed, or the worker was not started by ./mixdown.sh up or the image's entrypoint): each model keeps an arena of its own",
+    );
   return {
     queues,
     runner,

@@ -8,6 +8,7 @@ import { loadConfig } from "@mixdown/config";
 import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
 import type { Job, Queue } from "bullmq";
 import { startTestStack, stopChild, testFilesDir, type TestStack } from "@mixdown/devstack";
+import { modelProcessEnv } from "@mixdown/separation/allocator";
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -52,7 +53,8 @@ export async function startDeployment(
     // node itself, not the tsx wrapper: a signal must reach the worker, not a parent that outlives it.
     const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps/worker/src/main.ts")], {
       cwd: repoRoot,
-      env: { ...process.env, ...env },
+      // as `up` and the image start it (MODEL_ALLOCATOR)
+      env: modelProcessEnv({ ...process.env, ...env }),
       stdio: ["ignore", output, "inherit"],
     });
     workers.push(child);

@@ -121,6 +121,13 @@ export const EnvSchema = z
     WORKER_QUEUES: z.string().default(JOB_KINDS.join(",")),
     ...workerConcurrency,
     WORKER_HEALTH_PORT: int(0, 65535).default(8081),
+    /**
+     * What the launchers (`up`, the image's entrypoint) start the worker on: `system` (glibc's
+     * malloc, an onnxruntime arena per session) or `jemalloc` (libjemalloc2: the sessions share one
+     * run's memory; less memory on short jobs and RVC, slower on long separations). Read at
+     * launch; the worker logs which it runs on.
+     */
+    MODEL_ALLOCATOR: z.enum(["jemalloc", "system"]).default("system"),
     JOB_ATTEMPTS: int(1).default(5),
     /**
      * A job's end (and its start) written while PostgreSQL is away is tried this many times, the

@@ -329,8 +329,11 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
       `${options.model}: --upstream compares htdemucs (demucs) and ${[...MSST_FAMILIES].join(", ")} (MSST), not ${family}`,
     );
   const tool = family === "htdemucs" ? "demucs.separate" : "MSST inference.py";
+  // The upstream tool runs as its own CLI does, on the system's malloc: not on the jemalloc that
+  // ./mixdown.sh preloads for the benches (Mixdown's side gets it from `./mixdown.sh separate`).
+  const { LD_PRELOAD: _preload, MALLOC_CONF: _conf, ...systemEnv } = process.env;
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...systemEnv,
     OMP_NUM_THREADS: String(options.threads),
     MKL_NUM_THREADS: String(options.threads),
     PYTHONPATH: [family === "htdemucs" ? options.upstreamDir : undefined, options.pythonPath, process.env.PYTHONPATH]

@@ -15,6 +15,14 @@ export {
   type ExecutionProvider,
   type ProviderFallback,
 } from "./inference-options.ts";
+export {
+  modelProcessEnv,
+  runsOnJemalloc,
+  cpuArenaEnabled,
+  jemallocPath,
+  JEMALLOC_CONF,
+  type ModelAllocator,
+} from "./allocator.ts";
 export { MdxModel } from "./families/mdx/model.ts";
 export {
   readSeparationModels,

@@ -1,4 +1,5 @@
 import type * as ort from "onnxruntime-node";
+import { cpuArenaEnabled } from "./allocator.ts";
 import { createLocalSession, createThreadSession, type RunnableSession } from "./inference-session.ts";
 
 export type ExecutionProvider = "cpu" | "webgpu" | "cuda";
@@ -86,8 +87,10 @@ export async function openSession(onnxPath: string, options: InferenceOptions = 
     // run, so each loaded model held about twice its working memory (process RSS, vocals.onnx:
     // 394 -> 288 MB after 6 runs; released-size HTDemucs: 1792 -> 1202 MB after 3; no more CPU
     // per run; see the READMEs). The arena itself stays: without it each run's memory is mapped
-    // afresh and a run took 2-4x the CPU.
+    // afresh and a run took 2-4x the CPU, unless the process runs on jemalloc (see allocator.ts),
+    // which then shares one run's memory among all the sessions.
     enableMemPattern: false,
+    enableCpuMemArena: cpuArenaEnabled(),
     ...(options.intraOpThreads !== undefined ? { intraOpNumThreads: options.intraOpThreads } : {}),
     ...(options.interOpThreads !== undefined ? { interOpNumThreads: options.interOpThreads } : {}),
     extra: { session: { intra_op: { allow_spinning: options.spinWait ? "1" : "0" } } },

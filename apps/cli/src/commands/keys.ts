@@ -1,14 +1,7 @@
 import { parseArgs } from "node:util";
 import { ApiKeyRepository, createPrismaClient, type KeyRateLimits } from "@mixdown/db";
 import { UsageError, withDatabase } from "../database.ts";
-
-export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
-    [--reads-per-minute N] [--writes-per-minute N]     its own rate limits (0 = unlimited; default: RATE_LIMIT_*_PER_MINUTE)
-./mixdown.sh keys limits <id|prefix> [--reads-per-minute N|default] [--writes-per-minute N|default]
-                                                     change a key's rate limits
-./mixdown.sh keys revoke <id|prefix>                 revoke a key
-./mixdown.sh keys webhook-secret <id|prefix>         print the secret that signs the key's webhooks
-./mixdown.sh keys list                               list keys (never the keys themselves)`;
+import { keysUsage } from "../usage.ts";
 
 const LIMIT_OPTIONS = { "reads-per-minute": { type: "string" }, "writes-per-minute": { type: "string" } } as const;
 

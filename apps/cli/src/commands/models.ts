@@ -15,33 +15,7 @@ import {
 } from "@mixdown/model-catalogue";
 import { UsageError } from "../database.ts";
 import { importSeparation, pullEntry, pullUrl, PullProblem, type PullContext } from "../model-pull.ts";
-
-export const modelsUsage = `./mixdown.sh models list [--models-dir DIR]   the installed separation models: family, stems,
-                                size, and speed (the last \`pnpm bench:separation\` figure for the
-                                model on this machine, else "-": listing measures nothing)
-./mixdown.sh models import FILE [--config YAML] [--name NAME] [--force] [--models-dir DIR]
-                                installs a model you own: an HTDemucs .th, a demucs bag .yaml (with
-                                its .th files next to it), an MSST BS-/Mel-Band RoFormer or MDX23C
-                                .ckpt with its --config yaml, or an MDX-Net .onnx (geometry from
-                                UVR's model_data.json next to it or --model-data FILE, or given
-                                with --n-fft --dim-f --dim-t [--compensate] [--primary-stem]).
-                                PyTorch checkpoints are converted to ONNX once (Debian's PyTorch is
-                                installed for that on first use); the result is run on a few
-                                seconds of audio before it is installed
-./mixdown.sh models available [--models-dir DIR]
-                                the model catalogue (models/catalogue.json): every published model
-                                Mixdown can pull by name, installed or not, with its size, stems,
-                                reported quality and what it serves
-./mixdown.sh models pull NAME... [--force] [--models-dir DIR]
-                                downloads catalogue models (resumed after a cut, checked against
-                                their published size and SHA-256), converts and installs them;
-                                \`hubert\` and \`rmvpe\` are RVC's ContentVec and pitch models.
-                                MIXDOWN_MODEL_MIRROR=<base URL> fetches from a mirror (path kept)
-./mixdown.sh models pull --from-env [--print-defaults]
-                                pulls what MIXDOWN_MODELS names (as \`up\` and the docker image do at
-                                start); --print-defaults prints the defaults it makes as shell exports
-./mixdown.sh models pull URL [--sha256 HEX] [--config URL|FILE] [--name NAME] [--force]
-                                the same for any checkpoint (MDX-Net geometry flags as for import)`;
+import { modelsUsage } from "../usage.ts";
 
 const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
 /** Where packages/separation/scripts/bench.ts leaves its last results. */

@@ -6,6 +6,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig, publicBaseUrl } from "@mixdown/config";
 import { ApiKeyRepository, applyMigrations, createPrismaClient, DashboardSignInRepository } from "@mixdown/db";
+import { modelProcessEnv } from "@mixdown/separation/allocator";
 import {
   ensureDatabase,
   findRedisServer,
@@ -190,7 +191,8 @@ export async function upCommand(argv: string[], env: Record<string, string | und
     if (values["no-worker"]) {
       console.log("Worker not started (--no-worker): jobs stay queued.");
     } else if (existsSync(path.join(repoRoot, worker))) {
-      await supervisor.start(appSpec("worker", worker, childEnv));
+      // on jemalloc with MODEL_ALLOCATOR=jemalloc (@mixdown/separation's allocator.ts)
+      await supervisor.start(appSpec("worker", worker, modelProcessEnv(childEnv)));
       ready.push(waitForHealth("worker", `http://127.0.0.1:${workerHealthPort}/healthz`, startup.signal));
     } else {
       console.log(`No ${worker} in this checkout yet: jobs are accepted and stay queued.`);

@@ -18,29 +18,7 @@ import { importRmvpe, PitchImportError } from "@mixdown/voice/import-pitch";
 import { importContentVec } from "@mixdown/voice/import-features";
 import { convertRvcCheckpoint, describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
 import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
-
-export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth|URL> --title TITLE [--public | --owner CALLER_ID]
-                         [--tags a,b] [--sample-rate 40000] [--index file.index|URL] [--instrument]
-                                 import an RVC .pth, an RVC or native ONNX voice model (an RVC model with
-                                 its feature index: the faiss .index its training wrote); a URL is
-                                 downloaded first: a .pth, an .onnx, or a .zip of a .pth and its .index
-                                 (Hugging Face /blob/ links work); --instrument marks a model that
-                                 turns a performance into an instrument's sound (listed by
-                                 GET /voice-models?instruments=true)
-./mixdown.sh voices list         voice models: state, architecture, owner, and what each still needs
-                                 installed (RVC: ContentVec, RMVPE) with the command that installs it
-./mixdown.sh voices import-features <hubert_base.pt|vec-*.onnx> [--models-dir DIR]
-                                 installs the ContentVec features RVC models take (MODELS_DIR/
-                                 VOICE_CONTENTVEC_MODEL, 768-d for v2, and VOICE_CONTENTVEC_V1_MODEL,
-                                 256-d for v1); a checkpoint is converted once to both
-./mixdown.sh voices import-pitch <rmvpe.pt|rmvpe.onnx> [--models-dir DIR]
-                                 installs the RMVPE pitch model RVC conversions use (at
-                                 MODELS_DIR/VOICE_RMVPE_MODEL); a rmvpe.pt is converted to ONNX once
-                                 (Debian's PyTorch is installed for that on first use)
-./mixdown.sh voices pull hubert|rmvpe [--force] [--models-dir DIR]
-                                 downloads RVC's hubert_base.pt / rmvpe.pt (checked against the
-                                 SHA-256 RVC pins) and installs them as the two commands above do;
-                                 the same as ./mixdown.sh models pull hubert rmvpe`;
+import { voicesUsage } from "../usage.ts";
 
 const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, sampleRate: c.sampleRate, speakers: c.speakers });
 

@@ -1,4 +1,5 @@
 import * as ort from "onnxruntime-node";
+import { cpuArenaEnabled } from "@mixdown/separation/allocator";
 import { streamStft } from "../dsp/stft-stream.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";
 import { EnvelopeAnalyzer } from "./analysis.ts";
@@ -22,7 +23,13 @@ export class NativeVoiceEngine implements VoiceEngine {
   private constructor(private readonly session: ort.InferenceSession) {}
 
   static async load(path: string, options: ort.InferenceSession.SessionOptions = {}): Promise<NativeVoiceEngine> {
-    return new NativeVoiceEngine(await ort.InferenceSession.create(path, { graphOptimizationLevel: "all", ...options }));
+    return new NativeVoiceEngine(
+      await ort.InferenceSession.create(path, {
+        graphOptimizationLevel: "all",
+        enableCpuMemArena: cpuArenaEnabled(),
+        ...options,
+      }),
+    );
   }
 
   async *convert(source: MonoSource, controls: ConversionControls): AsyncGenerator<Float32Array> {

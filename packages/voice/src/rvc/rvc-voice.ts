@@ -1,6 +1,7 @@
 import * as ort from "onnxruntime-node";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { cpuArenaEnabled } from "@mixdown/separation/allocator";
 import { INSTALL_CONTENTVEC, MissingVoiceAssetError } from "../assets.ts";
 import { inspectVoiceModelFile, VoiceModelFileError } from "../model-file.ts";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
@@ -145,12 +146,13 @@ export class RvcVoiceEngine implements VoiceEngine {
     // No memory pattern: from the second run of a shape (pieces of one length recur on long input)
     // onnxruntime allocates the planned block for the whole run at once, and the arena then kept
     // it beside the first run's (peak RSS stepped from 3.1 to 4.3 GB at the third 15 s piece).
-    // The CPU arena stays on: without it every run maps its memory afresh, and a conversion took
-    // 10.3 core-seconds per second of audio instead of 2.1 (bench:voice --seconds 30, 2026-11-26:
-    // peak RSS 2450 MB without the arena, 2789 MB with it).
+    // The CPU arena stays on under glibc: without it every run maps its memory afresh, and a
+    // conversion took 10.3 core-seconds per second of audio instead of 2.1 (bench:voice --seconds
+    // 30, 2026-11-26: peak RSS 2450 MB without the arena, 2789 MB with it). On jemalloc (see
+    // @mixdown/separation's allocator.ts) it is off: the four sessions share one run's memory.
     const session = {
       graphOptimizationLevel: "all" as const,
-      enableCpuMemArena: true,
+      enableCpuMemArena: cpuArenaEnabled(),
       enableMemPattern: false,
       ...options.sessionOptions,
     };
