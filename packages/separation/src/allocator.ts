@@ -37,7 +37,8 @@ const JEMALLOC_PATHS = [
 ];
 
 /** MODEL_ALLOCATOR: `system` (default: glibc, an onnxruntime arena per session) or `jemalloc` (where the library is installed). */
-export type ModelAllocator = "jemalloc" | "system";
+export const MODEL_ALLOCATORS = ["system", "jemalloc"] as const;
+export type ModelAllocator = (typeof MODEL_ALLOCATORS)[number];
 
 export function jemallocPath(): string | undefined {
   return JEMALLOC_PATHS.find((path) => existsSync(path));
@@ -50,7 +51,7 @@ export function jemallocPath(): string | undefined {
  */
 export function modelProcessEnv<E extends Record<string, string | undefined>>(env: E): E {
   const allocator = env.MODEL_ALLOCATOR || "system";
-  if (allocator !== "jemalloc" && allocator !== "system")
+  if (!(MODEL_ALLOCATORS as readonly string[]).includes(allocator))
     throw new Error(`MODEL_ALLOCATOR must be jemalloc or system, not ${JSON.stringify(env.MODEL_ALLOCATOR)}`);
   const preload = env.LD_PRELOAD ?? "";
   const path = jemallocPath();

@@ -21,6 +21,7 @@ export {
   cpuArenaEnabled,
   jemallocPath,
   JEMALLOC_CONF,
+  MODEL_ALLOCATORS,
   type ModelAllocator,
 } from "./allocator.ts";
 export { MdxModel } from "./families/mdx/model.ts";
