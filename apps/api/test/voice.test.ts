@@ -907,6 +907,21 @@ describe("voice models", () => {
       "/api/kits/v1/voice-models?page=1&perPage=100&order=asc&myModels=true&instruments=true",
     );
     assert.equal(ownInstruments.meta.total, 1);
+
+    // A blend of instruments is an instrument; a blend with a voice in it is a voice.
+    const flute = await importModel({ title: "Flute", instrument: true });
+    const blendOutput = async (modelId2: number) => {
+      const res = await h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/voice-blender",
+        headers: caller.auth,
+        payload: { modelId1: violin.json().id, modelId2, alpha: 0.5 },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return h.prisma.voiceModel.findUniqueOrThrow({ where: { id: res.json().outputModelId } });
+    };
+    assert.equal((await blendOutput(flute.json().id)).instrument, true, "violin + flute");
+    assert.equal((await blendOutput(voice.json().id)).instrument, false, "violin + a voice");
     expectError(
       await h.app.inject({ method: "GET", url: "/api/kits/v1/voice-models?instruments=maybe", headers: caller.auth }),
       422,

@@ -60,7 +60,7 @@ try {
   const sourceText = recipe.heldOut.texts[0]!;
   const sources: string[] = [];
   for (const voice of recipe.heldOut.voices) sources.push(await speak(dir, recipe.speed, voice, sourceText, `source-${voice}`));
-  const catalogue = await readVoiceCatalogue(modelsDir);
+  const catalogue = (await readVoiceCatalogue(modelsDir)).filter((v) => !v.instrument);
   const engines = new Map<string, VoiceEngine>();
   const outputs = new Map<string, Float64Array[]>(); // slug → MFCC of each source converted
   for (const voice of catalogue) {

@@ -31,7 +31,7 @@ const speak = (voice: string, text: string, name: string) => speakIn(dir, recipe
 
 try {
   const [sourceText, targetText] = recipe.heldOut.texts as [string, string];
-  const catalogue = await readVoiceCatalogue(modelsDir);
+  const catalogue = (await readVoiceCatalogue(modelsDir)).filter((v) => !v.instrument);
   const rows: string[][] = [];
   let pass = 0;
   let timbre = 0;
@@ -41,7 +41,7 @@ try {
   for (const voice of catalogue) {
     const engine = await loadVoiceEngine(join(modelsDir, voice.file));
     // The target voice as heard in speech the model never saw.
-    const target = mfccMean(await read(await speak(voice.espeak, targetText, `${voice.slug}-target`)), 16000);
+    const target = mfccMean(await read(await speak(voice.espeak!, targetText, `${voice.slug}-target`)), 16000);
     for (const source of recipe.heldOut.voices) {
       const input = await speak(source, sourceText, `${source}-source`);
       const shift = genders[source] === voice.gender ? 0 : voice.gender === "female" ? 5 : -5;

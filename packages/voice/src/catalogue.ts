@@ -12,10 +12,13 @@ export interface CatalogueVoice {
   /** Path relative to MODELS_DIR, e.g. `voices/native-aria.onnx`. */
   file: string;
   sha256: string;
-  espeak: string;
-  gender: string;
+  /** A voice: the espeak-ng voice it was built from, and its gender. */
+  espeak?: string;
+  gender?: string;
   /** An instrument model rather than a voice (absent: a voice). */
   instrument?: boolean;
+  /** An instrument: the General MIDI program of the soundfont instrument it was built from. */
+  gmProgram?: number;
 }
 
 /** fileKey of a built-in model: the `models:` scheme names a file under MODELS_DIR, not a storage key. */
@@ -36,6 +39,12 @@ export async function catalogueRows(modelsDir: string) {
     sampleRate: v.sampleRate,
     fileKey: `${BUILTIN_FILE_PREFIX}${v.file}`,
     instrument: v.instrument === true,
-    metadata: { sha256: v.sha256, espeak: v.espeak, gender: v.gender, builtin: true },
+    metadata: {
+      sha256: v.sha256,
+      ...(v.espeak === undefined ? {} : { espeak: v.espeak }),
+      ...(v.gender === undefined ? {} : { gender: v.gender }),
+      ...(v.gmProgram === undefined ? {} : { gmProgram: v.gmProgram }),
+      builtin: true,
+    },
   }));
 }

@@ -115,6 +115,8 @@ export class VoiceBlendService {
       title,
       architecture: first.architecture,
       sampleRate: first.sampleRate,
+      // A blend of instruments is an instrument; a blend with any voice in it is a voice.
+      instrument: models.every((m) => m.instrument === true),
     });
     await this.deps.submitter.submit({ queue: "voice-blend", payload: { jobId: job.id } }, () =>
       this.deps.blends.markEnqueued(job.id),

@@ -12,6 +12,8 @@ export interface NewVoiceBlendJob {
   /** Copied from the first model onto the output model. */
   architecture: string;
   sampleRate: number;
+  /** The output model is an instrument model (a blend of instruments only). */
+  instrument?: boolean;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
@@ -35,6 +37,7 @@ export class VoiceBlendJobRepository {
           title: input.title,
           architecture: input.architecture,
           sampleRate: input.sampleRate,
+          instrument: input.instrument === true,
           state: "pending",
           metadata: { blend: { modelIds: input.modelIds, alphas: input.alphas } },
         },
