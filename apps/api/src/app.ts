@@ -48,7 +48,7 @@ import { SeparationModelRecord, SeparationModels } from "./separations/separatio
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { ttsRoutes } from "./tts/routes.ts";
-import { TtsService } from "./tts/tts-service.ts";
+import { memoizedLanguages, TtsService } from "./tts/tts-service.ts";
 import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
 import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
@@ -167,6 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       models: modelsRepo,
       assets: voiceAssets,
       maxTextChars: config.MAX_TTS_TEXT_CHARS,
+      languages: memoizedLanguages(),
     }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({

@@ -55,6 +55,7 @@ const RECORD_KEYS = [
   "inputTtsText",
   "jobEndTime",
   "jobStartTime",
+  "language",
   "lossyOutputFileUrl",
   "model",
   "outputFileUrl",
@@ -76,6 +77,7 @@ describe("text to speech", () => {
     assert.equal(record.voiceModelId, myModel);
     assert.equal(record.inputTtsText, "Hello there. This is my voice speaking.");
     assert.equal(record.synthesizer, null);
+    assert.equal(record.language, null, "no language asked for: the default, English");
     assert.match(record.createdAt, TIMESTAMP);
     assert.match(record.jobStartTime, TIMESTAMP);
     assert.equal(record.jobEndTime, null);
@@ -128,6 +130,27 @@ describe("text to speech", () => {
     assert.equal(json.json().inputTtsText, "Numbers like 42 are spoken too.", "surrounding whitespace is trimmed");
   });
 
+  test("language: a tag the synthesizers here speak, in any case, is kept lowercase on the row and the record; empty is the default", async () => {
+    for (const [language, stored] of [
+      ["de", "de"],
+      ["PT-BR", "pt-br"],
+      ["en", "en"],
+      ["", null],
+    ] as const) {
+      const res = await form({ voiceModelId: myModel, inputTtsText: "Guten Tag.", language });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().language, stored, language);
+      assert.equal((await h.prisma.ttsJob.findUniqueOrThrow({ where: { id: res.json().id } })).language, stored);
+    }
+    const json = await h.app.inject({
+      method: "POST",
+      url: URL,
+      headers: me.auth,
+      payload: { voiceModelId: myModel, inputTtsText: "Bonjour.", language: "fr" },
+    });
+    assert.equal(json.json().language, "fr");
+  });
+
   test("inputTtsText sent as a file part (Python requests' files=) is read as the text; the limit counts characters, not UTF-16 units", async () => {
     const long = `${"word ".repeat(39)}end.`; // 199 characters
     const emoji = `${"🎵".repeat(MAX_CHARS - 1)}a`; // 200 characters (code points): at the limit, 399 UTF-16 units
@@ -164,6 +187,11 @@ describe("text to speech", () => {
       new RegExp(
         `inputTtsText is ${MAX_CHARS + 1} characters long; the limit is ${MAX_CHARS} characters \\(MAX_TTS_TEXT_CHARS\\)`,
       ),
+    ],
+    [
+      "a language no synthesizer here speaks",
+      { inputTtsText: "Hello.", language: "tlh" },
+      /language "tlh" is not one this server speaks; available: .*\bde\b.*\ben-gb\b.*\ben-us\b.*\bpt-br\b/,
     ],
     ["no voiceModelId", { inputTtsText: "Hello." }, /voiceModelId is required/],
     ["a malformed voiceModelId", { inputTtsText: "Hello.", voiceModelId: "3x" }, /voiceModelId must be a positive integer/],

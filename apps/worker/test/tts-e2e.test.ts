@@ -10,7 +10,17 @@ import { registerVoiceCatalogue } from "@mixdown/db";
 import { testFilesDir } from "@mixdown/devstack";
 import { monoBlocks, trackPitch, writeContentVecSignatureModel, writeRvcSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { download, getJson, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { bullJobId } from "@mixdown/queue";
+import {
+  download,
+  getJson,
+  postForm,
+  probe,
+  startDeployment,
+  waitForEnd,
+  waitForQueueEntryEnd,
+  type Deployment,
+} from "./harness.ts";
 
 const run = promisify(execFile);
 
@@ -124,6 +134,35 @@ describe("text-to-speech jobs through the API and the worker", () => {
     const seconds = info.duration;
     // About 2.5 s per sentence: every piece made it into the output.
     assert.ok(seconds > 14 * 1.8 && seconds < 14 * 4, `${seconds.toFixed(1)} s for 14 sentences`);
+  });
+
+  it("language: German is spoken by espeak-ng's German voice and converted; a row in a language this worker lacks ends error at once, naming what it has", async () => {
+    const created = await tts({ voiceModelId: aria, inputTtsText: "Der Zug nach Wien fährt um sieben Uhr.", language: "DE" });
+    assert.equal(created.status, 201, await created.clone().text());
+    const job = (await created.json()) as any;
+    assert.equal(job.language, "de");
+    const done = await waitForEnd(d, `tts/${job.id}`, 120_000);
+    assert.equal(done.status, "success", done.errorMessage);
+    assert.equal(done.synthesizer, "espeak-ng");
+    assert.equal(done.language, "de");
+    assert.ok((await probe(await download(done.outputFileUrl))).duration > 1.5, "a sentence of speech");
+
+    // The API checks the language against its own machine; a worker elsewhere may have fewer voices.
+    const row = await d.prisma.ttsJob.create({
+      data: {
+        callerId: (await d.prisma.ttsJob.findUniqueOrThrow({ where: { id: job.id } })).callerId,
+        voiceModelId: aria,
+        inputText: "Hello.",
+        language: "tlh",
+        enqueuedAt: new Date(),
+      },
+    });
+    await d.api.ctx.queues.enqueue({ queue: "tts", payload: { jobId: row.id } });
+    const refused = await waitForEnd(d, `tts/${row.id}`, 60_000);
+    assert.equal(refused.status, "error");
+    assert.match(refused.errorMessage, /language "tlh" is not one this server speaks; available: .*\bde\b/);
+    const entry = await waitForQueueEntryEnd(d.api.ctx.queues.queue("tts"), bullJobId("tts", row.id));
+    assert.equal(entry.attemptsMade, 1, "not retried: no attempt can speak a language the worker lacks");
   });
 
   it("a Python requests client posts form fields (data= and files=), polls GET /tts/:id and downloads the speech", async (t) => {

@@ -552,6 +552,8 @@ export interface paths {
                     "application/json": {
                         /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
                         inputTtsText: string;
+                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                        language?: string;
                         /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
                         voiceModelId: number;
                         /**
@@ -563,6 +565,8 @@ export interface paths {
                     "application/x-www-form-urlencoded": {
                         /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
                         inputTtsText: string;
+                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                        language?: string;
                         /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
                         voiceModelId: number;
                         /**
@@ -574,6 +578,8 @@ export interface paths {
                     "multipart/form-data": {
                         /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
                         inputTtsText: string;
+                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                        language?: string;
                         /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
                         voiceModelId: number;
                         /**
@@ -2638,6 +2644,7 @@ export interface components {
              * @example 2026-11-22 09:41:07.123000 +00:00
              */
             jobStartTime: string;
+            language: string | null;
             lossyOutputFileUrl: string | null;
             model: components["schemas"]["VoiceModel"];
             outputFileUrl: string | null;

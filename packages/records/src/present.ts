@@ -175,6 +175,7 @@ export class RecordPresenter {
       lossyOutputFileUrl: lossy,
       model,
       inputTtsText: row.inputText,
+      language: row.language,
       synthesizer: row.synthesizer,
       progress: row.progress,
       errorMessage: row.errorMessage,

@@ -134,6 +134,12 @@ export const TtsJobRecord = Type.Object(
     lossyOutputFileUrl: SignedUrl,
     model: Type.Ref("VoiceModel"),
     inputTtsText: Type.String({ description: "The text spoken, as sent" }),
+    language: Nullable(
+      Type.String({
+        description:
+          "The language the text is spoken in, as asked for (`language`, lowercase); null: the default, English (Festival's voice, or espeak-ng's en-us)",
+      }),
+    ),
     synthesizer: Nullable(
       Type.String({
         description:

@@ -75,6 +75,68 @@ async function espeakProblem(path: string): Promise<string | null> {
   return (await onPath("espeak-ng", path)) ? null : `espeak-ng is not on PATH (${INSTALL_ESPEAK})`;
 }
 
+/** The language asked for is not one any installed synthesizer speaks. */
+export class LanguageUnavailableError extends Error {
+  override name = "LanguageUnavailableError";
+}
+
+/** Festival's voice speaks these; espeak-ng speaks the rest (and these where Festival is absent). */
+const FESTIVAL_LANGUAGES = new Set(["en", "en-us"]);
+
+/**
+ * The languages text to speech can speak on this machine, lowercase and sorted: every voice
+ * `espeak-ng --voices` lists, by its language (`de`, `en-gb`, `pt-br`) and by its file's name
+ * (`en`, `fr`, `zh`: what `espeak-ng -v` takes), plus Festival's `en`/`en-us` when its voice is
+ * installed. Empty when neither synthesizer is.
+ */
+export async function synthesizerLanguages(path = process.env.PATH ?? ""): Promise<string[]> {
+  const found = new Set<string>();
+  if ((await festivalProblem(path)) === null) for (const l of FESTIVAL_LANGUAGES) found.add(l);
+  const espeak = await onPath("espeak-ng", path);
+  if (espeak) {
+    const { stdout } = await run(espeak, ["--voices"], { maxBuffer: 4 * 1024 * 1024 });
+    for (const line of stdout.split("\n").slice(1)) {
+      // Pty Language Age/Gender VoiceName File [Other languages]
+      const columns = line.trim().split(/\s+/);
+      if (columns.length < 5) continue;
+      found.add(columns[1]!.toLowerCase());
+      found.add(columns[4]!.split("/").pop()!.toLowerCase());
+    }
+  }
+  return [...found].sort();
+}
+
+/**
+ * `language` checked against `available` (synthesizerLanguages), matched without regard to case:
+ * the form the synthesizers take, or a LanguageUnavailableError naming what exists.
+ */
+export function checkLanguage(language: string, available: readonly string[]): string {
+  const wanted = language.trim().toLowerCase();
+  if (available.includes(wanted)) return wanted;
+  throw new LanguageUnavailableError(
+    available.length === 0
+      ? `language ${JSON.stringify(language)} cannot be spoken: no synthesizer is installed`
+      : `language ${JSON.stringify(language)} is not one this server speaks; available: ${available.join(", ")}`,
+  );
+}
+
+/**
+ * The synthesizer that speaks `language` (null: the default, English) under `choice`: Festival
+ * for English where the setting and the machine allow it, espeak-ng for every other language.
+ */
+export async function synthesizerFor(
+  choice: SynthesizerChoice,
+  language: string | null,
+  path = process.env.PATH ?? "",
+): Promise<SynthesizerName> {
+  if (language === null || FESTIVAL_LANGUAGES.has(language)) return resolveSynthesizer(choice, path);
+  if (choice === "festival")
+    throw new SynthesizerMissingError(
+      `language ${language} needs espeak-ng, and TTS_SYNTHESIZER=festival allows only Festival's English voice`,
+    );
+  return resolveSynthesizer("espeak-ng", path);
+}
+
 /**
  * The synthesizer `choice` resolves to on this machine (binaries looked up on `path`); throws
  * SynthesizerMissingError naming what to install when none it allows is present.
@@ -213,6 +275,7 @@ function wavHeader(format: PcmFormat, dataBytes: number): Buffer {
 
 async function speakPiece(
   synthesizer: SynthesizerName,
+  language: string,
   text: string,
   textPath: string,
   wavPath: string,
@@ -224,12 +287,14 @@ async function speakPiece(
     await run("text2wave", ["-eval", `(voice_${FESTIVAL_VOICE})`, "-o", wavPath, textPath], options);
   } else {
     await writeFile(textPath, text, "utf8");
-    await run("espeak-ng", ["-v", ESPEAK_VOICE, "-w", wavPath, "-f", textPath], options);
+    await run("espeak-ng", ["-v", language, "-w", wavPath, "-f", textPath], options);
   }
 }
 
 export interface SynthesizeOptions {
   synthesizer: SynthesizerName;
+  /** espeak-ng's voice (a language, see synthesizerLanguages); ESPEAK_VOICE when absent. Festival speaks English. */
+  language?: string;
   /** Where the pieces' temporary files go (the job's work directory). */
   workDir: string;
   /** The rate the speech is written at (the voice model's), resampled from the synthesizer's own. */
@@ -273,14 +338,16 @@ export async function synthesizeSpeech(text: string, outPath: string, options: S
       spokenChars += piece.length;
       // text2wave writes an empty file (and exits 0) for a piece with nothing it can say.
       if (synthesizer === "festival" && !festivalCanSpeak(piece)) continue;
-      await speakPiece(synthesizer, piece, textPath, piecePath, signal).catch((err: NodeJS.ErrnoException) => {
-        if (signal?.aborted) throw signal.reason;
-        if (err.code === "ENOENT")
-          throw new SynthesizerMissingError(
-            `${synthesizer === "festival" ? "text2wave" : "espeak-ng"} is not installed on this worker`,
-          );
-        throw new Error(`${synthesizer} failed: ${(err.message ?? String(err)).slice(0, 500)}`, { cause: err });
-      });
+      await speakPiece(synthesizer, options.language ?? ESPEAK_VOICE, piece, textPath, piecePath, signal).catch(
+        (err: NodeJS.ErrnoException) => {
+          if (signal?.aborted) throw signal.reason;
+          if (err.code === "ENOENT")
+            throw new SynthesizerMissingError(
+              `${synthesizer === "festival" ? "text2wave" : "espeak-ng"} is not installed on this worker`,
+            );
+          throw new Error(`${synthesizer} failed: ${(err.message ?? String(err)).slice(0, 500)}`, { cause: err });
+        },
+      );
       if ((await stat(piecePath)).size < 44) continue;
       const layout = await readWavLayout(piecePath);
       if (layout.format.audioFormat !== 1 || layout.format.bitsPerSample !== 16)

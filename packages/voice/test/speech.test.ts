@@ -3,12 +3,16 @@ import { symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
+  checkLanguage,
   festivalCanSpeak,
+  LanguageUnavailableError,
   NothingToSpeakError,
   resolveSynthesizer,
   splitSentences,
   SynthesizerMissingError,
   synthesizeSpeech,
+  synthesizerFor,
+  synthesizerLanguages,
   type SynthesizerName,
 } from "../src/speech.ts";
 import { run, tempDir } from "./support.ts";
@@ -145,5 +149,55 @@ describe("resolveSynthesizer", () => {
         /apt-get install festival festvox-us-slt-hts/.test(err.message) &&
         /espeak-ng is not on PATH \(apt-get install espeak-ng\)/.test(err.message),
     );
+  });
+});
+
+describe("languages", () => {
+  test("the languages are espeak-ng's (by language and by voice file) and Festival's English; a missing one is named with the list; none without synthesizers", async () => {
+    const languages = await synthesizerLanguages();
+    for (const l of ["en", "en-us", "en-gb", "de", "fr", "fr-fr", "pt-br", "cmn", "ru"]) assert.ok(languages.includes(l), l);
+    assert.deepEqual(languages, [...languages].sort());
+    assert.equal(checkLanguage(" DE ", languages), "de");
+    assert.throws(
+      () => checkLanguage("tlh", languages),
+      (err: Error) =>
+        err instanceof LanguageUnavailableError && /"tlh" is not one this server speaks; available: af, am, /.test(err.message),
+    );
+    const onlyEspeak = await tempDir();
+    await symlink((await run("sh", ["-c", "command -v espeak-ng"])).stdout.trim(), join(onlyEspeak, "espeak-ng"));
+    assert.ok((await synthesizerLanguages(onlyEspeak)).includes("de"));
+    assert.deepEqual(await synthesizerLanguages(await tempDir()), []);
+    assert.throws(() => checkLanguage("de", []), /no synthesizer is installed/);
+  });
+
+  test("English goes to Festival's voice, every other language to espeak-ng (refused when only Festival is allowed)", async () => {
+    assert.equal(await synthesizerFor("auto", null), "festival");
+    assert.equal(await synthesizerFor("auto", "en-us"), "festival");
+    assert.equal(await synthesizerFor("auto", "de"), "espeak-ng");
+    assert.equal(await synthesizerFor("auto", "en-gb"), "espeak-ng");
+    await assert.rejects(
+      synthesizerFor("festival", "de"),
+      (err: Error) => err instanceof SynthesizerMissingError && /needs espeak-ng/.test(err.message),
+    );
+  });
+
+  test("espeak-ng speaks the text in the language asked for: German and English readings of one text differ", async () => {
+    const dir = await tempDir();
+    const text = "Der Zug nach Wien fährt um sieben Uhr.";
+    const spoken = async (language: string) => {
+      const out = join(dir, `${language}.wav`);
+      const result = await synthesizeSpeech(text, out, { synthesizer: "espeak-ng", language, workDir: dir, sampleRate: 16000 });
+      return {
+        result,
+        pcm: (await run("ffmpeg", ["-v", "error", "-i", out, "-f", "s16le", "-"], { encoding: "buffer" })).stdout,
+      };
+    };
+    const [de, en] = [await spoken("de"), await spoken("en-us")];
+    assert.ok(de.result.seconds > 1 && en.result.seconds > 1);
+    assert.notDeepEqual(de.pcm, en.pcm);
+    // espeak-ng's German voice is the same voice as `-v de` on the command line.
+    const direct = join(dir, "direct.wav");
+    await run("espeak-ng", ["-v", "de", "-w", direct, text]);
+    assert.ok(Math.abs((await probe(direct)).seconds - de.result.seconds) < 0.05);
   });
 });

@@ -37,6 +37,12 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
       maxLength: maxChars,
       description: `The text to speak: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit`,
     }),
+    language: Type.Optional(
+      Type.String({
+        description:
+          "Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does",
+      }),
+    ),
     webhookUrl: WebhookUrlField,
   });
   const textFields = textFieldsOf(ttsForm);

@@ -1,6 +1,7 @@
 import type { PageRequest, TtsJobRepository, VoiceModelRepository } from "@mixdown/db";
 import type { RecordPresenter, TtsJobRecord } from "@mixdown/records";
 import type { VoiceAssets } from "@mixdown/voice/assets";
+import { checkLanguage, LanguageUnavailableError, synthesizerLanguages } from "@mixdown/voice/speech";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobOrigin } from "../jobs/job-origin.ts";
@@ -25,6 +26,39 @@ export function parseTtsText(raw: string | undefined, maxChars: number): string 
   return raw.trim();
 }
 
+/**
+ * The `language` field checked against the languages this server's synthesizers speak (a 422
+ * naming them), lowercased; absent or empty is null (the default, English). Where the API's
+ * machine has no synthesizer to ask, a well-formed tag is taken and the worker checks it.
+ */
+export function parseTtsLanguage(raw: string | undefined, available: readonly string[]): string | null {
+  if (raw === undefined || raw.trim() === "") return null;
+  if (available.length === 0) {
+    if (!/^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(raw.trim()) || raw.length > 35)
+      throw unprocessable(`language ${JSON.stringify(raw)} is not a language tag (for example en, de, pt-br)`);
+    return raw.trim().toLowerCase();
+  }
+  try {
+    return checkLanguage(raw, available);
+  } catch (err) {
+    if (err instanceof LanguageUnavailableError) throw unprocessable(err.message);
+    throw err;
+  }
+}
+
+/**
+ * synthesizerLanguages of this machine, asked once (espeak-ng's list does not change while the
+ * API runs); a failure to ask is not kept, the next create asks again.
+ */
+export function memoizedLanguages(): () => Promise<string[]> {
+  let asked: Promise<string[]> | undefined;
+  return () =>
+    (asked ??= synthesizerLanguages().catch((err: unknown) => {
+      asked = undefined;
+      throw err;
+    }));
+}
+
 export interface TtsServiceDeps {
   tts: TtsJobRepository;
   models: VoiceModelRepository;
@@ -35,6 +69,8 @@ export interface TtsServiceDeps {
   presenter: RecordPresenter;
   /** MAX_TTS_TEXT_CHARS. */
   maxTextChars: number;
+  /** The languages the synthesizers on this machine speak (synthesizerLanguages); empty when it has none. */
+  languages: () => Promise<string[]>;
 }
 
 /** Text-to-speech jobs: the text is checked and stored on the row; nothing is uploaded. */
@@ -44,8 +80,9 @@ export class TtsService {
   async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, fields: TtsFields): Promise<TtsJobRecord> {
     const voiceModelId = parseVoiceModelId(fields.get("voiceModelId"));
     const inputText = parseTtsText(fields.get("inputTtsText"), this.deps.maxTextChars);
+    const language = parseTtsLanguage(fields.get("language"), await this.deps.languages());
     await checkConvertibleModel(this.deps, callerId, voiceModelId);
-    const row = await this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText });
+    const row = await this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText, language });
     await this.deps.submitter.submit({ queue: "tts", payload: { jobId: row.id } }, () => this.deps.tts.markEnqueued(row.id));
     return this.deps.presenter.ttsJob(row);
   }

@@ -2,11 +2,15 @@ import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import {
+  checkLanguage,
   festivalCanSpeak,
+  LanguageUnavailableError,
   NothingToSpeakError,
   resolveSynthesizer,
   SynthesizerMissingError,
   synthesizeSpeech,
+  synthesizerFor,
+  synthesizerLanguages,
   type SynthesizerChoice,
 } from "@mixdown/voice/speech";
 import type { JobHandler } from "../run-job.ts";
@@ -41,12 +45,15 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
       const speechPath = join(workDir, "speech.wav");
       let spoken;
       try {
-        let synthesizer = await resolveSynthesizer(deps.synthesizer);
+        // The API checked the language against its own machine's synthesizers; this one may differ.
+        const language = row.language === null ? null : checkLanguage(row.language, await synthesizerLanguages());
+        let synthesizer = await synthesizerFor(deps.synthesizer, language);
         // Festival's voice is English: a text in another script goes to espeak-ng where the setting allows it.
-        if (synthesizer === "festival" && deps.synthesizer === "auto" && !festivalCanSpeak(row.inputText))
+        if (language === null && synthesizer === "festival" && deps.synthesizer === "auto" && !festivalCanSpeak(row.inputText))
           synthesizer = await resolveSynthesizer("espeak-ng").catch(() => synthesizer);
         spoken = await synthesizeSpeech(row.inputText, speechPath, {
           synthesizer,
+          ...(language === null ? {} : { language }),
           workDir,
           sampleRate: model.sampleRate,
           signal,
@@ -57,6 +64,7 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
         // Retrying cannot install a synthesizer, nor find words in a text without any.
         if (err instanceof SynthesizerMissingError) throw new JobFailure("permanent", err.message);
         if (err instanceof NothingToSpeakError) throw new JobFailure("bad-input", `inputTtsText: ${err.message}`);
+        if (err instanceof LanguageUnavailableError) throw new JobFailure("bad-input", err.message);
         throw err;
       }
       log.info({ synthesizer: spoken.synthesizer, pieces: spoken.pieces, seconds: spoken.seconds }, "spoken");

@@ -6,6 +6,8 @@ export interface NewTtsJob {
   callerId: number;
   voiceModelId: number;
   inputText: string;
+  /** The language asked for (checked); null or absent: the default, English. */
+  language?: string | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
