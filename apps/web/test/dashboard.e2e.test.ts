@@ -257,6 +257,7 @@ test(
         .locator('textarea[name="inputTtsText"]')
         .fill("Mixdown reads this sentence aloud. Then it sings it in your voice.");
       await page.getByText(/at most \d+ characters \(MAX_TTS_TEXT_CHARS\)/).waitFor();
+      await page.locator('input[name="language"]').fill("en-gb");
       await page.keyboard.press("Tab");
       await shot("tts-form");
       await page.getByRole("button", { name: "Speak it" }).click();
@@ -264,6 +265,7 @@ test(
       await watchJob();
       await page.locator('audio[data-title="spoken voice"]').waitFor({ state: "attached" });
       await page.getByText("Mixdown reads this sentence aloud.", { exact: false }).waitFor();
+      await page.getByText("spoken by espeak-ng in en-gb", { exact: false }).waitFor();
       await shot("tts");
 
       await page.getByRole("link", { name: "Voice models" }).click();

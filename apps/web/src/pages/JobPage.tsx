@@ -137,7 +137,8 @@ function TtsOutputs({ job }: { job: TtsJob }) {
   return (
     <>
       <p class="hint">
-        Voice: {job.model.title}, spoken by {job.synthesizer ?? "the base synthesizer"} then converted.
+        Voice: {job.model.title}, spoken by {job.synthesizer ?? "the base synthesizer"}
+        {job.language ? ` in ${job.language}` : ""} then converted.
       </p>
       <blockquote class="tts-text">{job.inputTtsText}</blockquote>
       <Mixer tracks={tracks} />

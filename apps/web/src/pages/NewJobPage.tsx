@@ -242,6 +242,7 @@ function TtsForm() {
   const models = useVoiceModels();
   const [voice, setVoice] = useState<number | null>(null);
   const [text, setText] = useState("");
+  const [language, setLanguage] = useState("");
   const [help, setHelp] = useState<string | null>(null);
   const [webhookUrl, setWebhookUrl] = useState("");
   const { error, busy, run } = useSubmit();
@@ -252,7 +253,12 @@ function TtsForm() {
     if (voice === null) throw new Error("Pick a voice model.");
     const job = await unwrap(
       kits.POST("/api/kits/v1/tts", {
-        body: { voiceModelId: voice, inputTtsText: text, ...(webhookUrl ? { webhookUrl } : {}) },
+        body: {
+          voiceModelId: voice,
+          inputTtsText: text,
+          ...(language.trim() ? { language: language.trim() } : {}),
+          ...(webhookUrl ? { webhookUrl } : {}),
+        },
       }),
     );
     navigate(`#/jobs/tts/${job.id}`);
@@ -276,6 +282,19 @@ function TtsForm() {
           {help}. {[...text].length} characters.
         </p>
       )}
+      <label>
+        Language (optional)
+        <input
+          name="language"
+          placeholder="en"
+          value={language}
+          onInput={(e) => setLanguage(e.currentTarget.value)}
+          aria-describedby="tts-language-help"
+        />
+      </label>
+      <p class="hint" id="tts-language-help">
+        A language tag as espeak-ng names its voices: de, fr, en-gb, pt-br, … Empty: English.
+      </p>
       <WebhookField value={webhookUrl} onChange={setWebhookUrl} />
       <Failure error={error} />
       <button type="submit" disabled={busy}>
