@@ -55,9 +55,9 @@ describe("mixdown voices import", () => {
   test("--instrument marks the model an instrument: the instruments=true list has it, the voices list does not", async () => {
     const onnx = path.join(home, "violin.onnx");
     await writeFile(onnx, writeRvcSignatureModel(40000));
-    const r = await runCli(["voices", "import", onnx, "--title", "Violin", "--public", "--instrument"], env);
+    const r = await runCli(["voices", "import", onnx, "--title", "My violin", "--public", "--instrument"], env);
     assert.equal(r.code, 0, r.stderr);
-    const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "Violin" } });
+    const row = await prisma.voiceModel.findFirstOrThrow({ where: { title: "My violin" } });
     assert.equal(row.instrument, true);
     assert.equal(row.state, "ready");
     const page = { page: 1, perPage: 100, order: "asc" as const };
