@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The compose check: docker-compose.yml, docker/Dockerfile and docker-compose.worker.yml built and
-# run the way the README's "Self-hosting with Docker Compose" section says, on this machine, with
+# run the way docs/running.md's "Self-hosting with Docker Compose" section says, on this machine, with
 # podman (runc, cgroupfs) behind docker-compose 1.29 (Debian's) through podman's Docker API socket.
 #
 # Docker Hub is out of reach here, so the images the compose file names are stand-ins built first
@@ -245,7 +245,7 @@ for target in minio mc; do
 done
 proved "stand-ins ready"
 
-# --- The stack, as the README runs it -------------------------------------------------------------
+# --- The stack, as docs/running.md runs it -------------------------------------------------------------
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'; }
 api_port="$(free_port)"
 minio_port="$(free_port)"
@@ -255,7 +255,7 @@ redis_port="$(free_port)"
 # The address another machine's worker would use; here a second project on the same machine.
 host_address="$(hostname -I | awk '{print $1}')"
 [ -n "$host_address" ] || fail "no address of this machine (hostname -I)"
-# The README's .env, with this run's ports, tag and addresses; lock times as `./mixdown.sh up` uses
+# docs/running.md's .env, with this run's ports, tag and addresses; lock times as `./mixdown.sh up` uses
 # them, so that a killed worker's job is taken up within ~15 s instead of ~60 s.
 {
   cat docker/compose.env.example

@@ -11,7 +11,7 @@
 //
 // It is an option (MODEL_ALLOCATOR=jemalloc), not the default: it saves memory on short jobs and
 // on RVC conversions at the same speed, but a 10-minute vocal separation ran 1.5x slower on it
-// and peaked higher (the README's Benchmarks has the figures). The allocator is fixed when a
+// and peaked higher (docs/benchmarks.md has the figures). The allocator is fixed when a
 // process starts (LD_PRELOAD), so the launchers (`up`, the image's entrypoint, mixdown.sh for the
 // commands that run models, the tests' worker) start the processes that run models with
 // modelProcessEnv(); sessions turn their arena off only when this process really runs on jemalloc

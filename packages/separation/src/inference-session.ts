@@ -121,7 +121,7 @@ type InferenceThreadAnswer = Extract<InferenceThreadMessage, { op: "opened" | "r
  * for all of them, not one each: every thread costs its own V8 isolate (with its own copy of
  * the compiled modules) and its own malloc arena, which keeps what it has freed, and the
  * separations and ensembles run their models one after another, so a thread each bought
- * nothing (the default worker's three models: see the README's Benchmarks).
+ * nothing (the default worker's three models: see docs/benchmarks.md).
  */
 class InferenceThread {
   readonly #worker: Worker;

@@ -11,7 +11,7 @@ const run = promisify(execFile);
  * The base synthesizers text-to-speech speaks with before a voice model converts the speech.
  * `festival`: Festival's HTS voice `cmu_us_slt_arctic_hts` (Debian `festvox-us-slt-hts`), a
  * statistical parametric voice trained on recorded speech; `espeak-ng`: formant synthesis, always
- * small and available, the fallback. See the README for the measure that ranks them.
+ * small and available, the fallback. See docs/tts.md for the measure that ranks them.
  */
 export type SynthesizerName = "festival" | "espeak-ng";
 /** TTS_SYNTHESIZER: `auto` takes Festival's HTS voice when installed, else espeak-ng. */

@@ -220,7 +220,7 @@ export async function upCommand(argv: string[], env: Record<string, string | und
         `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/api/kits/v1/vocal-separations`,
         `  curl -H "Authorization: Bearer ${key}" -F inputFile=@song.mp3 ${baseUrl}/api/kits/v1/vocal-separations`,
         "",
-        "Webhooks of jobs created with this key are signed with (see the README's Webhooks section):",
+        "Webhooks of jobs created with this key are signed with (see docs/api.md, Webhooks):",
         `  webhook-secret: ${webhookSecret}`,
         "",
         'Press Ctrl-C to stop. A fresh API key for caller "local":',
