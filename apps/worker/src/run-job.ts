@@ -1,7 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
-import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { UnrecoverableError, type Job } from "bullmq";
+import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { isDatabaseUnavailable, type JobTable, type MixdownJobTables, type OutputOf, type RunnableOf } from "@mixdown/db";
 import { jobKind, JobFailure, type JobEndStatus, type JobKind, type PayloadByKind } from "@mixdown/jobs";
@@ -108,19 +108,23 @@ export class JobRunner {
    * (any other error is thrown at once): a job whose work is done must not be lost, or run
    * again, because PostgreSQL restarted as it ended.
    */
-  async #write<T>(what: string, log: Logger, write: () => Promise<T>): Promise<T> {
-    const { attempts, delayMs: firstDelayMs } = this.options.rowWrites ?? { attempts: 7, delayMs: 1_000 };
-    let delayMs = firstDelayMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write();
-      } catch (err) {
-        if (!isDatabaseUnavailable(err) || attempt >= attempts) throw err;
-        log.warn({ err: (err as Error).message, attempt, delayMs }, `the database is unavailable; will ${what} again`);
-        await sleep(delayMs);
-        delayMs = Math.min(delayMs * 2, 60_000);
-      }
-    }
+  #write<T>(what: string, log: Logger, write: () => Promise<T>): Promise<T> {
+    const { attempts, delayMs } = this.options.rowWrites ?? { attempts: 7, delayMs: 1_000 };
+    const maxDelayMs = 60_000;
+    return pRetry(write, {
+      retries: attempts - 1,
+      factor: 2,
+      minTimeout: delayMs,
+      maxTimeout: maxDelayMs,
+      shouldRetry: ({ error }) => isDatabaseUnavailable(error),
+      onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+        if (retriesLeft > 0 && isDatabaseUnavailable(error))
+          log.warn(
+            { err: error.message, attempt: attemptNumber, delayMs: Math.min(delayMs * 2 ** (attemptNumber - 1), maxDelayMs) },
+            `the database is unavailable; will ${what} again`,
+          );
+      },
+    });
   }
 
   /** Calls `listener` after every job's end; returns the unsubscribe function. A failing listener is logged, never fatal. */

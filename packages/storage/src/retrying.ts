@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { setTimeout as sleep } from "node:timers/promises";
+import pRetry from "p-retry";
 import { StorageUnavailableError, type ObjectStorage, type PutOptions, type StoredObjectInfo } from "./types.ts";
 
 export interface StorageRetryPolicy {
@@ -30,19 +30,29 @@ export class RetryingStorage implements ObjectStorage {
   }
 
   private async retry<T>(operation: string, key: string, call: () => Promise<T>): Promise<T> {
-    let delayMs = this.policy.delayMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await call();
-      } catch (error) {
-        if (!(error instanceof StorageUnavailableError)) throw error;
-        if (attempt >= this.policy.attempts) {
-          throw new StorageUnavailableError(operation, key, error.cause, attempt);
-        }
-        this.policy.onRetry?.({ operation, key, attempt, delayMs, error });
-        await sleep(delayMs);
-        delayMs = Math.min(delayMs * 2, this.policy.maxDelayMs ?? 30_000);
-      }
+    const { attempts, delayMs, maxDelayMs = 30_000 } = this.policy;
+    try {
+      return await pRetry(call, {
+        retries: attempts - 1,
+        factor: 2,
+        minTimeout: delayMs,
+        maxTimeout: maxDelayMs,
+        shouldRetry: ({ error }) => error instanceof StorageUnavailableError,
+        onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+          if (retriesLeft > 0 && error instanceof StorageUnavailableError)
+            this.policy.onRetry?.({
+              operation,
+              key,
+              attempt: attemptNumber,
+              delayMs: Math.min(delayMs * 2 ** (attemptNumber - 1), maxDelayMs),
+              error,
+            });
+        },
+      });
+    } catch (error) {
+      // After the last try the error says how many were made, so that a job's end names the outage.
+      if (error instanceof StorageUnavailableError) throw new StorageUnavailableError(operation, key, error.cause, attempts);
+      throw error;
     }
   }
 

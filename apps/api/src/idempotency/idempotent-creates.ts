@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable, type IdempotencyKeyRepository, type IdempotentResource } from "@mixdown/db";
 import type { FastifyBaseLogger, FastifyRequest } from "fastify";
+import pRetry from "p-retry";
 import { badRequest, conflict } from "../http/errors.ts";
 
 /** How long a key stays bound to its first request (Stripe's window). */
@@ -100,17 +101,10 @@ export class IdempotentCreates {
         this.log.error({ err: error }, "could not release an idempotency key");
         return;
       }
-      const retry = (delayMs: number) => {
-        if (delayMs > RELEASE_RETRY_MAX_DELAY_MS) {
-          this.log.error({ claimId }, "could not release an idempotency key: the database stayed away");
-          return;
-        }
-        setTimeout(() => void attempt().catch(() => retry(delayMs * 2)), delayMs).unref();
-      };
-      retry(1_000);
+      // Waits of 1, 2, ... 32 s: about a minute in all, without keeping the process alive.
+      void pRetry(attempt, { retries: 6, factor: 2, minTimeout: 1_000, unref: true }).catch(() =>
+        this.log.error({ claimId }, "could not release an idempotency key: the database stayed away"),
+      );
     }
   }
 }
-
-/** The background release's last wait (1 + 2 + ... + 32 s: about a minute in all). */
-const RELEASE_RETRY_MAX_DELAY_MS = 32_000;
