@@ -57,6 +57,25 @@ export async function readByIds<T extends { id: number }>(pool: Pool, table: str
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/**
+ * A page of a caller's rows of a job table whose rows name a voice model (voice conversions, text
+ * to speech), each with its model: two prepared reads and one more, not a join per row.
+ */
+export async function readCallerPageWithVoiceModels<R extends { voiceModelId: number }, M extends { id: number }>(
+  pool: Pool,
+  table: string,
+  callerId: number,
+  request: PageRequest,
+): Promise<Page<R & { voiceModel: M }>> {
+  const { rows, total } = await readPage<R>(pool, table, [{ column: "callerId", value: callerId }], request);
+  const models = await readByIds<M>(
+    pool,
+    "VoiceModel",
+    rows.map((r) => r.voiceModelId),
+  );
+  return { rows: rows.map((r) => ({ ...r, voiceModel: models.get(r.voiceModelId)! })), total };
+}
+
 /** A prepared statement's name: one per distinct text (node-postgres prepares it once per connection). */
 function statementName(text: string): string {
   return `mixdown_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;

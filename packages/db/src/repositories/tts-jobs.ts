@@ -1,6 +1,6 @@
 import type { PrismaClient, TtsJob, VoiceModel } from "../generated/prisma/client.ts";
 import { poolOf } from "../client.ts";
-import { readByIds, readPage, type Page, type PageRequest } from "./paging.ts";
+import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "./paging.ts";
 
 export interface NewTtsJob {
   callerId: number;
@@ -32,15 +32,8 @@ export class TtsJobRepository {
     return this.prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } });
   }
 
-  async listForCaller(callerId: number, page: PageRequest): Promise<Page<TtsJobWithModel>> {
-    const pool = poolOf(this.prisma);
-    const { rows, total } = await readPage<TtsJob>(pool, "TtsJob", [{ column: "callerId", value: callerId }], page);
-    const models = await readByIds<VoiceModel>(
-      pool,
-      "VoiceModel",
-      rows.map((r) => r.voiceModelId),
-    );
-    return { rows: rows.map((r) => ({ ...r, voiceModel: models.get(r.voiceModelId)! })), total };
+  listForCaller(callerId: number, page: PageRequest): Promise<Page<TtsJobWithModel>> {
+    return readCallerPageWithVoiceModels<TtsJob, VoiceModel>(poolOf(this.prisma), "TtsJob", callerId, page);
   }
 
   async markEnqueued(id: number): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../generated/prisma/client.ts";
 import { poolOf } from "../client.ts";
-import { readByIds, readPage, type Page, type PageRequest } from "./paging.ts";
+import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "./paging.ts";
 
 export interface NewVoiceConversionJob {
   callerId: number;
@@ -33,20 +33,13 @@ export class VoiceConversionJobRepository {
     return this.prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } });
   }
 
-  async listForCaller(callerId: number, page: PageRequest): Promise<Page<VoiceConversionJobWithModel>> {
-    const pool = poolOf(this.prisma);
-    const { rows, total } = await readPage<VoiceConversionJob>(
-      pool,
+  listForCaller(callerId: number, page: PageRequest): Promise<Page<VoiceConversionJobWithModel>> {
+    return readCallerPageWithVoiceModels<VoiceConversionJob, VoiceModel>(
+      poolOf(this.prisma),
       "VoiceConversionJob",
-      [{ column: "callerId", value: callerId }],
+      callerId,
       page,
     );
-    const models = await readByIds<VoiceModel>(
-      pool,
-      "VoiceModel",
-      rows.map((r) => r.voiceModelId),
-    );
-    return { rows: rows.map((r) => ({ ...r, voiceModel: models.get(r.voiceModelId)! })), total };
   }
 
   async markEnqueued(id: number): Promise<void> {
