@@ -3,13 +3,10 @@ import { join } from "node:path";
 import ffmpeg from "fluent-ffmpeg";
 import { AudioDecodeError, countDecodedFrames, decodeToPcm, probeAudio, StereoPcmEncoder } from "@mixdown/audio";
 import { effectChainFilter } from "./effect-filters.ts";
-import type { EffectChain } from "./effects-schema.ts";
-import type { ConversionControls, VoiceEngine } from "./voice-engine.ts";
+import type { ConversionParams } from "./conversion-params.ts";
+import type { VoiceEngine } from "./voice-engine.ts";
 
-export interface ConversionParams extends ConversionControls {
-  pre: EffectChain;
-  post: EffectChain;
-}
+export type { ConversionParams };
 
 export interface ConvertVoiceFileRequest {
   inputPath: string;

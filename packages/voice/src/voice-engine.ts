@@ -1,12 +1,7 @@
-/** The conversion controls every architecture honours. */
-export interface ConversionControls {
-  /** 0 keeps the input's own character, 1 is the full target voice. */
-  conversionStrength: number;
-  /** 0 keeps the input's loudness envelope, 1 follows the model's. */
-  modelVolumeMix: number;
-  /** Semitones; engines that take f0 as an input apply it themselves (`shiftsPitch`). */
-  pitchShift: number;
-}
+import type { ConversionParams } from "./conversion-params.ts";
+
+/** The conversion controls every architecture honours (declared in conversion-params.ts). */
+export type ConversionControls = Pick<ConversionParams, "conversionStrength" | "modelVolumeMix" | "pitchShift">;
 
 /** Mono float32 blocks at the engine's rate; called once per pass the engine needs. */
 export type MonoSource = () => AsyncIterable<Float32Array>;

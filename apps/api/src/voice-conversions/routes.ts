@@ -6,6 +6,7 @@ import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "@mixdown/records";
+import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
 import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
 import { documentedEffectName, POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
 
@@ -30,15 +31,28 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
     soundFile: Type.String({ format: "binary", description: `wav, mp3 or flac; max ${maxMb} MB` }),
     conversionStrength: Type.Optional(
       Type.Number({
-        minimum: 0,
-        maximum: 1,
-        default: 0.5,
+        minimum: CONVERSION_CONTROLS.conversionStrength.min,
+        maximum: CONVERSION_CONTROLS.conversionStrength.max,
+        default: CONVERSION_CONTROLS.conversionStrength.default,
         description:
           "Higher values add more accent from the voice model and may cause mispronunciation. Native voices: how far the timbre moves toward the target (0 = the input's own). RVC models imported with their feature index: RVC's index rate (each ContentVec frame blended with its 8 nearest training features by this share). RVC models without an index: a blend of the converted voice with the input.",
       }),
     ),
-    modelVolumeMix: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
-    pitchShift: Type.Optional(Type.Number({ minimum: -24, maximum: 24, default: 0, description: "Semitones" })),
+    modelVolumeMix: Type.Optional(
+      Type.Number({
+        minimum: CONVERSION_CONTROLS.modelVolumeMix.min,
+        maximum: CONVERSION_CONTROLS.modelVolumeMix.max,
+        default: CONVERSION_CONTROLS.modelVolumeMix.default,
+      }),
+    ),
+    pitchShift: Type.Optional(
+      Type.Number({
+        minimum: CONVERSION_CONTROLS.pitchShift.min,
+        maximum: CONVERSION_CONTROLS.pitchShift.max,
+        default: CONVERSION_CONTROLS.pitchShift.default,
+        description: "Semitones",
+      }),
+    ),
     pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),
     post: Type.Optional(Type.String({ description: "JSON object of postprocessing effects" })),
     backingSoundFile: Type.Optional(

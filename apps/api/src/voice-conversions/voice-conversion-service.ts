@@ -1,6 +1,7 @@
 import type { PageRequest, VoiceConversionJobRepository, VoiceModelRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { VoiceAssets } from "@mixdown/voice/assets";
+import { CONVERSION_CONTROLS, type ConversionControlName, type ConversionParams } from "@mixdown/voice/conversion-params";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
@@ -12,23 +13,14 @@ import type { VoiceConversionJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import type { AudioFormat } from "../uploads/audio-format.ts";
 import type { ReceivedForm } from "../uploads/receive-form.ts";
-import { parseEffectChain, type EffectChain } from "./effects.ts";
+import { parseEffectChain } from "./effects.ts";
 
 /** Voice conversion takes no webm (the interface's rule). */
 export const CONVERSION_FORMATS: readonly AudioFormat[] = ["wav", "mp3", "flac"];
 
-/** What the worker reads from the row's `params`, complete with defaults. */
-export interface ConversionParams {
-  conversionStrength: number;
-  modelVolumeMix: number;
-  pitchShift: number;
-  pre: EffectChain;
-  post: EffectChain;
-}
-
-export const CONVERSION_DEFAULTS = { conversionStrength: 0.5, modelVolumeMix: 0.5, pitchShift: 0 } as const;
-
-function numberField(form: ReceivedForm, name: string, min: number, max: number, fallback: number): number {
+/** A numeric control of the form, within its range (CONVERSION_CONTROLS); absent or empty is its default. */
+function numberField(form: ReceivedForm, name: ConversionControlName): number {
+  const { min, max, default: fallback } = CONVERSION_CONTROLS[name];
   const raw = form.fields.get(name);
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw.trim());
@@ -53,9 +45,9 @@ export function parseConversionFields(form: ReceivedForm): { voiceModelId: numbe
   return {
     voiceModelId: parseVoiceModelId(form.fields.get("voiceModelId")),
     params: {
-      conversionStrength: numberField(form, "conversionStrength", 0, 1, CONVERSION_DEFAULTS.conversionStrength),
-      modelVolumeMix: numberField(form, "modelVolumeMix", 0, 1, CONVERSION_DEFAULTS.modelVolumeMix),
-      pitchShift: numberField(form, "pitchShift", -24, 24, CONVERSION_DEFAULTS.pitchShift),
+      conversionStrength: numberField(form, "conversionStrength"),
+      modelVolumeMix: numberField(form, "modelVolumeMix"),
+      pitchShift: numberField(form, "pitchShift"),
       pre: parseEffectChain("pre", form.fields.get("pre")),
       post: parseEffectChain("post", form.fields.get("post")),
     },
@@ -124,7 +116,7 @@ export class VoiceConversionService {
         inputKey,
         inputFormat: soundFormat,
         backingKey,
-        params: params as unknown as Record<string, never>,
+        params: { ...params },
       });
     });
     await this.deps.submitter.submit({ queue: "voice-conversion", payload: { jobId: row.id } }, () =>

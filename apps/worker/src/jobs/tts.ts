@@ -16,7 +16,7 @@ import {
 import type { JobHandler } from "../run-job.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
-import { DEFAULT_CONVERSION_PARAMS } from "./voice-conversion.ts";
+import { CONVERSION_DEFAULTS } from "@mixdown/voice/conversion-params";
 
 export interface TtsJobDeps {
   storage: ObjectStorage;
@@ -78,7 +78,7 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
           modelPath,
           ...(indexPath ? { indexPath } : {}),
           sampleRate: model.sampleRate,
-          params: DEFAULT_CONVERSION_PARAMS,
+          params: CONVERSION_DEFAULTS,
           outDir: join(workDir, "out"),
           lossless: deps.losslessFormat,
           mp3BitrateKbps: deps.lossyBitrateKbps,

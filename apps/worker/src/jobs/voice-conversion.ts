@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
-import type { ConversionParams } from "@mixdown/voice";
+import { readStoredConversionParams, StoredParamsError } from "@mixdown/voice/conversion-params";
 import type { JobHandler } from "../run-job.ts";
 import { checkFreeSpace } from "./free-space.ts";
 import { checkInputLength } from "./input-length.ts";
@@ -18,14 +18,15 @@ export interface VoiceConversionJobDeps {
   lossyBitrateKbps: number;
 }
 
-/** What a conversion uses for the options its request left out (the demo of every model, too). */
-export const DEFAULT_CONVERSION_PARAMS: ConversionParams = {
-  conversionStrength: 0.5,
-  modelVolumeMix: 0.5,
-  pitchShift: 0,
-  pre: {},
-  post: {},
-};
+/** The row's params as the API stored them, checked again: a row no conversion can run ends `error` at once. */
+function readParams(stored: unknown) {
+  try {
+    return readStoredConversionParams(stored);
+  } catch (err) {
+    if (err instanceof StoredParamsError) throw new JobFailure("bad-input", err.message);
+    throw err;
+  }
+}
 
 /**
  * Converts one uploaded voice: fetch the input (and backing), resolve the voice model file,
@@ -37,6 +38,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
       const model = row.voiceModel;
       if (model.state !== "ready" || !model.fileKey)
         throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
+      const params = readParams(row.params);
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
       let backingPath: string | undefined;
@@ -60,7 +62,6 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
       const modelPath = await deps.modelFiles.resolve(model);
       const indexPath = await deps.modelFiles.resolveIndex(model);
       signal.throwIfAborted();
-      const params = { ...DEFAULT_CONVERSION_PARAMS, ...(row.params as Partial<ConversionParams>) };
       const result = await deps.pool.run(
         {
           inputPath,

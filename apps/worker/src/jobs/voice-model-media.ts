@@ -7,7 +7,7 @@ import type { JobHandler } from "../run-job.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
 import { drawVoiceCover } from "../voice-cover.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
-import { DEFAULT_CONVERSION_PARAMS } from "./voice-conversion.ts";
+import { CONVERSION_DEFAULTS } from "@mixdown/voice/conversion-params";
 
 export interface VoiceModelMediaJobDeps {
   storage: ObjectStorage;
@@ -37,7 +37,7 @@ export function voiceModelMediaHandler(deps: VoiceModelMediaJobDeps): JobHandler
             modelPath,
             ...(indexPath ? { indexPath } : {}),
             sampleRate: model.sampleRate,
-            params: DEFAULT_CONVERSION_PARAMS,
+            params: CONVERSION_DEFAULTS,
             outDir: join(workDir, "out"),
             lossless: "wav",
             mp3BitrateKbps: deps.lossyBitrateKbps,
