@@ -13,7 +13,7 @@ import type { VoiceConversionService } from "./voice-conversions/voice-conversio
 import type { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
 import type { VoiceModelService } from "./voice-models/voice-model-service.ts";
 
-export const API_PREFIX = "/api/kits/v1";
+export { API_PREFIX } from "@mixdown/records";
 
 /** What route plugins get: the configuration and the domain services. */
 export interface AppContext {

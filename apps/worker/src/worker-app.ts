@@ -17,7 +17,7 @@ import {
 } from "@mixdown/db";
 import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
-import { RecordPresenter } from "@mixdown/records";
+import { API_PREFIX, RecordPresenter } from "@mixdown/records";
 import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
@@ -259,7 +259,7 @@ export async function startWorkerApp(
     "webhook-delivery": () =>
       webhookDeliveryHandler({
         // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.
-        presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}/api/kits/v1`, (row) =>
+        presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
           voiceAssets.missingFor(row),
         ),
         policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),

@@ -1,4 +1,11 @@
-import type { SeparationJob, TtsJobWithModel, VoiceBlendJob, VoiceConversionJobWithModel, VoiceModel } from "@mixdown/db";
+import type {
+  SeparationJob,
+  StoredStem,
+  TtsJobWithModel,
+  VoiceBlendJob,
+  VoiceConversionJobWithModel,
+  VoiceModel,
+} from "@mixdown/db";
 import type { JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
@@ -11,11 +18,6 @@ import type {
   VoiceModelRecord,
 } from "./schemas.ts";
 import { formatTimestamp } from "./timestamps.ts";
-
-interface StoredStem {
-  instrument: string;
-  key: string;
-}
 
 function storedStems(value: unknown): StoredStem[] {
   if (!Array.isArray(value)) return [];
