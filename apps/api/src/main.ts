@@ -1,5 +1,7 @@
 import { loadConfig } from "@mixdown/config";
-import { applyMigrations, registerDefaultVoices, RunningJobRepository, queueOwedWebhooks } from "@mixdown/db";
+import { resolve } from "node:path";
+import { applyMigrations, registerVoiceCatalogue, RunningJobRepository, queueOwedWebhooks } from "@mixdown/db";
+import { catalogueRows } from "@mixdown/voice/catalogue";
 import { startReconciler } from "@mixdown/queue";
 import { buildApp } from "./app.ts";
 
@@ -9,9 +11,10 @@ async function main(): Promise<void> {
   if (config.AUTO_MIGRATE) await applyMigrations(config.DATABASE_URL);
   const app = await buildApp(config);
   const { ctx } = app;
-  await registerDefaultVoices(ctx.prisma, config.MODELS_DIR).catch((err: Error) =>
-    app.log.warn({ err: err.message }, "could not register the default voices"),
-  );
+  // The built-in voices and instruments of MODELS_DIR/voices, as public models (the worker does the same).
+  await catalogueRows(resolve(config.MODELS_DIR))
+    .then((rows) => registerVoiceCatalogue(ctx.prisma, rows))
+    .catch((err: Error) => app.log.warn({ err: err.message }, "could not register the default voices"));
   const reconciler = startReconciler(
     {
       queues: ctx.queues,

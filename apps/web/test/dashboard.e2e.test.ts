@@ -13,9 +13,10 @@ import {
   ApiKeyRepository,
   createPrismaClient,
   DashboardSignInRepository,
-  registerDefaultVoices,
+  registerVoiceCatalogue,
   type PrismaClient,
 } from "@mixdown/db";
+import { catalogueRows } from "@mixdown/voice/catalogue";
 import { freePort, startTestStack, stopChild, type TestStack } from "@mixdown/devstack";
 import { chromium, type Browser, type Page } from "playwright-core";
 
@@ -58,7 +59,7 @@ before(async () => {
   app = await buildApp(loadConfig(env), { webDir });
   await app.listen({ host: "127.0.0.1", port });
   prisma = createPrismaClient(env.DATABASE_URL);
-  await registerDefaultVoices(prisma, env.MODELS_DIR);
+  await registerVoiceCatalogue(prisma, await catalogueRows(env.MODELS_DIR!));
   worker = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "apps/worker/src/main.ts")], {
     cwd: repoRoot,
     env: { ...process.env, ...env },

@@ -11,7 +11,7 @@ import {
   listModelsOwedMedia,
   queueOwedWebhooks,
   recordWebhookAttempt,
-  registerDefaultVoices,
+  registerVoiceCatalogue,
   RunningJobRepository,
   type PrismaClient,
 } from "@mixdown/db";
@@ -20,6 +20,7 @@ import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { API_PREFIX, RecordPresenter } from "@mixdown/records";
 import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
+import { catalogueRows } from "@mixdown/voice/catalogue";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { separationHandler } from "./jobs/separation.ts";
 import { resolveVocalSplit } from "./jobs/vocal-split.ts";
@@ -270,9 +271,9 @@ export async function startWorkerApp(
   const handlers = new Map(queues.map((kind) => [kind, handlerFactories[kind]() as JobHandler<JobKind>]));
   await Promise.all(pools.map((p) => p.ready()));
   if (separationPool) reportProviders((await separationPool.ready()) as SeparationModelProvider[][], logger, metrics);
-  await registerDefaultVoices(prisma, modelsDir).catch((err: Error) =>
-    logger.warn({ err: err.message }, "could not register the default voices"),
-  );
+  await catalogueRows(modelsDir)
+    .then((rows) => registerVoiceCatalogue(prisma, rows))
+    .catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
   await queueOwedMedia(prisma, jobQueues).catch((err: Error) =>
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );

@@ -49,7 +49,7 @@ export {
   type RunnableVoiceConversion,
   type VoiceConversionOutputs,
 } from "./voice-conversion-job-runs.ts";
-export { registerDefaultVoices, registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
+export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";
 export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";

@@ -1,5 +1,3 @@
-import { resolve } from "node:path";
-import { catalogueRows } from "@mixdown/voice/catalogue";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 
 export interface CatalogueEntry {
@@ -41,12 +39,4 @@ export async function registerVoiceCatalogue(prisma: PrismaClient, entries: Cata
     }
   }
   return created;
-}
-
-/**
- * Registers the built-in voices of MODELS_DIR/voices in the public catalogue (idempotent, matched
- * by slug). The API and the worker both call it at start, so either alone serves the catalogue.
- */
-export async function registerDefaultVoices(prisma: PrismaClient, modelsDir: string): Promise<number> {
-  return registerVoiceCatalogue(prisma, await catalogueRows(resolve(modelsDir)));
 }
