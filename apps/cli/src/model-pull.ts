@@ -150,7 +150,7 @@ async function install(entry: CatalogueEntry, file: string, config: string | und
   const hooks = {
     log: ctx.log,
     env: ctx.env,
-    python: async () => (await import("@mixdown/separation/import")).ensurePyTorch(ctx.log, ctx.env),
+    python: async () => (await import("@mixdown/python")).ensurePyTorch(ctx.log, ctx.env),
   };
   if (entry.family === "contentvec") {
     const { importContentVec } = await import("@mixdown/voice/import-features");

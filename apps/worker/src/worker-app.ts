@@ -28,7 +28,7 @@ import { voiceBlendHandler } from "./jobs/voice-blend.ts";
 import { ttsHandler } from "./jobs/tts.ts";
 import { voiceConversionHandler } from "./jobs/voice-conversion.ts";
 import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
-import { ensurePyTorch } from "@mixdown/separation/import";
+import { ensurePyTorch } from "@mixdown/python";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";

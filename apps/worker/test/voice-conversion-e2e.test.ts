@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { registerVoiceCatalogue } from "@mixdown/db";
 import { testFilesDir } from "@mixdown/devstack";
-import { ensurePyTorch } from "@mixdown/separation/import";
+import { ensurePyTorch } from "@mixdown/python";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import {
   contourShiftSemitones,

@@ -7,7 +7,7 @@ import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdo
 import { downloadUrlOf } from "@mixdown/voice/model-source";
 import { describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
 import { outboundUrlProblem, type WebhookAddressPolicy } from "@mixdown/webhooks";
-import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
+import { readTorchFile, TorchFileError } from "@mixdown/python/torch-file";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
 import type { RecordPresenter } from "@mixdown/records";

@@ -13,11 +13,11 @@ import { VoiceAssets } from "@mixdown/voice/assets";
 import { downloadFile, DownloadError } from "@mixdown/downloads";
 import { UsageError, withDatabase } from "../database.ts";
 import { persistentSecret, stateDir } from "../local-state.ts";
-import { ensurePyTorch } from "@mixdown/separation/import";
+import { ensurePyTorch } from "@mixdown/python";
 import { importRmvpe, PitchImportError } from "@mixdown/voice/import-pitch";
 import { importContentVec } from "@mixdown/voice/import-features";
 import { convertRvcCheckpoint, describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
-import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
+import { readTorchFile, TorchFileError } from "@mixdown/python/torch-file";
 import { voicesUsage } from "../usage.ts";
 
 const rvcFacts = (c: RvcCheckpointInfo) => ({ version: c.version, f0: c.f0, sampleRate: c.sampleRate, speakers: c.speakers });

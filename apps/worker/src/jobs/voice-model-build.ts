@@ -4,7 +4,7 @@ import { downloadFile, DownloadError } from "@mixdown/downloads";
 import { JobFailure } from "@mixdown/jobs";
 import type { JobQueues } from "@mixdown/queue";
 import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
-import { readTorchFile, TorchFileError } from "@mixdown/separation/torch-file";
+import { readTorchFile, TorchFileError } from "@mixdown/python/torch-file";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { ModelSourceError, unpackVoiceModel } from "@mixdown/voice/model-source";

@@ -2,7 +2,7 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import { uvrModelHash } from "@mixdown/downloads";
 import { parse as parseYaml, type Tags } from "yaml";
-import { isTensorInfo, isZipFile, pickledGlobalName, readTorchFile } from "./torch-file.ts";
+import { ImportProblem, isTensorInfo, isZipFile, pickledGlobalName, readTorchFile } from "@mixdown/python";
 
 export { uvrModelHash };
 
@@ -37,10 +37,8 @@ export interface MdxGeometry {
   secondaryStem: string;
 }
 
-/** A file that cannot be imported, with what is wrong and what to do; no stack wanted. */
-export class ImportProblem extends Error {
-  override readonly name = "ImportProblem";
-}
+// A file that cannot be imported, with what is wrong and what to do: one class for every importer.
+export { ImportProblem };
 
 export interface IdentifyOptions {
   /** the MSST yaml (default: `<checkpoint base name>.yaml` next to it) */

@@ -4,7 +4,8 @@ import { parseManifest } from "../families/index.ts";
 import { ModelRegistry } from "../model-registry.ts";
 import { separateStream } from "../separate-stream.ts";
 import { identifyModelFile, ImportProblem, type IdentifiedModel, type IdentifyOptions } from "./identify.ts";
-import { ensurePyTorch, runExporter } from "./python-runtime.ts";
+import { ensurePyTorch } from "@mixdown/python";
+import { runExporter } from "./python-runtime.ts";
 
 /**
  * `models import`: one model file a user owns becomes an installed model:

@@ -9,5 +9,5 @@ export {
   type ImportFamily,
   type MdxGeometry,
 } from "./identify.ts";
-export { readTorchFile, TorchFileError, pickledGlobalName, isTensorInfo, type TensorInfo } from "./torch-file.ts";
-export { ensurePyTorch, pythonCommand, PYTORCH_APT_PACKAGES } from "./python-runtime.ts";
+export { readTorchFile, TorchFileError, pickledGlobalName, isTensorInfo, type TensorInfo } from "@mixdown/python";
+export { ensurePyTorch, pythonCommand, PYTORCH_APT_PACKAGES } from "@mixdown/python";

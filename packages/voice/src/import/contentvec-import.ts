@@ -4,9 +4,9 @@
 // layer 9 + final_proj for v1); an ONNX (the community's vec-768-layer-12.onnx or
 // vec-256-layer-9.onnx) is installed as the form its output width says. Each is run on 1 s of
 // silence before it is renamed into place.
-import { spawn } from "node:child_process";
 import { copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
+import { runPythonModule } from "@mixdown/python";
 import * as ort from "onnxruntime-node";
 import { PitchImportError, VOICE_PYTHON_PATH } from "./rmvpe-import.ts";
 
@@ -59,21 +59,15 @@ export async function importContentVec(
     if (checkpoint) {
       const python = await options.python();
       options.log?.(`converting ${file} with Mixdown's HuBERT implementation`);
-      const result = await new Promise<{ code: number; stderr: string }>((resolve, reject) => {
-        const child = spawn(python, ["-m", "mixdown_voice.export_hubert", file, parts.v2, parts.v1], {
-          env: { ...env, PYTHONPATH: [VOICE_PYTHON_PATH, env.PYTHONPATH].filter(Boolean).join(":") },
-          stdio: ["ignore", "ignore", "pipe"],
-        });
-        let stderr = "";
-        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({ code: code ?? 1, stderr }));
+      await runPythonModule({
+        python,
+        module: "mixdown_voice.export_hubert",
+        args: [file, parts.v2, parts.v1],
+        pythonPath: VOICE_PYTHON_PATH,
+        label: "the HuBERT converter",
+        fileError: (reason) => new PitchImportError(`${file}: ${reason}`),
+        env,
       });
-      if (result.code === 2) throw new PitchImportError(`${file}: ${result.stderr.trim().split("\n").pop()}`);
-      if (result.code !== 0)
-        throw new Error(
-          `the HuBERT converter failed (exit ${result.code}):\n${result.stderr.trim().split("\n").slice(-12).join("\n")}`,
-        );
       for (const form of ["v2", "v1"] as const) {
         const exists = await open(parts[form], "r").then(
           (h) => h.close().then(() => true),

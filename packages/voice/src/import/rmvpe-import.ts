@@ -1,10 +1,10 @@
 // `voices import-pitch`: installs the RMVPE pitch model RVC conversions use, from RVC's `rmvpe.pt`
 // (converted once by Mixdown's own PyTorch implementation, python/mixdown_voice) or from an
 // `rmvpe.onnx` (the community's export takes the same mel input), checked by running it.
-import { spawn } from "node:child_process";
 import { copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runPythonModule } from "@mixdown/python";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
 
 /** `packages/voice/python`, the converter's PYTHONPATH. */
@@ -32,18 +32,6 @@ async function head(path: string, bytes: number): Promise<Buffer> {
   }
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
-
 /**
  * Installs `file` (a `rmvpe.pt` state dict, told apart by its zip/pickle header, or an RMVPE ONNX)
  * as `target`: converted or copied beside it, loaded and run on 32 silent frames (salience
@@ -63,14 +51,15 @@ export async function importRmvpe(file: string, target: string, options: ImportR
     if (checkpoint) {
       const python = await options.python();
       log(`converting ${file} to ONNX with Mixdown's RMVPE implementation`);
-      const pythonPath = [VOICE_PYTHON_PATH, env.PYTHONPATH].filter(Boolean).join(":");
-      const result = await run(python, ["-m", "mixdown_voice.export_rmvpe", file, partial], { ...env, PYTHONPATH: pythonPath });
-      const last = (text: string) => text.trim().split("\n").pop() ?? "";
-      if (result.code === 2) throw new PitchImportError(`${file}: ${last(result.stderr)}`);
-      if (result.code !== 0)
-        throw new Error(
-          `the RMVPE converter failed (exit ${result.code}):\n${result.stderr.trim().split("\n").slice(-15).join("\n")}`,
-        );
+      await runPythonModule({
+        python,
+        module: "mixdown_voice.export_rmvpe",
+        args: [file, partial],
+        pythonPath: VOICE_PYTHON_PATH,
+        label: "the RMVPE converter",
+        fileError: (reason) => new PitchImportError(`${file}: ${reason}`),
+        env,
+      });
     } else {
       await copyFile(file, partial);
     }

@@ -1,7 +1,7 @@
 // RVC voice models as people share them: the `.pth` RVC's training exports. Identified from the
-// unpickled file (no PyTorch: the caller reads it with @mixdown/separation/torch-file), converted
+// unpickled file (no PyTorch: the caller reads it with @mixdown/python/torch-file), converted
 // once to the ONNX graph the worker runs by Mixdown's own synthesizer (python/mixdown_voice).
-import { spawn } from "node:child_process";
+import { lastJsonLine, runPythonModule } from "@mixdown/python";
 import { VoiceModelFileError } from "../model-file.ts";
 import { VOICE_PYTHON_PATH } from "./rmvpe-import.ts";
 
@@ -72,30 +72,21 @@ export interface ConvertRvcOptions {
  * refuses (its exit status 2) is a VoiceModelFileError with its reason; any other failure an Error
  * with the converter's last lines.
  */
-export function convertRvcCheckpoint(pthPath: string, outPath: string, options: ConvertRvcOptions): Promise<RvcCheckpointInfo> {
-  const env = options.env ?? process.env;
-  const pythonPath = [VOICE_PYTHON_PATH, env.PYTHONPATH].filter(Boolean).join(":");
-  return new Promise((resolve, reject) => {
-    const child = spawn(options.python, ["-m", "mixdown_voice.export_rvc", pthPath, outPath], {
-      env: { ...env, PYTHONPATH: pythonPath },
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const last = (text: string) => text.trim().split("\n").pop() ?? "";
-      if (code === 2) return reject(new VoiceModelFileError(last(stderr)));
-      if (code !== 0)
-        return reject(new Error(`the RVC converter failed (exit ${code}):\n${stderr.trim().split("\n").slice(-12).join("\n")}`));
-      try {
-        resolve(JSON.parse(last(stdout)) as RvcCheckpointInfo);
-      } catch (err) {
-        reject(new Error(`the RVC converter printed no summary (${(err as Error).message})`));
-      }
-    });
+export async function convertRvcCheckpoint(
+  pthPath: string,
+  outPath: string,
+  options: ConvertRvcOptions,
+): Promise<RvcCheckpointInfo> {
+  const label = "the RVC converter";
+  const { stdout } = await runPythonModule({
+    python: options.python,
+    module: "mixdown_voice.export_rvc",
+    args: [pthPath, outPath],
+    pythonPath: VOICE_PYTHON_PATH,
+    label,
+    fileError: (reason) => new VoiceModelFileError(reason),
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
+  return lastJsonLine(stdout, label) as unknown as RvcCheckpointInfo;
 }
