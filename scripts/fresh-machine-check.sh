@@ -228,12 +228,14 @@ if [ "${FRESH_TESTS:-config}" = all ]; then test_cmd='./mixdown.sh test'; else t
 runs="${FRESH_TEST_RUNS:-1}"
 for run in $(seq 1 "$runs"); do
   say "$test_cmd, in a new login shell (run $run of $runs)"
-  in_root "cd /work/mixdown && $test_cmd" >"$work/test.log" 2>&1 ||
-    { tail -n 80 "$work/test.log"; fail "$test_cmd (run $run of $runs)"; }
+  tests=0
+  in_root "cd /work/mixdown && $test_cmd" >"$work/test.log" 2>&1 || tests=$?
+  # Kept whether it passed or not (CI prints the summary line from it).
+  if [ -n "${FRESH_TEST_LOG_DIR:-}" ]; then cp "$work/test.log" "$FRESH_TEST_LOG_DIR/fresh-test-$run.log"; fi
+  [ "$tests" -eq 0 ] || { tail -n 80 "$work/test.log"; fail "$test_cmd (run $run of $runs)"; }
   summary="$(grep -E '^[0-9]+ passed, 0 failed' "$work/test.log" | tail -n1)"
   [ -n "$summary" ] && [ "${summary%% *}" -gt 0 ] || { tail -n 20 "$work/test.log"; fail "no passing test summary"; }
   step_done "test command (run $run of $runs): $summary"
-  if [ -n "${FRESH_TEST_LOG_DIR:-}" ]; then cp "$work/test.log" "$FRESH_TEST_LOG_DIR/fresh-test-$run.log"; fi
 done
 
 say "fresh-machine check passed in $(($(date +%s) - started_at)) s"
