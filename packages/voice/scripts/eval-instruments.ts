@@ -72,9 +72,8 @@ try {
   const catalogue = (await readVoiceCatalogue(modelsDir)).filter((v) => v.instrument);
   // Each instrument playing the melody the inputs do not sing, in the register of the output it is
   // compared with (pitch moves the mean MFCC too): what "sounds like a violin" is measured against.
-  const phraseMedian = [...targetPhrase.map(([n]) => n).filter((n): n is number => n !== null)].sort((a, b) => a - b)[
-    Math.floor(targetPhrase.filter(([n]) => n !== null).length / 2)
-  ]!;
+  const notes = targetPhrase.flatMap(([n]) => (n === null ? [] : [n])).sort((a, b) => a - b);
+  const phraseMedian = notes[Math.floor(notes.length / 2)]!;
   const references = new Map<number, Map<string, Float64Array>>();
   async function referencesAt(f0: number): Promise<Map<string, Float64Array>> {
     const root = Math.round(69 + 12 * Math.log2(f0 / 440)) - phraseMedian;
@@ -113,7 +112,8 @@ try {
         path: await sing(inputPhrase, voice, voice.includes("+f") ? 220 : 120, join(dir, `sung-${voice}.wav`)),
       })),
     )),
-  ];
+  ].map(async (input) => ({ ...input, f0: await medianF0(input.path), timbre: await mfcc(input.path) }));
+  const measured = await Promise.all(inputs);
   const header = [
     "model",
     "input",
@@ -130,8 +130,8 @@ try {
   let pass = 0;
   for (const model of catalogue) {
     const engine = await loadVoiceEngine(join(modelsDir, model.file));
-    for (const input of inputs) {
-      const octaves = 12 * Math.round(Math.log2(homeF0.get(model.slug)! / (await medianF0(input.path))));
+    for (const input of measured) {
+      const octaves = 12 * Math.round(Math.log2(homeF0.get(model.slug)! / input.f0));
       const shift = Math.max(-maxShift, Math.min(maxShift, octaves));
       const result = await convertVoiceFile({
         inputPath: input.path,
@@ -145,7 +145,7 @@ try {
       const distances = items.map((i) => mfccDistance(out, atOutput.get(i.slug)!));
       const nearest = items[distances.indexOf(Math.min(...distances))]!;
       // The input against its own instrument in the input's register.
-      const inOwn = mfccDistance(await mfcc(input.path), (await referencesAt(await medianF0(input.path))).get(model.slug)!);
+      const inOwn = mfccDistance(input.timbre, (await referencesAt(input.f0)).get(model.slug)!);
       const outOwn = distances[items.indexOf(items.find((i) => i.slug === model.slug)!)]!;
       const ok = nearest.slug === model.slug && outOwn < inOwn;
       pass += ok ? 1 : 0;
