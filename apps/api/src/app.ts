@@ -24,6 +24,7 @@ import {
 import { createQueues, type JobQueues } from "@mixdown/queue";
 import { createStorage, LocalDiskStorage, type ObjectStorage } from "@mixdown/storage";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
+import { installedLanguages } from "@mixdown/voice/speech";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
@@ -48,7 +49,7 @@ import { SeparationModelRecord, SeparationModels } from "./separations/separatio
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { ttsRoutes } from "./tts/routes.ts";
-import { memoizedLanguages, TtsService } from "./tts/tts-service.ts";
+import { TtsService } from "./tts/tts-service.ts";
 import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
 import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
 import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
@@ -167,7 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       models: modelsRepo,
       assets: voiceAssets,
       maxTextChars: config.MAX_TTS_TEXT_CHARS,
-      languages: memoizedLanguages(),
+      languages: installedLanguages,
     }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({

@@ -106,6 +106,19 @@ export async function synthesizerLanguages(path = process.env.PATH ?? ""): Promi
   return [...found].sort();
 }
 
+let asked: Promise<string[]> | undefined;
+/**
+ * synthesizerLanguages of this process's PATH, asked once (the installed voices do not change
+ * while a process runs; the API and the worker both check languages with it). A failure to ask is
+ * not kept: the next call asks again.
+ */
+export function installedLanguages(): Promise<string[]> {
+  return (asked ??= synthesizerLanguages().catch((err: unknown) => {
+    asked = undefined;
+    throw err;
+  }));
+}
+
 /**
  * `language` checked against `available` (synthesizerLanguages), matched without regard to case:
  * the form the synthesizers take, or a LanguageUnavailableError naming what exists.

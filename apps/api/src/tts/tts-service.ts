@@ -1,7 +1,7 @@
 import type { PageRequest, TtsJobRepository, VoiceModelRepository } from "@mixdown/db";
 import type { RecordPresenter, TtsJobRecord } from "@mixdown/records";
 import type { VoiceAssets } from "@mixdown/voice/assets";
-import { checkLanguage, LanguageUnavailableError, synthesizerLanguages } from "@mixdown/voice/speech";
+import { checkLanguage, LanguageUnavailableError } from "@mixdown/voice/speech";
 import { notFound, unprocessable } from "../http/errors.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobOrigin } from "../jobs/job-origin.ts";
@@ -46,19 +46,6 @@ export function parseTtsLanguage(raw: string | undefined, available: readonly st
   }
 }
 
-/**
- * synthesizerLanguages of this machine, asked once (espeak-ng's list does not change while the
- * API runs); a failure to ask is not kept, the next create asks again.
- */
-export function memoizedLanguages(): () => Promise<string[]> {
-  let asked: Promise<string[]> | undefined;
-  return () =>
-    (asked ??= synthesizerLanguages().catch((err: unknown) => {
-      asked = undefined;
-      throw err;
-    }));
-}
-
 export interface TtsServiceDeps {
   tts: TtsJobRepository;
   models: VoiceModelRepository;
@@ -69,7 +56,7 @@ export interface TtsServiceDeps {
   presenter: RecordPresenter;
   /** MAX_TTS_TEXT_CHARS. */
   maxTextChars: number;
-  /** The languages the synthesizers on this machine speak (synthesizerLanguages); empty when it has none. */
+  /** The languages the synthesizers on this machine speak (installedLanguages); empty when it has none. */
   languages: () => Promise<string[]>;
 }
 

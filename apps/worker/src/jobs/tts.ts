@@ -10,7 +10,7 @@ import {
   SynthesizerMissingError,
   synthesizeSpeech,
   synthesizerFor,
-  synthesizerLanguages,
+  installedLanguages,
   type SynthesizerChoice,
 } from "@mixdown/voice/speech";
 import type { JobHandler } from "../run-job.ts";
@@ -46,7 +46,7 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
       let spoken;
       try {
         // The API checked the language against its own machine's synthesizers; this one may differ.
-        const language = row.language === null ? null : checkLanguage(row.language, await synthesizerLanguages());
+        const language = row.language === null ? null : checkLanguage(row.language, await installedLanguages());
         let synthesizer = await synthesizerFor(deps.synthesizer, language);
         // Festival's voice is English: a text in another script goes to espeak-ng where the setting allows it.
         if (language === null && synthesizer === "festival" && deps.synthesizer === "auto" && !festivalCanSpeak(row.inputText))
