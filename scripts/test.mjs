@@ -2,6 +2,8 @@
 // `pnpm test`: every package's tests, one package at a time, through turbo. turbo prefixes each
 // line with the package name and ends with its own task summary, so the node test runner's counts
 // end up scattered; this collects them and ends with one plain line: `N passed, N failed, …`.
+// Each package's "failing tests" report (the runner's recap of what failed, with the error) is
+// repeated just before that line, so a log's tail names what failed however long the run was.
 // Extra arguments go to turbo (e.g. `pnpm test --filter @mixdown/db`).
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -33,10 +35,19 @@ const counters = ["tests", "pass", "fail", "cancelled", "skipped", "todo"];
 /** package -> counts, summed over the runner's summary blocks of that package */
 const byPackage = new Map();
 const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+/** package -> the lines of its runner's "✖ failing tests:" recap (capped; a recap can hold stacks) */
+const failures = new Map();
+const recapLines = 120;
 
 createInterface({ input: turbo.stdout }).on("line", (line) => {
   process.stdout.write(`${line}\n`);
   const plain = stripAnsi(line);
+  const recap = /^(\S+?):test: (.*)$/.exec(plain);
+  if (recap) {
+    const [, pkg, rest] = recap;
+    if (rest.trim() === "✖ failing tests:") failures.set(pkg, []);
+    else if (failures.has(pkg) && !/^(?:ℹ|#) /.test(rest) && failures.get(pkg).length < recapLines) failures.get(pkg).push(rest);
+  }
   const match = /^(\S+?):test: (?:ℹ|#) (tests|pass|fail|cancelled|skipped|todo) (\d+)\s*$/.exec(plain);
   if (!match) return;
   const [, pkg, counter, value] = match;
@@ -46,6 +57,14 @@ createInterface({ input: turbo.stdout }).on("line", (line) => {
 
 turbo.on("exit", (code, signal) => {
   const total = Object.fromEntries(counters.map((c) => [c, 0]));
+  if (failures.size > 0) {
+    console.log("\nFailing tests (each package's own recap, repeated here)");
+    for (const [pkg, lines] of failures) {
+      console.log(`── ${pkg}`);
+      for (const l of lines) console.log(`  ${l}`);
+      if (lines.length >= recapLines) console.log(`  … (first ${recapLines} lines; the full report is above)`);
+    }
+  }
   const width = Math.max(7, ...[...byPackage.keys()].map((p) => p.length));
   console.log(`\nTest summary (node --test, per package)\n${"package".padEnd(width)}  tests   pass   fail  skipped`);
   for (const [pkg, counts] of [...byPackage].sort(([a], [b]) => a.localeCompare(b))) {
