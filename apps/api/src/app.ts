@@ -168,7 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       models: modelsRepo,
       assets: voiceAssets,
       maxTextChars: config.MAX_TTS_TEXT_CHARS,
-      languages: installedLanguages,
+      languages: () => installedLanguages(resolve(config.MODELS_DIR, config.TTS_PIPER_DIR)),
     }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import {
@@ -85,7 +85,8 @@ export async function fetchVerified(
   ctx: PullContext,
 ): Promise<{ path: string; sha256: string; downloaded: boolean }> {
   const target = join(dir, name);
-  const unchecked = expect.sha256 == null && expect.sha256Prefix === undefined && expect.uvrHash === undefined;
+  const unchecked =
+    expect.sha256 == null && expect.sha256Prefix === undefined && expect.uvrHash === undefined && expect.md5 === undefined;
   if (await stat(target).catch(() => undefined)) {
     try {
       const ok = await verifyFile(target, expect);
@@ -116,6 +117,7 @@ export async function fetchVerified(
       expect.sha256 != null ? "SHA-256" : "",
       expect.sha256Prefix ? "SHA-256 prefix" : "",
       expect.uvrHash ? "UVR hash" : "",
+      expect.md5 ? "MD5" : "",
     ].filter(Boolean);
     ctx.log(
       `${name}: ${megabytes(got.sizeBytes)}${got.resumedFrom ? ` (resumed at ${megabytes(got.resumedFrom)})` : ""}, ` +
@@ -157,12 +159,38 @@ async function install(entry: CatalogueEntry, file: string, config: string | und
     const { installed } = await importContentVec(file, { v2: ctx.assets.contentVec, v1: ctx.assets.contentVecV1 }, hooks);
     return `installed ${entry.name}: ${installed.join(", ")}`;
   }
+  if (entry.family === "piper") {
+    if (!config) throw new PullProblem(`${entry.name}: a Piper voice needs its config (importConfig)`);
+    return installPiperVoice(entry.name, file, config, ctx.assets.piperVoices);
+  }
   if (entry.family === "rmvpe") {
     const { importRmvpe } = await import("@mixdown/voice/import-pitch");
     await importRmvpe(file, ctx.assets.rmvpe, hooks);
     return `installed ${entry.name}: ${ctx.assets.rmvpe}`;
   }
   return importSeparation(file, config, entry.name, entry.mdx ?? {}, ctx);
+}
+
+/**
+ * Installs a Piper voice (`<name>.onnx` and its `.onnx.json`) in the Piper voices directory
+ * (TTS_PIPER_DIR) once onnxruntime has loaded it with its config as a Piper voice.
+ */
+export async function installPiperVoice(label: string, model: string, config: string, dir: string): Promise<string> {
+  const { PiperVoice, PiperVoiceError } = await import("@mixdown/voice/piper");
+  const voice = await PiperVoice.load(model, { configPath: config }).catch((err: unknown) => {
+    throw err instanceof PiperVoiceError ? new PullProblem(err.message) : err;
+  });
+  const language = voice.espeakVoice;
+  const rate = voice.sampleRate;
+  await voice.release();
+  await mkdir(dir, { recursive: true });
+  const target = join(dir, basename(model));
+  // The config lands first: a model without its config is not listed as a voice.
+  await copyFile(config, `${target}.json.partial`);
+  await copyFile(model, `${target}.partial`);
+  await rename(`${target}.json.partial`, `${target}.json`);
+  await rename(`${target}.partial`, target);
+  return `installed ${label}: ${target} (Piper voice, espeak-ng ${language}, ${rate} Hz)`;
 }
 
 export interface MdxGeometry {

@@ -233,6 +233,7 @@ export async function startWorkerApp(
       ttsHandler({
         storage,
         synthesizer: config.TTS_SYNTHESIZER,
+        piperDir: resolve(modelsDir, config.TTS_PIPER_DIR),
         pool: voiceConversionPool(),
         modelFiles,
         ...output,

@@ -195,9 +195,13 @@ export const EnvSchema = z
     ORT_INTER_OP_THREADS: int(0).default(1),
     /**
      * The base synthesizer TTS jobs speak with before the voice model converts the speech: `auto`
-     * takes Festival's HTS voice (cmu_us_slt_arctic_hts) when installed, else espeak-ng.
+     * takes a Piper voice for the text's language when one is installed in TTS_PIPER_DIR, else
+     * Festival's HTS voice (cmu_us_slt_arctic_hts) for English when installed, else espeak-ng.
+     * `piper` allows only Piper voices.
      */
-    TTS_SYNTHESIZER: z.enum(["auto", "festival", "espeak-ng"]).default("auto"),
+    TTS_SYNTHESIZER: z.enum(["auto", "piper", "festival", "espeak-ng"]).default("auto"),
+    /** Where Piper voices are installed (`<name>.onnx` + `<name>.onnx.json`; `models pull piper-...` puts them there), relative to MODELS_DIR (or absolute). */
+    TTS_PIPER_DIR: z.string().default("tts"),
     LOSSLESS_FORMAT: z.enum(["wav", "flac"]).default("wav"),
     LOSSY_BITRATE_KBPS: int(32, 320).default(320),
 

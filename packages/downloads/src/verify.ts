@@ -14,6 +14,8 @@ export interface ExpectedFile {
    * whole file when it is shorter (UVR's `get_model_hash`).
    */
   uvrHash?: string;
+  /** the whole file's MD5, lowercase hex (Piper's voices.json publishes only this and the size) */
+  md5?: string;
 }
 
 export interface VerifiedFile {
@@ -53,6 +55,12 @@ export async function verifyFile(path: string, expect: ExpectedFile): Promise<Ve
     const got = await uvrModelHash(path);
     if (got !== expect.uvrHash.toLowerCase())
       throw new Error(`UVR model hash mismatch: expected ${expect.uvrHash.toLowerCase()}, got ${got}`);
+  }
+  if (expect.md5 !== undefined) {
+    const md5 = createHash("md5");
+    for await (const chunk of createReadStream(path)) md5.update(chunk as Buffer);
+    const got = md5.digest("hex");
+    if (got !== expect.md5.toLowerCase()) throw new Error(`MD5 mismatch: expected ${expect.md5.toLowerCase()}, got ${got}`);
   }
   return { sizeBytes: size, sha256 };
 }

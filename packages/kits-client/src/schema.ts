@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Create a text-to-speech (inference) job and queue it
-         * @description The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. `inputTtsText`: at most 5000 characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): UTF-8 text, up to 20000 bytes each, read as the field's value.
+         * @description The text is spoken by the server's base synthesizer (a Piper voice for the language where one is installed, else Festival's HTS voice cmu_us_slt_arctic_hts for English, else espeak-ng; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. `inputTtsText`: at most 5000 characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): UTF-8 text, up to 20000 bytes each, read as the field's value.
          */
         post: {
             parameters: {
@@ -552,7 +552,7 @@ export interface paths {
                     "application/json": {
                         /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
                         inputTtsText: string;
-                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
                         language?: string;
                         /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
                         voiceModelId: number;
@@ -565,7 +565,7 @@ export interface paths {
                     "application/x-www-form-urlencoded": {
                         /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
                         inputTtsText: string;
-                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
                         language?: string;
                         /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
                         voiceModelId: number;
@@ -578,7 +578,7 @@ export interface paths {
                     "multipart/form-data": {
                         /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
                         inputTtsText: string;
-                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
                         language?: string;
                         /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
                         voiceModelId: number;
@@ -2540,8 +2540,8 @@ export interface components {
             install: string;
             /** @description Whether this server has it installed now */
             installed: boolean;
-            /** @description `separation`: a separation model; `voice-asset`: what RVC voice models need (ContentVec, RMVPE) */
-            kind: "separation" | "voice-asset";
+            /** @description `separation`: a separation model; `voice-asset`: what RVC voice models need (ContentVec, RMVPE); `tts-voice`: a Piper voice text to speech speaks with (installed in TTS_PIPER_DIR) */
+            kind: "separation" | "voice-asset" | "tts-voice";
             licence: string;
             /** @description What `./mixdown.sh models pull` takes; once installed, what a separation's `model` names */
             name: string;
@@ -2557,7 +2557,7 @@ export interface components {
             source: string;
             /** @description The stems the network outputs (empty for a voice asset) */
             stems: string[];
-            /** @description What its download is checked against: `sha256`, `sha256-prefix` (demucs), `uvr-hash`, `size` */
+            /** @description What its download is checked against: `sha256`, `sha256-prefix` (demucs), `uvr-hash`, `md5` (Piper voices), `size` */
             verifiedBy: string[];
         };
         /** @description Every error response */

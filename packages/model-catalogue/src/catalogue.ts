@@ -11,6 +11,8 @@ export const DEFAULT_CATALOGUE = fileURLToPath(new URL("../../../models/catalogu
 /** The families `models import` converts, and the two RVC assets `voices import-features` / `import-pitch` install. */
 export const SEPARATION_FAMILIES = ["htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c", "mdx"] as const;
 export const VOICE_ASSET_FAMILIES = ["contentvec", "rmvpe"] as const;
+/** Base voices for text to speech, installed in TTS_PIPER_DIR. */
+export const TTS_VOICE_FAMILIES = ["piper"] as const;
 // The compiler keeps the list and the importer's families the same, both ways.
 const sameFamilies: [ImportFamily, (typeof SEPARATION_FAMILIES)[number]] extends [
   (typeof SEPARATION_FAMILIES)[number],
@@ -34,6 +36,7 @@ const CatalogueFile = z
       .regex(/^[0-9a-f]{4,63}$/)
       .optional(),
     uvrHash: hex(32).optional(),
+    md5: hex(32).optional(),
     noHash: z.string().min(10).optional(),
   })
   .strict()
@@ -55,8 +58,8 @@ const Reported = z
 const CatalogueEntry = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/),
-    kind: z.enum(["separation", "voice-asset"]),
-    family: z.enum([...SEPARATION_FAMILIES, ...VOICE_ASSET_FAMILIES]),
+    kind: z.enum(["separation", "voice-asset", "tts-voice"]),
+    family: z.enum([...SEPARATION_FAMILIES, ...VOICE_ASSET_FAMILIES, ...TTS_VOICE_FAMILIES]),
     stems: z.array(z.string()).optional(),
     description: z.string().min(10),
     importFile: fileName,
@@ -88,6 +91,9 @@ const CatalogueEntry = z
     const separation = (SEPARATION_FAMILIES as readonly string[]).includes(e.family);
     if (separation !== (e.kind === "separation")) problem(`family ${e.family} is not a ${e.kind} family`);
     if (separation && !e.stems?.length) problem("a separation model lists its stems");
+    const ttsVoice = (TTS_VOICE_FAMILIES as readonly string[]).includes(e.family);
+    if (ttsVoice !== (e.kind === "tts-voice")) problem(`family ${e.family} is not a ${e.kind} family`);
+    if (ttsVoice && e.importConfig === undefined) problem("a Piper voice needs its importConfig (the .onnx.json)");
     if ((e.family === "mdx") !== (e.mdx !== undefined)) problem("mdx geometry goes with, and only with, family mdx");
     const msst = ["bs_roformer", "mel_band_roformer", "mdx23c"].includes(e.family);
     if (msst && e.importConfig === undefined) problem(`a ${e.family} checkpoint needs its importConfig (the yaml)`);
@@ -141,6 +147,8 @@ export interface VoiceAssetPaths {
   contentVec: string;
   contentVecV1: string;
   rmvpe: string;
+  /** TTS_PIPER_DIR: where Piper voices are installed. */
+  piperVoices: string;
 }
 
 export function voiceAssetPaths(
@@ -149,12 +157,14 @@ export function voiceAssetPaths(
     VOICE_CONTENTVEC_MODEL?: string | undefined;
     VOICE_CONTENTVEC_V1_MODEL?: string | undefined;
     VOICE_RMVPE_MODEL?: string | undefined;
+    TTS_PIPER_DIR?: string | undefined;
   },
 ): VoiceAssetPaths {
   return {
     contentVec: resolve(modelsDir, env.VOICE_CONTENTVEC_MODEL ?? "voices/vec-768-layer-12.onnx"),
     contentVecV1: resolve(modelsDir, env.VOICE_CONTENTVEC_V1_MODEL ?? "voices/vec-256-layer-9.onnx"),
     rmvpe: resolve(modelsDir, env.VOICE_RMVPE_MODEL ?? "voices/rmvpe.onnx"),
+    piperVoices: resolve(modelsDir, env.TTS_PIPER_DIR ?? "tts"),
   };
 }
 
@@ -178,6 +188,8 @@ export async function installedEntries(
       if ((await exists(assets.contentVec)) && (await exists(assets.contentVecV1))) installed.add(entry.name);
     } else if (entry.family === "rmvpe") {
       if (await exists(assets.rmvpe)) installed.add(entry.name);
+    } else if (entry.family === "piper") {
+      if (await exists(resolve(assets.piperVoices, entry.importFile))) installed.add(entry.name);
     } else if (separation.has(entry.name)) installed.add(entry.name);
   }
   return installed;

@@ -137,13 +137,13 @@ export const TtsJobRecord = Type.Object(
     language: Nullable(
       Type.String({
         description:
-          "The language the text is spoken in, as asked for (`language`, lowercase); null: the default, English (Festival's voice, or espeak-ng's en-us)",
+          "The language the text is spoken in, as asked for (`language`, lowercase); null: the default, English (a Piper English voice where installed, else Festival's voice, else espeak-ng's en-us)",
       }),
     ),
     synthesizer: Nullable(
       Type.String({
         description:
-          "The base synthesizer that spoke the text before the voice model converted it: `festival` (Festival's HTS voice cmu_us_slt_arctic_hts) or `espeak-ng`; null until the job has run",
+          "The base synthesizer that spoke the text before the voice model converted it: `piper:<voice>` (a Piper voice installed on the worker), `festival` (Festival's HTS voice cmu_us_slt_arctic_hts) or `espeak-ng`; null until the job has run",
       }),
     ),
     ...jobExtras,

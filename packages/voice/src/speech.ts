@@ -1,21 +1,73 @@
 import { execFile } from "node:child_process";
 import { constants, createReadStream, createWriteStream } from "node:fs";
-import { access, open, rm, stat, writeFile } from "node:fs/promises";
+import { access, open, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
+import { PiperVoice, PiperVoiceError, readPiperConfig } from "./piper.ts";
 
 const run = promisify(execFile);
 
 /**
  * The base synthesizers text-to-speech speaks with before a voice model converts the speech.
+ * `piper`: a Piper voice (neural VITS, ONNX) installed in TTS_PIPER_DIR (piper.ts);
  * `festival`: Festival's HTS voice `cmu_us_slt_arctic_hts` (Debian `festvox-us-slt-hts`), a
  * statistical parametric voice trained on recorded speech; `espeak-ng`: formant synthesis, always
  * small and available, the fallback. See docs/tts.md for the measure that ranks them.
  */
-export type SynthesizerName = "festival" | "espeak-ng";
-/** TTS_SYNTHESIZER: `auto` takes Festival's HTS voice when installed, else espeak-ng. */
+export type SynthesizerName = "piper" | "festival" | "espeak-ng";
+/** TTS_SYNTHESIZER: `auto` takes a Piper voice for the language when installed, else Festival's HTS voice for English, else espeak-ng. */
 export type SynthesizerChoice = "auto" | SynthesizerName;
+
+/** A Piper voice installed in TTS_PIPER_DIR: `<name>.onnx` with its `<name>.onnx.json`. */
+export interface InstalledPiperVoice {
+  name: string;
+  modelPath: string;
+  /** The espeak-ng voice it speaks, lowercase (its config's espeak.voice): the language it serves. */
+  language: string;
+  sampleRate: number;
+}
+
+/**
+ * The Piper voices in `dir`, by name: each `<name>.onnx` whose `<name>.onnx.json` is a config
+ * Mixdown runs. A voice whose config is not is left out and named in `problems`.
+ */
+export async function listPiperVoices(dir: string): Promise<{ voices: InstalledPiperVoice[]; problems: string[] }> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT" || err.code === "ENOTDIR") return [] as string[];
+    throw err;
+  });
+  const voices: InstalledPiperVoice[] = [];
+  const problems: string[] = [];
+  for (const file of names.filter((n) => n.endsWith(".onnx")).sort()) {
+    const modelPath = join(dir, file);
+    try {
+      const config = await readPiperConfig(`${modelPath}.json`);
+      voices.push({
+        name: file.slice(0, -".onnx".length),
+        modelPath,
+        language: config.espeak.voice.toLowerCase(),
+        sampleRate: config.audio.sample_rate,
+      });
+    } catch (err) {
+      if (!(err instanceof PiperVoiceError)) throw err;
+      problems.push(err.message);
+    }
+  }
+  return { voices, problems };
+}
+
+/**
+ * The Piper voice that speaks `language` (null: the default, English: an `en-us` voice first,
+ * then `en`, then any English one), the first by name where several do; undefined when none does.
+ */
+export function piperVoiceFor(voices: readonly InstalledPiperVoice[], language: string | null): InstalledPiperVoice | undefined {
+  if (language !== null) return voices.find((v) => v.language === language);
+  return (
+    voices.find((v) => v.language === "en-us") ??
+    voices.find((v) => v.language === "en") ??
+    voices.find((v) => v.language.startsWith("en-"))
+  );
+}
 
 export const FESTIVAL_VOICE = "cmu_us_slt_arctic_hts";
 export const ESPEAK_VOICE = "en-us";
@@ -87,10 +139,11 @@ const FESTIVAL_LANGUAGES = new Set(["en", "en-us"]);
  * The languages text to speech can speak on this machine, lowercase and sorted: every voice
  * `espeak-ng --voices` lists, by its language (`de`, `en-gb`, `pt-br`) and by its file's name
  * (`en`, `fr`, `zh`: what `espeak-ng -v` takes), plus Festival's `en`/`en-us` when its voice is
- * installed. Empty when neither synthesizer is.
+ * installed, plus those of the Piper voices in `piperDir`. Empty when no synthesizer is.
  */
-export async function synthesizerLanguages(path = process.env.PATH ?? ""): Promise<string[]> {
+export async function synthesizerLanguages(path = process.env.PATH ?? "", piperDir?: string): Promise<string[]> {
   const found = new Set<string>();
+  if (piperDir !== undefined) for (const v of (await listPiperVoices(piperDir)).voices) found.add(v.language);
   if ((await festivalProblem(path)) === null) for (const l of FESTIVAL_LANGUAGES) found.add(l);
   const espeak = await onPath("espeak-ng", path);
   if (espeak) {
@@ -108,12 +161,12 @@ export async function synthesizerLanguages(path = process.env.PATH ?? ""): Promi
 
 let asked: Promise<string[]> | undefined;
 /**
- * synthesizerLanguages of this process's PATH, asked once (the installed voices do not change
- * while a process runs; the API and the worker both check languages with it). A failure to ask is
- * not kept: the next call asks again.
+ * synthesizerLanguages of this process's PATH and Piper voices (`piperDir`, TTS_PIPER_DIR),
+ * asked once (the installed voices do not change while a process runs; the API and the worker
+ * both check languages with it). A failure to ask is not kept: the next call asks again.
  */
-export function installedLanguages(): Promise<string[]> {
-  return (asked ??= synthesizerLanguages().catch((err: unknown) => {
+export function installedLanguages(piperDir?: string): Promise<string[]> {
+  return (asked ??= synthesizerLanguages(undefined, piperDir).catch((err: unknown) => {
     asked = undefined;
     throw err;
   }));
@@ -138,10 +191,10 @@ export function checkLanguage(language: string, available: readonly string[]): s
  * for English where the setting and the machine allow it, espeak-ng for every other language.
  */
 export async function synthesizerFor(
-  choice: SynthesizerChoice,
+  choice: Exclude<SynthesizerChoice, "piper">,
   language: string | null,
   path = process.env.PATH ?? "",
-): Promise<SynthesizerName> {
+): Promise<Exclude<SynthesizerName, "piper">> {
   if (language === null || FESTIVAL_LANGUAGES.has(language)) return resolveSynthesizer(choice, path);
   if (choice === "festival")
     throw new SynthesizerMissingError(
@@ -154,7 +207,10 @@ export async function synthesizerFor(
  * The synthesizer `choice` resolves to on this machine (binaries looked up on `path`); throws
  * SynthesizerMissingError naming what to install when none it allows is present.
  */
-export async function resolveSynthesizer(choice: SynthesizerChoice, path = process.env.PATH ?? ""): Promise<SynthesizerName> {
+export async function resolveSynthesizer(
+  choice: Exclude<SynthesizerChoice, "piper">,
+  path = process.env.PATH ?? "",
+): Promise<Exclude<SynthesizerName, "piper">> {
   const festival = choice === "espeak-ng" ? "not allowed" : await festivalProblem(path);
   if (festival === null) return "festival";
   const espeak = choice === "festival" ? "not allowed" : await espeakProblem(path);
@@ -287,7 +343,7 @@ function wavHeader(format: PcmFormat, dataBytes: number): Buffer {
 }
 
 async function speakPiece(
-  synthesizer: SynthesizerName,
+  synthesizer: Exclude<SynthesizerName, "piper">,
   language: string,
   text: string,
   textPath: string,
@@ -306,6 +362,8 @@ async function speakPiece(
 
 export interface SynthesizeOptions {
   synthesizer: SynthesizerName;
+  /** The Piper voice's `.onnx` (listPiperVoices), with synthesizer `piper`. */
+  piperModelPath?: string;
   /** espeak-ng's voice (a language, see synthesizerLanguages); ESPEAK_VOICE when absent. Festival speaks English. */
   language?: string;
   /** Where the pieces' temporary files go (the job's work directory). */
@@ -333,69 +391,9 @@ export interface SynthesizeResult {
  */
 export async function synthesizeSpeech(text: string, outPath: string, options: SynthesizeOptions): Promise<SynthesizeResult> {
   const { synthesizer, workDir, signal } = options;
-  const pieces = splitSentences(text, options.maxPieceChars);
-  const totalChars = pieces.reduce((n, p) => n + p.length, 0);
   const joined = join(workDir, "speech-native.wav");
-  const textPath = join(workDir, "speech-piece.txt");
-  const piecePath = join(workDir, "speech-piece.wav");
-  const sink = createWriteStream(joined);
-  const opened = new Promise((resolve, reject) => sink.once("open", resolve).once("error", reject));
-  let format: PcmFormat | undefined;
-  let dataBytes = 0;
-  let spokenChars = 0;
-  try {
-    await opened;
-    await new Promise<void>((resolve, reject) => sink.write(Buffer.alloc(44), (e) => (e ? reject(e) : resolve())));
-    for (const piece of pieces) {
-      signal?.throwIfAborted();
-      spokenChars += piece.length;
-      // text2wave writes an empty file (and exits 0) for a piece with nothing it can say.
-      if (synthesizer === "festival" && !festivalCanSpeak(piece)) continue;
-      await speakPiece(synthesizer, options.language ?? ESPEAK_VOICE, piece, textPath, piecePath, signal).catch(
-        (err: NodeJS.ErrnoException) => {
-          if (signal?.aborted) throw signal.reason;
-          if (err.code === "ENOENT")
-            throw new SynthesizerMissingError(
-              `${synthesizer === "festival" ? "text2wave" : "espeak-ng"} is not installed on this worker`,
-            );
-          throw new Error(`${synthesizer} failed: ${(err.message ?? String(err)).slice(0, 500)}`, { cause: err });
-        },
-      );
-      if ((await stat(piecePath)).size < 44) continue;
-      const layout = await readWavLayout(piecePath);
-      if (layout.format.audioFormat !== 1 || layout.format.bitsPerSample !== 16)
-        throw new Error(
-          `${synthesizer} wrote audio format ${layout.format.audioFormat}/${layout.format.bitsPerSample} bits, expected 16-bit PCM`,
-        );
-      format ??= layout.format;
-      if (layout.format.sampleRate !== format.sampleRate || layout.format.channels !== format.channels)
-        throw new Error(`${synthesizer} changed its output format between pieces`);
-      if (layout.dataBytes > 0) {
-        await pipeline(
-          createReadStream(piecePath, { start: layout.dataStart, end: layout.dataStart + layout.dataBytes - 1 }),
-          sink,
-          { end: false },
-        );
-        dataBytes += layout.dataBytes;
-      }
-      await rm(piecePath, { force: true });
-      options.onProgress?.(spokenChars / totalChars);
-    }
-  } finally {
-    await new Promise<void>((resolve) => sink.end(resolve));
-    await rm(piecePath, { force: true });
-    await rm(textPath, { force: true });
-  }
-  if (!format || dataBytes === 0) {
-    await rm(joined, { force: true });
-    throw new NothingToSpeakError("the text has nothing the synthesizer could speak");
-  }
-  const file = await open(joined, "r+");
-  try {
-    await file.write(wavHeader(format, dataBytes), 0, 44, 0);
-  } finally {
-    await file.close();
-  }
+  const spoken =
+    synthesizer === "piper" ? await speakPiper(text, joined, options) : await speakPieces(synthesizer, text, joined, options);
   await run(
     "ffmpeg",
     [
@@ -419,6 +417,123 @@ export async function synthesizeSpeech(text: string, outPath: string, options: S
     throw err;
   });
   await rm(joined, { force: true });
-  const frameBytes = (format.channels * format.bitsPerSample) / 8;
-  return { synthesizer, pieces: pieces.length, seconds: dataBytes / frameBytes / format.sampleRate };
+  return { synthesizer, ...spoken };
+}
+
+/** Writes 16-bit PCM to a WAV at `path` as it comes, then its header; memory holds one chunk. */
+async function writePcm(
+  path: string,
+  produce: (write: (pcm: Uint8Array) => Promise<void>) => Promise<PcmFormat | undefined>,
+): Promise<{ format: PcmFormat; dataBytes: number }> {
+  const sink = createWriteStream(path);
+  const opened = new Promise((resolve, reject) => sink.once("open", resolve).once("error", reject));
+  let format: PcmFormat | undefined;
+  let dataBytes = 0;
+  try {
+    await opened;
+    const write = (pcm: Uint8Array) =>
+      new Promise<void>((resolve, reject) => sink.write(pcm, (e) => (e ? reject(e) : resolve())));
+    await write(Buffer.alloc(44));
+    format = await produce(async (pcm) => {
+      await write(pcm);
+      dataBytes += pcm.byteLength;
+    });
+  } finally {
+    await new Promise<void>((resolve) => sink.end(resolve));
+  }
+  if (!format || dataBytes === 0) {
+    await rm(path, { force: true });
+    throw new NothingToSpeakError("the text has nothing the synthesizer could speak");
+  }
+  const file = await open(path, "r+");
+  try {
+    await file.write(wavHeader(format, dataBytes), 0, 44, 0);
+  } finally {
+    await file.close();
+  }
+  return { format, dataBytes };
+}
+
+/** The text spoken by a Piper voice, sentence by sentence (PiperVoice.speak), into `path` at the voice's rate. */
+async function speakPiper(text: string, path: string, options: SynthesizeOptions): Promise<{ pieces: number; seconds: number }> {
+  if (!options.piperModelPath) throw new Error("synthesizer piper needs piperModelPath");
+  const voice = await PiperVoice.load(options.piperModelPath).catch((err: unknown) => {
+    throw err instanceof PiperVoiceError ? new SynthesizerMissingError(err.message) : err;
+  });
+  let pieces = 0;
+  try {
+    const { format, dataBytes } = await writePcm(path, async (write) => {
+      // PiperVoice.speak phonemizes the whole text, then speaks a sentence at a time.
+      for await (const samples of voice.speak(text, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      })) {
+        pieces++;
+        await write(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
+      }
+      return pieces > 0 ? { audioFormat: 1, channels: 1, sampleRate: voice.sampleRate, bitsPerSample: 16 } : undefined;
+    });
+    return { pieces, seconds: dataBytes / 2 / format.sampleRate };
+  } finally {
+    await voice.release();
+  }
+}
+
+/** The text spoken by Festival or espeak-ng, piece by piece (splitSentences), into `path` at the synthesizer's rate. */
+async function speakPieces(
+  synthesizer: Exclude<SynthesizerName, "piper">,
+  text: string,
+  joined: string,
+  options: SynthesizeOptions,
+): Promise<{ pieces: number; seconds: number }> {
+  const { workDir, signal } = options;
+  const pieces = splitSentences(text, options.maxPieceChars);
+  const totalChars = pieces.reduce((n, p) => n + p.length, 0);
+  const textPath = join(workDir, "speech-piece.txt");
+  const piecePath = join(workDir, "speech-piece.wav");
+  let spokenChars = 0;
+  try {
+    const { format, dataBytes } = await writePcm(joined, async (write) => {
+      let format: PcmFormat | undefined;
+      for (const piece of pieces) {
+        signal?.throwIfAborted();
+        spokenChars += piece.length;
+        // text2wave writes an empty file (and exits 0) for a piece with nothing it can say.
+        if (synthesizer === "festival" && !festivalCanSpeak(piece)) continue;
+        await speakPiece(synthesizer, options.language ?? ESPEAK_VOICE, piece, textPath, piecePath, signal).catch(
+          (err: NodeJS.ErrnoException) => {
+            if (signal?.aborted) throw signal.reason;
+            if (err.code === "ENOENT")
+              throw new SynthesizerMissingError(
+                `${synthesizer === "festival" ? "text2wave" : "espeak-ng"} is not installed on this worker`,
+              );
+            throw new Error(`${synthesizer} failed: ${(err.message ?? String(err)).slice(0, 500)}`, { cause: err });
+          },
+        );
+        if ((await stat(piecePath)).size < 44) continue;
+        const layout = await readWavLayout(piecePath);
+        if (layout.format.audioFormat !== 1 || layout.format.bitsPerSample !== 16)
+          throw new Error(
+            `${synthesizer} wrote audio format ${layout.format.audioFormat}/${layout.format.bitsPerSample} bits, expected 16-bit PCM`,
+          );
+        format ??= layout.format;
+        if (layout.format.sampleRate !== format.sampleRate || layout.format.channels !== format.channels)
+          throw new Error(`${synthesizer} changed its output format between pieces`);
+        if (layout.dataBytes > 0)
+          for await (const chunk of createReadStream(piecePath, {
+            start: layout.dataStart,
+            end: layout.dataStart + layout.dataBytes - 1,
+          }))
+            await write(chunk as Buffer);
+        await rm(piecePath, { force: true });
+        options.onProgress?.(spokenChars / totalChars);
+      }
+      return format;
+    });
+    const frameBytes = (format.channels * format.bitsPerSample) / 8;
+    return { pieces: pieces.length, seconds: dataBytes / frameBytes / format.sampleRate };
+  } finally {
+    await rm(piecePath, { force: true });
+    await rm(textPath, { force: true });
+  }
 }

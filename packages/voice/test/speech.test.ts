@@ -6,6 +6,8 @@ import {
   checkLanguage,
   festivalCanSpeak,
   LanguageUnavailableError,
+  listPiperVoices,
+  piperVoiceFor,
   NothingToSpeakError,
   resolveSynthesizer,
   splitSentences,
@@ -199,5 +201,61 @@ describe("languages", () => {
     const direct = join(dir, "direct.wav");
     await run("espeak-ng", ["-v", "de", "-w", direct, text]);
     assert.ok(Math.abs((await probe(direct)).seconds - de.result.seconds) < 0.05);
+  });
+});
+
+describe("Piper voices", () => {
+  const fixture = join(import.meta.dirname, "fixtures", "piper", "tiny-en_US.onnx");
+
+  test("listPiperVoices finds each .onnx with a config it can run, names the rest, and piperVoiceFor picks by language", async () => {
+    const { copyFile } = await import("node:fs/promises");
+    const dir = await tempDir();
+    assert.deepEqual(await listPiperVoices(join(dir, "absent")), { voices: [], problems: [] });
+    await copyFile(fixture, join(dir, "b-voice.onnx"));
+    await copyFile(`${fixture}.json`, join(dir, "b-voice.onnx.json"));
+    await copyFile(fixture, join(dir, "no-config.onnx"));
+    const { voices, problems } = await listPiperVoices(dir);
+    assert.deepEqual(
+      voices.map((v) => [v.name, v.language, v.sampleRate]),
+      [["b-voice", "en-us", 22050]],
+    );
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /no-config\.onnx\.json/);
+
+    const de = { name: "a-de", modelPath: "", language: "de", sampleRate: 22050 };
+    const gb = { name: "a-gb", modelPath: "", language: "en-gb", sampleRate: 22050 };
+    assert.equal(piperVoiceFor([de, ...voices], null)?.name, "b-voice", "English (en-us first) by default");
+    assert.equal(piperVoiceFor([de, gb], null)?.name, "a-gb", "any English voice when no en-us one");
+    assert.equal(piperVoiceFor([de, gb], "de")?.name, "a-de");
+    assert.equal(piperVoiceFor([gb], "fr"), undefined);
+    assert.ok((await synthesizerLanguages("", dir)).includes("en-us"), "its language is one the server speaks");
+  });
+
+  test("synthesizeSpeech with a Piper voice: its sentences, at the rate asked for, with progress to 1", async () => {
+    const dir = await tempDir();
+    const out = join(dir, "speech.wav");
+    const progress: number[] = [];
+    const result = await synthesizeSpeech("One sentence. And another one!", out, {
+      synthesizer: "piper",
+      piperModelPath: fixture,
+      workDir: dir,
+      sampleRate: 16000,
+      onProgress: (f) => progress.push(f),
+    });
+    assert.equal(result.synthesizer, "piper");
+    assert.equal(result.pieces, 2);
+    assert.deepEqual(progress, [0.5, 1]);
+    const info = await probe(out);
+    assert.equal(info.sampleRate, 16000);
+    assert.ok(Math.abs(info.seconds - result.seconds) < 0.05, `${info.seconds} vs ${result.seconds}`);
+    await assert.rejects(
+      synthesizeSpeech("Hi.", out, {
+        synthesizer: "piper",
+        piperModelPath: join(dir, "absent.onnx"),
+        workDir: dir,
+        sampleRate: 16000,
+      }),
+      SynthesizerMissingError,
+    );
   });
 });

@@ -10,8 +10,9 @@ export const CatalogueModelRecord = Type.Object(
     name: Type.String({
       description: "What `./mixdown.sh models pull` takes; once installed, what a separation's `model` names",
     }),
-    kind: Type.Union([Type.Literal("separation"), Type.Literal("voice-asset")], {
-      description: "`separation`: a separation model; `voice-asset`: what RVC voice models need (ContentVec, RMVPE)",
+    kind: Type.Union([Type.Literal("separation"), Type.Literal("voice-asset"), Type.Literal("tts-voice")], {
+      description:
+        "`separation`: a separation model; `voice-asset`: what RVC voice models need (ContentVec, RMVPE); `tts-voice`: a Piper voice text to speech speaks with (installed in TTS_PIPER_DIR)",
     }),
     family: Type.String(),
     stems: Type.Array(Type.String(), { description: "The stems the network outputs (empty for a voice asset)" }),
@@ -20,7 +21,8 @@ export const CatalogueModelRecord = Type.Object(
       description: "Its files together; null when a size is not published",
     }),
     verifiedBy: Type.Array(Type.String(), {
-      description: "What its download is checked against: `sha256`, `sha256-prefix` (demucs), `uvr-hash`, `size`",
+      description:
+        "What its download is checked against: `sha256`, `sha256-prefix` (demucs), `uvr-hash`, `md5` (Piper voices), `size`",
     }),
     licence: Type.String(),
     source: Type.String(),
@@ -41,6 +43,7 @@ function verifiedBy(files: ModelCatalogue["models"][number]["files"]): string[] 
     if (f.sha256) checks.add("sha256");
     if (f.sha256Prefix) checks.add("sha256-prefix");
     if (f.uvrHash) checks.add("uvr-hash");
+    if (f.md5) checks.add("md5");
     if (f.sizeBytes) checks.add("size");
   }
   return [...checks];

@@ -40,7 +40,7 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     language: Type.Optional(
       Type.String({
         description:
-          "Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English, by Festival's voice where installed. English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does",
+          "Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does",
       }),
     ),
     webhookUrl: WebhookUrlField,
@@ -72,7 +72,7 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
       schema: {
         tags,
         summary: "Create a text-to-speech (inference) job and queue it",
-        description: `The text is spoken by the server's base synthesizer (Festival's HTS voice cmu_us_slt_arctic_hts, or espeak-ng where Festival is not installed; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. \`inputTtsText\`: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' \`files=\` and curl's \`-F name=@file\` do): UTF-8 text, up to ${maxChars * 4} bytes each, read as the field's value.`,
+        description: `The text is spoken by the server's base synthesizer (a Piper voice for the language where one is installed, else Festival's HTS voice cmu_us_slt_arctic_hts for English, else espeak-ng; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. \`inputTtsText\`: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' \`files=\` and curl's \`-F name=@file\` do): UTF-8 text, up to ${maxChars * 4} bytes each, read as the field's value.`,
         security: bearerSecurity,
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,

@@ -281,7 +281,7 @@ async function availableCommand(argv: string[], env: Record<string, string | und
         m.stems?.join(",") ?? "-",
         size === undefined ? "?" : `${(size / 1024 / 1024).toFixed(0)} MB`,
         quality(m),
-        m.kind === "voice-asset" ? "RVC voice conversion" : servesOf(m),
+        m.kind === "voice-asset" ? "RVC voice conversion" : m.kind === "tts-voice" ? "text to speech" : servesOf(m),
       ];
     }),
   ];

@@ -11,7 +11,11 @@ import {
   synthesizeSpeech,
   synthesizerFor,
   installedLanguages,
+  listPiperVoices,
+  piperVoiceFor,
+  type InstalledPiperVoice,
   type SynthesizerChoice,
+  type SynthesizerName,
 } from "@mixdown/voice/speech";
 import type { JobHandler } from "../run-job.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
@@ -22,6 +26,8 @@ export interface TtsJobDeps {
   storage: ObjectStorage;
   /** TTS_SYNTHESIZER. */
   synthesizer: SynthesizerChoice;
+  /** TTS_PIPER_DIR, resolved: the Piper voices `auto` and `piper` speak with. */
+  piperDir: string;
   pool: VoiceConversionPool;
   modelFiles: VoiceModelFiles;
   losslessFormat: "wav" | "flac";
@@ -44,15 +50,31 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
         throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
       const speechPath = join(workDir, "speech.wav");
       let spoken;
+      let piper: InstalledPiperVoice | undefined;
       try {
         // The API checked the language against its own machine's synthesizers; this one may differ.
-        const language = row.language === null ? null : checkLanguage(row.language, await installedLanguages());
-        let synthesizer = await synthesizerFor(deps.synthesizer, language);
-        // Festival's voice is English: a text in another script goes to espeak-ng where the setting allows it.
-        if (language === null && synthesizer === "festival" && deps.synthesizer === "auto" && !festivalCanSpeak(row.inputText))
-          synthesizer = await resolveSynthesizer("espeak-ng").catch(() => synthesizer);
+        const language = row.language === null ? null : checkLanguage(row.language, await installedLanguages(deps.piperDir));
+        // A Piper voice for the language speaks first where the setting allows it (and is installed).
+        piper =
+          deps.synthesizer === "auto" || deps.synthesizer === "piper"
+            ? piperVoiceFor((await listPiperVoices(deps.piperDir)).voices, language)
+            : undefined;
+        let synthesizer: SynthesizerName;
+        if (piper) synthesizer = "piper";
+        else if (deps.synthesizer === "piper")
+          throw new SynthesizerMissingError(
+            `TTS_SYNTHESIZER=piper and no Piper voice in ${deps.piperDir} speaks ${language ?? "English"} (./mixdown.sh models pull piper-<voice>)`,
+          );
+        else {
+          const choice = deps.synthesizer;
+          synthesizer = await synthesizerFor(choice, language);
+          // Festival's voice is English: a text in another script goes to espeak-ng where the setting allows it.
+          if (language === null && synthesizer === "festival" && choice === "auto" && !festivalCanSpeak(row.inputText))
+            synthesizer = await resolveSynthesizer("espeak-ng").catch(() => synthesizer);
+        }
         spoken = await synthesizeSpeech(row.inputText, speechPath, {
           synthesizer,
+          ...(piper ? { piperModelPath: piper.modelPath } : {}),
           ...(language === null ? {} : { language }),
           workDir,
           sampleRate: model.sampleRate,
@@ -67,7 +89,8 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
         if (err instanceof LanguageUnavailableError) throw new JobFailure("bad-input", err.message);
         throw err;
       }
-      log.info({ synthesizer: spoken.synthesizer, pieces: spoken.pieces, seconds: spoken.seconds }, "spoken");
+      const synthesizerName = piper ? `piper:${piper.name}` : spoken.synthesizer;
+      log.info({ synthesizer: synthesizerName, pieces: spoken.pieces, seconds: spoken.seconds }, "spoken");
 
       const modelPath = await deps.modelFiles.resolve(model);
       const indexPath = await deps.modelFiles.resolveIndex(model);
@@ -95,7 +118,7 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
         deps.storage.putFile(outputKey, result.output),
         deps.storage.putFile(lossyOutputKey, result.lossyOutput),
       ]);
-      return { outputKey, lossyOutputKey, synthesizer: spoken.synthesizer };
+      return { outputKey, lossyOutputKey, synthesizer: synthesizerName };
     },
     async discard({ rowId }) {
       await deps.storage.deletePrefix(`outputs/tts/${rowId}/`);
