@@ -198,6 +198,15 @@ export async function postForm(
   });
 }
 
+/** POSTs a JSON body to an API route with the deployment's key. */
+export function postJson(d: Deployment, route: string, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${d.baseUrl}/api/kits/v1/${route}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
 export async function getJson(d: Deployment, route: string): Promise<any> {
   const res = await fetch(`${d.baseUrl}/api/kits/v1/${route}`, { headers: { authorization: `Bearer ${d.key}` } });
   if (!res.ok) throw new Error(`GET ${route}: ${res.status} ${await res.text()}`);

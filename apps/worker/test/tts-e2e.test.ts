@@ -15,6 +15,7 @@ import {
   download,
   getJson,
   postForm,
+  postJson,
   probe,
   startDeployment,
   waitForEnd,
@@ -52,12 +53,7 @@ describe("text-to-speech jobs through the API and the worker", () => {
     await d?.stop();
   });
 
-  const tts = (body: Record<string, unknown>) =>
-    fetch(`${d.baseUrl}/api/kits/v1/tts`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
+  const tts = (body: Record<string, unknown>) => postJson(d, "tts", body);
 
   it("speaks a text with Festival's HTS voice and converts it with a native voice: success, wav and mp3 at the model's rate, speech in them", async () => {
     const text = "Every voice has a story. This one was typed, spoken by a synthesizer, and sung back in another voice!";

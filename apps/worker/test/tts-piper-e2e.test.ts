@@ -7,7 +7,7 @@ import { registerVoiceCatalogue } from "@mixdown/db";
 import { testFilesDir } from "@mixdown/devstack";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { download, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { download, postJson, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 // The random-weight Piper voice of packages/voice/test/fixtures/piper, installed as `models pull`
 // installs one: its .onnx and .onnx.json in TTS_PIPER_DIR.
@@ -35,12 +35,7 @@ describe("text-to-speech with a Piper voice installed", () => {
     await d?.stop();
   });
 
-  const tts = (body: Record<string, unknown>) =>
-    fetch(`${d.baseUrl}/api/kits/v1/tts`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${d.key}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
+  const tts = (body: Record<string, unknown>) => postJson(d, "tts", body);
 
   it("English goes to the Piper voice (auto), sentence by sentence, then through the voice model; German, which no Piper voice here speaks, to espeak-ng", async () => {
     const created = await tts({ voiceModelId: aria, inputTtsText: "Hello, world! How are you today? Fine." });

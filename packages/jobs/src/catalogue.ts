@@ -145,6 +145,29 @@ export const JOB_CATALOGUE = {
 
 export const JOB_KINDS = Object.keys(JOB_CATALOGUE) as JobKind[];
 
+/**
+ * The kinds whose rows live in a job table (`rows: "job-table"`): the ones a caller creates,
+ * lists, cancels and gets webhooks for, and /metrics counts. Derived from the catalogue, so a kind
+ * added there joins every list keyed by these (cancels, idempotency, counts, metrics, webhooks).
+ */
+export type JobTableKind = {
+  [K in JobKind]: (typeof JOB_CATALOGUE)[K]["rows"] extends "job-table" ? K : never;
+}[JobKind];
+export const JOB_TABLE_KINDS = JOB_KINDS.filter((k): k is JobTableKind => JOB_CATALOGUE[k].rows === "job-table");
+
+type Snake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${Snake<B>}` : S;
+/**
+ * A job table kind as the records, the metrics and the idempotency keys spell it: the separation
+ * table's two kinds by their database enum (`vocal_separation`, `stem_split`), the others with
+ * `_` (`voice_conversion`, `tts`).
+ */
+export type RecordKind = SeparationDbKind | Snake<Exclude<JobTableKind, "separation">>;
+export const RECORD_KINDS: readonly RecordKind[] = JOB_TABLE_KINDS.flatMap((k): RecordKind[] =>
+  k === "separation"
+    ? Object.values(SEPARATION_KINDS).map((s) => s.dbKind)
+    : [k.replaceAll("-", "_") as Snake<Exclude<JobTableKind, "separation">>],
+);
+
 /** The entry of a kind, typed by its payload. */
 export function jobKind<K extends JobKind>(kind: K): JobKindEntry<K> {
   return JOB_CATALOGUE[kind] as unknown as JobKindEntry<K>;

@@ -5,8 +5,11 @@ import {
   bullJobName,
   concurrencyOf,
   concurrencySettings,
+  JOB_CATALOGUE,
   JOB_KINDS,
+  JOB_TABLE_KINDS,
   JobFailure,
+  RECORD_KINDS,
   rowIdOf,
   SEPARATION_KINDS,
   separationKindOf,
@@ -55,4 +58,10 @@ test("a job failure keeps its kind across a structured clone (the thread boundar
   assert.equal(received.message, "cannot decode");
   assert.equal(received.retryable, false);
   assert.equal(new JobFailure("transient", "s3 down").retryable, true);
+});
+
+test("the job table kinds and their record spellings are derived from the catalogue's `rows`", () => {
+  assert.deepEqual(JOB_TABLE_KINDS, ["separation", "voice-conversion", "voice-blend", "tts"]);
+  assert.deepEqual(RECORD_KINDS, ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts"]);
+  for (const kind of JOB_KINDS) assert.equal(JOB_TABLE_KINDS.includes(kind as never), JOB_CATALOGUE[kind].rows === "job-table");
 });

@@ -1,10 +1,11 @@
 import type { MixdownJobTables } from "@mixdown/db";
+import type { JobTableKind } from "@mixdown/jobs";
 import type { CancelNotice, JobQueues } from "@mixdown/queue";
 import type { FastifyBaseLogger } from "fastify";
 import { conflict, notFound } from "../http/errors.ts";
 
-/** The kinds a client may cancel (`POST .../:id/cancel`); builds and media renders are the service's own work. */
-export type CancellableKind = "separation" | "voice-conversion" | "voice-blend" | "tts";
+/** The kinds a client may cancel (`POST .../:id/cancel`): those with a job table; builds and media renders are the service's own work. */
+export type CancellableKind = JobTableKind;
 
 /**
  * Cancels a caller's job: the row ends `cancelled` at once, in the same conditional update the

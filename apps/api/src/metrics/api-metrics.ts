@@ -1,5 +1,5 @@
 import type { ServiceCountRepository } from "@mixdown/db";
-import { JOB_KINDS as QUEUES } from "@mixdown/jobs";
+import { JOB_KINDS as QUEUES, RECORD_KINDS as JOB_KINDS } from "@mixdown/jobs";
 import type { JobQueues } from "@mixdown/queue";
 import type { FastifyBaseLogger } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
@@ -7,7 +7,6 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 /** BullMQ states reported per queue. */
 const QUEUE_STATES = ["waiting", "prioritized", "delayed", "active", "completed", "failed"] as const;
 const JOB_STATUSES = ["running", "success", "error", "cancelled"] as const;
-const JOB_KINDS = ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts"] as const;
 /** A scrape must answer even when Redis or Postgres does not; a source slower than this is reported down. */
 const SOURCE_TIMEOUT_MS = 2_000;
 

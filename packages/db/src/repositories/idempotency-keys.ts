@@ -1,8 +1,9 @@
+import type { RecordKind } from "@mixdown/jobs";
 import { Prisma, type IdempotencyKey, type PrismaClient } from "../generated/prisma/client.ts";
 
-/** What a create made, so that a replay can read its current state. */
+/** What a create made, so that a replay can read its current state: a job of a job table kind, or an imported voice model. */
 export interface IdempotentResource {
-  kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "voice_model";
+  kind: RecordKind | "voice_model";
   id: number;
 }
 
