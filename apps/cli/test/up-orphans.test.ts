@@ -62,15 +62,20 @@ async function allGone(pids: Record<string, number>, since: number): Promise<voi
   assert.deepEqual(left, [], `${GONE_WITHIN_MS / 1000} s after up was killed these still run`);
 }
 
+/** An `up` (with `env`) that has served its first key, and the pids of its children. */
+async function startedUp(env: Record<string, string> = {}) {
+  const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()), ...env });
+  ups.push(up);
+  await up.key;
+  return { up, pids: childPids(up) };
+}
+
 describe("children of a killed mixdown up", () => {
   test(
     `a SIGKILLed up takes its API, worker, redis-server and PostgreSQL with it within ${GONE_WITHIN_MS / 1000} s`,
     { timeout: 240_000 },
     async () => {
-      const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) });
-      ups.push(up);
-      await up.key;
-      const pids = childPids(up);
+      const { up, pids } = await startedUp();
       const watchdogs = watchdogsOf(up.child.pid!);
       assert.equal(watchdogs.length, 4, "one watchdog per child");
 
@@ -88,10 +93,7 @@ describe("children of a killed mixdown up", () => {
     `an up sent SIGTERM and SIGKILL 2 s later leaves nothing running ${GONE_WITHIN_MS / 1000} s later`,
     { timeout: 240_000 },
     async () => {
-      const up = await startUp({ WORKER_HEALTH_PORT: String(await freePort()) });
-      ups.push(up);
-      await up.key;
-      const pids = childPids(up);
+      const { up, pids } = await startedUp();
 
       process.kill(up.child.pid!, "SIGTERM");
       await new Promise((r) => setTimeout(r, 2_000));
@@ -107,14 +109,10 @@ describe("children of a killed mixdown up", () => {
     "the next up of the same state dir stops the redis-server, PostgreSQL and worker a killed up left running, and starts",
     { timeout: 360_000 },
     async () => {
-      const first = await startUp({
+      const { up: first, pids } = await startedUp({
         // A worker that does not watch its parent (as before STOP_WHEN_STDIN_CLOSES): it lives on.
         MIXDOWN_UP_TEST_WORKER_ENTRY: "apps/cli/test/fixtures/parent-blind-worker.ts",
-        WORKER_HEALTH_PORT: String(await freePort()),
       });
-      ups.push(first);
-      await first.key;
-      const pids = childPids(first);
       // Without its watchdogs (as an `up` before them, or a watchdog killed with it), a killed up leaves its servers running.
       for (const pid of watchdogsOf(first.child.pid!)) process.kill(pid, "SIGKILL");
       process.kill(first.child.pid!, "SIGKILL");

@@ -1,3 +1,4 @@
+import type { AudioProbe } from "@mixdown/audio";
 import type {
   EnsembleAlgorithm,
   EnsembleStem,
@@ -21,6 +22,8 @@ export interface SeparationThreadData {
 
 export interface SeparationRequest {
   inputPath: string;
+  /** the input's probe, when the job has one (saves probing it again) */
+  inputProbe?: AudioProbe;
   modelName: string;
   outDir: string;
   outputs: OutputSpec[];

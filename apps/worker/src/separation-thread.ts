@@ -35,6 +35,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
       return separateEnsemble({
         signal,
         inputPath: request.inputPath,
+        ...(request.inputProbe ? { probe: request.inputProbe } : {}),
         models,
         algorithm: request.ensemble.algorithm,
         stems: request.ensemble.stems,
@@ -47,6 +48,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
     return separateFile({
       signal,
       inputPath: request.inputPath,
+      ...(request.inputProbe ? { probe: request.inputProbe } : {}),
       model,
       outDir: request.outDir,
       outputs: request.outputs,

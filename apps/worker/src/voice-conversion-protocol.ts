@@ -1,3 +1,4 @@
+import type { AudioProbe } from "@mixdown/audio";
 import type { ConversionParams, ConvertVoiceFileResult } from "@mixdown/voice";
 import { TaskThreadPool } from "./task-threads.ts";
 
@@ -17,6 +18,8 @@ export interface VoiceThreadData {
 
 export interface VoiceConversionRequest {
   inputPath: string;
+  /** the input's probe, when the job has one (saves probing it again) */
+  inputProbe?: AudioProbe;
   backingPath?: string;
   modelPath: string;
   /** The RVC model's feature index, if it has one. */

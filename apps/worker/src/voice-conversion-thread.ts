@@ -62,6 +62,7 @@ serveTasks<VoiceConversionRequest, ConvertVoiceFileResult>({
     return convertVoiceFile({
       signal,
       inputPath: request.inputPath,
+      ...(request.inputProbe ? { probe: request.inputProbe } : {}),
       ...(request.backingPath ? { backingPath: request.backingPath } : {}),
       engine,
       params: request.params,

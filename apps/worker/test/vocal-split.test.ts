@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { decodeToPcm, encodeStereoPcm } from "@mixdown/audio";
+import { concatSamples, decodeToPcm, encodeStereoPcm } from "@mixdown/audio";
 import { resolveVocalSplit, writeRemainder } from "../src/jobs/vocal-split.ts";
 
 const split = { name: "vocalsplit", stems: ["lead", "harmony", "reverb"] };
@@ -50,13 +50,7 @@ describe("the lead as the remainder of the whole vocal", () => {
   async function read(path: string): Promise<Float32Array> {
     const blocks: Float32Array[] = [];
     for await (const b of decodeToPcm(path, { sampleRate: 44100 })) blocks.push(b);
-    const out = new Float32Array(blocks.reduce((n, b) => n + b.length, 0));
-    let o = 0;
-    for (const b of blocks) {
-      out.set(b, o);
-      o += b.length;
-    }
-    return out;
+    return concatSamples(blocks, (n) => new Float32Array(n));
   }
 
   it("is whole − harmony − reverb sample by sample, so the three add up to the whole vocal", async () => {

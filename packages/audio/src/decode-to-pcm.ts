@@ -1,8 +1,10 @@
+import { open } from "node:fs/promises";
 import { PassThrough } from "node:stream";
 import ffmpeg from "fluent-ffmpeg";
 import { AudioDecodeError } from "./errors.ts";
 import { PIPE_BUFFER_BYTES, startFfmpeg } from "./ffmpeg-process.ts";
 import { probeAudio, type AudioProbe } from "./probe-audio.ts";
+import { readWavLayout, type WavLayout } from "./wav-header.ts";
 
 export interface DecodeToPcmOptions {
   /** rate of the blocks; ffmpeg resamples with soxr when the input differs */
@@ -21,6 +23,12 @@ export interface DecodeToPcmOptions {
  * channels at unity gain (ffmpeg's own upmix would lower it by 3 dB); more
  * than two channels are downmixed with ffmpeg's standard matrix.
  *
+ * A plain PCM WAV file (one or two channels) already at `sampleRate` is read
+ * here, without ffmpeg: a process start costs ~0.2 s of CPU, more than the
+ * decode of a short file, and a job reads its own lossless stems back this
+ * way. The samples are converted as ffmpeg converts them (integer / 2^(bits−1),
+ * float64 rounded to float32), so the blocks are the same bytes either way.
+ *
  * Each yielded block is a new array the consumer may keep.
  */
 export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): AsyncGenerator<Float32Array, void, undefined> {
@@ -29,8 +37,20 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new RangeError(`invalid sampleRate ${sampleRate}`);
   if (!Number.isInteger(blockFrames) || blockFrames <= 0) throw new RangeError(`invalid blockFrames ${blockFrames}`);
   signal?.throwIfAborted();
-  const probe = options.probe ?? (await probeAudio(path));
+  const wav = options.probe && options.probe.format !== "wav" ? undefined : await readWavLayout(path);
+  if (wav && wav.probe.sampleRate === sampleRate && wav.probe.channels <= 2) {
+    yield* readWavPcm(path, wav, blockFrames, signal);
+    return;
+  }
+  yield* decodeWithFfmpeg(path, { ...options, probe: options.probe ?? wav?.probe ?? (await probeAudio(path)), blockFrames });
+}
 
+/** decodeToPcm through ffmpeg, whatever the input (exported for the test that holds the WAV path to it). */
+export async function* decodeWithFfmpeg(
+  path: string,
+  options: DecodeToPcmOptions & { probe: AudioProbe; blockFrames: number },
+): AsyncGenerator<Float32Array, void, undefined> {
+  const { sampleRate, signal, probe, blockFrames } = options;
   const filters: string[] = [];
   if (probe.channels === 1) filters.push("pan=stereo|c0=c0|c1=c0");
   filters.push(`aresample=${sampleRate}:resampler=soxr`);
@@ -85,5 +105,76 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   } finally {
     signal?.removeEventListener("abort", onAbort);
     if (!finished) decoder.kill();
+  }
+}
+
+/** Reads one sample as float32 from `view` at `at`, as ffmpeg's decoder and converter give it. */
+function sampleReader(codec: string): ((view: DataView, at: number) => number) | undefined {
+  switch (codec) {
+    case "pcm_u8":
+      return (v, at) => (v.getUint8(at) - 128) / 128;
+    case "pcm_s16le":
+      return (v, at) => v.getInt16(at, true) / 32768;
+    case "pcm_s24le":
+      return (v, at) => (v.getUint8(at) | (v.getUint8(at + 1) << 8) | (v.getInt8(at + 2) << 16)) / 8388608;
+    case "pcm_s32le":
+      return (v, at) => v.getInt32(at, true) / 2147483648;
+    case "pcm_f32le":
+      return (v, at) => v.getFloat32(at, true);
+    case "pcm_f64le":
+      return (v, at) => v.getFloat64(at, true);
+    default:
+      return undefined;
+  }
+}
+
+/** decodeToPcm for a plain one- or two-channel PCM WAV file at the wanted rate. */
+async function* readWavPcm(
+  path: string,
+  wav: WavLayout,
+  blockFrames: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Float32Array, void, undefined> {
+  const read = sampleReader(wav.probe.codec);
+  if (!read) throw new AudioDecodeError(path, `unsupported WAV sample format ${wav.probe.codec}`);
+  const { channels } = wav.probe;
+  const bytesPerSample = wav.blockAlign / channels;
+  const handle = await open(path, "r");
+  // as the ffmpeg path kills its process: an abort closes the file even if the consumer never
+  // resumes or returns this generator
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= handle.close());
+  const onAbort = () => void close().catch(() => {});
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const bytes = new Uint8Array(blockFrames * wav.blockAlign);
+    const view = new DataView(bytes.buffer);
+    let position = wav.dataOffset;
+    let left = wav.dataBytes;
+    while (left > 0) {
+      signal?.throwIfAborted();
+      const want = Math.min(bytes.length, left);
+      let got = 0;
+      while (got < want) {
+        const { bytesRead } = await handle.read(bytes, got, want - got, position + got).catch((err: unknown) => {
+          throw signal?.aborted ? signal.reason : err;
+        });
+        if (bytesRead === 0) throw new AudioDecodeError(path, "the WAV file ends before its data chunk does");
+        got += bytesRead;
+      }
+      position += got;
+      left -= got;
+      const frames = got / wav.blockAlign;
+      const block = new Float32Array(frames * 2);
+      for (let f = 0, at = 0; f < frames; f++, at += wav.blockAlign) {
+        const l = read(view, at);
+        block[2 * f] = l;
+        block[2 * f + 1] = channels === 2 ? read(view, at + bytesPerSample) : l;
+      }
+      yield block;
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    await close();
   }
 }

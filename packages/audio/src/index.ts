@@ -8,6 +8,8 @@ export {
   type ProbeOptions,
 } from "./probe-audio.ts";
 export { decodeToPcm, type DecodeToPcmOptions } from "./decode-to-pcm.ts";
+export { probeWavHeader } from "./wav-header.ts";
+export { concatSamples } from "./samples.ts";
 export { countDecodedFrames, countDecodedFramesWithin } from "./count-decoded-frames.ts";
 export {
   StereoPcmEncoder,

@@ -16,6 +16,17 @@ function codecName(format: number, bits: number): string | undefined {
   return undefined;
 }
 
+/** Where a plain PCM WAV file's samples are and how they are stored. */
+export interface WavLayout {
+  probe: AudioProbe;
+  /** byte offset of the first sample */
+  dataOffset: number;
+  /** bytes of samples (frames × blockAlign) */
+  dataBytes: number;
+  /** bytes per frame */
+  blockAlign: number;
+}
+
 /**
  * The probe of a plain RIFF/WAVE file with integer or float PCM, read from its
  * header in a few microseconds instead of an ffprobe run (a process start,
@@ -24,6 +35,11 @@ function codecName(format: number, bits: number): string | undefined {
  * gives undefined, and the caller asks ffprobe.
  */
 export async function probeWavHeader(path: string): Promise<AudioProbe | undefined> {
+  return (await readWavLayout(path))?.probe;
+}
+
+/** probeWavHeader's reading, with where the samples lie (for reading them without ffmpeg). */
+export async function readWavLayout(path: string): Promise<WavLayout | undefined> {
   let handle;
   try {
     handle = await open(path, "r");
@@ -64,14 +80,19 @@ export async function probeWavHeader(path: string): Promise<AudioProbe | undefin
         if (body + length > size || length % blockAlign !== 0) return undefined;
         const frames = length / blockAlign;
         return {
-          format: "wav",
-          codec,
-          sampleRate,
-          channels,
-          duration: frames / sampleRate,
-          frames,
-          framesExact: true,
-          bitRate: sampleRate * channels * bits,
+          probe: {
+            format: "wav",
+            codec,
+            sampleRate,
+            channels,
+            duration: frames / sampleRate,
+            frames,
+            framesExact: true,
+            bitRate: sampleRate * channels * bits,
+          },
+          dataOffset: body,
+          dataBytes: length,
+          blockAlign,
         };
       }
       at = body + length + (length & 1);

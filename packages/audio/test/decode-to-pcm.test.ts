@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { AudioDecodeError, decodeToPcm } from "../src/index.ts";
+import ffmpeg from "fluent-ffmpeg";
+import { decodeWithFfmpeg } from "../src/decode-to-pcm.ts";
+import { AudioDecodeError, decodeToPcm, probeAudio } from "../src/index.ts";
 import { readStereo, sine, snrDb, toneOf, withTempDir, writeTone } from "./support/fixtures.ts";
 
 const TARGET_RATE = 44100;
@@ -89,6 +91,100 @@ describe("decodeToPcm", () => {
       }, AudioDecodeError);
     });
   });
+
+  /**
+   * A WAV file of `frames` random samples: every bit pattern for integers, floats over ±1.5 with
+   * some denormals; WAVE_FORMAT_EXTENSIBLE above 16 bits, as ffmpeg and most DAWs write it.
+   */
+  async function writeRandomWav(
+    path: string,
+    codec: string,
+    channels: number,
+    sampleRate: number,
+    frames: number,
+  ): Promise<void> {
+    const bits = Number(/(\d+)/.exec(codec)![1]);
+    const float = codec.startsWith("pcm_f");
+    const extensible = bits > 16 || channels > 2;
+    const blockAlign = (channels * bits) / 8;
+    const data = Buffer.alloc(frames * blockAlign);
+    let seed = 12345;
+    const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+    for (let i = 0; i < data.length / (bits / 8); i++) {
+      const at = (i * bits) / 8;
+      if (codec === "pcm_f32le") data.writeFloatLE(i % 97 === 0 ? 1e-40 * random() : (random() - 0.5) * 3, at);
+      else if (codec === "pcm_f64le") data.writeDoubleLE(i % 97 === 0 ? 1e-310 * random() : (random() - 0.5) * 3, at);
+      else for (let b = 0; b < bits / 8; b++) data[at + b] = Math.floor(random() * 256);
+    }
+    // the extremes of the integer range, at the start
+    if (!float && frames >= 2) (data.fill(0xff, 0, blockAlign), data.fill(0x00, blockAlign, 2 * blockAlign));
+    const fmt = Buffer.alloc(extensible ? 40 : 16);
+    fmt.writeUInt16LE(extensible ? 0xfffe : float ? 3 : 1, 0);
+    fmt.writeUInt16LE(channels, 2);
+    fmt.writeUInt32LE(sampleRate, 4);
+    fmt.writeUInt32LE(sampleRate * blockAlign, 8);
+    fmt.writeUInt16LE(blockAlign, 12);
+    fmt.writeUInt16LE(bits, 14);
+    if (extensible) {
+      fmt.writeUInt16LE(22, 16);
+      fmt.writeUInt16LE(bits, 18);
+      fmt.writeUInt32LE(channels === 1 ? 0x4 : 0x3, 20);
+      // KSDATAFORMAT_SUBTYPE_PCM / _IEEE_FLOAT: the format tag, then the fixed GUID tail
+      Buffer.from([float ? 3 : 1, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xaa, 0, 0x38, 0x9b, 0x71]).copy(fmt, 24);
+    }
+    const chunk = (id: string, body: Buffer) => {
+      const head = Buffer.alloc(8);
+      head.write(id, 0, "latin1");
+      head.writeUInt32LE(body.length, 4);
+      return Buffer.concat([head, body, Buffer.alloc(body.length & 1)]);
+    };
+    // a LIST chunk after the samples, as taggers write it: not audio
+    const body = Buffer.concat([
+      Buffer.from("WAVE"),
+      chunk("fmt ", fmt),
+      chunk("data", data),
+      chunk("LIST", Buffer.from("INFOISFT\x04\x00\x00\x00abc\x00")),
+    ]);
+    await writeFile(path, Buffer.concat([chunk("RIFF", body).subarray(0, 8), body]));
+  }
+
+  /** fluent-ffmpeg back to the `ffmpeg` on PATH, as it finds it when nothing is set */
+  const ffmpegFromPath = () => ffmpeg.setFfmpegPath("ffmpeg");
+
+  async function collect(blocks: AsyncIterable<Float32Array>): Promise<{ bytes: Buffer; sizes: number[] }> {
+    const parts: Buffer[] = [];
+    const sizes: number[] = [];
+    for await (const block of blocks) {
+      parts.push(Buffer.from(block.buffer, block.byteOffset, block.byteLength));
+      sizes.push(block.length / 2);
+    }
+    return { bytes: Buffer.concat(parts), sizes };
+  }
+
+  for (const codec of ["pcm_u8", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le"]) {
+    for (const channels of [1, 2]) {
+      it(`reads ${codec} ${channels}ch WAV at its own rate without ffmpeg, to the same bytes as ffmpeg's decode`, async () => {
+        await withTempDir(async (dir) => {
+          const path = join(dir, "in.wav");
+          await writeRandomWav(path, codec, channels, 32000, 10_007);
+          const probe = await probeAudio(path);
+          assert.equal(probe.codec, codec);
+          const viaFfmpeg = await collect(decodeWithFfmpeg(path, { sampleRate: 32000, probe, blockFrames: 4096 }));
+          // with no ffmpeg to run, only the direct read can succeed
+          ffmpeg.setFfmpegPath(join(dir, "no-ffmpeg-here"));
+          let direct;
+          try {
+            direct = await collect(decodeToPcm(path, { sampleRate: 32000, blockFrames: 4096 }));
+          } finally {
+            ffmpegFromPath();
+          }
+          assert.deepEqual(direct.sizes, [4096, 4096, 1815]);
+          assert.equal(viaFfmpeg.bytes.length, 10_007 * 8);
+          assert.ok(direct.bytes.equals(viaFfmpeg.bytes), "the same float32 bytes as ffmpeg's");
+        });
+      });
+    }
+  }
 
   it("stops ffmpeg when aborted", async () => {
     await withTempDir(async (dir) => {

@@ -1,3 +1,4 @@
+import { concatSamples } from "@mixdown/audio";
 import { createRealFft, type RealFft } from "./real-fft.ts";
 import type { EnsembleAlgorithm } from "./ensemble-names.ts";
 
@@ -159,7 +160,7 @@ class SpectralEnsemble {
       const padded = ENSEMBLE_N_FFT / 2 + this.#received;
       while (this.#frame * ENSEMBLE_HOP + ENSEMBLE_N_FFT <= padded) pieces.push(this.#computeFrame(this.#received));
     }
-    return concat(pieces);
+    return concatSamples(pieces, (n) => new Float32Array(n));
   }
 
   finish(): Float32Array {
@@ -171,7 +172,7 @@ class SpectralEnsemble {
     while (this.#frame < total) pieces.push(this.#computeFrame(this.#received));
     // the stream's last samples lie only under frames already added: final now
     pieces.push(this.#emit(this.#received));
-    return concat(pieces);
+    return concatSamples(pieces, (n) => new Float32Array(n));
   }
 
   #append(blocks: readonly Float32Array[], frames: number): void {
@@ -307,16 +308,4 @@ class SpectralEnsemble {
     }
     return out;
   }
-}
-
-function concat(pieces: readonly Float32Array[]): Float32Array {
-  if (pieces.length === 1) return pieces[0]!;
-  if (pieces.length === 0) return new Float32Array(0);
-  const out = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { decodeToPcm, probeAudio, StereoPcmEncoder, type EncodeTarget } from "@mixdown/audio";
+import { decodeToPcm, probeAudio, StereoPcmEncoder, type AudioProbe, type EncodeTarget } from "@mixdown/audio";
 import { EnsembleMixer } from "./ensemble.ts";
 import type { EnsembleAlgorithm, EnsembleStem } from "./ensemble-names.ts";
 import type { FamilyModel } from "./families/family.ts";
@@ -16,6 +16,8 @@ import type { SeparationProgress } from "./separate-stream.ts";
 
 export interface SeparateEnsembleOptions {
   inputPath: string;
+  /** the input's probe, when the caller has it */
+  probe?: AudioProbe;
   /** two or more loaded models, in the order the ensemble names them (it matters to the uvr_* ties) */
   models: FamilyModel<SeparationManifest>[];
   algorithm: EnsembleAlgorithm;
@@ -78,6 +80,7 @@ export async function separateEnsemble(options: SeparateEnsembleOptions): Promis
       const own = [...new Set(stems.map((s) => s.from[i]!))];
       const result = await separateFile({
         inputPath: options.inputPath,
+        ...(options.probe ? { probe: options.probe } : {}),
         model,
         outDir: join(membersDir, String(i)),
         outputs: [{ format: "wav", sampleFormat: "f32" }],

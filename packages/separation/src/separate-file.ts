@@ -7,6 +7,7 @@ import {
   prepareFfmpeg,
   probeAudio,
   StereoPcmEncoder,
+  type AudioProbe,
   type EncodeTarget,
   type WavSampleFormat,
 } from "@mixdown/audio";
@@ -23,6 +24,8 @@ export type OutputSpec =
 
 export interface SeparateFileOptions {
   inputPath: string;
+  /** the input's probe, when the caller has it (saves an ffprobe run, and a count for a stream) */
+  probe?: AudioProbe;
   /** a loaded model of any family (ModelRegistry.load) */
   model: FamilyModel<SeparationManifest>;
   /** created if missing; files are `<stem>.<format>` */
@@ -87,7 +90,7 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
 
   let decodeMs = 0;
   const probeStart = performance.now();
-  const [probe] = await Promise.all([probeAudio(inputPath), prepareFfmpeg()]);
+  const [probe] = await Promise.all([options.probe ?? probeAudio(inputPath), prepareFfmpeg()]);
   decodeMs += performance.now() - probeStart;
   const outputRate = probe.sampleRate;
   // Without resampling the stream keeps the decoded length exactly. With it,

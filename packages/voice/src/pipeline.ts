@@ -1,7 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import ffmpeg from "fluent-ffmpeg";
-import { AudioDecodeError, countDecodedFrames, decodeToPcm, probeAudio, StereoPcmEncoder } from "@mixdown/audio";
+import { AudioDecodeError, countDecodedFrames, decodeToPcm, probeAudio, StereoPcmEncoder, type AudioProbe } from "@mixdown/audio";
 import { effectChainFilter } from "./effect-filters.ts";
 import type { ConversionParams } from "./conversion-params.ts";
 import type { VoiceEngine } from "./voice-engine.ts";
@@ -10,6 +10,8 @@ export type { ConversionParams };
 
 export interface ConvertVoiceFileRequest {
   inputPath: string;
+  /** the input's probe, when the caller has it (saves probing, and maybe counting, it again) */
+  probe?: AudioProbe;
   /** Optional backing track the converted voice is mixed onto. */
   backingPath?: string;
   engine: VoiceEngine;
@@ -58,7 +60,7 @@ export async function convertVoiceFile(request: ConvertVoiceFileRequest): Promis
   const lossless = request.lossless ?? "wav";
   await mkdir(outDir, { recursive: true });
   const t0 = performance.now();
-  const probe = await probeAudio(inputPath).catch((err: Error) => {
+  const probe = await (request.probe ? Promise.resolve(request.probe) : probeAudio(inputPath)).catch((err: Error) => {
     throw err instanceof AudioDecodeError ? err : new AudioDecodeError(inputPath, err.message, { cause: err });
   });
   const frames = probe.framesExact ? probe.frames : await countDecodedFrames(inputPath, signal);

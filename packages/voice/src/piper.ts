@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import * as ort from "onnxruntime-node";
 import { z } from "zod";
+import { concatSamples } from "@mixdown/audio";
 
 /** A file is not a Piper voice Mixdown can run (its config is missing, unreadable or of a kind it does not speak). */
 export class PiperVoiceError extends Error {
@@ -277,13 +278,7 @@ export class PiperVoice {
         if (phrase.silence > 0) parts.push(new Int16Array(phrase.silence));
       }
       if (sentenceSilence > 0) parts.push(new Int16Array(sentenceSilence));
-      const joined = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        joined.set(p, at);
-        at += p.length;
-      }
-      yield joined;
+      yield concatSamples(parts, (n) => new Int16Array(n));
       options.onProgress?.((index + 1) / sentences.length);
     }
   }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type SeparationModel, type VoiceModel } from "@mixdown/kits-client";
+import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
 import { POST_EFFECTS, PRE_EFFECTS } from "@mixdown/voice/effects-schema";
 import { conversionInputs, fieldHelp, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
 import { type Chain, EffectChain } from "../components/EffectChain.tsx";
@@ -166,9 +167,10 @@ function ConversionForm() {
   const [voice, setVoice] = useState<number | null>(null);
   const [sound, setSound] = useState<File | null>(null);
   const [backing, setBacking] = useState<File | null>(null);
-  const [strength, setStrength] = useState(0.5);
-  const [mix, setMix] = useState(0.5);
-  const [pitch, setPitch] = useState(0);
+  const { conversionStrength, modelVolumeMix, pitchShift } = CONVERSION_CONTROLS;
+  const [strength, setStrength] = useState<number>(conversionStrength.default);
+  const [mix, setMix] = useState<number>(modelVolumeMix.default);
+  const [pitch, setPitch] = useState<number>(pitchShift.default);
   const [pre, setPre] = useState<Chain>({});
   const [post, setPost] = useState<Chain>({});
   const [webhookUrl, setWebhookUrl] = useState("");
@@ -211,14 +213,31 @@ function ConversionForm() {
       <Slider
         label="Conversion strength"
         name="conversionStrength"
-        min={0}
-        max={1}
+        min={conversionStrength.min}
+        max={conversionStrength.max}
         step={0.01}
         value={strength}
         onChange={setStrength}
       />
-      <Slider label="Model volume mix" name="modelVolumeMix" min={0} max={1} step={0.01} value={mix} onChange={setMix} />
-      <Slider label="Pitch shift" name="pitchShift" min={-24} max={24} step={1} value={pitch} onChange={setPitch} unit=" st" />
+      <Slider
+        label="Model volume mix"
+        name="modelVolumeMix"
+        min={modelVolumeMix.min}
+        max={modelVolumeMix.max}
+        step={0.01}
+        value={mix}
+        onChange={setMix}
+      />
+      <Slider
+        label="Pitch shift"
+        name="pitchShift"
+        min={pitchShift.min}
+        max={pitchShift.max}
+        step={1}
+        value={pitch}
+        onChange={setPitch}
+        unit=" st"
+      />
       <EffectChain legend="Effects before conversion (pre)" id="pre" catalogue={PRE_EFFECTS} value={pre} onChange={setPre} />
       <EffectChain legend="Effects after conversion (post)" id="post" catalogue={POST_EFFECTS} value={post} onChange={setPost} />
       <FileDrop

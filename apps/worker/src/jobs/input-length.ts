@@ -1,4 +1,4 @@
-import { overDurationLimit, probeAudio, type DurationLimit } from "@mixdown/audio";
+import { overDurationLimit, probeAudio, type AudioProbe, type DurationLimit } from "@mixdown/audio";
 import { JobFailure } from "@mixdown/jobs";
 
 /**
@@ -6,17 +6,22 @@ import { JobFailure } from "@mixdown/jobs";
  * API refuses such uploads at create; this holds for jobs queued before the limit was lowered,
  * or by anything else that writes a row. Where the container states no length, the count stops
  * just past the limit. A file that does not probe is left to the job's own decode, whose error
- * names the problem. Resolves with the input's length in seconds, when it probed.
+ * names the problem. Resolves with the input's probe, when it probed: the job's decode takes it
+ * rather than probing (and, for a stream, counting) the file again.
  */
 export async function checkInputLength(
   path: string,
   limit: DurationLimit,
   what: string,
   signal: AbortSignal,
-): Promise<number | undefined> {
+): Promise<AudioProbe | undefined> {
   const probe = await probeAudio(path, { countUpToSeconds: limit.seconds, signal }).catch(() => null);
   signal.throwIfAborted();
   const tooLong = probe && overDurationLimit(probe, limit);
   if (tooLong) throw new JobFailure("bad-input", `The ${what} ${tooLong}`);
-  return probe && probe.sampleRate > 0 ? probe.frames / probe.sampleRate : undefined;
+  return probe && probe.sampleRate > 0 ? probe : undefined;
 }
+
+/** A probe's length in seconds. */
+export const probeSeconds = (probe: AudioProbe | undefined): number | undefined =>
+  probe ? probe.frames / probe.sampleRate : undefined;

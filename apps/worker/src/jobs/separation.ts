@@ -1,5 +1,5 @@
 import { checkFreeSpace } from "./free-space.ts";
-import { checkInputLength } from "./input-length.ts";
+import { checkInputLength, probeSeconds } from "./input-length.ts";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
@@ -92,7 +92,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
       signal.throwIfAborted();
-      const seconds = await checkInputLength(
+      const inputProbe = await checkInputLength(
         inputPath,
         { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
         "input",
@@ -113,12 +113,14 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       // Every stem of every member (an ensemble writes each member's before combining), the split's three.
       const outputFiles =
         model.members.reduce((n, m) => n + m.stems.length, 0) + (model.ensemble?.stems.length ?? 0) + (splitting ? 3 : 0);
+      const seconds = probeSeconds(inputProbe);
       if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: outputFiles, formats: outputs });
       // each model's pass takes about as long as the split's: an ensemble's members share more
       const firstShare = model.members.length / (model.members.length + 1);
       const result = await deps.pool.run(
         {
           inputPath,
+          ...(inputProbe ? { inputProbe } : {}),
           modelName: model.name,
           outDir: join(workDir, "out"),
           outputs,

@@ -4,7 +4,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import { readStoredConversionParams, StoredParamsError } from "@mixdown/voice/conversion-params";
 import type { JobHandler } from "../run-job.ts";
 import { checkFreeSpace } from "./free-space.ts";
-import { checkInputLength } from "./input-length.ts";
+import { checkInputLength, probeSeconds } from "./input-length.ts";
 import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
 
@@ -47,7 +47,8 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
         await deps.storage.downloadToFile(row.backingKey, backingPath);
       }
       const limit = { seconds: deps.maxInputSeconds, setting: "MAX_CONVERSION_SECONDS" };
-      const seconds = await checkInputLength(inputPath, limit, "input", signal);
+      const inputProbe = await checkInputLength(inputPath, limit, "input", signal);
+      const seconds = probeSeconds(inputProbe);
       if (backingPath) await checkInputLength(backingPath, limit, "backing track", signal);
       if (seconds !== undefined)
         await checkFreeSpace(workDir, {
@@ -65,6 +66,7 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
       const result = await deps.pool.run(
         {
           inputPath,
+          ...(inputProbe ? { inputProbe } : {}),
           ...(backingPath ? { backingPath } : {}),
           modelPath,
           ...(indexPath ? { indexPath } : {}),

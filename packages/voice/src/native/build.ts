@@ -1,4 +1,4 @@
-import { decodeToPcm } from "@mixdown/audio";
+import { concatSamples, decodeToPcm } from "@mixdown/audio";
 import { measureVoiceStatsOf } from "./measure.ts";
 import { writeNativeVoiceModel } from "./model-graph.ts";
 import { NATIVE_LAYOUT } from "./layout.ts";
@@ -25,13 +25,7 @@ export async function* monoBlocks(
 export async function readMono(path: string, sampleRate: number = NATIVE_LAYOUT.sampleRate): Promise<Float32Array> {
   const parts: Float32Array[] = [];
   for await (const b of monoBlocks(path, sampleRate)) parts.push(b);
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let i = 0;
-  for (const p of parts) {
-    out.set(p, i);
-    i += p.length;
-  }
-  return out;
+  return concatSamples(parts, (n) => new Float32Array(n));
 }
 
 /**
