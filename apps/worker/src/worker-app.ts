@@ -32,7 +32,7 @@ import { ensurePyTorch } from "@mixdown/python";
 import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
 import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
 import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
-import { ensembleStemsFor, modelServes, parseModelList, readSeparationModels } from "@mixdown/separation/catalog";
+import { parseModelList, readSeparationModels, resolveModelList } from "@mixdown/separation/catalog";
 import { runsOnJemalloc } from "@mixdown/separation/allocator";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./separation-protocol.ts";
 import type { TaskThreadPool } from "./task-threads.ts";
@@ -98,21 +98,16 @@ export async function checkSeparationSettings(
   ] as const;
   for (const [setting, value, kind] of settings) {
     // one model, or an ensemble's (the config schema refused empty and repeated names)
-    const members = parseModelList(value).map((name) => {
-      const model = models.find((m) => m.name === name);
-      if (!model)
-        throw new Error(
-          `${setting}="${value}": no separation model "${name}" in ${modelsDir} (installed: ${installed}${broken})`,
-        );
-      if (!modelServes(model, kind)) {
-        const fit = models.filter((m) => modelServes(m, kind)).map((m) => m.name);
-        throw new Error(
-          `${setting}="${value}": the model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${fit.join(", ") || "none"})`,
-        );
-      }
-      return model;
-    });
-    if (members.length > 1 && ensembleStemsFor(members, kind).stems.length === 0)
+    const resolved = resolveModelList(models, parseModelList(value), kind);
+    if (resolved.problem === "not-installed")
+      throw new Error(
+        `${setting}="${value}": no separation model "${resolved.name}" in ${modelsDir} (installed: ${installed}${broken})`,
+      );
+    if (resolved.problem === "cannot-serve")
+      throw new Error(
+        `${setting}="${value}": the model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${resolved.fit.join(", ") || "none"})`,
+      );
+    if (resolved.problem === "no-common-stem")
       throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
   }
   const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);

@@ -128,3 +128,39 @@ export function ensembleStemsFor(
     stems.push({ name: "backing", from: members.map(() => "backing") });
   return { stems, instruments: common };
 }
+
+/**
+ * Where a list of model names (one model, or an ensemble's) goes wrong for a job kind, if it does:
+ * a name no installed model has, a model that cannot serve the kind (`fit`: the installed ones that
+ * can), or an ensemble whose members have no stem in common. Each caller words it as its own error
+ * (the API a 422, the worker's start-up check an error naming the setting, a job a failure).
+ */
+export type ModelListProblem =
+  | { problem: "not-installed"; name: string; installed: string[] }
+  | { problem: "cannot-serve"; name: string; model: SeparationModelEntry; fit: string[] }
+  | { problem: "no-common-stem"; members: SeparationModelEntry[] };
+
+/**
+ * The installed models `names` picks for a job kind, in order, with what an ensemble of them writes
+ * (see ensembleStemsFor; one model: none), or the first problem.
+ */
+export function resolveModelList(
+  models: readonly SeparationModelEntry[],
+  names: readonly string[],
+  kind: SeparationJobKindName,
+):
+  | { members: SeparationModelEntry[]; ensemble?: { stems: EnsembleStem[]; instruments: string[] }; problem?: undefined }
+  | ModelListProblem {
+  const members: SeparationModelEntry[] = [];
+  for (const name of names) {
+    const model = models.find((m) => m.name === name);
+    if (!model) return { problem: "not-installed", name, installed: models.map((m) => m.name) };
+    if (!modelServes(model, kind))
+      return { problem: "cannot-serve", name, model, fit: models.filter((m) => modelServes(m, kind)).map((m) => m.name) };
+    members.push(model);
+  }
+  if (members.length < 2) return { members };
+  const ensemble = ensembleStemsFor(members, kind);
+  if (ensemble.stems.length === 0) return { problem: "no-common-stem", members };
+  return { members, ensemble };
+}

@@ -3,7 +3,7 @@ import { copyFile, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, test } from "node:test";
-import { ensembleStemsFor, readSeparationModels } from "../src/model-catalog.ts";
+import { ensembleStemsFor, readSeparationModels, resolveModelList, type SeparationModelEntry } from "../src/model-catalog.ts";
 
 const HTDEMUCS = join(import.meta.dirname, "fixtures/htdemucs");
 
@@ -64,5 +64,50 @@ describe("ensembleStemsFor", () => {
   it("models with no stem in common give nothing", () => {
     const guitars = { stems: ["guitar_l", "guitar_r"], outputStems: ["guitar_l", "guitar_r"] };
     assert.deepEqual(ensembleStemsFor([stems, guitars], "stem-split"), { stems: [], instruments: [] });
+  });
+});
+
+describe("resolveModelList", () => {
+  const entry = (name: string, stems: string[], outputStems: string[]): SeparationModelEntry => ({
+    name,
+    family: "mdx",
+    sampleRate: 44100,
+    stems,
+    outputStems,
+    file: `/models/${name}.onnx`,
+    sizeBytes: 1,
+  });
+  const vocals = entry("vocals", ["vocals"], ["vocals", "instrumental"]);
+  const stems = entry("stems", ["vocals", "drums", "bass", "other"], ["vocals", "drums", "bass", "other", "backing"]);
+  const guitars = entry("guitars", ["guitar_l", "guitar_r"], ["guitar_l", "guitar_r"]);
+  const installed = [guitars, stems, vocals];
+
+  it("one model: the model, no ensemble", () => {
+    assert.deepEqual(resolveModelList(installed, ["vocals"], "vocal-separation"), { members: [vocals] });
+  });
+
+  it("an ensemble: the members in the order named, and what they write together", () => {
+    assert.deepEqual(resolveModelList(installed, ["stems", "vocals"], "vocal-separation"), {
+      members: [stems, vocals],
+      ensemble: ensembleStemsFor([stems, vocals], "vocal-separation"),
+    });
+  });
+
+  it("names the first problem: a model not installed, one that cannot serve the kind (with those that can), no stem in common", () => {
+    assert.deepEqual(resolveModelList(installed, ["vocals", "karaoke"], "vocal-separation"), {
+      problem: "not-installed",
+      name: "karaoke",
+      installed: ["guitars", "stems", "vocals"],
+    });
+    assert.deepEqual(resolveModelList(installed, ["vocals"], "stem-split"), {
+      problem: "cannot-serve",
+      name: "vocals",
+      model: vocals,
+      fit: ["guitars", "stems"],
+    });
+    assert.deepEqual(resolveModelList(installed, ["stems", "guitars"], "stem-split"), {
+      problem: "no-common-stem",
+      members: [stems, guitars],
+    });
   });
 });

@@ -3,12 +3,11 @@ import { separationKindOf } from "@mixdown/jobs";
 import {
   DEFAULT_ENSEMBLE,
   ENSEMBLE_ALGORITHMS,
-  ensembleStemsFor,
   isEnsembleAlgorithm,
   modelServes,
   parseModelList,
   readSeparationModels,
-  type SeparationModelEntry,
+  resolveModelList,
 } from "@mixdown/separation/catalog";
 import { Type, type Static } from "typebox";
 import { unprocessable } from "../http/errors.ts";
@@ -84,40 +83,32 @@ export class SeparationModels {
     const twice = names.find((n, i) => names.indexOf(n) !== i);
     if (twice !== undefined) throw unprocessable(`model names "${twice}" twice: an ensemble's models must differ`);
     const { models } = await readSeparationModels(this.modelsDir);
-    const members = names.map((name) => this.#check(models, kind, name));
-    if (members.length === 1) {
+    const jobKind = separationKindOf(kind);
+    const resolved = resolveModelList(models, names, jobKind);
+    if (resolved.problem === "not-installed")
+      throw unprocessable(
+        `model ${JSON.stringify(resolved.name)} is not an installed separation model (installed: ${resolved.installed.join(", ") || "none"})`,
+      );
+    if (resolved.problem === "cannot-serve") {
+      const need = jobKind === "vocal-separation" ? "a model with a vocals stem" : "a multi-stem model";
+      throw unprocessable(
+        `model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${jobKind}: it needs ${need} (installed that can: ${resolved.fit.join(", ") || "none"})`,
+      );
+    }
+    if (names.length === 1) {
       if (ensembleField !== undefined)
         throw unprocessable(`ensemble needs two or more models (model=a,b); model names one (${JSON.stringify(names[0])})`);
-      return { model: members[0]!.name, ensemble: null };
+      return { model: names[0]!, ensemble: null };
     }
     const ensemble = ensembleField ?? DEFAULT_ENSEMBLE;
     if (!isEnsembleAlgorithm(ensemble))
       throw unprocessable(
         `ensemble ${JSON.stringify(ensemble)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`,
       );
-    const jobKind = separationKindOf(kind);
-    if (ensembleStemsFor(members, jobKind).stems.length === 0)
+    if (resolved.problem === "no-common-stem")
       throw unprocessable(
-        `the models ${names.join(", ")} have no stem in common (${members.map((m) => `${m.name}: ${m.stems.join(", ")}`).join("; ")}), so their ${jobKind} cannot be combined`,
+        `the models ${names.join(", ")} have no stem in common (${resolved.members.map((m) => `${m.name}: ${m.stems.join(", ")}`).join("; ")}), so their ${jobKind} cannot be combined`,
       );
     return { model: names.join(","), ensemble };
-  }
-
-  /** One name of a `model` field: 422 when no installed model has that name or it cannot serve the kind. */
-  #check(models: SeparationModelEntry[], kind: SeparationKind, name: string): SeparationModelEntry {
-    const jobKind = separationKindOf(kind);
-    const model = models.find((m) => m.name === name);
-    if (!model) {
-      const installed = models.map((m) => m.name).join(", ") || "none";
-      throw unprocessable(`model ${JSON.stringify(name)} is not an installed separation model (installed: ${installed})`);
-    }
-    if (!modelServes(model, jobKind)) {
-      const fit = models.filter((m) => modelServes(m, jobKind)).map((m) => m.name);
-      const need = jobKind === "vocal-separation" ? "a model with a vocals stem" : "a multi-stem model";
-      throw unprocessable(
-        `model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${jobKind}: it needs ${need} (installed that can: ${fit.join(", ") || "none"})`,
-      );
-    }
-    return model;
   }
 }

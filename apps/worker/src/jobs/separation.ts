@@ -5,11 +5,10 @@ import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
 import type { OutputSpec } from "@mixdown/separation";
 import {
-  ensembleStemsFor,
   isEnsembleAlgorithm,
-  modelServes,
   parseModelList,
   readSeparationModels,
+  resolveModelList,
   vocalPairOf,
   type EnsembleAlgorithm,
   type EnsembleStem,
@@ -60,22 +59,21 @@ async function jobModels(
   const value = row.model ?? (kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit);
   const { models } = await readSeparationModels(deps.modelsDir);
   const names = parseModelList(value);
-  const members = names.map((name) => {
-    const model = models.find((m) => m.name === name);
-    if (!model) throw new JobFailure("permanent", `The separation model "${name}" is not installed`);
-    if (!modelServes(model, kind))
-      throw new JobFailure(
-        "bad-input",
-        `The separation model "${name}" (stems: ${model.stems.join(", ")}) cannot serve a ${kind}`,
-      );
-    return model;
-  });
-  if (members.length === 1) return { members, name: members[0]!.name };
+  const resolved = resolveModelList(models, names, kind);
+  if (resolved.problem === "not-installed")
+    throw new JobFailure("permanent", `The separation model "${resolved.name}" is not installed`);
+  if (resolved.problem === "cannot-serve")
+    throw new JobFailure(
+      "bad-input",
+      `The separation model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind}`,
+    );
+  if (resolved.problem === "no-common-stem")
+    throw new JobFailure("bad-input", `The separation models ${names.join(", ")} have no stem in common`);
+  const { members, ensemble } = resolved;
+  if (!ensemble) return { members, name: members[0]!.name };
   const algorithm = row.ensemble ?? (kind === "vocal-separation" ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit);
   if (!isEnsembleAlgorithm(algorithm)) throw new JobFailure("permanent", `Unknown ensemble algorithm "${algorithm}"`);
-  const { stems, instruments } = ensembleStemsFor(members, kind);
-  if (stems.length === 0) throw new JobFailure("bad-input", `The separation models ${names.join(", ")} have no stem in common`);
-  return { members, name: names.join(","), ensemble: { algorithm, stems, instruments } };
+  return { members, name: names.join(","), ensemble: { algorithm, ...ensemble } };
 }
 
 /**
