@@ -38,7 +38,7 @@ export async function* decodeToPcm(path: string, options: DecodeToPcmOptions): A
   if (!Number.isInteger(blockFrames) || blockFrames <= 0) throw new RangeError(`invalid blockFrames ${blockFrames}`);
   signal?.throwIfAborted();
   const wav = options.probe && options.probe.format !== "wav" ? undefined : await readWavLayout(path);
-  if (wav && wav.probe.sampleRate === sampleRate && wav.probe.channels <= 2) {
+  if (wav && wav.probe.sampleRate === sampleRate && readsAsIs(wav)) {
     yield* readWavPcm(path, wav, blockFrames, signal);
     return;
   }
@@ -106,6 +106,16 @@ export async function* decodeWithFfmpeg(
     signal?.removeEventListener("abort", onAbort);
     if (!finished) decoder.kill();
   }
+}
+
+/**
+ * Whether ffmpeg's decode of this WAV is its samples as they are: one channel (copied to both), or
+ * two that are left and right (no speaker mask, or FL+FR). Two other speakers (FC+LFE, say) ffmpeg
+ * would remix to stereo, and more than two it downmixes.
+ */
+function readsAsIs(wav: WavLayout): boolean {
+  const { channels } = wav.probe;
+  return channels === 1 || (channels === 2 && (wav.channelMask === 0 || wav.channelMask === 0x3));
 }
 
 /** Reads one sample as float32 from `view` at `at`, as ffmpeg's decoder and converter give it. */

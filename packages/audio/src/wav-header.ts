@@ -25,6 +25,8 @@ export interface WavLayout {
   dataBytes: number;
   /** bytes per frame */
   blockAlign: number;
+  /** WAVE_FORMAT_EXTENSIBLE's speaker mask (0: none given, and for plain PCM) */
+  channelMask: number;
 }
 
 /**
@@ -51,7 +53,8 @@ export async function readWavLayout(path: string): Promise<WavLayout | undefined
     const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     if (bytesRead < 44 || head.toString("latin1", 0, 4) !== "RIFF" || head.toString("latin1", 8, 12) !== "WAVE") return undefined;
-    let fmt: { format: number; channels: number; sampleRate: number; blockAlign: number; bits: number } | undefined;
+    let fmt:
+      { format: number; channels: number; sampleRate: number; blockAlign: number; bits: number; channelMask: number } | undefined;
     let at = 12;
     while (at + 8 <= bytesRead) {
       const id = head.toString("latin1", at, at + 4);
@@ -60,6 +63,7 @@ export async function readWavLayout(path: string): Promise<WavLayout | undefined
       if (id === "fmt ") {
         if (length < 16 || body + length > bytesRead) return undefined;
         let format = head.readUInt16LE(body);
+        let channelMask = 0;
         const channels = head.readUInt16LE(body + 2);
         const sampleRate = head.readUInt32LE(body + 4);
         const blockAlign = head.readUInt16LE(body + 12);
@@ -68,9 +72,10 @@ export async function readWavLayout(path: string): Promise<WavLayout | undefined
           // the sub-format GUID's first two bytes carry the real format tag
           if (length < 40) return undefined;
           if (head.readUInt16LE(body + 16) >= 22 && head.readUInt16LE(body + 18) !== bits) return undefined;
+          channelMask = head.readUInt32LE(body + 20);
           format = head.readUInt16LE(body + 24);
         }
-        fmt = { format, channels, sampleRate, blockAlign, bits };
+        fmt = { format, channels, sampleRate, blockAlign, bits, channelMask };
       } else if (id === "data") {
         if (!fmt) return undefined;
         const codec = codecName(fmt.format, fmt.bits);
@@ -93,6 +98,7 @@ export async function readWavLayout(path: string): Promise<WavLayout | undefined
           dataOffset: body,
           dataBytes: length,
           blockAlign,
+          channelMask: fmt.channelMask,
         };
       }
       at = body + length + (length & 1);

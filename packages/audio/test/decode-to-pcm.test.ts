@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import ffmpeg from "fluent-ffmpeg";
@@ -102,6 +102,7 @@ describe("decodeToPcm", () => {
     channels: number,
     sampleRate: number,
     frames: number,
+    channelMask = channels === 1 ? 0x4 : 0x3,
   ): Promise<void> {
     const bits = Number(/(\d+)/.exec(codec)![1]);
     const float = codec.startsWith("pcm_f");
@@ -128,7 +129,7 @@ describe("decodeToPcm", () => {
     if (extensible) {
       fmt.writeUInt16LE(22, 16);
       fmt.writeUInt16LE(bits, 18);
-      fmt.writeUInt32LE(channels === 1 ? 0x4 : 0x3, 20);
+      fmt.writeUInt32LE(channelMask, 20);
       // KSDATAFORMAT_SUBTYPE_PCM / _IEEE_FLOAT: the format tag, then the fixed GUID tail
       Buffer.from([float ? 3 : 1, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xaa, 0, 0x38, 0x9b, 0x71]).copy(fmt, 24);
     }
@@ -185,6 +186,22 @@ describe("decodeToPcm", () => {
       });
     }
   }
+
+  it("leaves two channels that are not left and right (FC+LFE) to ffmpeg, which remixes them", async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, "in.wav");
+      await writeRandomWav(path, "pcm_s24le", 2, 32000, 5000, 0x4 | 0x8);
+      const probe = await probeAudio(path);
+      const viaFfmpeg = await collect(decodeWithFfmpeg(path, { sampleRate: 32000, probe, blockFrames: 32768 }));
+      const decoded = await collect(decodeToPcm(path, { sampleRate: 32000 }));
+      assert.ok(decoded.bytes.equals(viaFfmpeg.bytes), "decoded as ffmpeg decodes it");
+      // which is not the samples as they are
+      const raw = new Float32Array(viaFfmpeg.bytes.buffer, viaFfmpeg.bytes.byteOffset, viaFfmpeg.bytes.length / 4);
+      const data = await readFile(path);
+      const firstRight = data.readIntLE(data.indexOf("data") + 8 + 3, 3) / 8388608;
+      assert.notEqual(raw[1], firstRight, "ffmpeg remixed the two speakers");
+    });
+  });
 
   it("stops ffmpeg when aborted", async () => {
     await withTempDir(async (dir) => {

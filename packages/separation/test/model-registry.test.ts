@@ -17,6 +17,8 @@ import {
 } from "../src/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
 import { OnnxGraphBuilder } from "./support/onnx-builder.ts";
+import { familyFor } from "../src/families/index.ts";
+import { FAMILY_DESCRIPTORS } from "../src/families/manifests.ts";
 
 /** The registry loads any family; these tests run MDX-Net models and call MdxModel.run. */
 function mdx(model: unknown): MdxModel {
@@ -294,5 +296,22 @@ describe("ModelRegistry", () => {
     assert.equal(model.executionProvider, "cpu");
     assert.equal(model.fallbackReason, undefined);
     await registry.close();
+  });
+});
+
+describe("families", () => {
+  it("each architecture a manifest may name has one family, whose manifest side is its descriptor's", () => {
+    assert.deepEqual(
+      FAMILY_DESCRIPTORS.map((d) => d.architecture),
+      ["mdx", "htdemucs", "bs_roformer", "mel_band_roformer", "mdx23c"],
+    );
+    for (const descriptor of FAMILY_DESCRIPTORS) {
+      const family = familyFor(descriptor.architecture, "test.json");
+      assert.equal(family.architecture, descriptor.architecture);
+      assert.equal(family.parseManifest, descriptor.parseManifest);
+      assert.equal(family.outputStems, descriptor.outputStems);
+      assert.equal(typeof family.load, "function");
+    }
+    assert.throws(() => familyFor("toString", "x.json"), /unsupported architecture "toString"/);
   });
 });

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type SeparationModel, type VoiceModel } from "@mixdown/kits-client";
-import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
+import { CONVERSION_CONTROLS, type ConversionControlName } from "@mixdown/voice/conversion-params";
 import { POST_EFFECTS, PRE_EFFECTS } from "@mixdown/voice/effects-schema";
 import { conversionInputs, fieldHelp, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
 import { type Chain, EffectChain } from "../components/EffectChain.tsx";
@@ -154,6 +154,12 @@ function Slider(props: {
   );
 }
 
+/** A slider for one of a conversion's numeric controls, with the range the API accepts. */
+function ControlSlider(props: Omit<Parameters<typeof Slider>[0], "min" | "max"> & { name: ConversionControlName }) {
+  const { min, max } = CONVERSION_CONTROLS[props.name];
+  return <Slider {...props} min={min} max={max} />;
+}
+
 function useVoiceModels(): VoiceModel[] {
   const [models, setModels] = useState<VoiceModel[]>([]);
   useEffect(() => {
@@ -167,10 +173,9 @@ function ConversionForm() {
   const [voice, setVoice] = useState<number | null>(null);
   const [sound, setSound] = useState<File | null>(null);
   const [backing, setBacking] = useState<File | null>(null);
-  const { conversionStrength, modelVolumeMix, pitchShift } = CONVERSION_CONTROLS;
-  const [strength, setStrength] = useState<number>(conversionStrength.default);
-  const [mix, setMix] = useState<number>(modelVolumeMix.default);
-  const [pitch, setPitch] = useState<number>(pitchShift.default);
+  const [strength, setStrength] = useState<number>(CONVERSION_CONTROLS.conversionStrength.default);
+  const [mix, setMix] = useState<number>(CONVERSION_CONTROLS.modelVolumeMix.default);
+  const [pitch, setPitch] = useState<number>(CONVERSION_CONTROLS.pitchShift.default);
   const [pre, setPre] = useState<Chain>({});
   const [post, setPost] = useState<Chain>({});
   const [webhookUrl, setWebhookUrl] = useState("");
@@ -210,34 +215,9 @@ function ConversionForm() {
         file={sound}
         onFile={setSound}
       />
-      <Slider
-        label="Conversion strength"
-        name="conversionStrength"
-        min={conversionStrength.min}
-        max={conversionStrength.max}
-        step={0.01}
-        value={strength}
-        onChange={setStrength}
-      />
-      <Slider
-        label="Model volume mix"
-        name="modelVolumeMix"
-        min={modelVolumeMix.min}
-        max={modelVolumeMix.max}
-        step={0.01}
-        value={mix}
-        onChange={setMix}
-      />
-      <Slider
-        label="Pitch shift"
-        name="pitchShift"
-        min={pitchShift.min}
-        max={pitchShift.max}
-        step={1}
-        value={pitch}
-        onChange={setPitch}
-        unit=" st"
-      />
+      <ControlSlider label="Conversion strength" name="conversionStrength" step={0.01} value={strength} onChange={setStrength} />
+      <ControlSlider label="Model volume mix" name="modelVolumeMix" step={0.01} value={mix} onChange={setMix} />
+      <ControlSlider label="Pitch shift" name="pitchShift" step={1} value={pitch} onChange={setPitch} unit=" st" />
       <EffectChain legend="Effects before conversion (pre)" id="pre" catalogue={PRE_EFFECTS} value={pre} onChange={setPre} />
       <EffectChain legend="Effects after conversion (post)" id="post" catalogue={POST_EFFECTS} value={post} onChange={setPost} />
       <FileDrop

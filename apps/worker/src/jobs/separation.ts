@@ -4,11 +4,13 @@ import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
 import type { OutputSpec } from "@mixdown/separation";
+import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
   isEnsembleAlgorithm,
   parseModelList,
   readSeparationModels,
   resolveModelList,
+  resolveVocalSplit,
   vocalPairOf,
   type EnsembleAlgorithm,
   type EnsembleStem,
@@ -17,7 +19,6 @@ import {
 import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../run-job.ts";
 import type { SeparationPool } from "../separation-protocol.ts";
-import { resolveVocalSplit, writeRemainder } from "./vocal-split.ts";
 
 export interface SeparationJobDeps {
   storage: ObjectStorage;
@@ -51,13 +52,13 @@ interface JobModels {
  * checked a named model at create; it is checked again here because the models directory may
  * have changed since, and a model that cannot serve the kind will never succeed.
  */
-async function jobModels(
+function jobModels(
   deps: SeparationJobDeps,
+  models: readonly SeparationModelEntry[],
   kind: "vocal-separation" | "stem-split",
   row: { model: string | null; ensemble: string | null },
-): Promise<JobModels> {
+): JobModels {
   const value = row.model ?? (kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit);
-  const { models } = await readSeparationModels(deps.modelsDir);
   const names = parseModelList(value);
   const resolved = resolveModelList(models, names, kind);
   if (resolved.problem === "not-installed")
@@ -100,12 +101,10 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
-      const model = await jobModels(deps, kind, row);
-      // Checked per job, like the job's model: the models directory may have changed since start.
-      const split =
-        kind === "vocal-separation"
-          ? resolveVocalSplit(deps.models.vocalSplit, (await readSeparationModels(deps.modelsDir)).models)
-          : undefined;
+      // Read per job: the models directory may have changed since start.
+      const { models: installed } = await readSeparationModels(deps.modelsDir);
+      const model = jobModels(deps, installed, kind, row);
+      const split = kind === "vocal-separation" ? resolveVocalSplit(deps.models.vocalSplit, installed) : undefined;
       if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
       const splitting = split?.model !== undefined;
       // Every stem of every member (an ensemble writes each member's before combining), the split's three.

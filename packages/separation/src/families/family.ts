@@ -80,14 +80,25 @@ export interface FamilyModel<Manifest extends ManifestBase = ManifestBase> {
   release(): Promise<void>;
 }
 
-/** One model architecture: how its manifest reads and how its models load. */
-export interface SeparationFamily<Manifest extends ManifestBase, Model extends FamilyModel<Manifest>> {
+/**
+ * The manifest side of one model architecture: how its manifest reads and which stems it writes.
+ * Declared in the family's `manifest.ts`, which loads no onnxruntime, so the API and the CLI can
+ * list and check installed models with it (`families/manifests.ts`).
+ */
+export interface FamilyDescriptor<Manifest extends ManifestBase> {
   /** the manifest's `architecture` value this family answers to */
   readonly architecture: Manifest["architecture"];
   /** validates a manifest object whose `architecture` is this family's; throws ManifestError naming `source` */
   parseManifest(json: Record<string, unknown>, source: string): Manifest;
   /** the stems a separation can produce, derived ones (mixture − primary) included, in output order */
   outputStems(manifest: Manifest): string[];
+}
+
+/** One model architecture: its descriptor and how its models load. */
+export interface SeparationFamily<
+  Manifest extends ManifestBase,
+  Model extends FamilyModel<Manifest>,
+> extends FamilyDescriptor<Manifest> {
   /** opens the model; `baseDir` is the manifest's directory, against which its files resolve */
   load(manifest: Manifest, baseDir: string, options: InferenceOptions): Promise<Model>;
 }

@@ -1,7 +1,7 @@
 import type { SeparationFamily } from "./family.ts";
 import { htdemucsFamily } from "./htdemucs/index.ts";
 import type { HtdemucsModel } from "./htdemucs/model.ts";
-import { unsupportedArchitecture, type SeparationManifest } from "./manifests.ts";
+import { unsupportedArchitecture, type Architecture, type SeparationManifest } from "./manifests.ts";
 import { mdxFamily } from "./mdx/index.ts";
 import type { MdxModel } from "./mdx/model.ts";
 import { bsRoformerFamily, mdx23cFamily, melBandRoformerFamily } from "./msst/index.ts";
@@ -12,25 +12,24 @@ export { knownArchitectures, outputStemNames, parseManifest, type SeparationMani
 /** Any registered family's loaded model. */
 export type SeparationModel = MdxModel | HtdemucsModel | MsstModel;
 
+type AnyFamily = SeparationFamily<SeparationManifest, SeparationModel>;
+
 /**
- * The families the engine can run, by the manifest's `architecture`. Only
- * families that run end to end are listed: a manifest naming any other
- * architecture is refused when it is read, not when a job reaches it.
+ * The loader of each architecture a manifest may name (`FAMILY_DESCRIPTORS`): keyed by
+ * `Architecture`, so a family declared without its loader does not compile, and a manifest naming
+ * any other architecture is refused when it is read, not when a job reaches it.
  */
-const FAMILIES: ReadonlyMap<string, SeparationFamily<SeparationManifest, SeparationModel>> = new Map<
-  string,
-  SeparationFamily<SeparationManifest, SeparationModel>
->([
-  [mdxFamily.architecture, mdxFamily],
-  [htdemucsFamily.architecture, htdemucsFamily as unknown as SeparationFamily<SeparationManifest, SeparationModel>],
-  [bsRoformerFamily.architecture, bsRoformerFamily],
-  [melBandRoformerFamily.architecture, melBandRoformerFamily],
-  [mdx23cFamily.architecture, mdx23cFamily],
-]);
+const FAMILIES: { readonly [A in Architecture]: AnyFamily } = {
+  mdx: mdxFamily,
+  htdemucs: htdemucsFamily as AnyFamily,
+  bs_roformer: bsRoformerFamily,
+  mel_band_roformer: melBandRoformerFamily,
+  mdx23c: mdx23cFamily,
+};
 
 /** The family for `architecture`; `source` names the manifest in the error. */
-export function familyFor(architecture: string, source: string): SeparationFamily<SeparationManifest, SeparationModel> {
-  const family = FAMILIES.get(architecture);
+export function familyFor(architecture: string, source: string): AnyFamily {
+  const family = Object.hasOwn(FAMILIES, architecture) ? FAMILIES[architecture as Architecture] : undefined;
   if (!family) throw unsupportedArchitecture(architecture, source);
   return family;
 }

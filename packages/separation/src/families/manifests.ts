@@ -1,31 +1,34 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ManifestError } from "../manifest.ts";
-import { htdemucsOutputStemNames, parseHtdemucsManifest, type HtdemucsManifest } from "./htdemucs/manifest.ts";
-import { mdxOutputStemNames, parseMdxManifest, type MdxManifest } from "./mdx/manifest.ts";
-import { msstOutputStemNames, parseMdx23cManifest, parseRoformerManifest, type MsstManifest } from "./msst/manifest.ts";
+import type { FamilyDescriptor } from "./family.ts";
+import { htdemucsDescriptor, type HtdemucsManifest } from "./htdemucs/manifest.ts";
+import { mdxDescriptor, type MdxManifest } from "./mdx/manifest.ts";
+import { bsRoformerDescriptor, mdx23cDescriptor, melBandRoformerDescriptor, type MsstManifest } from "./msst/manifest.ts";
 
 /** Any registered family's manifest: one member per family, told apart by `architecture`. */
 export type SeparationManifest = MdxManifest | HtdemucsManifest | MsstManifest;
 
 /**
- * The manifest side of each family: reading a manifest and naming the stems it produces. Kept
- * apart from the families' models (onnxruntime), so the API and the CLI can list and check the
- * installed models without loading a session (`@mixdown/separation/catalog`).
+ * Every family, by its manifest side: what a manifest's `architecture` may name. The loaders are
+ * registered against these names in `families/index.ts` (a name without one does not compile).
+ * Kept apart from the families' models (onnxruntime), so the API and the CLI can list and check
+ * the installed models without loading a session (`@mixdown/separation/catalog`).
  */
-const READERS: ReadonlyMap<
-  string,
-  { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: SeparationManifest): string[] }
-> = new Map<
-  string,
-  { parse(json: Record<string, unknown>, source: string): SeparationManifest; outputStems(m: never): string[] }
->([
-  ["mdx", { parse: parseMdxManifest, outputStems: mdxOutputStemNames }],
-  ["htdemucs", { parse: parseHtdemucsManifest, outputStems: htdemucsOutputStemNames }],
-  ["bs_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
-  ["mel_band_roformer", { parse: parseRoformerManifest, outputStems: msstOutputStemNames }],
-  ["mdx23c", { parse: parseMdx23cManifest, outputStems: msstOutputStemNames }],
-]);
+export const FAMILY_DESCRIPTORS = [
+  mdxDescriptor,
+  htdemucsDescriptor,
+  bsRoformerDescriptor,
+  melBandRoformerDescriptor,
+  mdx23cDescriptor,
+] as const;
+
+/** The `architecture` a manifest may name. */
+export type Architecture = (typeof FAMILY_DESCRIPTORS)[number]["architecture"];
+
+const READERS: ReadonlyMap<string, FamilyDescriptor<SeparationManifest>> = new Map<string, FamilyDescriptor<SeparationManifest>>(
+  FAMILY_DESCRIPTORS.map((d) => [d.architecture, d as FamilyDescriptor<SeparationManifest>]),
+);
 
 /** The `architecture` values a manifest may name. */
 export function knownArchitectures(): string[] {
@@ -53,7 +56,7 @@ export function parseManifest(json: unknown, source: string): SeparationManifest
   const { architecture } = json as Record<string, unknown>;
   if (typeof architecture !== "string" || architecture.length === 0)
     throw new ManifestError(source, '"architecture" must be a non-empty string');
-  return readerFor(architecture, source).parse(json as Record<string, unknown>, source);
+  return readerFor(architecture, source).parseManifest(json as Record<string, unknown>, source);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { BACKING_STEM, ManifestError, manifestFields } from "../../manifest.ts";
+import type { FamilyDescriptor } from "../family.ts";
 
 /** One model of an HTDemucs bag (a single model is a bag of one). */
 export interface HtdemucsMember {
@@ -102,3 +103,10 @@ export function htdemucsOutputStemNames(manifest: HtdemucsManifest): string[] {
   if (names.includes("vocals")) names.push(BACKING_STEM);
   return names;
 }
+
+/** HTDemucs's manifest side (the family adds its loader in `index.ts`). */
+export const htdemucsDescriptor = {
+  architecture: "htdemucs",
+  parseManifest: parseHtdemucsManifest,
+  outputStems: htdemucsOutputStemNames,
+} as const satisfies FamilyDescriptor<HtdemucsManifest>;

@@ -1,4 +1,5 @@
 import { BACKING_STEM, ManifestError, manifestFields } from "../../manifest.ts";
+import type { FamilyDescriptor } from "../family.ts";
 
 /**
  * A model manifest: `models/<name>.json` next to the `.onnx` it describes.
@@ -94,3 +95,10 @@ export function mdxOutputStemNames(manifest: MdxManifest): string[] {
   if (names.includes("vocals") && !names.includes(BACKING_STEM)) names.push(BACKING_STEM);
   return names;
 }
+
+/** MDX-Net's manifest side (the family adds its loader in `index.ts`). */
+export const mdxDescriptor = {
+  architecture: "mdx",
+  parseManifest: parseMdxManifest,
+  outputStems: mdxOutputStemNames,
+} as const satisfies FamilyDescriptor<MdxManifest>;

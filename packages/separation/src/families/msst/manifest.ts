@@ -1,4 +1,5 @@
 import { BACKING_STEM, ManifestError, manifestFields } from "../../manifest.ts";
+import type { FamilyDescriptor } from "../family.ts";
 
 /**
  * What MSST's `demix` reads (utils/model_utils.py at ZFTurbo/Music-Source-Separation-Training
@@ -137,3 +138,24 @@ export function msstOutputStemNames(manifest: MsstManifest): string[] {
   const derived = msstDerivedStem(manifest);
   return derived ? [...manifest.stems, derived.name] : [...manifest.stems];
 }
+
+/** BS-RoFormer's manifest side (the family adds its loader in `index.ts`). */
+export const bsRoformerDescriptor = {
+  architecture: "bs_roformer",
+  parseManifest: parseRoformerManifest,
+  outputStems: msstOutputStemNames,
+} as const satisfies FamilyDescriptor<MsstManifest>;
+
+/** Mel-Band RoFormer's manifest side. */
+export const melBandRoformerDescriptor = {
+  architecture: "mel_band_roformer",
+  parseManifest: parseRoformerManifest,
+  outputStems: msstOutputStemNames,
+} as const satisfies FamilyDescriptor<MsstManifest>;
+
+/** MDX23C's manifest side. */
+export const mdx23cDescriptor = {
+  architecture: "mdx23c",
+  parseManifest: parseMdx23cManifest,
+  outputStems: msstOutputStemNames,
+} as const satisfies FamilyDescriptor<MsstManifest>;

@@ -1,34 +1,6 @@
+// A vocal separation's last step: the lead as what the split's parts leave of the whole vocal.
+// Imports no onnxruntime (`@mixdown/separation/vocal-split`): the worker's main thread runs it.
 import { decodeToPcm, probeAudio, StereoPcmEncoder, type EncodeTarget } from "@mixdown/audio";
-import type { SeparationModelEntry } from "@mixdown/separation/catalog";
-
-/** The stems a vocal-split model outputs; the service writes `harmony` and `reverb` and derives the lead. */
-export const VOCAL_SPLIT_STEMS = ["lead", "harmony", "reverb"] as const;
-
-/** What turns the vocal split off in SEPARATION_MODEL_VOCAL_SPLIT. */
-export const VOCAL_SPLIT_OFF = "none";
-
-/** Whether a model splits a whole vocal into lead, harmony and reverb. */
-export function splitsVocals(model: Pick<SeparationModelEntry, "stems">): boolean {
-  return VOCAL_SPLIT_STEMS.every((s) => model.stems.includes(s));
-}
-
-/**
- * Which vocal-split model the settings name and whether it can run: `model` when installed and
- * able to split, else `reason` says why vocal separations stay at vocals and backing.
- */
-export function resolveVocalSplit(
-  setting: string,
-  installed: readonly Pick<SeparationModelEntry, "name" | "stems">[],
-): { model: string; reason?: undefined } | { model?: undefined; reason: string } {
-  if (setting === VOCAL_SPLIT_OFF) return { reason: `SEPARATION_MODEL_VOCAL_SPLIT=${VOCAL_SPLIT_OFF}` };
-  const model = installed.find((m) => m.name === setting);
-  if (!model) return { reason: `the vocal-split model "${setting}" (SEPARATION_MODEL_VOCAL_SPLIT) is not installed` };
-  if (!splitsVocals(model))
-    return {
-      reason: `the model "${setting}" (SEPARATION_MODEL_VOCAL_SPLIT; stems: ${model.stems.join(", ")}) has no lead, harmony and reverb stems`,
-    };
-  return { model: setting };
-}
 
 /**
  * Writes `whole − parts…` to `targets`, block by block. The published lead is what the harmony and

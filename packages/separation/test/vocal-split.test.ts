@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { concatSamples, decodeToPcm, encodeStereoPcm } from "@mixdown/audio";
-import { resolveVocalSplit, writeRemainder } from "../src/jobs/vocal-split.ts";
+import { resolveVocalSplit } from "../src/model-catalog.ts";
+import { writeRemainder } from "../src/vocal-split.ts";
 
 const split = { name: "vocalsplit", stems: ["lead", "harmony", "reverb"] };
 
