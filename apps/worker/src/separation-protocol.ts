@@ -34,6 +34,11 @@ export interface SeparationRequest {
    * the members in order, the algorithm, and what each written stem combines.
    */
   ensemble?: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
+  /**
+   * A second model over one of the written stems in the same pass (a vocal separation's whole
+   * vocal into harmony and reverb, the lead their remainder): see StemSplit. Not with `ensemble`.
+   */
+  split?: { modelName: string; of: string; stems: string[]; remainder: string };
 }
 
 /** What a separation thread reports once its models are loaded: where each one runs. */

@@ -30,6 +30,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
   },
   async run(request, onProgress, signal) {
     if (request.ensemble) {
+      if (request.split) throw new Error("an ensemble's vocal is split in a second run, not in the same pass");
       const models = [];
       for (const name of request.ensemble.models) models.push(await registry.load(name));
       return separateEnsemble({
@@ -45,6 +46,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
       });
     }
     const model = await registry.load(request.modelName);
+    const { split } = request;
     return separateFile({
       signal,
       inputPath: request.inputPath,
@@ -53,6 +55,9 @@ serveTasks<SeparationRequest, SeparateFileResult>({
       outDir: request.outDir,
       outputs: request.outputs,
       ...(request.stems ? { stems: request.stems } : {}),
+      ...(split
+        ? { split: { model: await registry.load(split.modelName), of: split.of, stems: split.stems, remainder: split.remainder } }
+        : {}),
       onProgress: (p) => onProgress(p.fraction ?? 0),
     });
   },

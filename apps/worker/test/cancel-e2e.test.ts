@@ -125,12 +125,16 @@ describe("cancelling jobs through the API, with a worker running them", () => {
     assert.equal(still.status, "cancelled", "a cancelled job stays cancelled");
   });
 
-  it("stops a vocal separation during its vocal split: the whole vocal and backing, uploaded while the split runs, are removed", async () => {
-    const song = await makeSong("split-long.wav", 120);
-    const running = (await (await upload(d, song, "vocal-separations")).json()) as { id: number };
+  it("stops an ensemble's vocal separation during its vocal split: the whole vocal and backing, uploaded while the split runs, are removed", async () => {
+    // An ensemble's vocal is split in a second run over the combined whole vocal (one model's is
+    // split in the same pass, and its files are all final at once).
+    const song = await makeSong("split-long.wav", 60);
+    const created = await postForm(d, "vocal-separations", { inputFile: { path: song }, model: "vocals,stems" });
+    assert.equal(created.status, 200, await created.clone().text());
+    const running = (await created.json()) as { id: number };
     const route = `vocal-separations/${running.id}`;
     const prefix = `outputs/vocal-separation/${running.id}/`;
-    await waitForProgress(route, 55, 180_000); // the first pass ends at 50 %
+    await waitForProgress(route, 70, 180_000); // the two members and their combination end at 2/3
     // The first pass's files (the whole vocal and the backing) are final and upload in the background
     // while the split runs; uploads that start only after it would begin with the lead.
     const deadline = Date.now() + 60_000;

@@ -230,6 +230,8 @@ describe("a vocal separation with a vocal-split model installed", () => {
     await rm(modelsDir, { recursive: true, force: true });
   });
 
+  // gainsplit runs at SMALL's rate, not the vocals model's: its split is the two-step way (a second
+  // run over the written whole vocal, then writeRemainder); separation-e2e covers the one-pass way.
   it("publishes the split's harmony and reverb, and the lead as what they leave of the whole vocal", async () => {
     const path = await makeSong("song.wav", 3);
     const created = await postForm(d, "vocal-separations", { inputFile: { path } });

@@ -3,6 +3,7 @@ export { parseMdxManifest, type MdxManifest } from "./families/mdx/manifest.ts";
 export {
   parseManifest,
   outputStemNames,
+  readsInputOnce,
   knownArchitectures,
   type SeparationManifest,
   type SeparationModel,
@@ -59,6 +60,7 @@ export {
   type OutputSpec,
   type OutputFormat,
 } from "./separate-file.ts";
+export { splitStemStream, type StemSplit } from "./split-stream.ts";
 export { EnsembleMixer, ENSEMBLE_N_FFT, ENSEMBLE_HOP } from "./ensemble.ts";
 export {
   ENSEMBLE_ALGORITHMS,

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { outputStemNames, readManifestDirectory } from "./families/manifests.ts";
+import { outputStemNames, readManifestDirectory, readsInputOnce } from "./families/manifests.ts";
 import { ManifestError } from "./manifest.ts";
 import type { EnsembleStem } from "./ensemble-names.ts";
 
@@ -31,6 +31,8 @@ export interface SeparationModelEntry {
   file: string;
   /** bytes of the weights file(s) */
   sizeBytes: number;
+  /** its family yields as it reads: it can split another model's stem in the same pass (splitStemStream) */
+  readsInputOnce: boolean;
 }
 
 export interface SeparationModelCatalog {
@@ -70,6 +72,7 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
       outputStems: outputStemNames(manifest),
       file,
       sizeBytes,
+      readsInputOnce: readsInputOnce(manifest),
     });
   }
   catalog.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -87,6 +90,18 @@ export function vocalPairOf(outputStems: readonly string[]): { vocals: string; b
   if (outputStems.includes("backing")) return { vocals: "vocals", backing: "backing" };
   if (outputStems.length === 2) return { vocals: "vocals", backing: outputStems.find((s) => s !== "vocals")! };
   return undefined;
+}
+
+/**
+ * Whether `split` can run over `first`'s stems in the same pass (separateFile's `split`,
+ * splitStemStream): both at one rate, and the split model's family yields as it reads. Otherwise
+ * the split runs afterwards over the first model's written stem (writeRemainder for the remainder).
+ */
+export function splitsInOnePass(
+  first: Pick<SeparationModelEntry, "sampleRate">,
+  split: Pick<SeparationModelEntry, "sampleRate" | "readsInputOnce">,
+): boolean {
+  return split.readsInputOnce && split.sampleRate === first.sampleRate;
 }
 
 export type SeparationJobKindName = "vocal-separation" | "stem-split";

@@ -122,7 +122,7 @@ export async function separateEnsemble(options: SeparateEnsembleOptions): Promis
       }),
     );
     const combineMs = performance.now() - combineStarted;
-    const sum = (key: keyof FileSeparationTimings) => members.reduce((t, m) => t + m.timings[key], 0);
+    const sum = (key: Exclude<keyof FileSeparationTimings, "split">) => members.reduce((t, m) => t + m.timings[key], 0);
     return {
       stems: files,
       sampleRate,

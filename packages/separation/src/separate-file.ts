@@ -12,8 +12,9 @@ import {
   type WavSampleFormat,
 } from "@mixdown/audio";
 import type { FamilyModel } from "./families/family.ts";
-import type { SeparationManifest } from "./families/index.ts";
+import { readsInputOnce, type SeparationManifest } from "./families/index.ts";
 import { emptyTimings, selectStems, separateStream, type SeparationProgress } from "./separate-stream.ts";
+import { splitStemStream, type StemSplit } from "./split-stream.ts";
 
 export type OutputFormat = "wav" | "flac" | "mp3";
 
@@ -34,6 +35,11 @@ export interface SeparateFileOptions {
   outputs?: OutputSpec[];
   /** subset of the model's stems; default all (see outputStemNames) */
   stems?: string[];
+  /**
+   * A second model over one of `stems` in the same pass (splitStemStream): its stems and the
+   * remainder are written beside the first model's. Its family must read its input once.
+   */
+  split?: StemSplit;
   batchSize?: number;
   overlap?: number;
   /** HTDemucs: demucs's random-offset averaging (see SeparateStreamOptions.shifts) */
@@ -57,6 +63,8 @@ export interface FileSeparationTimings {
   encodeMs: number;
   /** wall time of the whole call, probe included */
   totalMs: number;
+  /** the split model's share, when there is one (its onnxruntime time, its idle wait, its STFT work) */
+  split?: { inferenceMs: number; inferenceWaitMs: number; postMs: number };
 }
 
 export interface SeparateFileResult {
@@ -85,8 +93,22 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
   const outputs = options.outputs ?? [{ format: "wav" }];
   if (outputs.length === 0) throw new RangeError("at least one output format is required");
   if (new Set(outputs.map((o) => o.format)).size !== outputs.length) throw new RangeError("each output format may appear once");
-  const stemNames = selectStems(model.manifest, options.stems);
+  const firstStems = selectStems(model.manifest, options.stems);
   const modelRate = model.manifest.sampleRate;
+  const { split } = options;
+  if (split) {
+    if (!firstStems.includes(split.of)) throw new RangeError(`the split's stem "${split.of}" is not among the stems written`);
+    if (split.model.manifest.sampleRate !== modelRate)
+      throw new RangeError(`the split model runs at ${split.model.manifest.sampleRate} Hz, the first at ${modelRate} Hz`);
+    if (!readsInputOnce(split.model.manifest))
+      throw new RangeError(
+        `the split model "${split.model.manifest.name}" reads its input twice: it cannot split in the same pass`,
+      );
+    selectStems(split.model.manifest, split.stems);
+  }
+  const stemNames = split ? [...firstStems, ...split.stems, split.remainder] : firstStems;
+  if (new Set(stemNames).size !== stemNames.length)
+    throw new RangeError(`the split writes a stem twice (${stemNames.join(", ")})`);
 
   let decodeMs = 0;
   const probeStart = performance.now();
@@ -114,6 +136,7 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
   }
 
   const timings = emptyTimings();
+  const splitTimings = emptyTimings();
   async function* timedDecode(): AsyncGenerator<Float32Array> {
     const blocks = decodeToPcm(inputPath, { sampleRate: modelRate, probe, signal })[Symbol.asyncIterator]();
     try {
@@ -149,19 +172,25 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
     // ffmpeg takes a while to start: when the output length is already known,
     // the encoders start now, alongside the decoder, not once the model runs
     if (outputRate === modelRate || probe.framesExact) encoders = startEncoders(await exactFrames);
-    const stream = separateStream(timedDecode(), model, {
-      stems: stemNames,
+    const common = {
       totalFrames: Math.round((probe.frames * modelRate) / probe.sampleRate),
-      timings,
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+      ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
+      ...(signal ? { signal } : {}),
+    };
+    // progress is the last model's: its frames are the ones final
+    const progress = options.onProgress ? { onProgress: options.onProgress } : {};
+    const first = separateStream(timedDecode(), model, {
+      ...common,
+      stems: firstStems,
+      timings,
       ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
-      ...(options.helperThread !== undefined ? { helperThread: options.helperThread } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(signal ? { signal } : {}),
+      ...(split ? {} : progress),
       // decoding the file again is cheaper than keeping the first pass
       reopen: timedDecode,
     });
+    const stream = split ? splitStemStream(first, split, { ...common, ...progress, timings: splitTimings }) : first;
     for await (const block of stream) {
       const t0 = performance.now();
       encoders ??= startEncoders(await exactFrames);
@@ -191,6 +220,15 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
       postMs: timings.postMs,
       encodeMs,
       totalMs: performance.now() - started,
+      ...(split
+        ? {
+            split: {
+              inferenceMs: splitTimings.inferenceMs,
+              inferenceWaitMs: splitTimings.waitMs,
+              postMs: splitTimings.postMs,
+            },
+          }
+        : {}),
     },
   };
 }

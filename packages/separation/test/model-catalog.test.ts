@@ -76,6 +76,7 @@ describe("resolveModelList", () => {
     outputStems,
     file: `/models/${name}.onnx`,
     sizeBytes: 1,
+    readsInputOnce: true,
   });
   const vocals = entry("vocals", ["vocals"], ["vocals", "instrumental"]);
   const stems = entry("stems", ["vocals", "drums", "bass", "other"], ["vocals", "drums", "bass", "other", "backing"]);

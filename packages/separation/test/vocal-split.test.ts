@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { concatSamples, decodeToPcm, encodeStereoPcm } from "@mixdown/audio";
-import { resolveVocalSplit } from "../src/model-catalog.ts";
+import { resolveVocalSplit, splitsInOnePass } from "../src/model-catalog.ts";
 import { writeRemainder } from "../src/vocal-split.ts";
 
 const split = { name: "vocalsplit", stems: ["lead", "harmony", "reverb"] };
@@ -20,6 +20,15 @@ describe("which vocal-split model runs", () => {
       resolveVocalSplit("stems", [{ name: "stems", stems: ["vocals", "drums", "bass", "other"] }]).reason!,
       /has no lead, harmony and reverb stems/,
     );
+  });
+});
+
+describe("when the split runs in the same pass as the first model", () => {
+  it("when both run at one rate and the split model's family reads its input once", () => {
+    const first = { sampleRate: 44100 };
+    assert.equal(splitsInOnePass(first, { sampleRate: 44100, readsInputOnce: true }), true);
+    assert.equal(splitsInOnePass(first, { sampleRate: 48000, readsInputOnce: true }), false, "another rate: two steps");
+    assert.equal(splitsInOnePass(first, { sampleRate: 44100, readsInputOnce: false }), false, "HTDemucs: two steps");
   });
 });
 

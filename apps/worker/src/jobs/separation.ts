@@ -11,6 +11,7 @@ import {
   readSeparationModels,
   resolveModelList,
   resolveVocalSplit,
+  splitsInOnePass,
   vocalPairOf,
   type EnsembleAlgorithm,
   type EnsembleStem,
@@ -107,13 +108,19 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const split = kind === "vocal-separation" ? resolveVocalSplit(deps.models.vocalSplit, installed) : undefined;
       if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
       const splitting = split?.model !== undefined;
+      // A single first model's whole vocal is split as that model yields it, in the same pass, when
+      // the split model can (splitsInOnePass); an ensemble's vocal is combined from files afterwards,
+      // so it is split in a second run over the published whole vocal (the same result, more I/O).
+      const firstPair = model.ensemble ? undefined : vocalPairOf(model.members[0]!.outputStems);
+      const splitEntry = installed.find((m) => m.name === split?.model);
+      const onePass = firstPair !== undefined && splitEntry !== undefined && splitsInOnePass(model.members[0]!, splitEntry);
       // Every stem of every member (an ensemble writes each member's before combining), the split's three.
       const outputFiles =
         model.members.reduce((n, m) => n + m.stems.length, 0) + (model.ensemble?.stems.length ?? 0) + (splitting ? 3 : 0);
       const seconds = probeSeconds(inputProbe);
       if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: outputFiles, formats: outputs });
       // each model's pass takes about as long as the split's: an ensemble's members share more
-      const firstShare = model.members.length / (model.members.length + 1);
+      const firstShare = onePass ? 0.95 : model.members.length / (model.members.length + 1);
       const result = await deps.pool.run(
         {
           inputPath,
@@ -121,6 +128,11 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           modelName: model.name,
           outDir: join(workDir, "out"),
           outputs,
+          // a vocal separation publishes the vocal pair only: the model's other stems are not written
+          ...(kind === "vocal-separation" && firstPair ? { stems: [firstPair.vocals, firstPair.backing] } : {}),
+          ...(onePass
+            ? { split: { modelName: splitEntry!.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
+            : {}),
           ...(model.ensemble
             ? {
                 ensemble: {
@@ -187,7 +199,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
             ]
           : (model.ensemble?.instruments ?? model.members[0]!.stems).map((s) => [s, s]);
       try {
-        if (splitting) {
+        if (splitting && !onePass) {
           // The whole vocal and the backing are final: they upload while the vocal is split.
           queueUpload(pair!.vocals);
           queueUpload(pair!.backing);
@@ -215,13 +227,15 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           );
           log.info({ ms: performance.now() - leadStarted }, "wrote the lead");
           files.set("lead", lead);
+        }
+        // the record's vocals are the lead; the whole vocal stays the vocal URL
+        if (splitting)
           stemFiles = [
             ["vocals", "lead"],
             ["harmony", "harmony"],
             ["reverb", "reverb"],
             ["backing", pair!.backing],
           ];
-        }
         const waitStarted = performance.now();
         for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) queueUpload(file);
         await queue;

@@ -92,6 +92,12 @@ export interface FamilyDescriptor<Manifest extends ManifestBase> {
   parseManifest(json: Record<string, unknown>, source: string): Manifest;
   /** the stems a separation can produce, derived ones (mixture − primary) included, in output order */
   outputStems(manifest: Manifest): string[];
+  /**
+   * Whether `separate` yields as it reads, holding a few chunks: then a second model can run over
+   * its output in the same pass (splitStemStream). False for a family that reads the whole input
+   * before it yields (HTDemucs: the song's mean and std first).
+   */
+  readonly readsInputOnce: boolean;
 }
 
 /** One model architecture: its descriptor and how its models load. */

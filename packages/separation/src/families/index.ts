@@ -7,7 +7,7 @@ import type { MdxModel } from "./mdx/model.ts";
 import { bsRoformerFamily, mdx23cFamily, melBandRoformerFamily } from "./msst/index.ts";
 import type { MsstModel } from "./msst/model.ts";
 
-export { knownArchitectures, outputStemNames, parseManifest, type SeparationManifest } from "./manifests.ts";
+export { knownArchitectures, outputStemNames, parseManifest, readsInputOnce, type SeparationManifest } from "./manifests.ts";
 
 /** Any registered family's loaded model. */
 export type SeparationModel = MdxModel | HtdemucsModel | MsstModel;

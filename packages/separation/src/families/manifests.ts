@@ -69,6 +69,11 @@ export function outputStemNames(manifest: SeparationManifest): string[] {
   return readerFor(manifest.architecture, manifest.name).outputStems(manifest);
 }
 
+/** Whether the manifest's family yields as it reads (FamilyDescriptor.readsInputOnce). */
+export function readsInputOnce(manifest: SeparationManifest): boolean {
+  return readerFor(manifest.architecture, manifest.name).readsInputOnce;
+}
+
 /** A manifest file's text as JSON; bad JSON is a ManifestError naming the file. */
 export function parseManifestJson(text: string, source: string): unknown {
   try {

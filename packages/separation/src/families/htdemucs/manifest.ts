@@ -109,4 +109,6 @@ export const htdemucsDescriptor = {
   architecture: "htdemucs",
   parseManifest: parseHtdemucsManifest,
   outputStems: htdemucsOutputStemNames,
+  // the song's mean and std first (demucs normalises by them), then the separation
+  readsInputOnce: false,
 } as const satisfies FamilyDescriptor<HtdemucsManifest>;

@@ -101,4 +101,5 @@ export const mdxDescriptor = {
   architecture: "mdx",
   parseManifest: parseMdxManifest,
   outputStems: mdxOutputStemNames,
+  readsInputOnce: true,
 } as const satisfies FamilyDescriptor<MdxManifest>;

@@ -144,6 +144,7 @@ export const bsRoformerDescriptor = {
   architecture: "bs_roformer",
   parseManifest: parseRoformerManifest,
   outputStems: msstOutputStemNames,
+  readsInputOnce: true,
 } as const satisfies FamilyDescriptor<MsstManifest>;
 
 /** Mel-Band RoFormer's manifest side. */
@@ -151,6 +152,7 @@ export const melBandRoformerDescriptor = {
   architecture: "mel_band_roformer",
   parseManifest: parseRoformerManifest,
   outputStems: msstOutputStemNames,
+  readsInputOnce: true,
 } as const satisfies FamilyDescriptor<MsstManifest>;
 
 /** MDX23C's manifest side. */
@@ -158,4 +160,5 @@ export const mdx23cDescriptor = {
   architecture: "mdx23c",
   parseManifest: parseMdx23cManifest,
   outputStems: msstOutputStemNames,
+  readsInputOnce: true,
 } as const satisfies FamilyDescriptor<MsstManifest>;
