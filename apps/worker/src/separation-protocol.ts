@@ -18,6 +18,8 @@ export interface SeparationThreadData {
   interOpThreads: number;
   /** Models loaded at start, so the first job pays no load time. */
   preload: string[];
+  /** Models on an inference thread of their own (ModelRegistryOptions.ownThread): the vocal split's. */
+  ownThread: string[];
 }
 
 export interface SeparationRequest {

@@ -8,6 +8,7 @@ import { serveTasks } from "./task-threads.ts";
 const data = workerData as SeparationThreadData;
 const registry = new ModelRegistry({
   modelsDir: data.modelsDir,
+  ownThread: data.ownThread,
   executionProvider: data.executionProvider,
   providerFallback: data.providerFallback,
   ...(data.intraOpThreads > 0 ? { intraOpThreads: data.intraOpThreads } : {}),

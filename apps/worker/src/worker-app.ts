@@ -203,6 +203,8 @@ export async function startWorkerApp(
                 ...(vocalSplit ? [vocalSplit] : []),
               ]),
             ],
+            // it runs beside the vocals model, in the same pass: neither waits for the other's runs
+            ownThread: vocalSplit ? [vocalSplit] : [],
           }),
         )),
         ...output,

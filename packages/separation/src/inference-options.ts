@@ -42,9 +42,11 @@ export interface InferenceOptions {
    * Run the session on a thread of its own (default true). onnxruntime-node
    * blocks the thread that calls run for the whole inference, so with the
    * session elsewhere the caller decodes, does the STFT work and encodes
-   * while the model runs.
+   * while the model runs. A name puts it on that inference thread instead of the one this
+   * thread's sessions share: two models that run side by side (a vocal split in the same pass
+   * as its first model) then do not wait for each other's runs.
    */
-  thread?: boolean;
+  thread?: boolean | string;
 }
 
 export class ModelLoadError extends Error {
@@ -96,7 +98,9 @@ export async function openSession(onnxPath: string, options: InferenceOptions = 
     extra: { session: { intra_op: { allow_spinning: options.spinWait ? "1" : "0" } } },
   };
   try {
-    return await (options.thread === false ? createLocalSession : createThreadSession)(onnxPath, sessionOptions);
+    return options.thread === false
+      ? await createLocalSession(onnxPath, sessionOptions)
+      : await createThreadSession(onnxPath, sessionOptions, typeof options.thread === "string" ? options.thread : undefined);
   } catch (err) {
     throw new ModelLoadError(`${onnxPath}: ${(err as Error).message}`, { cause: err });
   }

@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { threadId, Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
 
@@ -30,6 +30,8 @@ export interface RunnableSession extends SessionInfo {
   release(): Promise<void>;
   /** true once the session cannot run any more (released, or its thread died) */
   readonly unusable: boolean;
+  /** the worker_threads id of the thread that runs it (the caller's own for a local session) */
+  readonly threadId: number;
 }
 
 /** The parts of a session's description a family model reads, as plain (cloneable) data. */
@@ -100,6 +102,7 @@ export async function createLocalSession(
     get unusable() {
       return released;
     },
+    threadId,
   };
 }
 
@@ -180,19 +183,22 @@ class InferenceThread {
       get unusable() {
         return released || broken();
       },
+      threadId: this.#worker.threadId,
     };
   }
 
   /** One session fewer; the thread ends with its last. */
   async #closed(): Promise<void> {
     if (--this.#open > 0) return;
-    if (shared === this) shared = undefined;
+    for (const [name, thread] of threads) if (thread === this) threads.delete(name);
     this.#requests.fail(new Error("inference thread closed"));
     await this.#worker.terminate();
   }
 }
 
-let shared: InferenceThread | undefined;
+/** This thread's inference threads by name; SHARED is the one its sessions share by default. */
+const threads = new Map<string, InferenceThread>();
+const SHARED = "";
 
 /**
  * A session on the inference thread this thread shares among its sessions (started with the
@@ -204,7 +210,10 @@ let shared: InferenceThread | undefined;
 export async function createThreadSession(
   onnxPath: string,
   options: ort.InferenceSession.SessionOptions,
+  /** another inference thread than the shared one, by name (sessions naming it share it) */
+  threadName: string = SHARED,
 ): Promise<RunnableSession> {
-  if (!shared || shared.broken) shared = new InferenceThread();
-  return shared.open(onnxPath, options);
+  let thread = threads.get(threadName);
+  if (!thread || thread.broken) threads.set(threadName, (thread = new InferenceThread()));
+  return thread.open(onnxPath, options);
 }

@@ -7,6 +7,12 @@ import { ProviderUnavailableError, type InferenceOptions } from "./inference-opt
 export interface ModelRegistryOptions extends InferenceOptions {
   /** directory holding `<name>.json` manifests next to their `.onnx` files */
   modelsDir: string;
+  /**
+   * Models that run on an inference thread of their own rather than the one the others share:
+   * one that runs beside another in the same pass (a vocal separation's split model), so that
+   * neither waits for the other's runs. Each costs a thread (a V8 isolate and a malloc arena).
+   */
+  ownThread?: readonly string[];
 }
 
 export interface ModelListing {
@@ -26,12 +32,14 @@ export class UnknownModelError extends Error {
 export class ModelRegistry {
   readonly modelsDir: string;
   readonly #inference: InferenceOptions;
+  readonly #ownThread: ReadonlySet<string>;
   readonly #loaded = new Map<string, Promise<SeparationModel>>();
 
   constructor(options: ModelRegistryOptions) {
-    const { modelsDir, ...inference } = options;
+    const { modelsDir, ownThread, ...inference } = options;
     this.modelsDir = modelsDir;
     this.#inference = inference;
+    this.#ownThread = new Set(ownThread);
   }
 
   async list(): Promise<ModelListing> {
@@ -117,7 +125,8 @@ export class ModelRegistry {
     }
   }
 
-  async #open(name: string, inference: InferenceOptions): Promise<SeparationModel> {
+  async #open(name: string, options: InferenceOptions): Promise<SeparationModel> {
+    const inference = this.#ownThread.has(name) && options.thread !== false ? { ...options, thread: `model:${name}` } : options;
     const direct = join(this.modelsDir, `${name}.json`);
     let text: string | undefined;
     try {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { threadId } from "node:worker_threads";
 import { ModelLoadError, openSession } from "../src/inference-options.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
 
@@ -45,6 +46,34 @@ describe("sessions on the shared inference thread", () => {
       assert.deepEqual(again.data, b.data);
     } finally {
       await Promise.all([double.release(), half.release()]);
+    }
+  });
+
+  it("runs a session on a named inference thread apart from the shared one; sessions naming it share it", async () => {
+    const [shared, alsoShared, named, alsoNamed] = await Promise.all([
+      openSession(join(dir, "double.onnx")),
+      openSession(join(dir, "half.onnx")),
+      openSession(join(dir, "double.onnx"), { thread: "split" }),
+      openSession(join(dir, "half.onnx"), { thread: "split" }),
+    ]);
+    const local = await openSession(join(dir, "half.onnx"), { thread: false });
+    try {
+      assert.equal(shared.threadId, alsoShared.threadId);
+      assert.equal(named.threadId, alsoNamed.threadId);
+      assert.notEqual(named.threadId, shared.threadId);
+      assert.ok(![shared.threadId, named.threadId].includes(threadId), "neither runs on the calling thread");
+      assert.equal(local.threadId, threadId);
+      const input = ramp(0.01);
+      const [a, b] = await Promise.all([shared.run("input", input, DIMS, "output"), named.run("input", input, DIMS, "output")]);
+      assert.deepEqual(a.data, b.data, "the same model on either thread gives the same output");
+      // releasing the named thread's sessions ends it; the shared one runs on
+      await Promise.all([named.release(), alsoNamed.release()]);
+      assert.equal(shared.unusable, false);
+      const reopened = await openSession(join(dir, "double.onnx"), { thread: "split" });
+      assert.notEqual(reopened.threadId, named.threadId, "a new thread under the same name");
+      await reopened.release();
+    } finally {
+      await Promise.all([shared.release(), alsoShared.release(), named.release(), alsoNamed.release(), local.release()]);
     }
   });
 
