@@ -110,7 +110,7 @@ export async function checkSeparationSettings(
       throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
   }
   const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
-  return split.model ? { vocalSplit: split.model } : { vocalSplitOff: split.reason };
+  return split.model ? { vocalSplit: split.model.name } : { vocalSplitOff: split.reason };
 }
 
 /**

@@ -192,13 +192,14 @@ export function splitsVocals(model: Pick<SeparationModelEntry, "stems">): boolea
 }
 
 /**
- * Which vocal-split model the settings name and whether it can run: `model` when installed and
- * able to split, else `reason` says why vocal separations stay at vocals and backing.
+ * Which vocal-split model the settings name and whether it can run: `model`, its installed entry,
+ * when installed and able to split, else `reason` says why vocal separations stay at vocals and
+ * backing.
  */
-export function resolveVocalSplit(
+export function resolveVocalSplit<Entry extends Pick<SeparationModelEntry, "name" | "stems">>(
   setting: string,
-  installed: readonly Pick<SeparationModelEntry, "name" | "stems">[],
-): { model: string; reason?: undefined } | { model?: undefined; reason: string } {
+  installed: readonly Entry[],
+): { model: Entry; reason?: undefined } | { model?: undefined; reason: string } {
   if (setting === VOCAL_SPLIT_OFF) return { reason: `SEPARATION_MODEL_VOCAL_SPLIT=${VOCAL_SPLIT_OFF}` };
   const model = installed.find((m) => m.name === setting);
   if (!model) return { reason: `the vocal-split model "${setting}" (SEPARATION_MODEL_VOCAL_SPLIT) is not installed` };
@@ -206,5 +207,5 @@ export function resolveVocalSplit(
     return {
       reason: `the model "${setting}" (SEPARATION_MODEL_VOCAL_SPLIT; stems: ${model.stems.join(", ")}) has no lead, harmony and reverb stems`,
     };
-  return { model: setting };
+  return { model };
 }

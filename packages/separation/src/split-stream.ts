@@ -1,6 +1,7 @@
 import type { FamilyModel, SeparatedBlock, SeparationTimings } from "./families/family.ts";
 import type { SeparationManifest } from "./families/index.ts";
 import { separateStream, type SeparateStreamOptions } from "./separate-stream.ts";
+import { subtractParts } from "./vocal-split.ts";
 
 /**
  * A second model run over one stem of the first, in the same pass: a vocal separation's whole
@@ -87,10 +88,10 @@ export async function* splitStemStream(
     inFirst = taken.at;
     given += part.frames;
     const remainder = Float32Array.from(taken.stems[split.of]!);
-    for (const name of split.stems) {
-      const p = part.stems[name]!;
-      for (let i = 0; i < remainder.length; i++) remainder[i] = remainder[i]! - p[i]!;
-    }
+    subtractParts(
+      remainder,
+      split.stems.map((name) => part.stems[name]!),
+    );
     yield { frames: part.frames, stems: { ...taken.stems, ...part.stems, [split.remainder]: remainder } };
   }
   if (given !== fed) throw new Error(`the split model gave ${given} frames for ${fed}`);

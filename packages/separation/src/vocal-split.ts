@@ -3,6 +3,14 @@
 import { decodeToPcm, probeAudio, StereoPcmEncoder, type EncodeTarget } from "@mixdown/audio";
 
 /**
+ * `whole −= parts…` in place, one part after another in float32 (the order both ways of the split
+ * share, so they give the same bytes). Each part is at least `whole`'s length.
+ */
+export function subtractParts(whole: Float32Array, parts: readonly Float32Array[]): void {
+  for (const p of parts) for (let i = 0; i < whole.length; i++) whole[i] = whole[i]! - p[i]!;
+}
+
+/**
  * Writes `whole − parts…` to `targets`, block by block. The published lead is what the harmony and
  * reverb leave of the whole vocal rather than the network's own lead output, so the three add up to
  * the whole vocal exactly: the network's masks reach neither the bins above its dimF nor the
@@ -27,12 +35,13 @@ export async function writeRemainder(
         break;
       }
       const remainder = whole!.value;
-      for (const part of parts) {
+      for (const part of parts)
         if (part.done || part.value.length !== remainder.length)
           throw new Error("a vocal-split part is shorter than the whole vocal");
-        const p = part.value;
-        for (let i = 0; i < remainder.length; i++) remainder[i] = remainder[i]! - p[i]!;
-      }
+      subtractParts(
+        remainder,
+        parts.map((p) => p.value as Float32Array),
+      );
       await encoder.write(remainder);
     }
     await encoder.finish();

@@ -11,7 +11,7 @@ const split = { name: "vocalsplit", stems: ["lead", "harmony", "reverb"] };
 
 describe("which vocal-split model runs", () => {
   it("the named model when it is installed and has lead, harmony and reverb stems", () => {
-    assert.deepEqual(resolveVocalSplit("vocalsplit", [split]), { model: "vocalsplit" });
+    assert.deepEqual(resolveVocalSplit("vocalsplit", [split]), { model: split });
   });
   it("none, with the reason, when the setting is none, the model is missing, or it cannot split a vocal", () => {
     assert.match(resolveVocalSplit("none", [split]).reason!, /SEPARATION_MODEL_VOCAL_SPLIT=none/);

@@ -107,13 +107,13 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const model = jobModels(deps, installed, kind, row);
       const split = kind === "vocal-separation" ? resolveVocalSplit(deps.models.vocalSplit, installed) : undefined;
       if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
-      const splitting = split?.model !== undefined;
+      const splitModel = split?.model;
+      const splitting = splitModel !== undefined;
       // A single first model's whole vocal is split as that model yields it, in the same pass, when
       // the split model can (splitsInOnePass); an ensemble's vocal is combined from files afterwards,
       // so it is split in a second run over the published whole vocal (the same result, more I/O).
       const firstPair = model.ensemble ? undefined : vocalPairOf(model.members[0]!.outputStems);
-      const splitEntry = installed.find((m) => m.name === split?.model);
-      const onePass = firstPair !== undefined && splitEntry !== undefined && splitsInOnePass(model.members[0]!, splitEntry);
+      const onePass = firstPair !== undefined && splitting && splitsInOnePass(model.members[0]!, splitModel);
       // Every stem of every member (an ensemble writes each member's before combining), the split's three.
       const outputFiles =
         model.members.reduce((n, m) => n + m.stems.length, 0) + (model.ensemble?.stems.length ?? 0) + (splitting ? 3 : 0);
@@ -131,7 +131,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           // a vocal separation publishes the vocal pair only: the model's other stems are not written
           ...(kind === "vocal-separation" && firstPair ? { stems: [firstPair.vocals, firstPair.backing] } : {}),
           ...(onePass
-            ? { split: { modelName: splitEntry!.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
+            ? { split: { modelName: splitModel!.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
             : {}),
           ...(model.ensemble
             ? {
@@ -208,11 +208,11 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           const whole = files.get(pair!.vocals)![lossless]!;
           const splitDir = join(workDir, "split");
           const parts = await deps.pool.run(
-            { inputPath: whole, modelName: split.model!, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
+            { inputPath: whole, modelName: splitModel!.name, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
             (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
             signal,
           );
-          log.info({ timings: parts.timings, model: split.model }, "split the vocal");
+          log.info({ timings: parts.timings, model: splitModel!.name }, "split the vocal");
           files.set("harmony", parts.stems.harmony!);
           files.set("reverb", parts.stems.reverb!);
           queueUpload("harmony");
