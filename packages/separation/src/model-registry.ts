@@ -13,6 +13,14 @@ export interface ModelRegistryOptions extends InferenceOptions {
    * neither waits for the other's runs. Each costs a thread (a V8 isolate and a malloc arena).
    */
   ownThread?: readonly string[];
+  /**
+   * Whether a model runs one silent chunk when it loads, so that its first real run does not pay
+   * onnxruntime's set-up (default true: a worker keeps its models for many jobs). A one-shot
+   * command that runs a model once turns it off on the CPU: there the warm-up is a whole chunk's
+   * work done twice. On another provider the model is always warmed up, because that first run is
+   * what tells whether the provider works (see #openOnProvider).
+   */
+  warmUp?: boolean;
 }
 
 export interface ModelListing {
@@ -33,13 +41,15 @@ export class ModelRegistry {
   readonly modelsDir: string;
   readonly #inference: InferenceOptions;
   readonly #ownThread: ReadonlySet<string>;
+  readonly #warmUp: boolean;
   readonly #loaded = new Map<string, Promise<SeparationModel>>();
 
   constructor(options: ModelRegistryOptions) {
-    const { modelsDir, ownThread, ...inference } = options;
+    const { modelsDir, ownThread, warmUp, ...inference } = options;
     this.modelsDir = modelsDir;
     this.#inference = inference;
     this.#ownThread = new Set(ownThread);
+    this.#warmUp = warmUp ?? true;
   }
 
   async list(): Promise<ModelListing> {
@@ -49,7 +59,7 @@ export class ModelRegistry {
 
   /**
    * The model whose manifest is named `name` (normally `<name>.json`), loaded
-   * (and warmed up) once. A model that can no longer run (its inference thread
+   * (and warmed up, unless `warmUp` is off) once. A model that can no longer run (its inference thread
    * died, or someone released it) is loaded again.
    */
   async load(name: string): Promise<SeparationModel> {
@@ -98,7 +108,7 @@ export class ModelRegistry {
     let opened: SeparationModel | undefined;
     try {
       opened = await this.#open(name, this.#inference);
-      await opened.prepare();
+      if (this.#warmUp || provider !== "cpu") await opened.prepare();
       return opened;
     } catch (err) {
       await opened?.release().catch(() => undefined);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
@@ -13,6 +13,7 @@ import {
   parseManifest,
   parseMdxManifest,
   ProviderUnavailableError,
+  stftHelperRequests,
   UnknownModelError,
 } from "../src/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
@@ -288,6 +289,21 @@ describe("ModelRegistry", () => {
         err instanceof ModelLoadError && !(err instanceof ProviderUnavailableError) && /broken-on-all\.onnx/.test(err.message),
     );
     await registry.close();
+  });
+
+  it("warms a model up when it loads unless warmUp is off (on cpu)", async (t) => {
+    if (availableParallelism() < 2) return t.skip("the STFT helper thread this test counts runs only with 2+ cores");
+    const cold = new ModelRegistry({ modelsDir: dir, warmUp: false });
+    const warm = new ModelRegistry({ modelsDir: dir });
+    try {
+      const before = stftHelperRequests();
+      await cold.load("identity");
+      assert.equal(stftHelperRequests(), before, "warmUp: false ran a chunk at load");
+      await warm.load("identity");
+      assert.ok(stftHelperRequests() > before, "the default warm-up ran no chunk at load");
+    } finally {
+      await Promise.all([cold.close(), warm.close()]);
+    }
   });
 
   it("runs on cpu with no fallback reason when cpu is asked for", async () => {

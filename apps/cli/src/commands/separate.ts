@@ -114,6 +114,8 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
       modelsDir: resolve(values["models-dir"] ?? DEFAULT_MODELS_DIR),
       executionProvider: values.provider as ExecutionProvider,
       ...(threads !== undefined ? { intraOpThreads: threads } : {}),
+      // one run of each model: a warm-up chunk would be a chunk's work done twice
+      warmUp: false,
     });
     const loadStart = performance.now();
     const [models] = await Promise.all([Promise.all(names.map((n) => registry!.load(n))), prepareFfmpeg()]);
