@@ -9,7 +9,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `pnpm mixdown <args>` the way the root script does (tsx on apps/cli/src/main.ts). */
+/** Runs `pnpm mixdown <args>` the way the root script does (node --import tsx apps/cli/src/main.ts). */
 export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", ...args], {

@@ -4,6 +4,7 @@ import { PassThrough } from "node:stream";
 import ffmpeg from "fluent-ffmpeg";
 import { AudioEncodeError } from "./errors.ts";
 import { PIPE_BUFFER_BYTES, startFfmpeg, type FfmpegProcess } from "./ffmpeg-process.ts";
+import { WavFileWriter } from "./wav-writer.ts";
 
 export type WavSampleFormat = "f32" | "s16" | "s24";
 
@@ -48,30 +49,23 @@ function codecOptions(target: EncodeTarget): { format: string; options: string[]
   }
 }
 
-/**
- * Writes a stream of interleaved stereo float32 blocks to one or more files
- * (WAV, FLAC, mp3) through a single ffmpeg process, so a lossless + lossy pair
- * costs one pipe and one resampling setup. `write` applies backpressure:
- * await it before writing the next block.
- */
-export class StereoPcmEncoder {
-  readonly targets: readonly EncodeTarget[];
+/** Where an encoder's blocks go: one ffmpeg process, or WAV files written from this process. */
+interface PcmSink {
+  write(block: Float32Array): Promise<void>;
+  finish(): Promise<void>;
+  /** Stops and removes the partial files. */
+  abort(): Promise<void>;
+}
+
+/** All targets from one ffmpeg process, reading the blocks through a pipe. */
+class FfmpegSink implements PcmSink {
+  readonly #targets: readonly EncodeTarget[];
   readonly #input: PassThrough;
   readonly #ffmpeg: FfmpegProcess;
-  readonly #signal: AbortSignal | undefined;
-  readonly #onAbort = () => void this.abort();
-  #framesWritten = 0;
-  #closed = false;
 
-  constructor(options: StereoEncoderOptions) {
-    const { inputSampleRate, targets, frames, signal } = options;
-    const outputSampleRate = options.outputSampleRate ?? inputSampleRate;
-    if (targets.length === 0) throw new RangeError("at least one encode target is required");
-    if (frames !== undefined && (!Number.isInteger(frames) || frames < 0)) throw new RangeError(`invalid frames ${frames}`);
-    signal?.throwIfAborted();
-    this.targets = targets;
-    this.#signal = signal;
-
+  constructor(options: StereoEncoderOptions, outputSampleRate: number) {
+    const { inputSampleRate, targets, frames } = options;
+    this.#targets = targets;
     const filters: string[] = [];
     if (outputSampleRate !== inputSampleRate) filters.push(`aresample=${outputSampleRate}:resampler=soxr`);
     if (frames !== undefined) filters.push(`apad=whole_len=${frames}`, `atrim=end_sample=${frames}`);
@@ -93,6 +87,96 @@ export class StereoPcmEncoder {
     this.#ffmpeg = startFfmpeg(command, () => {
       this.#input.destroy();
     });
+  }
+
+  async write(block: Float32Array): Promise<void> {
+    this.#throwIfFailed();
+    if (!this.#input.write(Buffer.from(block.buffer, block.byteOffset, block.byteLength))) {
+      await Promise.race([once(this.#input, "drain"), this.#ffmpeg.exited]);
+      this.#throwIfFailed();
+    }
+  }
+
+  async finish(): Promise<void> {
+    this.#input.end();
+    await this.#ffmpeg.exited;
+  }
+
+  async abort(): Promise<void> {
+    this.#ffmpeg.kill();
+    this.#input.destroy();
+    await this.#ffmpeg.exited.catch(() => {});
+    await Promise.all(this.#targets.map((t) => rm(t.path, { force: true })));
+  }
+
+  #throwIfFailed(): void {
+    if (this.#ffmpeg.failure) throw this.#ffmpeg.failure;
+  }
+}
+
+/** WAV targets at the blocks' own rate: written from this process, no ffmpeg (see WavFileWriter). */
+class WavSink implements PcmSink {
+  readonly #writers: WavFileWriter[];
+
+  constructor(targets: readonly (EncodeTarget & { format: "wav" })[], sampleRate: number, frames: number | undefined) {
+    this.#writers = targets.map(
+      (t) =>
+        new WavFileWriter({
+          path: t.path,
+          sampleRate,
+          ...(t.sampleFormat ? { sampleFormat: t.sampleFormat } : {}),
+          ...(frames !== undefined ? { frames } : {}),
+        }),
+    );
+  }
+
+  async write(block: Float32Array): Promise<void> {
+    await Promise.all(this.#writers.map((w) => w.write(block)));
+  }
+
+  async finish(): Promise<void> {
+    await Promise.all(this.#writers.map((w) => w.finish()));
+  }
+
+  async abort(): Promise<void> {
+    await Promise.all(this.#writers.map((w) => w.abort()));
+  }
+}
+
+function allWav(targets: readonly EncodeTarget[]): targets is readonly (EncodeTarget & { format: "wav" })[] {
+  return targets.every((t) => t.format === "wav");
+}
+
+/**
+ * Writes a stream of interleaved stereo float32 blocks to one or more files
+ * (WAV, FLAC, mp3) through a single ffmpeg process, so a lossless + lossy pair
+ * costs one pipe and one resampling setup. WAV files at the blocks' own rate,
+ * when every target is one, are written by this process instead (the same
+ * samples, no process). `write` applies backpressure: await it before writing
+ * the next block.
+ */
+export class StereoPcmEncoder {
+  readonly targets: readonly EncodeTarget[];
+  readonly #sink: PcmSink;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = () => void this.abort();
+  #framesWritten = 0;
+  #closed = false;
+  #failure: Error | undefined;
+
+  constructor(options: StereoEncoderOptions) {
+    const { inputSampleRate, targets, frames, signal } = options;
+    const outputSampleRate = options.outputSampleRate ?? inputSampleRate;
+    if (targets.length === 0) throw new RangeError("at least one encode target is required");
+    if (frames !== undefined && (!Number.isInteger(frames) || frames < 0)) throw new RangeError(`invalid frames ${frames}`);
+    for (const target of targets) codecOptions(target); // checks an mp3 bitrate before anything starts
+    signal?.throwIfAborted();
+    this.targets = targets;
+    this.#signal = signal;
+    this.#sink =
+      allWav(targets) && outputSampleRate === inputSampleRate
+        ? new WavSink(targets, inputSampleRate, frames)
+        : new FfmpegSink(options, outputSampleRate);
     signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
@@ -102,18 +186,21 @@ export class StereoPcmEncoder {
   }
 
   /**
-   * Queues one block and resolves once the pipe has room. The block is sent
-   * as is, not copied: do not change it after writing.
+   * Queues one block and resolves once the pipe has room (or, for WAV written
+   * here, once it is in the files). The block is sent as is, not copied: do
+   * not change it before the returned promise settles.
    */
   async write(block: Float32Array): Promise<void> {
     this.#signal?.throwIfAborted();
     if (this.#closed) throw new AudioEncodeError("write after finish or abort");
     if (block.length % 2 !== 0) throw new RangeError("stereo blocks must hold an even number of samples");
-    this.#throwIfFailed();
+    if (this.#failure) throw this.#failure;
     this.#framesWritten += block.length / 2;
-    if (!this.#input.write(Buffer.from(block.buffer, block.byteOffset, block.byteLength))) {
-      await Promise.race([once(this.#input, "drain"), this.#ffmpeg.exited]);
-      this.#throwIfFailed();
+    try {
+      await this.#sink.write(block);
+    } catch (err) {
+      this.#failure ??= this.#encodeError(err);
+      throw this.#failure;
     }
   }
 
@@ -121,9 +208,8 @@ export class StereoPcmEncoder {
   async finish(): Promise<void> {
     if (this.#closed) throw new AudioEncodeError("encoder already finished or aborted");
     this.#closed = true;
-    this.#input.end();
     try {
-      await this.#ffmpeg.exited;
+      await this.#sink.finish();
     } catch (err) {
       throw this.#encodeError(err);
     } finally {
@@ -131,22 +217,16 @@ export class StereoPcmEncoder {
     }
   }
 
-  /** Kills ffmpeg and removes the partial files; resolves once they are gone. */
+  /** Stops the encoder (kills ffmpeg) and removes the partial files; resolves once they are gone. */
   async abort(): Promise<void> {
     this.#closed = true;
     this.#signal?.removeEventListener("abort", this.#onAbort);
-    this.#ffmpeg.kill();
-    this.#input.destroy();
-    await this.#ffmpeg.exited.catch(() => {});
-    await Promise.all(this.targets.map((t) => rm(t.path, { force: true })));
-  }
-
-  #throwIfFailed(): void {
-    if (this.#ffmpeg.failure) throw this.#encodeError(this.#ffmpeg.failure);
+    await this.#sink.abort();
   }
 
   #encodeError(err: unknown): Error {
     if (this.#signal?.aborted) return this.#signal.reason as Error;
+    if (err instanceof AudioEncodeError) return err;
     const paths = this.targets.map((t) => t.path).join(", ");
     return new AudioEncodeError(`encoding ${paths} failed: ${(err as Error).message}`, { cause: err });
   }
