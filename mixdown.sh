@@ -181,7 +181,9 @@ build_dashboard() {
 
 # With MODEL_ALLOCATOR=jemalloc, the commands that run models in their own process (`separate`, the
 # model benches) start on jemalloc (packages/separation/src/allocator.ts says why and what it costs).
-# `up` and the tests' workers set it themselves.
+# `separate` runs one job and exits, and is on jemalloc unless MODEL_ALLOCATOR says otherwise: there
+# it costs ~3 % of the time and saves 5-58 % of the memory (docs/benchmarks.md). `up` and the tests'
+# workers set it themselves.
 use_model_env() {
   [ "${MODEL_ALLOCATOR:-system}" = system ] && return 0
   local lines
@@ -235,7 +237,10 @@ case "$command" in
     ;;
   *)
     setup
-    [ "$command" = separate ] && use_model_env
+    if [ "$command" = separate ]; then
+      export MODEL_ALLOCATOR="${MODEL_ALLOCATOR:-jemalloc}"
+      use_model_env
+    fi
     exec pnpm --silent mixdown "$command" "$@"
     ;;
 esac

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { jemallocPath } from "@mixdown/separation";
 import { repoRoot } from "./run-cli.ts";
 
 const run = promisify(execFile);
@@ -77,5 +78,28 @@ describe("mixdown.sh", () => {
     assert.match(result.stdout, /\.\/mixdown\.sh keys create --name NAME/);
     assert.match(result.stdout, /\.\/mixdown\.sh separate /);
     assert.doesNotMatch(result.stdout, /^pnpm mixdown /m);
+  });
+
+  test("separate runs on jemalloc unless MODEL_ALLOCATOR says otherwise, and says which", async (t) => {
+    if (!jemallocPath()) return t.skip("libjemalloc2 is not installed (./mixdown.sh setup installs it)");
+    const dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-sh-separate-"));
+    try {
+      const input = path.join(dir, "in.wav");
+      await run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=330:r=44100:d=1", "-ac", "2", input]);
+      const env = { PATH: machinePath(), HOME: process.env.HOME ?? os.homedir() };
+      const separate = (extra: Record<string, string>) =>
+        runScript(path.join(repoRoot, "mixdown.sh"), ["separate", input, "--model", "vocals", "--out", path.join(dir, "out")], {
+          ...env,
+          ...extra,
+        });
+      const byDefault = await separate({});
+      assert.equal(byDefault.code, 0, byDefault.stdout + byDefault.stderr);
+      assert.match(byDefault.stdout, /; allocator jemalloc$/m);
+      const system = await separate({ MODEL_ALLOCATOR: "system" });
+      assert.equal(system.code, 0, system.stdout + system.stderr);
+      assert.match(system.stdout, /; allocator system$/m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

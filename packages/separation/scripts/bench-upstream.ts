@@ -316,6 +316,8 @@ interface PairResult {
   upstream: TreeMeasure;
   mixdown: TreeMeasure;
   snr: Record<string, { db: number; clipped: number }>;
+  /** the allocator Mixdown's process ran on */
+  allocator: string;
 }
 
 const mb = (x: number) => x.toFixed(0);
@@ -405,7 +407,9 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
         );
       }
       if (Object.keys(snr).length === 0) throw new Error(`no stem in common between ${up.outDir} and ${mixOut}`);
-      results.push({ seconds, upstream, mixdown, snr });
+      // the CLI's last line names the allocator it ran on (./mixdown.sh separate: jemalloc unless MODEL_ALLOCATOR=system)
+      const allocator = /; allocator (\w+)$/m.exec(await readFile(join(work, "mixdown.log"), "utf8"))?.[1] ?? "unknown";
+      results.push({ seconds, upstream, mixdown, snr, allocator });
       const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
       const snrText = Object.entries(snr)
         .map(
@@ -445,7 +449,8 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
               .join(" ")}`,
         )
         .join("; ");
-      console.log(`${r.seconds} s, ${side}: ${m.processes} processes; largest peaks (MB): ${top}`);
+      const on = side === "Mixdown" ? ` (allocator ${r.allocator})` : "";
+      console.log(`${r.seconds} s, ${side}${on}: ${m.processes} processes; largest peaks (MB): ${top}`);
     }
   }
   await writeFile(join(tmpdir(), "mixdown-bench", `last-upstream-${options.model}.json`), JSON.stringify(results, null, 2));

@@ -7,6 +7,7 @@ import {
   isEnsembleAlgorithm,
   ModelRegistry,
   parseModelList,
+  runsOnJemalloc,
   separateEnsemble,
   separateFile,
   type ExecutionProvider,
@@ -36,6 +37,9 @@ lossless file per stem, named after the stem (vocals.wav, backing.wav, ...).
   --shifts N          HTDemucs: average N runs on the input delayed by a random
                       0-0.5 s, as demucs's --shifts (its default is 1); makes the
                       output random (default: the model's manifest, else 0)
+
+./mixdown.sh separate starts it on jemalloc where libjemalloc2 is installed
+(MODEL_ALLOCATOR=system keeps glibc's malloc); the last line says which.
 `;
 
 const DEFAULT_MODELS_DIR = resolve(repoRoot, "models");
@@ -145,7 +149,8 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     io.stdout.write(
       `${seconds.toFixed(1)} s of audio in ${(t.totalMs / 1000).toFixed(2)} s (${(seconds / (t.totalMs / 1000)).toFixed(1)}x realtime, ${result.chunks} chunks); ` +
         `model load ${loadMs.toFixed(0)} ms, decode ${t.decodeMs.toFixed(0)} ms, inference ${t.inferenceMs.toFixed(0)} ms ` +
-        `(waited for ${t.inferenceWaitMs.toFixed(0)} ms), post ${t.postMs.toFixed(0)} ms, encode ${t.encodeMs.toFixed(0)} ms\n`,
+        `(waited for ${t.inferenceWaitMs.toFixed(0)} ms), post ${t.postMs.toFixed(0)} ms, encode ${t.encodeMs.toFixed(0)} ms; ` +
+        `allocator ${runsOnJemalloc() ? "jemalloc" : "system"}\n`,
     );
     if ("members" in result) {
       const ensemble = result as Awaited<ReturnType<typeof separateEnsemble>>;
