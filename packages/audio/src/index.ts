@@ -8,7 +8,7 @@ export {
   type ProbeOptions,
 } from "./probe-audio.ts";
 export { decodeToPcm, type DecodeToPcmOptions } from "./decode-to-pcm.ts";
-export { probeWavHeader } from "./wav-header.ts";
+export { probeWavHeader, readWavLayout, type WavLayout, type WavLayoutOptions } from "./wav-header.ts";
 export { concatSamples } from "./samples.ts";
 export { countDecodedFrames, countDecodedFramesWithin } from "./count-decoded-frames.ts";
 export {

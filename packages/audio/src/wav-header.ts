@@ -40,8 +40,17 @@ export async function probeWavHeader(path: string): Promise<AudioProbe | undefin
   return (await readWavLayout(path))?.probe;
 }
 
+export interface WavLayoutOptions {
+  /**
+   * The file was written as a stream (espeak-ng, a pipe) and its data size may be a placeholder:
+   * a size of 0 or one past the end of the file means the rest of the file, cut to whole frames.
+   * Without it such a file gives undefined (and goes to ffprobe).
+   */
+  streamed?: boolean;
+}
+
 /** probeWavHeader's reading, with where the samples lie (for reading them without ffmpeg). */
-export async function readWavLayout(path: string): Promise<WavLayout | undefined> {
+export async function readWavLayout(path: string, options: WavLayoutOptions = {}): Promise<WavLayout | undefined> {
   let handle;
   try {
     handle = await open(path, "r");
@@ -81,9 +90,14 @@ export async function readWavLayout(path: string): Promise<WavLayout | undefined
         const codec = codecName(fmt.format, fmt.bits);
         const { channels, sampleRate, blockAlign, bits } = fmt;
         if (!codec || channels < 1 || sampleRate < 1 || blockAlign !== (channels * bits) / 8) return undefined;
-        // a streamed WAV may carry a placeholder size: only trust an exact fit
-        if (body + length > size || length % blockAlign !== 0) return undefined;
-        const frames = length / blockAlign;
+        let dataBytes = length;
+        if (options.streamed && (length === 0 || body + length > size)) {
+          dataBytes = size - body - ((size - body) % blockAlign);
+        } else if (body + length > size || length % blockAlign !== 0) {
+          // a streamed WAV may carry a placeholder size: only trust an exact fit
+          return undefined;
+        }
+        const frames = dataBytes / blockAlign;
         return {
           probe: {
             format: "wav",
@@ -96,7 +110,7 @@ export async function readWavLayout(path: string): Promise<WavLayout | undefined
             bitRate: sampleRate * channels * bits,
           },
           dataOffset: body,
-          dataBytes: length,
+          dataBytes,
           blockAlign,
           channelMask: fmt.channelMask,
         };

@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { AudioDecodeError, countDecodedFrames, ffprobeAudio, probeAudio } from "../src/index.ts";
-import { probeWavHeader } from "../src/wav-header.ts";
+import { probeWavHeader, readWavLayout } from "../src/wav-header.ts";
 import { ffprobeView, REAL_FILES, realFilePath } from "../../../fixtures/real-files/index.ts";
 import { withTempDir, writeTone } from "./support/fixtures.ts";
 
@@ -135,6 +135,33 @@ describe("probeAudio", () => {
       const notWav = join(dir, "noise.wav");
       await writeFile(notWav, Buffer.alloc(1000, 7));
       assert.equal(await probeWavHeader(notWav), undefined);
+    });
+  });
+
+  it("reads a streamed WAV's placeholder data size as the rest of the file (whole frames) only when asked", async () => {
+    await withTempDir(async (dir) => {
+      const whole = join(dir, "whole.wav");
+      await writeTone(whole, { sampleRate: 22050, channels: 1, frames: 10_000, codecArgs: ["-c:a", "pcm_s16le"] });
+      const exact = await readWavLayout(whole);
+      assert.ok(exact);
+      const bytes = await readFile(whole);
+      // as espeak-ng writes to a pipe: 0x7fffffff, or 0; and a stray odd byte at the end
+      for (const placeholder of [0x7fff_ffff, 0]) {
+        const streamed = Buffer.concat([bytes, Buffer.from([1])]);
+        streamed.writeUInt32LE(placeholder, exact.dataOffset - 4);
+        const path = join(dir, `streamed-${placeholder}.wav`);
+        await writeFile(path, streamed);
+        // without streamed: past the end goes to ffprobe; 0 is taken at its word
+        assert.equal((await readWavLayout(path))?.dataBytes, placeholder === 0 ? 0 : undefined);
+        const layout = await readWavLayout(path, { streamed: true });
+        assert.ok(layout);
+        assert.equal(layout.dataOffset, exact.dataOffset);
+        assert.equal(layout.dataBytes, exact.dataBytes);
+        assert.equal(layout.probe.frames, 10_000);
+        assert.equal(layout.probe.codec, "pcm_s16le");
+      }
+      // an exact size is read as it is, streamed or not
+      assert.deepEqual(await readWavLayout(whole, { streamed: true }), exact);
     });
   });
 });

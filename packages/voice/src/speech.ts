@@ -3,6 +3,7 @@ import { constants, createReadStream, createWriteStream } from "node:fs";
 import { access, open, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
+import { readWavLayout } from "@mixdown/audio";
 import { PiperVoice, PiperVoiceError, readPiperConfig } from "./piper.ts";
 
 const run = promisify(execFile);
@@ -288,42 +289,6 @@ interface PcmFormat {
 }
 
 /** The format and the data chunk's place in a RIFF WAVE file (the synthesizers write plain PCM). */
-async function readWavLayout(path: string): Promise<{ format: PcmFormat; dataStart: number; dataBytes: number }> {
-  const file = await open(path, "r");
-  try {
-    const { size } = await file.stat();
-    const header = Buffer.alloc(12);
-    await file.read(header, 0, 12, 0);
-    if (header.toString("ascii", 0, 4) !== "RIFF" || header.toString("ascii", 8, 12) !== "WAVE")
-      throw new Error(`${path} is not a WAVE file`);
-    let offset = 12;
-    let format: PcmFormat | undefined;
-    const chunk = Buffer.alloc(24);
-    while (offset + 8 <= size) {
-      await file.read(chunk, 0, 24, offset);
-      const id = chunk.toString("ascii", 0, 4);
-      // espeak-ng streams its output and leaves the data size at 0x7fffffff (or 0): the rest of the file is data.
-      let length = chunk.readUInt32LE(4);
-      if (id === "fmt ") {
-        format = {
-          audioFormat: chunk.readUInt16LE(8),
-          channels: chunk.readUInt16LE(10),
-          sampleRate: chunk.readUInt32LE(12),
-          bitsPerSample: chunk.readUInt16LE(22),
-        };
-      } else if (id === "data") {
-        if (!format) throw new Error(`${path} has its data before its format`);
-        if (length === 0 || offset + 8 + length > size) length = size - offset - 8;
-        return { format, dataStart: offset + 8, dataBytes: length - (length % ((format.channels * format.bitsPerSample) / 8)) };
-      }
-      offset += 8 + length + (length % 2);
-    }
-    throw new Error(`${path} has no data chunk`);
-  } finally {
-    await file.close();
-  }
-}
-
 function wavHeader(format: PcmFormat, dataBytes: number): Buffer {
   const h = Buffer.alloc(44);
   const blockAlign = (format.channels * format.bitsPerSample) / 8;
@@ -511,18 +476,18 @@ async function speakPieces(
           },
         );
         if ((await stat(piecePath)).size < 44) continue;
-        const layout = await readWavLayout(piecePath);
-        if (layout.format.audioFormat !== 1 || layout.format.bitsPerSample !== 16)
-          throw new Error(
-            `${synthesizer} wrote audio format ${layout.format.audioFormat}/${layout.format.bitsPerSample} bits, expected 16-bit PCM`,
-          );
-        format ??= layout.format;
-        if (layout.format.sampleRate !== format.sampleRate || layout.format.channels !== format.channels)
+        // espeak-ng streams its output and leaves the data size at 0x7fffffff (or 0): the rest of the file is data
+        const layout = await readWavLayout(piecePath, { streamed: true });
+        if (!layout) throw new Error(`${synthesizer} wrote a file that is not a PCM WAVE file`);
+        const { codec, channels, sampleRate } = layout.probe;
+        if (codec !== "pcm_s16le") throw new Error(`${synthesizer} wrote ${codec} audio, expected 16-bit PCM`);
+        format ??= { audioFormat: 1, channels, sampleRate, bitsPerSample: 16 };
+        if (sampleRate !== format.sampleRate || channels !== format.channels)
           throw new Error(`${synthesizer} changed its output format between pieces`);
         if (layout.dataBytes > 0)
           for await (const chunk of createReadStream(piecePath, {
-            start: layout.dataStart,
-            end: layout.dataStart + layout.dataBytes - 1,
+            start: layout.dataOffset,
+            end: layout.dataOffset + layout.dataBytes - 1,
           }))
             await write(chunk as Buffer);
         await rm(piecePath, { force: true });
