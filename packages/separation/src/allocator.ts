@@ -9,9 +9,11 @@
 // freed mapped and hands it to whichever session, on whichever thread, runs next: the sessions of
 // a process share one run's working memory instead of keeping one each.
 //
-// It is an option (MODEL_ALLOCATOR=jemalloc), not the default: it saves memory on short jobs and
-// on RVC conversions at the same speed, but a 10-minute vocal separation ran 1.5x slower on it
-// and peaked higher (docs/benchmarks.md has the figures). The allocator is fixed when a
+// For the worker it is an option (MODEL_ALLOCATOR=jemalloc), not the default: it saves memory on
+// short jobs and on RVC conversions at the same speed, but on a 10-minute stem split its memory
+// grew past glibc's (1364 against 1193 MB) and inference ran 11 % slower (docs/benchmarks.md has
+// the figures). `./mixdown.sh separate`, one job per process, starts on it unless MODEL_ALLOCATOR
+// says otherwise: there it saves 18-58 % of the memory for ~3 % of the time. The allocator is fixed when a
 // process starts (LD_PRELOAD), so the launchers (`up`, the image's entrypoint, mixdown.sh for the
 // commands that run models, the tests' worker) start the processes that run models with
 // modelProcessEnv(); sessions turn their arena off only when this process really runs on jemalloc

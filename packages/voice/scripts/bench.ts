@@ -1,7 +1,7 @@
-// `pnpm bench:voice [--seconds 30,300] [--threads 2] [--dir DIR] [--yin] [--no-index]`: an RVC v2 48 kHz
+// `pnpm bench:voice [--seconds 30,300] [--threads 2] [--dir DIR] [--yin] [--no-index] [--segment-seconds S]`: an RVC v2 48 kHz
 // conversion at real model sizes (random weights, made once by scripts/bench/prepare_voice_bench.py
 // into DIR, default $TMPDIR/mixdown-bench-voice): realtime factor, the ContentVec / pitch / index /
-// synthesizer split, and peak RSS. Pieces are 20 s whatever the input's length; with several
+// synthesizer split, and peak RSS. Pieces are 20 s (--segment-seconds) whatever the input's length; with several
 // lengths each runs in a process of its own (so each peak is that length's) and a table of the
 // peaks follows, the last against the first: memory should not grow with the input.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -20,6 +20,8 @@ const { values } = parseArgs({
     dir: { type: "string", default: join(tmpdir(), "mixdown-bench-voice") },
     yin: { type: "boolean", default: false },
     "no-index": { type: "boolean", default: false },
+    // the longest piece the engine sends to the models at once (RvcVoiceEngine's segmentSeconds)
+    "segment-seconds": { type: "string" },
   },
 });
 const lengths = values.seconds!.split(",").map(Number);
@@ -81,6 +83,7 @@ const engine = await RvcVoiceEngine.load({
   sampleRate: 48000,
   ...(values.yin ? {} : { rmvpePath: file("rmvpe.onnx") }),
   ...(values["no-index"] ? {} : { indexPath: file("model.index") }),
+  ...(values["segment-seconds"] ? { segmentSeconds: Number(values["segment-seconds"]) } : {}),
   sessionOptions: { intraOpNumThreads: threads, interOpNumThreads: 1 },
 });
 const loadSeconds = (performance.now() - loadStarted) / 1000;
