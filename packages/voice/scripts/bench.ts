@@ -1,7 +1,7 @@
 // `pnpm bench:voice [--seconds 30,300] [--threads 2] [--dir DIR] [--yin] [--no-index] [--segment-seconds S]`: an RVC v2 48 kHz
 // conversion at real model sizes (random weights, made once by scripts/bench/prepare_voice_bench.py
 // into DIR, default $TMPDIR/mixdown-bench-voice): realtime factor, the ContentVec / pitch / index /
-// synthesizer split, and peak RSS. Pieces are 20 s (--segment-seconds) whatever the input's length; with several
+// synthesizer split, and peak RSS. Pieces are 10 s (--segment-seconds) whatever the input's length; with several
 // lengths each runs in a process of its own (so each peak is that length's) and a table of the
 // peaks follows, the last against the first: memory should not grow with the input.
 import { execFileSync, spawnSync } from "node:child_process";

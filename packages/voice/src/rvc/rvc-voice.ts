@@ -34,7 +34,12 @@ export interface RvcEngineOptions {
    * rest of their own (consonants stay intelligible); 0.5 or more turns it off. RVC's default 0.33.
    */
   protect?: number;
-  /** Longest piece sent to the model at once; cuts fall on the quietest 10 ms nearby. */
+  /**
+   * Longest piece sent to the model at once (default 10 s); cuts fall on the quietest 10 ms
+   * nearby. A piece's synthesizer run holds about 35 MB a second of it: on real-size models 10 s
+   * peaked 2224 MB where 20 s peaked 2698 (1926 and 2215 on jemalloc), for 5-9 % more time
+   * (docs/voice.md).
+   */
   segmentSeconds?: number;
   sessionOptions?: ort.InferenceSession.SessionOptions;
 }
@@ -139,7 +144,7 @@ export class RvcVoiceEngine implements VoiceEngine {
     this.#noiseChannels = graph.noiseChannels;
     this.outputSampleRate = options.sampleRate;
     this.#protect = options.protect ?? 0.33;
-    this.#segment = Math.round(((options.segmentSeconds ?? 20) * RATE) / FRAME) * FRAME;
+    this.#segment = Math.round(((options.segmentSeconds ?? 10) * RATE) / FRAME) * FRAME;
   }
 
   static async load(options: RvcEngineOptions): Promise<RvcVoiceEngine> {
