@@ -41,6 +41,7 @@ import { pythonCommand, runProcess } from "@mixdown/python";
 import { EXPORTER_PATH } from "../src/import/python-runtime.ts";
 import { ModelRegistry } from "../src/model-registry.ts";
 import { separateFile } from "../src/separate-file.ts";
+import { noiseFeeds } from "./noise-feeds.ts";
 import { BENCH_CACHE, syntheticSong } from "./synthetic-song.ts";
 import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
 
@@ -159,14 +160,7 @@ async function msPerChunk(spec: CaseSpec, manifest: { file: string; members?: { 
       ...(spec.threads ? { intraOpThreads: spec.threads } : {}),
     });
     try {
-      const feeds: Record<string, { data: Float32Array; dims: number[] }> = {};
-      for (const meta of session.inputMetadata) {
-        if (!meta.isTensor) throw new Error(`${file}: input ${meta.name} is not a tensor`);
-        const dims = meta.shape.map((d) => (typeof d === "number" && d > 0 ? d : 1));
-        const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
-        for (let i = 0; i < data.length; i++) data[i] = (Math.random() - 0.5) * 0.2;
-        feeds[meta.name] = { data, dims };
-      }
+      const feeds = noiseFeeds(session, file);
       const times: number[] = [];
       for (let run = 0; run < 4; run++) {
         const start = performance.now();

@@ -1,0 +1,132 @@
+/**
+ * How close each network runs to this machine's limit: the floating-point operations of one run
+ * of each ONNX file at batch 1 (one chunk), onnxruntime's time for that run, the achieved GFLOP/s,
+ * and that as a share of the peak, measured as onnxruntime's own N x N MatMul on the same threads.
+ *
+ *   pnpm bench:flops [--models vocals,stems,vocalsplit] [--models-dir DIR] [--threads 2] [--runs 5] [--peak-n 2048]
+ *
+ * The count (scripts/onnx_flops.py, with Debian's python3-onnx) takes MatMul, Gemm, Conv,
+ * ConvTranspose and Einsum, 2 FLOPs a multiply-add; shapes from onnx's shape inference and, where
+ * it cannot follow the graph, from one onnxruntime run of a copy that outputs the counted nodes'
+ * tensors. A run's time is the median of `--runs` after one warm-up, on noise in the graph's
+ * shapes, with the sessions' options of the separation (openSession). A bag's members each get a
+ * row.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { pythonCommand, runProcess } from "@mixdown/python";
+import { openSession } from "../src/inference-options.ts";
+import { noiseFeeds } from "./noise-feeds.ts";
+
+const REPO = resolve(import.meta.dirname, "../../..");
+const COUNTER = join(import.meta.dirname, "onnx_flops.py");
+
+const { values } = parseArgs({
+  options: {
+    models: { type: "string", default: "vocals,stems,vocalsplit" },
+    "models-dir": { type: "string", default: join(REPO, "models") },
+    threads: { type: "string", default: "2" },
+    runs: { type: "string", default: "5" },
+    "peak-n": { type: "string", default: "2048" },
+  },
+});
+const threads = Number(values.threads);
+const runs = Number(values.runs);
+const modelsDir = resolve(values["models-dir"]!);
+
+async function python(args: string[]): Promise<string> {
+  const result = await runProcess(await pythonCommand(), [COUNTER, ...args]);
+  if (result.code !== 0)
+    throw new Error(`onnx_flops.py ${args[0]} failed: ${result.stderr.trim().split("\n").slice(-5).join("\n")}`);
+  return result.stdout;
+}
+
+/** Median ms of `runs` runs after a warm-up. */
+async function msPerRun(path: string): Promise<number> {
+  const session = await openSession(path, { thread: false, intraOpThreads: threads });
+  try {
+    const feeds = noiseFeeds(session, path);
+    const times: number[] = [];
+    for (let run = 0; run <= runs; run++) {
+      const start = performance.now();
+      await session.runMany(feeds, session.outputNames);
+      if (run > 0) times.push(performance.now() - start);
+    }
+    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  } finally {
+    await session.release();
+  }
+}
+
+/** The dimensions onnxruntime gives every output of `path` (the counted tensors, once exposed). */
+async function outputShapes(path: string): Promise<Record<string, number[]>> {
+  const session = await openSession(path, { thread: false, intraOpThreads: threads });
+  try {
+    const outputs = await session.runMany(noiseFeeds(session, path), session.outputNames);
+    return Object.fromEntries(Object.entries(outputs).map(([name, out]) => [name, [...out.dims]]));
+  } finally {
+    await session.release();
+  }
+}
+
+interface Count {
+  gflop: number;
+  nodes: number;
+  uncounted: string[];
+  ops: Record<string, number>;
+}
+
+async function countFlops(onnxPath: string, work: string): Promise<Count> {
+  const exposed = join(work, "exposed.onnx");
+  const shapes = join(work, "shapes.json");
+  await python(["expose", onnxPath, exposed]);
+  await writeFile(shapes, JSON.stringify(await outputShapes(exposed)));
+  await rm(exposed, { force: true });
+  return JSON.parse((await python(["count", onnxPath, shapes])).trim().split("\n").at(-1)!) as Count;
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), "mixdown-bench-flops-"));
+  try {
+    const n = Number(values["peak-n"]);
+    const peakModel = join(work, "matmul.onnx");
+    await python(["matmul", String(n), peakModel]);
+    const peakMs = await msPerRun(peakModel);
+    const peak = (2 * n ** 3) / (peakMs / 1000) / 1e9;
+    console.log(
+      `# FLOP/s of each network against onnxruntime's ${n} x ${n} MatMul, ${threads} intra-op threads, ${new Date().toISOString()}, ` +
+        `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, load average ${loadavg()[0].toFixed(1)}`,
+    );
+    console.log(`# peak: ${peak.toFixed(1)} GFLOP/s (${peakMs.toFixed(1)} ms a MatMul, median of ${runs})`);
+    console.log("");
+    console.log("| model | ONNX file | GFLOP per run (batch 1) | ms per run | GFLOP/s | of the peak | FLOPs by operator |");
+    console.log("|---|---|---|---|---|---|---|");
+    for (const model of values.models!.split(",")) {
+      const manifest = JSON.parse(await readFile(join(modelsDir, `${model}.json`), "utf8")) as {
+        file?: string;
+        members?: { file: string }[];
+      };
+      const files = manifest.members?.map((m) => m.file) ?? [manifest.file!];
+      for (const file of files) {
+        const path = resolve(modelsDir, file);
+        const count = await countFlops(path, work);
+        const ms = await msPerRun(path);
+        const rate = count.gflop / (ms / 1000);
+        const ops = Object.entries(count.ops)
+          .sort((a, b) => b[1] - a[1])
+          .map(([op, g]) => `${op} ${((100 * g) / count.gflop).toFixed(0)} %`)
+          .join(", ");
+        const missing = count.uncounted.length > 0 ? ` (${count.uncounted.length} nodes without shapes, not counted)` : "";
+        console.log(
+          `| ${model} | ${file} | ${count.gflop.toFixed(2)} | ${ms.toFixed(1)} | ${rate.toFixed(1)} | ${((100 * rate) / peak).toFixed(0)} % | ${ops}${missing} |`,
+        );
+      }
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+await main();
