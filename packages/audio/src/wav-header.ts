@@ -3,9 +3,9 @@ import type { AudioProbe } from "./probe-audio.ts";
 
 /** Bytes read from the start of the file: enough for fmt, LIST/bext chunks and the data header. */
 const HEAD_BYTES = 1 << 16;
-const WAVE_FORMAT_PCM = 1;
-const WAVE_FORMAT_IEEE_FLOAT = 3;
-const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+export const WAVE_FORMAT_PCM = 1;
+export const WAVE_FORMAT_IEEE_FLOAT = 3;
+export const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
 
 function codecName(format: number, bits: number): string | undefined {
   if (format === WAVE_FORMAT_PCM) {

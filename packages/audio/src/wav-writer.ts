@@ -1,9 +1,7 @@
 import { open, rm, type FileHandle } from "node:fs/promises";
 import type { WavSampleFormat } from "./encode-pcm.ts";
+import { WAVE_FORMAT_EXTENSIBLE, WAVE_FORMAT_IEEE_FLOAT, WAVE_FORMAT_PCM } from "./wav-header.ts";
 
-const WAVE_FORMAT_PCM = 1;
-const WAVE_FORMAT_IEEE_FLOAT = 3;
-const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
 /** KSDATAFORMAT_SUBTYPE_* after the format tag's two bytes: 0000-0010-8000-00aa00389b71 */
 const SUBTYPE_TAIL = Buffer.from([0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71]);
 const FRONT_LEFT_RIGHT = 0x3;
@@ -157,9 +155,9 @@ export class WavFileWriter {
     const handle = await this.#handle;
     try {
       if (this.#frames !== undefined && this.#framesWritten < this.#frames) {
+        // write() stops at `frames`, so whole pieces of silence pad exactly
         const silence = new Float32Array(2 * Math.min(PIECE_FRAMES, this.#frames - this.#framesWritten));
-        while (this.#framesWritten < this.#frames)
-          await this.write(silence.subarray(0, 2 * Math.min(PIECE_FRAMES, this.#frames - this.#framesWritten)));
+        while (this.#framesWritten < this.#frames) await this.write(silence);
       }
       await this.#patchHeader(handle);
     } finally {

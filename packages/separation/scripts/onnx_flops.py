@@ -95,7 +95,7 @@ def node_flops(node, shape):
 
 def expose(path, out_path):
     model = load_batch1(path)
-    inferred, known = inferred_shapes(model)
+    _, known = inferred_shapes(model)
     outputs = {o.name for o in model.graph.output}
     for node in counted_nodes(model.graph):
         for name in [node.input[0], node.output[0]]:
