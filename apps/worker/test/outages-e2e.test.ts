@@ -64,7 +64,11 @@ test("a vocal separation whose uploads meet an S3 outage and whose end meets a P
   const ended = await row();
   assert.equal(ended.status, "success", ended.errorMessage ?? "");
   assert.equal(ended.progress, 100);
-  assert.equal(logged("job attempt failed"), false, "no attempt failed: the outages were ridden out inside it");
+  assert.equal(
+    logged("job attempt failed"),
+    false,
+    `no attempt failed: the outages were ridden out inside it; failed: ${JSON.stringify(lines.filter((l) => l.msg === "job attempt failed"))}`,
+  );
   const keys = await d.api.ctx.storage.list(`outputs/vocal-separation/${id}/`);
   assert.deepEqual(
     keys,
