@@ -14,11 +14,16 @@ export interface ModelRegistryOptions extends InferenceOptions {
    */
   ownThread?: readonly string[];
   /**
-   * Whether a model runs one silent chunk when it loads, so that its first real run does not pay
-   * onnxruntime's set-up (default true: a worker keeps its models for many jobs). A one-shot
-   * command that runs a model once turns it off on the CPU: there the warm-up is a whole chunk's
-   * work done twice. On another provider the model is always warmed up, because that first run is
-   * what tells whether the provider works (see #openOnProvider).
+   * Whether a model runs one silent chunk when it loads (default true: a worker loads its models
+   * at start, and a model that loads but cannot run then fails there, not in its first job). On
+   * the CPU the warmed-up session is then replaced by a fresh one of the same file: onnxruntime's
+   * arena keeps the memory of a session's largest run for as long as the session lives, so a
+   * warmed-up model the worker's jobs do not use would hold one run's working memory for nothing
+   * (the default MDX-Net models: about 130 MB each; the first real run pays 30-80 ms of set-up
+   * instead). A one-shot command that runs a model once turns it off on the CPU: there the
+   * warm-up is a whole chunk's work done twice. On another provider the warmed-up session is kept,
+   * and the warm-up always runs, because that first run is what tells whether the provider works
+   * (see #openOnProvider).
    */
   warmUp?: boolean;
 }
@@ -108,8 +113,17 @@ export class ModelRegistry {
     let opened: SeparationModel | undefined;
     try {
       opened = await this.#open(name, this.#inference);
-      if (this.#warmUp || provider !== "cpu") await opened.prepare();
-      return opened;
+      if (provider !== "cpu") {
+        await opened.prepare();
+        return opened;
+      }
+      if (!this.#warmUp) return opened;
+      await opened.prepare();
+      // the fresh session is opened before the warmed one is released, so that an inference
+      // thread of the model's own lives on rather than ending and starting again
+      const fresh = await this.#open(name, this.#inference);
+      await opened.release().catch(() => undefined);
+      return fresh;
     } catch (err) {
       await opened?.release().catch(() => undefined);
       if (provider === "cpu") throw err;

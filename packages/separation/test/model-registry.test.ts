@@ -306,6 +306,32 @@ describe("ModelRegistry", () => {
     }
   });
 
+  it("keeps no warm-up run's memory: the warmed-up session is replaced by a fresh one (on cpu)", async () => {
+    // One run of this model needs 4096 copies of its input at once (~270 MB): the warmed-up
+    // session's arena keeps that much for as long as the session lives.
+    const g = new OnnxGraphBuilder();
+    const x = g.input("input", ["batch", 4, SMALL.dimF, SMALL.dimT]);
+    const copies = g.node("Expand", [x, g.int64Tensor([4096, 4, SMALL.dimF, SMALL.dimT])]);
+    g.node("ReduceMean", [copies, g.int64Tensor([0])], { keepdims: 1 }, "output");
+    g.output("output", [1, 4, SMALL.dimF, SMALL.dimT]);
+    await writeFile(join(dir, "hungry.onnx"), g.encode(18));
+    const manifest = JSON.parse(await readFile(join(dir, "identity.json"), "utf8"));
+    await writeFile(join(dir, "hungry.json"), JSON.stringify({ ...manifest, name: "hungry", file: "hungry.onnx" }));
+    const rssMb = () => process.memoryUsage.rss() / 2 ** 20;
+    const registry = new ModelRegistry({ modelsDir: dir });
+    try {
+      const before = rssMb();
+      const model = await registry.load("hungry");
+      const held = rssMb() - before;
+      assert.ok(held < 120, `the loaded model holds ${held.toFixed(0)} MB after its warm-up`);
+      assert.equal(model.unusable, false);
+    } finally {
+      await registry.close();
+      await rm(join(dir, "hungry.onnx"));
+      await rm(join(dir, "hungry.json"));
+    }
+  });
+
   it("runs on cpu with no fallback reason when cpu is asked for", async () => {
     const registry = new ModelRegistry({ modelsDir: dir, providerFallback: "cpu" });
     const model = await registry.load("identity");
