@@ -22,6 +22,11 @@ export const modelsUsage = `./mixdown.sh models list [--models-dir DIR]   the in
                                 PyTorch checkpoints are converted to ONNX once (Debian's PyTorch is
                                 installed for that on first use); the result is run on a few
                                 seconds of audio before it is installed
+./mixdown.sh models quantize NAME [--as NAME] [--models-dir DIR]
+                                installs NAME-int8 (or --as) beside an installed model: its linear
+                                layers' weights in int8, quantised per run as onnxruntime's
+                                quantize_dynamic does (less memory, a faster transformer; the
+                                output differs from the float model's: see docs/separation.md)
 ./mixdown.sh models available [--models-dir DIR]
                                 the model catalogue (models/catalogue.json): every published model
                                 Mixdown can pull by name, installed or not, with its size, stems,

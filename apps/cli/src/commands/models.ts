@@ -73,6 +73,32 @@ async function importCommand(argv: string[], env: Record<string, string | undefi
   );
 }
 
+/** `models quantize NAME`: an int8 copy of an installed model's linear layers, installed beside it. */
+async function quantizeCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { as: { type: "string" }, "models-dir": { type: "string" } },
+  });
+  if (positionals.length !== 1) throw new UsageError(`Usage:\n${modelsUsage}`);
+  const modelsDir = resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
+  const { quantizeInstalledModel, ImportProblem } = await import("@mixdown/separation/import");
+  try {
+    const q = await quantizeInstalledModel(modelsDir, positionals[0]!, values.as);
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+    console.log(
+      `installed ${q.name}: ${q.layers} linear layers in int8, ${mb(q.bytesBefore)} -> ${mb(q.bytesAfter)} (${q.manifestPath})`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof ImportProblem) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
+}
+
 /** Prints what an install says and exits 0, or its PullProblem and exits 1. */
 async function printInstalled(install: Promise<string>): Promise<number> {
   try {
@@ -317,6 +343,7 @@ export async function modelsCommand(argv: string[], env: Record<string, string |
   if (action === "import") return importCommand(rest, env);
   if (action === "pull") return pullCommand(rest, env);
   if (action === "available") return availableCommand(rest, env);
+  if (action === "quantize") return quantizeCommand(rest, env);
   if (action !== "list") throw new UsageError(`Usage:\n${modelsUsage}`);
   const { values } = parseArgs({ args: rest, options: { "models-dir": { type: "string" } } });
   const modelsDir = resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);

@@ -1,5 +1,6 @@
 // `@mixdown/separation/import`: turning a model file a user owns into an installed model.
 export { importModel, defaultModelName, type ImportModelOptions, type ImportedModel } from "./import-model.ts";
+export { quantizeInstalledModel, quantizeLinearLayersInt8, type QuantizedGraph, type QuantizedModel } from "./quantize.ts";
 export {
   identifyModelFile,
   uvrModelHash,
