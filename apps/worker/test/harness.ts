@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -176,6 +177,26 @@ export async function decodeFloat(path: string): Promise<Float32Array> {
   });
   const buf = stdout as unknown as Buffer;
   return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+}
+
+/**
+ * 10·log10(Σreference² / Σ(reference − estimate)²), the noise floored at `noiseFloor`: over the
+ * shorter of the two, or, with `sameLength`, once asserted that they are equally long.
+ */
+export function snrDb(
+  reference: Float32Array,
+  estimate: Float32Array,
+  { sameLength = false, noiseFloor = 1e-20 }: { sameLength?: boolean; noiseFloor?: number } = {},
+): number {
+  if (sameLength) assert.equal(estimate.length, reference.length);
+  const n = Math.min(reference.length, estimate.length);
+  let signal = 0;
+  let noise = 0;
+  for (let i = 0; i < n; i++) {
+    signal += reference[i]! ** 2;
+    noise += (reference[i]! - estimate[i]!) ** 2;
+  }
+  return 10 * Math.log10(signal / Math.max(noise, noiseFloor));
 }
 
 export async function upload(d: Deployment, path: string, route: string, part = "inputFile"): Promise<Response> {

@@ -6,22 +6,12 @@ import {
   makeAudio,
   makeSong,
   probe,
+  snrDb,
   startDeployment,
   upload,
   waitForEnd,
   type Deployment,
 } from "./harness.ts";
-
-function snrDb(reference: Float32Array, estimate: Float32Array): number {
-  let signal = 0;
-  let noise = 0;
-  const n = Math.min(reference.length, estimate.length);
-  for (let i = 0; i < n; i++) {
-    signal += reference[i]! * reference[i]!;
-    noise += (reference[i]! - estimate[i]!) ** 2;
-  }
-  return 10 * Math.log10(signal / Math.max(noise, 1e-20));
-}
 
 describe("separation jobs through the API and the worker", () => {
   let d: Deployment;

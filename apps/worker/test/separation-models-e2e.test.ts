@@ -6,7 +6,17 @@ import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { SMALL, writeTestModel } from "../../../packages/separation/test/support/mdx-test-models.ts";
-import { decodeFloat, download, makeSong, postForm, startDeployment, stopChild, waitForEnd, type Deployment } from "./harness.ts";
+import {
+  decodeFloat,
+  download,
+  makeSong,
+  postForm,
+  snrDb,
+  startDeployment,
+  stopChild,
+  waitForEnd,
+  type Deployment,
+} from "./harness.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const separationFixtures = join(repoRoot, "packages/separation/test/fixtures");
@@ -20,16 +30,6 @@ const SIX = [
 ];
 
 const rms = (x: Float32Array) => Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.length);
-
-function snrDb(reference: Float32Array, estimate: Float32Array): number {
-  let signal = 0;
-  let noise = 0;
-  for (let i = 0; i < Math.min(reference.length, estimate.length); i++) {
-    signal += reference[i]! ** 2;
-    noise += (reference[i]! - estimate[i]!) ** 2;
-  }
-  return 10 * Math.log10(signal / Math.max(noise, 1e-20));
-}
 
 describe("separation jobs run with the model they chose", () => {
   let d: Deployment;

@@ -184,12 +184,15 @@ export class PiperVoice {
     return this.config.espeak.voice;
   }
 
-  /** Loads `<name>.onnx` and its config (`<name>.onnx.json` unless given). */
+  /**
+   * Loads `<name>.onnx` and its config: `config` where the caller has read it already
+   * (readPiperConfig), else the file `configPath` (`<name>.onnx.json` unless given).
+   */
   static async load(
     modelPath: string,
-    options: { configPath?: string; session?: ort.InferenceSession.SessionOptions } = {},
+    options: { configPath?: string; config?: PiperConfig; session?: ort.InferenceSession.SessionOptions } = {},
   ): Promise<PiperVoice> {
-    const config = await readPiperConfig(options.configPath ?? `${modelPath}.json`);
+    const config = options.config ?? (await readPiperConfig(options.configPath ?? `${modelPath}.json`));
     const session = await ort.InferenceSession.create(modelPath, { graphOptimizationLevel: "all", ...options.session }).catch(
       (err: Error) => {
         throw new PiperVoiceError(`${modelPath} is not a model onnxruntime can load: ${err.message}`);

@@ -4,7 +4,7 @@ import { access, open, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { readWavLayout } from "@mixdown/audio";
-import { PiperVoice, PiperVoiceError, readPiperConfig } from "./piper.ts";
+import { PiperVoice, PiperVoiceError, readPiperConfig, type PiperConfig } from "./piper.ts";
 
 const run = promisify(execFile);
 
@@ -26,6 +26,8 @@ export interface InstalledPiperVoice {
   /** The espeak-ng voice it speaks, lowercase (its config's espeak.voice): the language it serves. */
   language: string;
   sampleRate: number;
+  /** Its config as read here (readPiperConfig): what synthesizeSpeech speaks it with (`piperConfig`). */
+  config: PiperConfig;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function listPiperVoices(dir: string): Promise<{ voices: InstalledP
         modelPath,
         language: config.espeak.voice.toLowerCase(),
         sampleRate: config.audio.sample_rate,
+        config,
       });
     } catch (err) {
       if (!(err instanceof PiperVoiceError)) throw err;
@@ -329,6 +332,8 @@ export interface SynthesizeOptions {
   synthesizer: SynthesizerName;
   /** The Piper voice's `.onnx` (listPiperVoices), with synthesizer `piper`. */
   piperModelPath?: string;
+  /** Its config as listPiperVoices read it; absent, it is read from `<piperModelPath>.json`. */
+  piperConfig?: PiperConfig;
   /** espeak-ng's voice (a language, see synthesizerLanguages); ESPEAK_VOICE when absent. Festival speaks English. */
   language?: string;
   /** Where the pieces' temporary files go (the job's work directory). */
@@ -422,7 +427,7 @@ async function writePcm(
 /** The text spoken by a Piper voice, sentence by sentence (PiperVoice.speak), into `path` at the voice's rate. */
 async function speakPiper(text: string, path: string, options: SynthesizeOptions): Promise<{ pieces: number; seconds: number }> {
   if (!options.piperModelPath) throw new Error("synthesizer piper needs piperModelPath");
-  const voice = await PiperVoice.load(options.piperModelPath).catch((err: unknown) => {
+  const voice = await PiperVoice.load(options.piperModelPath, { config: options.piperConfig }).catch((err: unknown) => {
     throw err instanceof PiperVoiceError ? new SynthesizerMissingError(err.message) : err;
   });
   let pieces = 0;

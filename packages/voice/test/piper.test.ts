@@ -13,6 +13,7 @@ import {
   piperToInt16,
   readPiperConfig,
 } from "../src/piper.ts";
+import { snrDb } from "../../audio/test/support/fixtures.ts";
 
 const fixtures = fileURLToPath(new URL("./fixtures/piper/", import.meta.url));
 const model = `${fixtures}tiny-en_US.onnx`;
@@ -26,16 +27,6 @@ interface Reference {
   }[];
 }
 const reference = JSON.parse(await readFile(`${fixtures}tiny-en_US.reference.json`, "utf8")) as Reference;
-
-function snrDb(ref: Float32Array, out: Float32Array): number {
-  let signal = 0;
-  let noise = 0;
-  for (let i = 0; i < ref.length; i++) {
-    signal += ref[i]! ** 2;
-    noise += (ref[i]! - out[i]!) ** 2;
-  }
-  return 10 * Math.log10(signal / Math.max(noise, 1e-30));
-}
 
 test("the phonemes and ids of each sentence are upstream piper-phonemize's (the reference harness)", async () => {
   const map = phonemeIdMap(await readPiperConfig(`${model}.json`));

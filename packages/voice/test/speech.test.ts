@@ -222,8 +222,8 @@ describe("Piper voices", () => {
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /no-config\.onnx\.json/);
 
-    const de = { name: "a-de", modelPath: "", language: "de", sampleRate: 22050 };
-    const gb = { name: "a-gb", modelPath: "", language: "en-gb", sampleRate: 22050 };
+    const de = { ...voices[0]!, name: "a-de", modelPath: "", language: "de" };
+    const gb = { ...voices[0]!, name: "a-gb", modelPath: "", language: "en-gb" };
     assert.equal(piperVoiceFor([de, ...voices], null)?.name, "b-voice", "English (en-us first) by default");
     assert.equal(piperVoiceFor([de, gb], null)?.name, "a-gb", "any English voice when no en-us one");
     assert.equal(piperVoiceFor([de, gb], "de")?.name, "a-de");
@@ -257,5 +257,22 @@ describe("Piper voices", () => {
       }),
       SynthesizerMissingError,
     );
+  });
+
+  test("synthesizeSpeech speaks a listed Piper voice with the config listPiperVoices read, without reading it again", async () => {
+    const { copyFile, rm } = await import("node:fs/promises");
+    const dir = await tempDir();
+    await copyFile(fixture, join(dir, "voice.onnx"));
+    await copyFile(`${fixture}.json`, join(dir, "voice.onnx.json"));
+    const [voice] = (await listPiperVoices(dir)).voices;
+    await rm(join(dir, "voice.onnx.json"));
+    const result = await synthesizeSpeech("One sentence.", join(dir, "speech.wav"), {
+      synthesizer: "piper",
+      piperModelPath: voice!.modelPath,
+      piperConfig: voice!.config,
+      workDir: dir,
+      sampleRate: 16000,
+    });
+    assert.equal(result.pieces, 1);
   });
 });

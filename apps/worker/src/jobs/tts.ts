@@ -74,7 +74,7 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
         }
         spoken = await synthesizeSpeech(row.inputText, speechPath, {
           synthesizer,
-          ...(piper ? { piperModelPath: piper.modelPath } : {}),
+          ...(piper ? { piperModelPath: piper.modelPath, piperConfig: piper.config } : {}),
           ...(language === null ? {} : { language }),
           workDir,
           sampleRate: model.sampleRate,
