@@ -3,6 +3,7 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import onnxProto from "onnx-proto";
 import { importModel } from "../src/import/index.ts";
 import { ModelRegistry, separateFile } from "../src/index.ts";
 import { readStereo, snrDb, type Stereo } from "./support/signals.ts";
@@ -16,6 +17,7 @@ import { readStereo, snrDb, type Stereo } from "./support/signals.ts";
  * So this pins the conversion, not only the committed ONNX files.
  */
 const FIXTURES = join(import.meta.dirname, "fixtures");
+const { onnx } = onnxProto;
 const RATE = 44100;
 
 interface Case {
@@ -101,6 +103,12 @@ describe("models import converts each family's upstream checkpoint into a model 
           snr[stem] = snrDb(reference, await readStereo(result.stems[stem]!.wav!, RATE));
         t.diagnostic(`SNR dB ${JSON.stringify(snr)}`);
         for (const [stem, value] of Object.entries(snr)) assert.ok(value >= 60, `${stem}: ${value.toFixed(1)} dB`);
+        if (c.family.endsWith("roformer")) {
+          // attention head by head (the fixtures: 2 heads, one time and one frequency transformer):
+          // one softmax per head, so a chunk holds one head's attention weights at a time
+          const graph = onnx.ModelProto.decode(await readFile(model.onnxPath)).graph!;
+          assert.equal(graph.node!.filter((n) => n.opType === "Softmax").length, 4);
+        }
       } finally {
         await registry.close();
       }

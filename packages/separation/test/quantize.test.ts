@@ -18,16 +18,6 @@ function noise(count: number, seed: number): Float32Array {
   return Float32Array.from({ length: count }, () => (s = (s * 16807) % 2147483647) / 1073741823.5 - 1);
 }
 
-function flatSnrDb(ref: Float32Array, est: Float32Array): number {
-  let signal = 0;
-  let error = 0;
-  for (let i = 0; i < ref.length; i++) {
-    signal += ref[i]! ** 2;
-    error += (ref[i]! - est[i]!) ** 2;
-  }
-  return 10 * Math.log10(signal / error);
-}
-
 async function runOnce(model: Uint8Array, input: Float32Array, dims: number[]): Promise<Float32Array> {
   const session = await ort.InferenceSession.create(model);
   try {
@@ -81,7 +71,7 @@ describe("int8 quantisation of linear layers", () => {
     const input = noise(3 * 64, 5);
     const expected = await runOnce(float, input, [3, 64]);
     const actual = await runOnce(bytes, input, [3, 64]);
-    const snr = flatSnrDb(expected, actual);
+    const snr = snrDb(expected, actual);
     // int8 weights and activations: close, and not the float result itself
     assert.ok(snr > 30 && snr < 80, `SNR against the float model ${snr.toFixed(1)} dB`);
   });
@@ -103,7 +93,7 @@ describe("int8 quantisation of linear layers", () => {
     assert.equal(ops.filter((op) => op === "MatMul").length, 2);
     assert.ok(!ops.includes("Gemm"));
     const input = noise(2 * 80, 23);
-    const snr = flatSnrDb(await runOnce(float, input, [2, 80]), await runOnce(bytes, input, [2, 80]));
+    const snr = snrDb(await runOnce(float, input, [2, 80]), await runOnce(bytes, input, [2, 80]));
     assert.ok(snr > 25 && snr < 80, `SNR against the float model ${snr.toFixed(1)} dB`);
   });
 

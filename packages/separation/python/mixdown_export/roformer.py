@@ -62,8 +62,16 @@ class Attention(nn.Module):
         q, k, v = qkv[0], qkv[1], qkv[2]
         q = self.rotary_embed.rotate(q)
         k = self.rotary_embed.rotate(k)
-        weights = torch.softmax(torch.matmul(q, k.transpose(2, 3)) * self.dim_head**-0.5, dim=3)
-        out = torch.matmul(weights, v)
+        # One head at a time: the attention weights of all heads at once are most of a chunk's
+        # working memory (the viperx BS-RoFormer's time transformer: 62 bands x 8 heads x 801^2
+        # floats, 1.27 GB, twice with the softmax); head by head the graph holds one head's, the
+        # same products (upstream's `einsum` over all heads computes each head's alone too).
+        scale = self.dim_head**-0.5
+        heads = [
+            torch.matmul(torch.softmax(torch.matmul(q[:, h], k[:, h].transpose(1, 2)) * scale, dim=2), v[:, h])
+            for h in range(self.heads)
+        ]
+        out = torch.stack(heads, dim=1)
         out = out * self.to_gates(x).transpose(1, 2).unsqueeze(3).sigmoid()
         return self.to_out(out.transpose(1, 2).reshape(b, n, self.heads * self.dim_head))
 

@@ -56,14 +56,18 @@ export async function readStereo(path: string, sampleRate: number): Promise<Ster
   return { left: Float32Array.from(left), right: Float32Array.from(right) };
 }
 
-/** 10·log10(Σref² / Σ(ref−est)²) over both channels. */
-export function snrDb(ref: Stereo, est: Stereo): number {
+/** 10·log10(Σref² / Σ(ref−est)²) over both channels (or over one array of samples). */
+export function snrDb<T extends Stereo | Float32Array>(ref: T, est: T): number {
   let signal = 0;
   let noise = 0;
-  for (const [a, b] of [
-    [ref.left, est.left],
-    [ref.right, est.right],
-  ] as const) {
+  const pairs: Array<readonly [Float32Array, Float32Array]> =
+    ref instanceof Float32Array
+      ? [[ref, est as Float32Array]]
+      : [
+          [ref.left, (est as Stereo).left],
+          [ref.right, (est as Stereo).right],
+        ];
+  for (const [a, b] of pairs) {
     if (a.length !== b.length) throw new Error(`length ${b.length} != ${a.length}`);
     for (let i = 0; i < a.length; i++) {
       signal += a[i] * a[i];
