@@ -272,9 +272,11 @@ async function upstreamCommand(
   // flash attention needs torch 2; Debian's is 1.13, and MSST's non-flash path computes the same
   let config = options.config;
   const yaml = await readFile(config, "utf8");
-  if (/^\s*flash_attn:\s*true\s*$/m.test(yaml)) {
+  // (YAML 1.1's true in any of its spellings, as PyYAML reads it: Kimberley Jensen's config says `True`)
+  const flash = /^(\s*flash_attn:\s*)(true|yes|on)\s*(#.*)?$/gim;
+  if (flash.test(yaml)) {
     config = join(work, basename(config));
-    await writeFile(config, yaml.replace(/^(\s*flash_attn:\s*)true\s*$/m, "$1false"));
+    await writeFile(config, yaml.replace(flash, "$1false"));
   }
   // MSST separates every file of a folder
   const inputDir = join(work, "input");

@@ -19,7 +19,7 @@ export interface ModelRegistryOptions extends InferenceOptions {
    * the CPU the warmed-up session is then replaced by a fresh one of the same file: onnxruntime's
    * arena keeps the memory of a session's largest run for as long as the session lives, so a
    * warmed-up model the worker's jobs do not use would hold one run's working memory for nothing
-   * (the default MDX-Net models: about 130 MB each; the first real run pays 30-80 ms of set-up
+   * (the default MDX-Net models: about 155 MB each; the first real run pays 30-80 ms of set-up
    * instead). A one-shot command that runs a model once turns it off on the CPU: there the
    * warm-up is a whole chunk's work done twice. On another provider the warmed-up session is kept,
    * and the warm-up always runs, because that first run is what tells whether the provider works

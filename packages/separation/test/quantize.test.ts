@@ -132,7 +132,7 @@ describe("int8 quantisation of linear layers", () => {
     });
   });
 
-  it("refuses an unknown model, a name already installed, and a model with no linear layer", async () => {
+  it("refuses an unknown model, a name already installed or not a name, and a model with no linear layer", async () => {
     await withTempDir(async (dir) => {
       await writeLinearMdxModel(dir, "linear");
       await writeTestModel(dir, { ...SMALL, name: "identity" });
@@ -143,6 +143,10 @@ describe("int8 quantisation of linear layers", () => {
       await assert.rejects(
         quantizeInstalledModel(dir, "linear", "identity"),
         (err: Error) => err instanceof ImportProblem && /"identity" is installed already/.test(err.message),
+      );
+      await assert.rejects(
+        quantizeInstalledModel(dir, "linear", "../outside"),
+        (err: Error) => err instanceof ImportProblem && /"\.\.\/outside" is not a model name/.test(err.message),
       );
       await assert.rejects(
         quantizeInstalledModel(dir, "identity"),

@@ -148,6 +148,9 @@ export interface QuantizedModel {
  * linear layers in int8. Refuses an `as` that is installed already.
  */
 export async function quantizeInstalledModel(modelsDir: string, name: string, as = `${name}-int8`): Promise<QuantizedModel> {
+  // the name becomes file names in modelsDir: the characters `models import` gives its names
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(as))
+    throw new ImportProblem(`"${as}" is not a model name (letters, digits, "_", "." and "-", starting with a letter or digit)`);
   const { manifests } = await readManifestDirectory(modelsDir);
   const found = manifests.find((m) => m.manifest.name === name);
   if (!found) throw new ImportProblem(`no model named "${name}" in ${modelsDir}`);
