@@ -82,31 +82,25 @@ async function quantizeCommand(argv: string[], env: Record<string, string | unde
   });
   if (positionals.length !== 1) throw new UsageError(`Usage:\n${modelsUsage}`);
   const modelsDir = resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
-  const { quantizeInstalledModel, ImportProblem } = await import("@mixdown/separation/import");
-  try {
-    const q = await quantizeInstalledModel(modelsDir, positionals[0]!, values.as);
-    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-    console.log(
-      `installed ${q.name}: ${q.layers} linear layers in int8, ${mb(q.bytesBefore)} -> ${mb(q.bytesAfter)} (${q.manifestPath})`,
-    );
-    return 0;
-  } catch (err) {
-    if (err instanceof ImportProblem) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
-  }
+  const { quantizeInstalledModel } = await import("@mixdown/separation/import");
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return printInstalled(
+    quantizeInstalledModel(modelsDir, positionals[0]!, values.as).then(
+      (q) =>
+        `installed ${q.name}: ${q.layers} linear layers in int8, ${mb(q.bytesBefore)} -> ${mb(q.bytesAfter)} (${q.manifestPath})`,
+    ),
+  );
 }
 
-/** Prints what an install says and exits 0, or its PullProblem and exits 1. */
+/** Prints what an install says and exits 0, or its PullProblem (or a converter's ImportProblem) and exits 1. */
 async function printInstalled(install: Promise<string>): Promise<number> {
   try {
     console.log(await install);
     return 0;
   } catch (err) {
-    if (err instanceof PullProblem) {
-      console.error(err.message);
+    // ImportProblem by name: @mixdown/separation/import is loaded only by the commands that convert
+    if (err instanceof PullProblem || (err as Error).name === "ImportProblem") {
+      console.error((err as Error).message);
       return 1;
     }
     throw err;

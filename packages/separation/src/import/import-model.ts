@@ -36,7 +36,8 @@ export interface ImportedModel {
   check: { seconds: number; realtime: number };
 }
 
-const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+/** What an installed model may be named: its name is also its files' names in the models folder. */
+export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const CHECK_SECONDS = 4;
 
 export function defaultModelName(file: string): string {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import onnxProto from "onnx-proto";
 import { ImportProblem } from "@mixdown/python";
 import { readManifestDirectory } from "../families/manifests.ts";
+import { MODEL_NAME } from "./import-model.ts";
 
 const { onnx } = onnxProto;
 const { FLOAT, INT8 } = onnx.TensorProto.DataType;
@@ -148,8 +149,7 @@ export interface QuantizedModel {
  * linear layers in int8. Refuses an `as` that is installed already.
  */
 export async function quantizeInstalledModel(modelsDir: string, name: string, as = `${name}-int8`): Promise<QuantizedModel> {
-  // the name becomes file names in modelsDir: the characters `models import` gives its names
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(as))
+  if (!MODEL_NAME.test(as))
     throw new ImportProblem(`"${as}" is not a model name (letters, digits, "_", "." and "-", starting with a letter or digit)`);
   const { manifests } = await readManifestDirectory(modelsDir);
   const found = manifests.find((m) => m.manifest.name === name);
