@@ -5,7 +5,7 @@ import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { isDatabaseUnavailable, type JobTable, type MixdownJobTables, type OutputOf, type RunnableOf } from "@mixdown/db";
 import { jobKind, JobFailure, type JobEndStatus, type JobKind, type PayloadByKind } from "@mixdown/jobs";
-import { progressReporter } from "./jobs/progress.ts";
+import { progressReporter } from "./steps/progress.ts";
 
 /** What `runJob` hands a kind's handler: its row, a work directory and the means to report and to stop. */
 export interface JobContext<K extends JobKind> {
@@ -59,8 +59,6 @@ export interface RowWritePolicy {
 }
 
 /** A handler for every kind in the catalogue: a kind without one does not compile. */
-export type JobHandlerFactories = { [K in JobKind]: () => JobHandler<K> };
-
 /** Announced once per job when it ends for good (not on an attempt that will be retried). */
 export interface JobEnded {
   kind: JobKind;

@@ -1,42 +1,28 @@
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { publicBaseUrl, type Config } from "@mixdown/config";
+import type { Config } from "@mixdown/config";
 import {
   createJobTables,
   createPrismaClient,
   listModelsOwedMedia,
   queueOwedWebhooks,
-  recordWebhookAttempt,
   registerVoiceCatalogue,
   RunningJobRepository,
   type PrismaClient,
 } from "@mixdown/db";
-import { concurrencyOf, JOB_KINDS, type JobKind } from "@mixdown/jobs";
+import { concurrencyOf, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
-import { API_PREFIX, RecordPresenter } from "@mixdown/records";
 import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { WebhookAddressPolicy } from "@mixdown/webhooks";
-import { separationHandler } from "./jobs/separation.ts";
-import { voiceBlendHandler } from "./jobs/voice-blend.ts";
-import { ttsHandler } from "./jobs/tts.ts";
-import { voiceConversionHandler } from "./jobs/voice-conversion.ts";
-import { voiceModelBuildHandler } from "./jobs/voice-model-build.ts";
-import { ensurePyTorch } from "@mixdown/python";
-import { voiceModelMediaHandler } from "./jobs/voice-model-media.ts";
-import { webhookDeliveryHandler } from "./jobs/webhook-delivery.ts";
-import { JobRunner, type JobHandler, type JobHandlerFactories } from "./run-job.ts";
-import { parseModelList, readSeparationModels, resolveModelList, resolveVocalSplit } from "@mixdown/separation/catalog";
 import { runsOnJemalloc } from "@mixdown/separation/allocator";
-import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./separation-protocol.ts";
-import type { TaskThreadPool } from "./task-threads.ts";
-import { createVoiceBuildPool } from "./voice-build-protocol.ts";
-import { createVoiceConversionPool, type VoiceConversionPool } from "./voice-conversion-protocol.ts";
+import { JobRunner, type JobHandler } from "./run-job.ts";
+import type { ThreadPool, WorkerKindContext } from "./kinds/context.ts";
+import { checkWorkerKinds, WORKER_KINDS } from "./kinds/index.ts";
+import { voiceConversionPoolFor, type VoiceConversionPool } from "./kinds/voice-conversion/protocol.ts";
 import { VoiceModelFiles } from "./voice-model-files.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
@@ -51,15 +37,12 @@ export interface WorkerApp {
   close(): Promise<void>;
 }
 
-/** The fixed phrase every voice model's demo is converted from (see assets/README.md). */
-export const DEMO_PHRASE_PATH = fileURLToPath(new URL("../assets/demo-phrase.wav", import.meta.url));
-
 /**
  * Queues listed in WORKER_QUEUES, each checked against the job kinds this worker has a handler
  * for (every kind of the catalogue, unless `available` says fewer): a worker configured for a
  * kind it cannot run refuses to start rather than leave those jobs waiting forever.
  */
-export function selectQueues(list: string, available: readonly string[] = JOB_KINDS): JobKind[] {
+export function selectQueues(list: string, available: readonly string[] = Object.keys(WORKER_KINDS)): JobKind[] {
   const wanted = list
     .split(",")
     .map((q) => q.trim())
@@ -75,45 +58,6 @@ export function selectQueues(list: string, available: readonly string[] = JOB_KI
 }
 
 /**
- * Everything a worker process runs: one BullMQ Worker per configured kind, the threads that do
- * the audio work, the job runner and the reconciler. The caller owns the process (signals, health endpoint).
- */
-/**
- * Refuses to start a separation worker whose settings name a model that is not installed, or one
- * that cannot serve its kind: otherwise every job that names no model would fail, one by one.
- * The vocal split is optional: returns the split model to preload, or why vocal separations will
- * publish vocals and backing only (the worker logs it).
- */
-export async function checkSeparationSettings(
-  config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS" | "SEPARATION_MODEL_VOCAL_SPLIT">,
-  modelsDir: string,
-): Promise<{ vocalSplit?: string; vocalSplitOff?: string }> {
-  const { models, invalid } = await readSeparationModels(modelsDir);
-  const installed = models.length ? models.map((m) => m.name).join(", ") : "none";
-  const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
-  const settings = [
-    ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
-    ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
-  ] as const;
-  for (const [setting, value, kind] of settings) {
-    // one model, or an ensemble's (the config schema refused empty and repeated names)
-    const resolved = resolveModelList(models, parseModelList(value), kind);
-    if (resolved.problem === "not-installed")
-      throw new Error(
-        `${setting}="${value}": no separation model "${resolved.name}" in ${modelsDir} (installed: ${installed}${broken})`,
-      );
-    if (resolved.problem === "cannot-serve")
-      throw new Error(
-        `${setting}="${value}": the model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${resolved.fit.join(", ") || "none"})`,
-      );
-    if (resolved.problem === "no-common-stem")
-      throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
-  }
-  const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
-  return split.model ? { vocalSplit: split.model.name } : { vocalSplitOff: split.reason };
-}
-
-/**
  * The worker's object storage: every handler's calls ride out an outage (S3 restarting, a network
  * drop) with backoff, STORAGE_RETRY_ATTEMPTS tries from STORAGE_RETRY_DELAY_MS, each wait logged.
  */
@@ -126,45 +70,29 @@ export function createWorkerStorage(config: Config, logger: Logger): ObjectStora
   });
 }
 
+/**
+ * Everything a worker process runs: one BullMQ Worker per configured kind, the threads that do
+ * the audio work, the job runner and the reconciler. The caller owns the process (signals, health endpoint).
+ */
 export async function startWorkerApp(
   config: Config,
   logger: Logger,
   metrics?: WorkerMetrics,
   options: { rowCheckIntervalMs?: number } = {},
 ): Promise<WorkerApp> {
+  checkWorkerKinds(WORKER_KINDS);
   const queues = selectQueues(config.WORKER_QUEUES);
   const prisma: PrismaClient = createPrismaClient(config.DATABASE_URL);
   const storage = createWorkerStorage(config, logger);
   const tmpDir = resolve(config.TMP_DIR || tmpdir());
   const modelsDir = resolve(config.MODELS_DIR);
-  // What a webhook's voice model record says is missing: the same check as the API's, on this machine's files.
-  const voiceAssets = new VoiceAssets({
-    modelsDir,
-    contentVec: config.VOICE_CONTENTVEC_MODEL,
-    contentVecV1: config.VOICE_CONTENTVEC_V1_MODEL,
-    rmvpe: config.VOICE_RMVPE_MODEL,
-    pitchMethod: config.VOICE_PITCH_METHOD,
-  });
 
-  const pools: Array<Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">> = [];
-  const pooled = <P extends Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">>(pool: P): P => {
+  const pools: ThreadPool[] = [];
+  const pooled = <P extends ThreadPool>(pool: P): P => {
     pools.push(pool);
     return pool;
   };
-  // Conversions, TTS jobs and demo renders share one set of conversion threads (and their loaded models).
   let conversionPool: VoiceConversionPool | undefined;
-  const voiceConversionPool = () =>
-    (conversionPool ??= pooled(
-      createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
-        contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
-        contentVecV1Path: resolve(modelsDir, config.VOICE_CONTENTVEC_V1_MODEL),
-        rmvpePath: resolve(modelsDir, config.VOICE_RMVPE_MODEL),
-        pitchMethod: config.VOICE_PITCH_METHOD,
-        intraOpThreads: config.ORT_INTRA_OP_THREADS,
-        interOpThreads: config.ORT_INTER_OP_THREADS,
-        cachedModels: config.VOICE_MODEL_CACHE_SIZE,
-      }),
-    ));
   // Blends and builds queue their model's media; the reconciler uses the same queues.
   const jobQueues = new JobQueues({
     connection: config.REDIS_URL,
@@ -174,100 +102,41 @@ export async function startWorkerApp(
   });
   // A job's end writes its webhook in the same transaction; queued here right after the commit.
   const tableOptions = queueOwedWebhooks(prisma, (ref) => jobQueues.enqueue(ref));
-  const modelFiles = new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") });
-  const output = { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS };
-  let separationPool: SeparationPool | undefined;
-  let vocalSplit: string | undefined;
-  if (queues.includes("separation")) {
-    const checked = await checkSeparationSettings(config, modelsDir);
-    vocalSplit = checked.vocalSplit;
-    if (checked.vocalSplitOff)
-      logger.warn({ reason: checked.vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
-  }
-  const handlerFactories: JobHandlerFactories = {
-    separation: () =>
-      separationHandler({
-        storage,
-        maxInputSeconds: config.MAX_SEPARATION_SECONDS,
-        pool: (separationPool = pooled(
-          createSeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
-            modelsDir,
-            executionProvider: config.ORT_EXECUTION_PROVIDER,
-            providerFallback: config.ORT_PROVIDER_FALLBACK,
-            intraOpThreads: config.ORT_INTRA_OP_THREADS,
-            interOpThreads: config.ORT_INTER_OP_THREADS,
-            preload: [
-              ...new Set([
-                ...parseModelList(config.SEPARATION_MODEL_VOCALS),
-                ...parseModelList(config.SEPARATION_MODEL_STEMS),
-                ...(vocalSplit ? [vocalSplit] : []),
-              ]),
-            ],
-            // it runs beside the vocals model, in the same pass: neither waits for the other's runs
-            ownThread: vocalSplit ? [vocalSplit] : [],
-          }),
-        )),
-        ...output,
-        models: {
-          vocalSeparation: config.SEPARATION_MODEL_VOCALS,
-          stemSplit: config.SEPARATION_MODEL_STEMS,
-          vocalSplit: config.SEPARATION_MODEL_VOCAL_SPLIT,
-        },
-        ensembles: { vocalSeparation: config.SEPARATION_ENSEMBLE_VOCALS, stemSplit: config.SEPARATION_ENSEMBLE_STEMS },
-        modelsDir,
-      }),
-    "voice-conversion": () =>
-      voiceConversionHandler({
-        storage,
-        maxInputSeconds: config.MAX_CONVERSION_SECONDS,
-        pool: voiceConversionPool(),
-        modelFiles,
-        ...output,
-      }),
-    "voice-blend": () => voiceBlendHandler({ storage, modelFiles, queues: jobQueues }),
-    tts: () =>
-      ttsHandler({
-        storage,
-        synthesizer: config.TTS_SYNTHESIZER,
-        piperDir: resolve(modelsDir, config.TTS_PIPER_DIR),
-        pool: voiceConversionPool(),
-        modelFiles,
-        ...output,
-      }),
-    "voice-model-media": () =>
-      voiceModelMediaHandler({
-        storage,
-        pool: voiceConversionPool(),
-        modelFiles,
-        lossyBitrateKbps: config.LOSSY_BITRATE_KBPS,
-        demoPhrasePath: DEMO_PHRASE_PATH,
-      }),
-    "voice-model-build": () =>
-      voiceModelBuildHandler({
-        storage,
-        pool: pooled(createVoiceBuildPool(1)),
-        queues: jobQueues,
-        python: () => ensurePyTorch((line) => logger.info(line)),
-        links: {
-          policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
-          maxModelBytes: config.MAX_VOICE_MODEL_UPLOAD_BYTES,
-          maxIndexBytes: config.MAX_VOICE_MODEL_INDEX_BYTES,
-        },
-      }),
-    "webhook-delivery": () =>
-      webhookDeliveryHandler({
-        // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.
-        presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
-          voiceAssets.missingFor(row),
-        ),
-        policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
-        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-        recordAttempt: (id, outcome) => recordWebhookAttempt(prisma, id, outcome),
-      }),
+  const context: WorkerKindContext = {
+    config,
+    logger,
+    metrics,
+    prisma,
+    storage,
+    queues: jobQueues,
+    modelsDir,
+    modelFiles: new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") }),
+    // What a webhook's voice model record says is missing: the same check as the API's, on this machine's files.
+    voiceAssets: new VoiceAssets({
+      modelsDir,
+      contentVec: config.VOICE_CONTENTVEC_MODEL,
+      contentVecV1: config.VOICE_CONTENTVEC_V1_MODEL,
+      rmvpe: config.VOICE_RMVPE_MODEL,
+      pitchMethod: config.VOICE_PITCH_METHOD,
+    }),
+    output: { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS },
+    pooled,
+    voiceConversionPool: () => (conversionPool ??= pooled(voiceConversionPoolFor(config, modelsDir))),
   };
-  const handlers = new Map(queues.map((kind) => [kind, handlerFactories[kind]() as JobHandler<JobKind>]));
-  await Promise.all(pools.map((p) => p.ready()));
-  if (separationPool) reportProviders((await separationPool.ready()) as SeparationModelProvider[][], logger, metrics);
+  // Each kind this worker serves, started side by side (a separation worker loads its models
+  // meanwhile); a kind that cannot start stops the worker, with whatever the others started closed.
+  let handlers: Map<JobKind, JobHandler<JobKind>>;
+  try {
+    const started = await Promise.all(
+      queues.map(async (kind) => [kind, (await WORKER_KINDS[kind].start(context)) as JobHandler<JobKind>] as const),
+    );
+    handlers = new Map(started);
+    await Promise.all(pools.map((p) => p.ready()));
+  } catch (error) {
+    await Promise.allSettled(pools.map((p) => p.close()));
+    await Promise.allSettled([jobQueues.close(), storage.close(), prisma.$disconnect()]);
+    throw error;
+  }
   await catalogueRows(modelsDir)
     .then((rows) => registerVoiceCatalogue(prisma, rows))
     .catch((err: Error) => logger.warn({ err: err.message }, "could not register the default voices"));
@@ -368,25 +237,4 @@ export async function startWorkerApp(
 async function queueOwedMedia(prisma: PrismaClient, queues: JobQueues): Promise<void> {
   for (const voiceModelId of await listModelsOwedMedia(prisma))
     await queues.enqueue({ queue: "voice-model-media", payload: { voiceModelId } });
-}
-
-/**
- * Says where the separation models run, once per model (every thread of the pool loads them
- * alike): info when on the configured provider, a warning with the reason after a fallback.
- */
-function reportProviders(threads: SeparationModelProvider[][], logger: Logger, metrics: WorkerMetrics | undefined): void {
-  const seen = new Set<string>();
-  for (const p of threads.flat()) {
-    if (seen.has(p.model)) continue;
-    seen.add(p.model);
-    metrics?.executionProvider(p.model, p.requested, p.running);
-    if (p.fallbackReason) {
-      logger.warn(
-        { model: p.model, requested: p.requested, provider: p.running, reason: p.fallbackReason },
-        `separation model runs on ${p.running}: ${p.requested} is unavailable (ORT_PROVIDER_FALLBACK=cpu)`,
-      );
-    } else {
-      logger.info({ model: p.model, provider: p.running }, `separation model runs on ${p.running}`);
-    }
-  }
 }

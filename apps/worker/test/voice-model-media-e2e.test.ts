@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { decode } from "fast-png";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { readVoiceCatalogue } from "@mixdown/voice/catalogue";
-import { COVER_SIZE } from "../src/voice-cover.ts";
+import { COVER_SIZE } from "../src/kinds/voice-model-media/cover.ts";
 import { decodeFloat, download, getJson, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
 
 const run = promisify(execFile);

@@ -1,20 +1,15 @@
 export type { Page, PageRequest } from "./paging.ts";
-export { SeparationJobRepository, type NewSeparationJob } from "./separation-jobs.ts";
-export {
-  VoiceConversionJobRepository,
-  type NewVoiceConversionJob,
-  type VoiceConversionJobWithModel,
-} from "./voice-conversion-jobs.ts";
-export { VoiceBlendJobRepository, type NewVoiceBlendJob } from "./voice-blend-jobs.ts";
-export { TtsJobRepository, type NewTtsJob, type TtsJobWithModel } from "./tts-jobs.ts";
-export { ttsJobTable, type RunnableTts, type TtsOutputs } from "./tts-job-runs.ts";
+export * from "./kinds/index.ts";
 export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository } from "./running-jobs.ts";
 export {
   endInTransaction,
   endJobRow,
+  groupByStatus,
   statusTable,
+  type JobCount,
   type JobTable,
+  type JobTableRows,
   type JobTableOptions,
   type JobTables,
   type RunningRow,
@@ -41,14 +36,7 @@ export {
   type BuiltVoiceModel,
   type VoiceModelToBuild,
 } from "./voice-model-builds.ts";
-export { separationJobTable, type SeparationOutputs, type StoredStem } from "./separation-job-runs.ts";
 export { HealthRepository } from "./health.ts";
-export { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
-export {
-  voiceConversionJobTable,
-  type RunnableVoiceConversion,
-  type VoiceConversionOutputs,
-} from "./voice-conversion-job-runs.ts";
 export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";

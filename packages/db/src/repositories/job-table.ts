@@ -1,4 +1,4 @@
-import type { JobKind, JobRef } from "@mixdown/jobs";
+import type { JobKind, JobRef, JobTableKind, RecordKind } from "@mixdown/jobs";
 import type { JobStatus, Prisma, PrismaClient } from "../generated/prisma/client.ts";
 
 /** A row the reconciler must keep queued, as `@mixdown/queue`'s ReconcileSource returns it. */
@@ -52,17 +52,20 @@ interface StatusTableDelegate {
     select: object;
   }): PromiseLike<Array<{ id: number; enqueuedAt: Date | null; createdAt: Date }>>;
 }
-export type StatusTableModel = "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob";
+
+type ModelKey = Uncapitalize<Prisma.ModelName>;
+/** The Prisma models that are job tables: those with a `status`, a `progress` and an `enqueuedAt` column (derived from the schema). */
+export type StatusTableModel = {
+  [M in ModelKey]: PrismaClient[M] extends { fields: { status: unknown; progress: unknown; enqueuedAt: unknown } } ? M : never;
+}[ModelKey];
+
+/** A job table: its catalogue kind (which its WebhookDelivery rows name) and its Prisma model. */
+export interface StatusTableRef {
+  kind: JobTableKind;
+  model: StatusTableModel;
+}
 
 const running = (id: number) => ({ id, status: "running" as const });
-
-/** The catalogue kind whose rows each job table holds (the WebhookDelivery row names it). */
-const KIND_OF_MODEL = {
-  separationJob: "separation",
-  voiceConversionJob: "voice-conversion",
-  voiceBlendJob: "voice-blend",
-  ttsJob: "tts",
-} as const satisfies Record<StatusTableModel, JobKind>;
 
 /**
  * Told the id of a WebhookDelivery once the transaction that ended its job has committed, to
@@ -82,7 +85,7 @@ export interface JobTableOptions {
  */
 export async function endJobRow(
   tx: Prisma.TransactionClient,
-  model: StatusTableModel,
+  { kind, model }: StatusTableRef,
   id: number,
   data: { status: Exclude<JobStatus, "running"> } & Record<string, unknown>,
 ): Promise<{ deliveryId: number | null } | null> {
@@ -92,7 +95,7 @@ export async function endJobRow(
   const row = await table.findUnique({ where: { id }, select: { webhookUrl: true, apiKeyId: true } });
   if (!row?.webhookUrl) return { deliveryId: null };
   const delivery = await tx.webhookDelivery.create({
-    data: { jobKind: KIND_OF_MODEL[model], rowId: id, event: data.status, url: row.webhookUrl, apiKeyId: row.apiKeyId },
+    data: { jobKind: kind, rowId: id, event: data.status, url: row.webhookUrl, apiKeyId: row.apiKeyId },
     select: { id: true },
   });
   return { deliveryId: delivery.id };
@@ -122,14 +125,14 @@ export async function endInTransaction(
  */
 export function statusTable<Extra extends Record<string, true>>(
   prisma: PrismaClient,
-  model: StatusTableModel,
+  ref: StatusTableRef,
   refOf: (row: { id: number } & Record<keyof Extra, unknown>) => JobRef,
   extraColumns?: Extra,
   options: JobTableOptions = {},
 ): Omit<JobTable<never, never>, "findRunnable" | "callerOf" | "complete"> {
-  const table = prisma[model] as unknown as StatusTableDelegate;
+  const table = prisma[ref.model] as unknown as StatusTableDelegate;
   const end = (id: number, data: Parameters<typeof endJobRow>[3]) =>
-    endInTransaction(prisma, options, (tx) => endJobRow(tx, model, id, data));
+    endInTransaction(prisma, options, (tx) => endJobRow(tx, ref, id, data));
   return {
     async markStarted(id, firstAttempt) {
       await table.updateMany({
@@ -166,3 +169,29 @@ export function statusTable<Extra extends Record<string, true>>(
 export type JobTables<Types extends { [K in JobKind]: { runnable: unknown; output: unknown } }> = {
   [K in JobKind]: JobTable<Types[K]["runnable"], Types[K]["output"]>;
 };
+
+/**
+ * Everything the database side knows of one job table kind, in that kind's own file under
+ * `kinds/`: its job table (the worker's and the reconciler's reads and writes), its counts for
+ * /metrics and its row as a webhook presents it. `kinds/index.ts` lists one per job table kind of
+ * the catalogue, so a kind without its rows does not compile.
+ */
+export interface JobTableRows<K extends JobTableKind, Runnable, Output, WebhookRow> {
+  kind: K;
+  table(prisma: PrismaClient, options?: JobTableOptions): JobTable<Runnable, Output>;
+  /** Jobs by record kind and status, for /metrics: a grouped count over the table's status index. */
+  countByStatus(prisma: PrismaClient): Promise<JobCount[]>;
+  /** The ended job as its webhook presents it (the catalogue entry's `record`); null when the row is gone. */
+  webhookRow(prisma: PrismaClient, id: number): Promise<WebhookRow | null>;
+}
+
+export interface JobCount {
+  kind: RecordKind;
+  status: JobStatus;
+  count: number;
+}
+
+/** A `groupBy(["status"])` of a table of one record kind, as counts. */
+export function groupByStatus(groups: Array<{ status: JobStatus; _count: { _all: number } }>, kind: RecordKind): JobCount[] {
+  return groups.map((g) => ({ kind, status: g.status, count: g._count._all }));
+}

@@ -1,42 +1,31 @@
-import type { JobKind, JobRef } from "@mixdown/jobs";
-import type { PrismaClient, SeparationJob, VoiceModel } from "../generated/prisma/client.ts";
+import { JOB_TABLE_KINDS, type JobKind, type JobRef, type JobTableKind } from "@mixdown/jobs";
+import type { PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
 import type { JobTable, JobTableOptions, JobTables } from "./job-table.ts";
-import { separationJobTable, type SeparationOutputs } from "./separation-job-runs.ts";
-import { ttsJobTable, type RunnableTts, type TtsOutputs } from "./tts-job-runs.ts";
-import { voiceBlendJobTable, type RunnableVoiceBlend, type VoiceBlendOutput } from "./voice-blend-job-runs.ts";
-import {
-  voiceConversionJobTable,
-  type RunnableVoiceConversion,
-  type VoiceConversionOutputs,
-} from "./voice-conversion-job-runs.ts";
+import { JOB_TABLE_ROWS, type TableRowTypes } from "./kinds/index.ts";
 import { voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";
 import { voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
 import { webhookDeliveryTable, type WebhookDelivered, type WebhookDeliveryToSend } from "./webhook-deliveries.ts";
 
 /** What each kind's handler receives from its table and hands back to it. */
-export interface JobRowTypes {
-  separation: { runnable: SeparationJob; output: SeparationOutputs };
-  "voice-conversion": { runnable: RunnableVoiceConversion; output: VoiceConversionOutputs };
-  "voice-blend": { runnable: RunnableVoiceBlend; output: VoiceBlendOutput };
-  tts: { runnable: RunnableTts; output: TtsOutputs };
+export type JobRowTypes = { [K in JobTableKind]: TableRowTypes<K> } & {
   "voice-model-media": { runnable: VoiceModel; output: RenderedVoiceMedia };
   "voice-model-build": { runnable: VoiceModelToBuild; output: BuiltVoiceModel };
   "webhook-delivery": { runnable: WebhookDeliveryToSend; output: WebhookDelivered };
-}
+};
 export type MixdownJobTables = JobTables<JobRowTypes>;
 export type RunnableOf<K extends JobKind> = JobRowTypes[K]["runnable"];
 export type OutputOf<K extends JobKind> = JobRowTypes[K]["output"];
 
 /**
- * The table of every job kind in the catalogue. `options.onWebhookOwed` hears of each webhook a
- * job's end wrote, after its commit (to queue it at once; else the reconciler does).
+ * The table of every job kind in the catalogue: the job table kinds' from their rows
+ * (`kinds/`), the others' (a voice model's build and media, the webhook outbox) here.
+ * `options.onWebhookOwed` hears of each webhook a job's end wrote, after its commit (to queue it
+ * at once; else the reconciler does).
  */
 export function createJobTables(prisma: PrismaClient, options: JobTableOptions = {}): MixdownJobTables {
+  const jobTables = Object.fromEntries(JOB_TABLE_KINDS.map((kind) => [kind, JOB_TABLE_ROWS[kind].table(prisma, options)]));
   return {
-    separation: separationJobTable(prisma, options),
-    "voice-conversion": voiceConversionJobTable(prisma, options),
-    "voice-blend": voiceBlendJobTable(prisma, options),
-    tts: ttsJobTable(prisma, options),
+    ...(jobTables as Pick<MixdownJobTables, JobTableKind>),
     "voice-model-media": voiceModelMediaTable(prisma),
     "voice-model-build": voiceModelBuildTable(prisma),
     "webhook-delivery": webhookDeliveryTable(prisma),

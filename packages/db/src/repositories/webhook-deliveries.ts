@@ -1,15 +1,12 @@
-import type { JobTableKind } from "@mixdown/jobs";
-import type { PrismaClient, SeparationJob, VoiceBlendJob, WebhookDelivery } from "../generated/prisma/client.ts";
+import { JOB_CATALOGUE, type JobTableKind } from "@mixdown/jobs";
+import type { PrismaClient, WebhookDelivery } from "../generated/prisma/client.ts";
 import type { JobTable, JobTableOptions } from "./job-table.ts";
-import type { TtsJobWithModel } from "./tts-jobs.ts";
-import type { VoiceConversionJobWithModel } from "./voice-conversion-jobs.ts";
+import { JOB_TABLE_ROWS, type WebhookRowOf } from "./kinds/index.ts";
 
 /** The ended job a delivery reports, as the record type its catalogue entry names. */
-export type WebhookJobRow =
-  | { record: "separationJob"; row: SeparationJob }
-  | { record: "voiceConversionJob"; row: VoiceConversionJobWithModel }
-  | { record: "voiceBlendJob"; row: VoiceBlendJob }
-  | { record: "ttsJob"; row: TtsJobWithModel };
+export type WebhookJobRow = {
+  [K in JobTableKind]: { record: (typeof JOB_CATALOGUE)[K]["record"]; row: WebhookRowOf<K> };
+}[JobTableKind];
 
 /** A delivery still owed, with what signing and presenting it need. */
 export interface WebhookDeliveryToSend {
@@ -91,29 +88,11 @@ export async function recordWebhookAttempt(
   });
 }
 
-/** How each job table kind's row is read for its webhook: a kind added to the catalogue does not compile until it is here. */
-const JOB_ROWS: { [K in JobTableKind]: (prisma: PrismaClient, id: number) => Promise<WebhookJobRow | null> } = {
-  separation: async (prisma, id) => {
-    const row = await prisma.separationJob.findUnique({ where: { id } });
-    return row && { record: "separationJob", row };
-  },
-  "voice-conversion": async (prisma, id) => {
-    const row = await prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } });
-    return row && { record: "voiceConversionJob", row };
-  },
-  "voice-blend": async (prisma, id) => {
-    const row = await prisma.voiceBlendJob.findUnique({ where: { id } });
-    return row && { record: "voiceBlendJob", row };
-  },
-  tts: async (prisma, id) => {
-    const row = await prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } });
-    return row && { record: "ttsJob", row };
-  },
-};
-
 async function findJobRow(prisma: PrismaClient, kind: string, id: number): Promise<WebhookJobRow | null> {
-  if (!Object.hasOwn(JOB_ROWS, kind)) throw new Error(`webhook delivery names job kind "${kind}", which has no job rows`);
-  return JOB_ROWS[kind as JobTableKind](prisma, id);
+  if (!Object.hasOwn(JOB_TABLE_ROWS, kind)) throw new Error(`webhook delivery names job kind "${kind}", which has no job rows`);
+  const tableKind = kind as JobTableKind;
+  const row = await JOB_TABLE_ROWS[tableKind].webhookRow(prisma, id);
+  return row && ({ record: JOB_CATALOGUE[tableKind].record, row } as WebhookJobRow);
 }
 
 /**

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
 import { readMono } from "@mixdown/voice";
-import type { JobHandler } from "../run-job.ts";
-import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
-import { drawVoiceCover } from "../voice-cover.ts";
-import type { VoiceModelFiles } from "../voice-model-files.ts";
+import type { JobHandler } from "../../run-job.ts";
+import type { VoiceConversionPool } from "../voice-conversion/protocol.ts";
+import { drawVoiceCover } from "./cover.ts";
+import type { VoiceModelFiles } from "../../voice-model-files.ts";
 import { CONVERSION_DEFAULTS } from "@mixdown/voice/conversion-params";
+import { fileURLToPath } from "node:url";
+import type { WorkerKind } from "../context.ts";
 
 export interface VoiceModelMediaJobDeps {
   storage: ObjectStorage;
@@ -64,3 +66,17 @@ export function voiceModelMediaHandler(deps: VoiceModelMediaJobDeps): JobHandler
     },
   };
 }
+
+/** The fixed phrase every voice model's demo is converted from (see assets/README.md). */
+export const DEMO_PHRASE_PATH = fileURLToPath(new URL("../../../assets/demo-phrase.wav", import.meta.url));
+
+export const voiceModelMediaKind: WorkerKind<"voice-model-media"> = {
+  start: ({ config, storage, modelFiles, voiceConversionPool }) =>
+    voiceModelMediaHandler({
+      storage,
+      pool: voiceConversionPool(),
+      modelFiles,
+      lossyBitrateKbps: config.LOSSY_BITRATE_KBPS,
+      demoPhrasePath: DEMO_PHRASE_PATH,
+    }),
+};

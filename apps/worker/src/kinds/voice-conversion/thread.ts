@@ -12,8 +12,8 @@ import {
   type ConvertVoiceFileResult,
   type VoiceEngine,
 } from "@mixdown/voice";
-import type { VoiceConversionRequest, VoiceThreadData } from "./voice-conversion-protocol.ts";
-import { serveTasks } from "./task-threads.ts";
+import type { VoiceConversionRequest, VoiceThreadData } from "./protocol.ts";
+import { serveTasks } from "../../task-threads.ts";
 
 const data = workerData as VoiceThreadData;
 const engines = new Map<string, Promise<VoiceEngine>>();

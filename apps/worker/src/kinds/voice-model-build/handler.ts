@@ -9,10 +9,13 @@ import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } fro
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { ModelSourceError, unpackVoiceModel } from "@mixdown/voice/model-source";
 import { convertRvcCheckpoint, describeRvcCheckpoint } from "@mixdown/voice/rvc-checkpoint";
-import { guardedLookup, outboundUrlProblem, type WebhookAddressPolicy } from "@mixdown/webhooks";
+import { guardedLookup, outboundUrlProblem, WebhookAddressPolicy } from "@mixdown/webhooks";
 import type { BuiltVoiceModel, VoiceModel } from "@mixdown/db";
-import type { JobHandler } from "../run-job.ts";
-import type { VoiceBuildPool } from "../voice-build-protocol.ts";
+import type { JobHandler } from "../../run-job.ts";
+import type { VoiceBuildPool } from "./protocol.ts";
+import { ensurePyTorch } from "@mixdown/python";
+import type { WorkerKind } from "../context.ts";
+import { createVoiceBuildPool } from "./protocol.ts";
 
 export interface VoiceModelBuildJobDeps {
   storage: ObjectStorage;
@@ -285,3 +288,18 @@ export function voiceModelBuildHandler(deps: VoiceModelBuildJobDeps): JobHandler
     },
   };
 }
+
+export const voiceModelBuildKind: WorkerKind<"voice-model-build"> = {
+  start: ({ config, storage, queues, logger, pooled }) =>
+    voiceModelBuildHandler({
+      storage,
+      pool: pooled(createVoiceBuildPool(1)),
+      queues,
+      python: () => ensurePyTorch((line) => logger.info(line)),
+      links: {
+        policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+        maxModelBytes: config.MAX_VOICE_MODEL_UPLOAD_BYTES,
+        maxIndexBytes: config.MAX_VOICE_MODEL_INDEX_BYTES,
+      },
+    }),
+};

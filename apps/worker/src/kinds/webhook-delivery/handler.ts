@@ -1,7 +1,10 @@
-import type { RecordPresenter } from "@mixdown/records";
+import { publicBaseUrl } from "@mixdown/config";
+import { recordWebhookAttempt } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
-import { deliverWebhook, WebhookRefused, type WebhookAddressPolicy } from "@mixdown/webhooks";
-import type { JobHandler } from "../run-job.ts";
+import { API_PREFIX, RecordPresenter } from "@mixdown/records";
+import { deliverWebhook, WebhookAddressPolicy, WebhookRefused } from "@mixdown/webhooks";
+import type { JobHandler } from "../../run-job.ts";
+import type { WorkerKind } from "../context.ts";
 
 export interface WebhookDeliveryJobDeps {
   presenter: RecordPresenter;
@@ -52,3 +55,16 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryJobDeps): JobHandler
     },
   };
 }
+
+export const webhookDeliveryKind: WorkerKind<"webhook-delivery"> = {
+  start: ({ config, storage, voiceAssets, prisma }) =>
+    webhookDeliveryHandler({
+      // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.
+      presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
+        voiceAssets.missingFor(row),
+      ),
+      policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      recordAttempt: (id, outcome) => recordWebhookAttempt(prisma, id, outcome),
+    }),
+};

@@ -2,8 +2,8 @@
 import { workerData } from "node:worker_threads";
 import { AudioDecodeError } from "@mixdown/audio";
 import { ModelRegistry, separateEnsemble, separateFile, UnknownModelError, type SeparateFileResult } from "@mixdown/separation";
-import type { SeparationModelProvider, SeparationRequest, SeparationThreadData } from "./separation-protocol.ts";
-import { serveTasks } from "./task-threads.ts";
+import type { SeparationModelProvider, SeparationRequest, SeparationThreadData } from "./protocol.ts";
+import { serveTasks } from "../../task-threads.ts";
 
 const data = workerData as SeparationThreadData;
 const registry = new ModelRegistry({

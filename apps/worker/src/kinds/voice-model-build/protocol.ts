@@ -1,4 +1,4 @@
-import { TaskThreadPool } from "./task-threads.ts";
+import { TaskThreadPool } from "../../task-threads.ts";
 
 export interface VoiceBuildRequest {
   referencePath: string;
@@ -15,5 +15,5 @@ export interface VoiceBuildResult {
 export type VoiceBuildPool = TaskThreadPool<VoiceBuildRequest, VoiceBuildResult>;
 
 export function createVoiceBuildPool(size: number): VoiceBuildPool {
-  return new TaskThreadPool("voice build", new URL("./voice-build-thread.ts", import.meta.url), size, {});
+  return new TaskThreadPool("voice build", new URL("./thread.ts", import.meta.url), size, {});
 }

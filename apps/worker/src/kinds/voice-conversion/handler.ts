@@ -2,11 +2,12 @@ import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import { readStoredConversionParams, StoredParamsError } from "@mixdown/voice/conversion-params";
-import type { JobHandler } from "../run-job.ts";
-import { checkFreeSpace } from "./free-space.ts";
-import { checkInputLength, probeSeconds } from "./input-length.ts";
-import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
-import type { VoiceModelFiles } from "../voice-model-files.ts";
+import type { JobHandler } from "../../run-job.ts";
+import { checkFreeSpace } from "../../steps/free-space.ts";
+import { checkInputLength, probeSeconds } from "../../steps/input-length.ts";
+import type { VoiceConversionPool } from "./protocol.ts";
+import type { VoiceModelFiles } from "../../voice-model-files.ts";
+import type { WorkerKind } from "../context.ts";
 
 export interface VoiceConversionJobDeps {
   storage: ObjectStorage;
@@ -97,3 +98,14 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
     },
   };
 }
+
+export const voiceConversionKind: WorkerKind<"voice-conversion"> = {
+  start: ({ config, storage, modelFiles, output, voiceConversionPool }) =>
+    voiceConversionHandler({
+      storage,
+      maxInputSeconds: config.MAX_CONVERSION_SECONDS,
+      pool: voiceConversionPool(),
+      modelFiles,
+      ...output,
+    }),
+};

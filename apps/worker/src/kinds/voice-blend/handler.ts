@@ -3,8 +3,9 @@ import { JobFailure } from "@mixdown/jobs";
 import { blendOnnxModels, IncompatibleModelsError, InvalidModelError } from "@mixdown/onnx-blend";
 import type { JobQueues } from "@mixdown/queue";
 import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
-import type { JobHandler } from "../run-job.ts";
-import type { VoiceModelFiles } from "../voice-model-files.ts";
+import type { JobHandler } from "../../run-job.ts";
+import type { VoiceModelFiles } from "../../voice-model-files.ts";
+import type { WorkerKind } from "../context.ts";
 
 export interface VoiceBlendJobDeps {
   storage: ObjectStorage;
@@ -76,3 +77,7 @@ export function voiceBlendHandler(deps: VoiceBlendJobDeps): JobHandler<"voice-bl
     },
   };
 }
+
+export const voiceBlendKind: WorkerKind<"voice-blend"> = {
+  start: ({ storage, modelFiles, queues }) => voiceBlendHandler({ storage, modelFiles, queues }),
+};

@@ -1,6 +1,26 @@
-import type { PrismaClient, SeparationJob, SeparationKind } from "../generated/prisma/client.ts";
-import { poolOf } from "../client.ts";
-import { readPage, type Page, type PageRequest } from "./paging.ts";
+import { separationKindOf } from "@mixdown/jobs";
+import type { PrismaClient, SeparationJob, SeparationKind } from "../../generated/prisma/client.ts";
+import { poolOf } from "../../client.ts";
+import { endInTransaction, endJobRow, statusTable, type JobTableRows } from "../job-table.ts";
+import { readPage, type Page, type PageRequest } from "../paging.ts";
+
+export interface StoredStem {
+  instrument: string;
+  key: string;
+}
+
+export interface SeparationOutputs {
+  /** null when the model has no vocals (a stem split by a model without a vocals stem) */
+  vocalKey: string | null;
+  lossyVocalKey: string | null;
+  backingKey: string | null;
+  stems: StoredStem[];
+  lossyStems: StoredStem[];
+  /** the model that served the job (a comma list for an ensemble) */
+  model: string;
+  /** the ensemble's algorithm (null or absent: one model) */
+  ensemble?: string | null;
+}
 
 export interface NewSeparationJob {
   callerId: number;
@@ -59,3 +79,39 @@ export class SeparationJobRepository {
     return this.prisma.separationJob.count({ where });
   }
 }
+
+const TABLE = { kind: "separation", model: "separationJob" } as const;
+
+/** The `separation` kind's rows (both separation kinds share the table): what the worker, the reconciler, /metrics and webhooks read and write. */
+export const separationRows: JobTableRows<"separation", SeparationJob, SeparationOutputs, SeparationJob> = {
+  kind: "separation",
+  table: (prisma, options = {}) => ({
+    ...statusTable(
+      prisma,
+      TABLE,
+      (r) => ({ queue: "separation", payload: { kind: separationKindOf(r.kind as SeparationJob["kind"]), jobId: r.id } }),
+      { kind: true },
+      options,
+    ),
+    findRunnable: (id) => prisma.separationJob.findFirst({ where: { id, status: "running" } }),
+    callerOf: (row) => row.callerId,
+    complete: (id, outputs) =>
+      endInTransaction(prisma, options, (tx) =>
+        endJobRow(tx, TABLE, id, {
+          ...outputs,
+          stems: outputs.stems as unknown as object[],
+          lossyStems: outputs.lossyStems as unknown as object[],
+          status: "success",
+          progress: 100,
+          errorMessage: null,
+        }),
+      ),
+  }),
+  countByStatus: async (prisma) =>
+    (await prisma.separationJob.groupBy({ by: ["kind", "status"], _count: { _all: true } })).map((g) => ({
+      kind: g.kind,
+      status: g.status,
+      count: g._count._all,
+    })),
+  webhookRow: (prisma, id) => prisma.separationJob.findUnique({ where: { id } }),
+};

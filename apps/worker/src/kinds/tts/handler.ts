@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import {
@@ -17,10 +17,11 @@ import {
   type SynthesizerChoice,
   type SynthesizerName,
 } from "@mixdown/voice/speech";
-import type { JobHandler } from "../run-job.ts";
-import type { VoiceConversionPool } from "../voice-conversion-protocol.ts";
-import type { VoiceModelFiles } from "../voice-model-files.ts";
+import type { JobHandler } from "../../run-job.ts";
+import type { VoiceConversionPool } from "../voice-conversion/protocol.ts";
+import type { VoiceModelFiles } from "../../voice-model-files.ts";
 import { CONVERSION_DEFAULTS } from "@mixdown/voice/conversion-params";
+import type { WorkerKind } from "../context.ts";
 
 export interface TtsJobDeps {
   storage: ObjectStorage;
@@ -125,3 +126,15 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
     },
   };
 }
+
+export const ttsKind: WorkerKind<"tts"> = {
+  start: ({ config, storage, modelsDir, modelFiles, output, voiceConversionPool }) =>
+    ttsHandler({
+      storage,
+      synthesizer: config.TTS_SYNTHESIZER,
+      piperDir: resolve(modelsDir, config.TTS_PIPER_DIR),
+      pool: voiceConversionPool(),
+      modelFiles,
+      ...output,
+    }),
+};

@@ -1,5 +1,5 @@
-import { checkFreeSpace } from "./free-space.ts";
-import { checkInputLength, probeSeconds } from "./input-length.ts";
+import { checkFreeSpace } from "../../steps/free-space.ts";
+import { checkInputLength, probeSeconds } from "../../steps/input-length.ts";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
@@ -18,8 +18,12 @@ import {
   type SeparationModelEntry,
 } from "@mixdown/separation/catalog";
 import type { ObjectStorage } from "@mixdown/storage";
-import type { JobHandler } from "../run-job.ts";
-import type { SeparationPool } from "../separation-protocol.ts";
+import type { Config } from "@mixdown/config";
+import type { Logger } from "pino";
+import type { JobHandler } from "../../run-job.ts";
+import type { WorkerMetrics } from "../../worker-metrics.ts";
+import type { WorkerKind } from "../context.ts";
+import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./protocol.ts";
 
 export interface SeparationJobDeps {
   storage: ObjectStorage;
@@ -261,3 +265,100 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
     },
   };
 }
+
+/**
+ * Refuses to start a separation worker whose settings name a model that is not installed, or one
+ * that cannot serve its kind: otherwise every job that names no model would fail, one by one.
+ * The vocal split is optional: returns the split model to preload, or why vocal separations will
+ * publish vocals and backing only (the worker logs it).
+ */
+export async function checkSeparationSettings(
+  config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS" | "SEPARATION_MODEL_VOCAL_SPLIT">,
+  modelsDir: string,
+): Promise<{ vocalSplit?: string; vocalSplitOff?: string }> {
+  const { models, invalid } = await readSeparationModels(modelsDir);
+  const installed = models.length ? models.map((m) => m.name).join(", ") : "none";
+  const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
+  const settings = [
+    ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
+    ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
+  ] as const;
+  for (const [setting, value, kind] of settings) {
+    // one model, or an ensemble's (the config schema refused empty and repeated names)
+    const resolved = resolveModelList(models, parseModelList(value), kind);
+    if (resolved.problem === "not-installed")
+      throw new Error(
+        `${setting}="${value}": no separation model "${resolved.name}" in ${modelsDir} (installed: ${installed}${broken})`,
+      );
+    if (resolved.problem === "cannot-serve")
+      throw new Error(
+        `${setting}="${value}": the model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${resolved.fit.join(", ") || "none"})`,
+      );
+    if (resolved.problem === "no-common-stem")
+      throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
+  }
+  const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
+  return split.model ? { vocalSplit: split.model.name } : { vocalSplitOff: split.reason };
+}
+
+/**
+ * Says where the separation models run, once per model (every thread of the pool loads them
+ * alike): info when on the configured provider, a warning with the reason after a fallback.
+ */
+function reportProviders(threads: SeparationModelProvider[][], logger: Logger, metrics: WorkerMetrics | undefined): void {
+  const seen = new Set<string>();
+  for (const p of threads.flat()) {
+    if (seen.has(p.model)) continue;
+    seen.add(p.model);
+    metrics?.executionProvider(p.model, p.requested, p.running);
+    if (p.fallbackReason) {
+      logger.warn(
+        { model: p.model, requested: p.requested, provider: p.running, reason: p.fallbackReason },
+        `separation model runs on ${p.running}: ${p.requested} is unavailable (ORT_PROVIDER_FALLBACK=cpu)`,
+      );
+    } else {
+      logger.info({ model: p.model, provider: p.running }, `separation model runs on ${p.running}`);
+    }
+  }
+}
+
+/** Checks the settings' models, loads them on the separation threads and says where they run. */
+export const separationKind: WorkerKind<"separation"> = {
+  async start({ config, logger, metrics, storage, modelsDir, output, pooled }) {
+    const { vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
+    if (vocalSplitOff)
+      logger.warn({ reason: vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
+    const pool = pooled(
+      createSeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
+        modelsDir,
+        executionProvider: config.ORT_EXECUTION_PROVIDER,
+        providerFallback: config.ORT_PROVIDER_FALLBACK,
+        intraOpThreads: config.ORT_INTRA_OP_THREADS,
+        interOpThreads: config.ORT_INTER_OP_THREADS,
+        preload: [
+          ...new Set([
+            ...parseModelList(config.SEPARATION_MODEL_VOCALS),
+            ...parseModelList(config.SEPARATION_MODEL_STEMS),
+            ...(vocalSplit ? [vocalSplit] : []),
+          ]),
+        ],
+        // it runs beside the vocals model, in the same pass: neither waits for the other's runs
+        ownThread: vocalSplit ? [vocalSplit] : [],
+      }),
+    );
+    reportProviders((await pool.ready()) as SeparationModelProvider[][], logger, metrics);
+    return separationHandler({
+      storage,
+      maxInputSeconds: config.MAX_SEPARATION_SECONDS,
+      pool,
+      ...output,
+      models: {
+        vocalSeparation: config.SEPARATION_MODEL_VOCALS,
+        stemSplit: config.SEPARATION_MODEL_STEMS,
+        vocalSplit: config.SEPARATION_MODEL_VOCAL_SPLIT,
+      },
+      ensembles: { vocalSeparation: config.SEPARATION_ENSEMBLE_VOCALS, stemSplit: config.SEPARATION_ENSEMBLE_STEMS },
+      modelsDir,
+    });
+  },
+};

@@ -7,7 +7,7 @@ import type {
   ProviderFallback,
   SeparateFileResult,
 } from "@mixdown/separation";
-import { TaskThreadPool } from "./task-threads.ts";
+import { TaskThreadPool } from "../../task-threads.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
 export interface SeparationThreadData {
@@ -55,5 +55,5 @@ export interface SeparationModelProvider {
 export type SeparationPool = TaskThreadPool<SeparationRequest, SeparateFileResult>;
 
 export function createSeparationPool(size: number, data: SeparationThreadData): SeparationPool {
-  return new TaskThreadPool("separation", new URL("./separation-thread.ts", import.meta.url), size, data);
+  return new TaskThreadPool("separation", new URL("./thread.ts", import.meta.url), size, data);
 }

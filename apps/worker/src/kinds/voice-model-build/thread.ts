@@ -3,8 +3,8 @@
 import { writeFile } from "node:fs/promises";
 import { AudioDecodeError } from "@mixdown/audio";
 import { buildNativeVoiceModel, ReferenceRecordingError } from "@mixdown/voice/build";
-import type { VoiceBuildRequest, VoiceBuildResult } from "./voice-build-protocol.ts";
-import { serveTasks } from "./task-threads.ts";
+import type { VoiceBuildRequest, VoiceBuildResult } from "./protocol.ts";
+import { serveTasks } from "../../task-threads.ts";
 
 serveTasks<VoiceBuildRequest, VoiceBuildResult>({
   async run(request, _onProgress, signal) {

@@ -1,6 +1,15 @@
-import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../generated/prisma/client.ts";
-import { poolOf } from "../client.ts";
-import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "./paging.ts";
+import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../../generated/prisma/client.ts";
+import { poolOf } from "../../client.ts";
+import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows } from "../job-table.ts";
+import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "../paging.ts";
+
+export interface VoiceConversionOutputs {
+  outputKey: string;
+  lossyOutputKey: string;
+  recombinedKey: string | null;
+}
+
+export type RunnableVoiceConversion = VoiceConversionJob & { voiceModel: VoiceModel };
 
 export interface NewVoiceConversionJob {
   callerId: number;
@@ -54,3 +63,30 @@ export class VoiceConversionJobRepository {
     return this.prisma.voiceConversionJob.count({ where });
   }
 }
+
+const TABLE = { kind: "voice-conversion", model: "voiceConversionJob" } as const;
+
+/** The `voice-conversion` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
+export const voiceConversionRows: JobTableRows<
+  "voice-conversion",
+  RunnableVoiceConversion,
+  VoiceConversionOutputs,
+  VoiceConversionJobWithModel
+> = {
+  kind: "voice-conversion",
+  table: (prisma, options = {}) => ({
+    ...statusTable(prisma, TABLE, (r) => ({ queue: "voice-conversion", payload: { jobId: r.id } }), undefined, options),
+    findRunnable: (id) =>
+      prisma.voiceConversionJob.findFirst({ where: { id, status: "running" }, include: { voiceModel: true } }),
+    callerOf: (row) => row.callerId,
+    complete: (id, outputs) =>
+      endInTransaction(prisma, options, (tx) =>
+        endJobRow(tx, TABLE, id, { ...outputs, status: "success", progress: 100, errorMessage: null }),
+      ),
+  }),
+  countByStatus: async (prisma) => {
+    const groups = await prisma.voiceConversionJob.groupBy({ by: ["status"], _count: { _all: true } });
+    return groupByStatus(groups, "voice_conversion");
+  },
+  webhookRow: (prisma, id) => prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } }),
+};

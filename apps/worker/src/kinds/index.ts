@@ -1,0 +1,42 @@
+import { JOB_KINDS, type JobKind } from "@mixdown/jobs";
+import type { WorkerKind } from "./context.ts";
+import { separationKind } from "./separation/handler.ts";
+import { ttsKind } from "./tts/handler.ts";
+import { voiceBlendKind } from "./voice-blend/handler.ts";
+import { voiceConversionKind } from "./voice-conversion/handler.ts";
+import { voiceModelBuildKind } from "./voice-model-build/handler.ts";
+import { voiceModelMediaKind } from "./voice-model-media/handler.ts";
+import { webhookDeliveryKind } from "./webhook-delivery/handler.ts";
+
+/** One `WorkerKind` per kind of the catalogue (a test holds a map missing one to a compile error). */
+export type WorkerKinds = { [K in JobKind]: WorkerKind<K> };
+
+/**
+ * How this worker runs each job kind of the catalogue, one line each (the kind's folder beside
+ * this file holds the rest). Keyed by `JobKind`: a kind added to the catalogue does not compile
+ * until it has a line here, and `checkWorkerKinds` refuses to start without one.
+ */
+export const WORKER_KINDS: WorkerKinds = {
+  separation: separationKind,
+  "voice-conversion": voiceConversionKind,
+  "voice-blend": voiceBlendKind,
+  tts: ttsKind,
+  "voice-model-media": voiceModelMediaKind,
+  "voice-model-build": voiceModelBuildKind,
+  "webhook-delivery": webhookDeliveryKind,
+};
+
+/**
+ * The kinds of the catalogue that `kinds` has no worker for: the compiler catches a missing line
+ * in `WORKER_KINDS`, this catches what a cast or a stale build slips past, at start.
+ */
+export function checkWorkerKinds(
+  kinds: Partial<Record<string, WorkerKind<JobKind>>>,
+  catalogue: readonly string[] = JOB_KINDS,
+): void {
+  const missing = catalogue.filter((kind) => typeof kinds[kind]?.start !== "function");
+  if (missing.length > 0)
+    throw new Error(
+      `the worker has no handler for the job kinds ${missing.join(", ")} of the catalogue (apps/worker/src/kinds/index.ts)`,
+    );
+}

@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { JOB_KINDS } from "@mixdown/jobs";
+import { typeErrorsOf } from "../../../packages/devstack/src/type-check.ts";
+import { checkWorkerKinds, WORKER_KINDS } from "../src/kinds/index.ts";
+
+const APP_DIR = fileURLToPath(new URL("..", import.meta.url));
+const KINDS = fileURLToPath(new URL("../src/kinds/index.ts", import.meta.url));
+
+describe("the worker's job kinds", () => {
+  it("has a worker for every kind of the catalogue", () => {
+    assert.deepEqual(Object.keys(WORKER_KINDS).sort(), [...JOB_KINDS].sort());
+    assert.doesNotThrow(() => checkWorkerKinds(WORKER_KINDS));
+  });
+
+  it("refuses to start without a kind's worker", () => {
+    const { tts: _tts, "voice-blend": _blend, ...rest } = WORKER_KINDS;
+    assert.throws(() => checkWorkerKinds(rest), /no handler for the job kinds voice-blend, tts of the catalogue/);
+    assert.throws(() => checkWorkerKinds({ ...WORKER_KINDS, tts: {} as never }), /no handler for the job kinds tts /);
+  });
+
+  it("does not compile with a kind's worker missing", async () => {
+    const check = (kinds: string) => `
+      import { WORKER_KINDS, type WorkerKinds } from ${JSON.stringify(KINDS)};
+      const { "webhook-delivery": delivery, ...withoutDelivery } = WORKER_KINDS;
+      export const kinds: WorkerKinds = ${kinds};
+      void delivery;
+      void withoutDelivery;
+    `;
+    assert.deepEqual(await typeErrorsOf(APP_DIR, check("WORKER_KINDS")), []);
+    const errors = await typeErrorsOf(APP_DIR, check("withoutDelivery"));
+    assert.equal(errors.length, 1, errors.join("\n"));
+    assert.match(errors[0]!, /Property '"webhook-delivery"' is missing/);
+  });
+});

@@ -1,0 +1,52 @@
+import type { JobTableKind } from "@mixdown/jobs";
+import type { JobTable, JobTableRows } from "../job-table.ts";
+import { separationRows } from "./separation.ts";
+import { ttsRows } from "./tts.ts";
+import { voiceBlendRows } from "./voice-blend.ts";
+import { voiceConversionRows } from "./voice-conversion.ts";
+
+/**
+ * The database side of every job table kind of the catalogue, one line each (each kind's file in
+ * this folder holds its repository, its job table, its counts and its webhook row). Keyed by the
+ * catalogue's `JobTableKind`: a kind added there does not compile until it has a line here.
+ */
+export const JOB_TABLE_ROWS = {
+  separation: separationRows,
+  "voice-conversion": voiceConversionRows,
+  "voice-blend": voiceBlendRows,
+  tts: ttsRows,
+} satisfies JobTableRowsByKind;
+
+/** One `JobTableRows` per job table kind (a test holds a map missing one to a compile error). */
+export type JobTableRowsByKind = { [K in JobTableKind]: JobTableRows<K, any, any, any> };
+
+type RowsOf<K extends JobTableKind> = (typeof JOB_TABLE_ROWS)[K];
+/** What a job table kind's handler receives and hands back, read off its rows. */
+export type TableRowTypes<K extends JobTableKind> =
+  ReturnType<RowsOf<K>["table"]> extends JobTable<infer Runnable, infer Output> ? { runnable: Runnable; output: Output } : never;
+/** The row a job table kind's webhook presents. */
+export type WebhookRowOf<K extends JobTableKind> = NonNullable<Awaited<ReturnType<RowsOf<K>["webhookRow"]>>>;
+
+export {
+  SeparationJobRepository,
+  separationRows,
+  type NewSeparationJob,
+  type SeparationOutputs,
+  type StoredStem,
+} from "./separation.ts";
+export {
+  VoiceConversionJobRepository,
+  voiceConversionRows,
+  type NewVoiceConversionJob,
+  type RunnableVoiceConversion,
+  type VoiceConversionJobWithModel,
+  type VoiceConversionOutputs,
+} from "./voice-conversion.ts";
+export {
+  VoiceBlendJobRepository,
+  voiceBlendRows,
+  type NewVoiceBlendJob,
+  type RunnableVoiceBlend,
+  type VoiceBlendOutput,
+} from "./voice-blend.ts";
+export { TtsJobRepository, ttsRows, type NewTtsJob, type RunnableTts, type TtsJobWithModel, type TtsOutputs } from "./tts.ts";

@@ -1,0 +1,76 @@
+import type { PrismaClient, TtsJob, VoiceModel } from "../../generated/prisma/client.ts";
+import { poolOf } from "../../client.ts";
+import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows } from "../job-table.ts";
+import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "../paging.ts";
+
+export interface NewTtsJob {
+  callerId: number;
+  voiceModelId: number;
+  inputText: string;
+  /** The language asked for (checked); null or absent: the default, English. */
+  language?: string | null;
+  /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
+  webhookUrl?: string | null;
+  apiKeyId?: number | null;
+}
+
+export type TtsJobWithModel = TtsJob & { voiceModel: VoiceModel };
+export type RunnableTts = TtsJobWithModel;
+
+export interface TtsOutputs {
+  outputKey: string;
+  lossyOutputKey: string;
+  /** The base synthesizer that spoke the text (`festival`, `espeak-ng`). */
+  synthesizer: string;
+}
+
+/** Text-to-speech rows as the API creates and reads them; reads include the voice model that speaks. */
+export class TtsJobRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  create(input: NewTtsJob): Promise<TtsJobWithModel> {
+    return this.prisma.ttsJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
+  }
+
+  async findForCaller(callerId: number, id: number): Promise<TtsJobWithModel | null> {
+    const row = await this.findById(id);
+    return row?.callerId === callerId ? row : null;
+  }
+
+  findById(id: number): Promise<TtsJobWithModel | null> {
+    return this.prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } });
+  }
+
+  listForCaller(callerId: number, page: PageRequest): Promise<Page<TtsJobWithModel>> {
+    return readCallerPageWithVoiceModels<TtsJob, VoiceModel>(poolOf(this.prisma), "TtsJob", callerId, page);
+  }
+
+  async markEnqueued(id: number): Promise<void> {
+    await this.prisma.ttsJob.updateMany({ where: { id, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
+  }
+
+  count(where: { callerId?: number } = {}): Promise<number> {
+    return this.prisma.ttsJob.count({ where });
+  }
+}
+
+const TABLE = { kind: "tts", model: "ttsJob" } as const;
+
+/** The `tts` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
+export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithModel> = {
+  kind: "tts",
+  table: (prisma, options = {}) => ({
+    ...statusTable(prisma, TABLE, (r) => ({ queue: "tts", payload: { jobId: r.id } }), undefined, options),
+    findRunnable: (id) => prisma.ttsJob.findFirst({ where: { id, status: "running" }, include: { voiceModel: true } }),
+    callerOf: (row) => row.callerId,
+    complete: (id, outputs) =>
+      endInTransaction(prisma, options, (tx) =>
+        endJobRow(tx, TABLE, id, { ...outputs, status: "success", progress: 100, errorMessage: null }),
+      ),
+  }),
+  countByStatus: async (prisma) => {
+    const groups = await prisma.ttsJob.groupBy({ by: ["status"], _count: { _all: true } });
+    return groupByStatus(groups, "tts");
+  },
+  webhookRow: (prisma, id) => prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } }),
+};
