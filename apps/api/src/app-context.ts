@@ -5,28 +5,18 @@ import type { IdempotentCreates } from "./idempotency/idempotent-creates.ts";
 import type { ApiMetrics } from "./metrics/api-metrics.ts";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { WebhookAddressPolicy } from "@mixdown/webhooks";
-import type { SeparationModels } from "./separations/separation-models.ts";
-import type { SeparationService } from "./separations/separation-service.ts";
-import type { TtsService } from "./tts/tts-service.ts";
-import type { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
-import type { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
 import type { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
 import type { VoiceModelService } from "./voice-models/voice-model-service.ts";
 
 export { API_PREFIX } from "@mixdown/records";
 
-/** What route plugins get: the configuration and the domain services. */
+/** What route plugins get: the configuration and the app-wide services (a job kind's own service comes with its routes, `kinds/`). */
 export interface AppContext {
   config: Config;
   prisma: PrismaClient;
   queues: JobQueues;
   storage: ObjectStorage;
   apiKeys: ApiKeyRepository;
-  separations: SeparationService;
-  separationModels: SeparationModels;
-  conversions: VoiceConversionService;
-  blends: VoiceBlendService;
-  tts: TtsService;
   models: VoiceModelService;
   modelImports: VoiceModelImportService;
   idempotency: IdempotentCreates;

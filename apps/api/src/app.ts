@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import { mkdir } from "node:fs/promises";
 import multipart from "@fastify/multipart";
 import swagger from "@fastify/swagger";
@@ -12,11 +11,7 @@ import {
   createPrismaClient,
   DashboardSignInRepository,
   IdempotencyKeyRepository,
-  SeparationJobRepository,
   ServiceCountRepository,
-  TtsJobRepository,
-  VoiceBlendJobRepository,
-  VoiceConversionJobRepository,
   VoiceModelImportRepository,
   VoiceModelRepository,
   type PrismaClient,
@@ -24,7 +19,6 @@ import {
 import { createQueues, type JobQueues } from "@mixdown/queue";
 import { createStorage, LocalDiskStorage, type ObjectStorage } from "@mixdown/storage";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
-import { installedLanguages } from "@mixdown/voice/speech";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
@@ -43,17 +37,12 @@ import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
 import { registerRateLimit } from "./rate-limit/rate-limit.ts";
 import { RecordPresenter } from "@mixdown/records";
 import { sharedRecordSchemas } from "@mixdown/records";
-import { SeparationService } from "./separations/separation-service.ts";
-import { separationRoutes } from "./separations/routes.ts";
-import { SeparationModelRecord, SeparationModels } from "./separations/separation-models.ts";
+import { JOB_TABLE_KINDS } from "@mixdown/jobs";
+import type { ApiKindDeps } from "./kinds/context.ts";
+import { API_KINDS } from "./kinds/index.ts";
+import { SeparationModelRecord } from "./kinds/separation/models.ts";
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
-import { ttsRoutes } from "./tts/routes.ts";
-import { TtsService } from "./tts/tts-service.ts";
-import { voiceBlenderRoutes } from "./voice-blender/routes.ts";
-import { VoiceBlendService } from "./voice-blender/voice-blend-service.ts";
-import { voiceConversionRoutes } from "./voice-conversions/routes.ts";
-import { VoiceConversionService } from "./voice-conversions/voice-conversion-service.ts";
 import { voiceModelRoutes } from "./voice-models/routes.ts";
 import { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
 import { voiceAssetsOf } from "./voice-models/voice-assets.ts";
@@ -136,40 +125,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     app.log,
   );
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
+  const kindDeps: ApiKindDeps = { ...serviceDeps, config, prisma, voiceModels: modelsRepo, voiceAssets };
   const webhookPolicy = new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS);
-  const separationModels = new SeparationModels(resolve(config.MODELS_DIR), {
-    vocalSeparation: config.SEPARATION_MODEL_VOCALS,
-    stemSplit: config.SEPARATION_MODEL_STEMS,
-  });
   const ctx: AppContext = {
     config,
     prisma,
     queues,
     storage,
     apiKeys: new ApiKeyRepository(prisma),
-    separations: new SeparationService({
-      ...serviceDeps,
-      separations: new SeparationJobRepository(prisma),
-      models: separationModels,
-      maxSeconds: config.MAX_SEPARATION_SECONDS,
-    }),
-    separationModels,
-    conversions: new VoiceConversionService({
-      ...serviceDeps,
-      conversions: new VoiceConversionJobRepository(prisma),
-      models: modelsRepo,
-      assets: voiceAssets,
-      maxSeconds: config.MAX_CONVERSION_SECONDS,
-    }),
-    blends: new VoiceBlendService({ ...serviceDeps, blends: new VoiceBlendJobRepository(prisma), models: modelsRepo }),
-    tts: new TtsService({
-      ...serviceDeps,
-      tts: new TtsJobRepository(prisma),
-      models: modelsRepo,
-      assets: voiceAssets,
-      maxTextChars: config.MAX_TTS_TEXT_CHARS,
-      languages: () => installedLanguages(resolve(config.MODELS_DIR, config.TTS_PIPER_DIR)),
-    }),
     models: new VoiceModelService({ models: modelsRepo, presenter }),
     modelImports: new VoiceModelImportService({
       ...serviceDeps,
@@ -240,11 +203,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         readsPerMinute: config.RATE_LIMIT_READS_PER_MINUTE,
         writesPerMinute: config.RATE_LIMIT_WRITES_PER_MINUTE,
       });
-      await api.register(separationRoutes, { ctx });
+      for (const kind of JOB_TABLE_KINDS) {
+        const { routes, service } = API_KINDS[kind];
+        await api.register(routes, { ctx, service: service(kindDeps) });
+      }
       await api.register(modelCatalogueRoutes, { ctx });
-      await api.register(voiceConversionRoutes, { ctx });
-      await api.register(voiceBlenderRoutes, { ctx });
-      await api.register(ttsRoutes, { ctx });
       await api.register(voiceModelRoutes, { ctx });
     },
     { prefix: API_PREFIX },

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { SeparationJobRepository } from "@mixdown/db";
-import { SeparationModels } from "../src/separations/separation-models.ts";
+import { SeparationModels } from "../src/kinds/separation/models.ts";
 import { assertUnchanged, audio, footprint, multipart, startHarness, type Harness, type FilePart } from "./helpers.ts";
 
 const REPO_MODELS = resolve(import.meta.dirname, "../../../models");

@@ -4,8 +4,8 @@ import { paginationMeta } from "../src/http/pagination.ts";
 import { parseRange } from "../src/files/routes.ts";
 import { formatTimestamp } from "@mixdown/records";
 import { sniffAudioFormat } from "../src/uploads/audio-format.ts";
-import { planBlend } from "../src/voice-blender/voice-blend-service.ts";
-import { parseEffectChain } from "../src/voice-conversions/effects.ts";
+import { planBlend } from "../src/kinds/voice-blend/service.ts";
+import { parseEffectChain } from "../src/kinds/voice-conversion/effects.ts";
 import { audio } from "./helpers.ts";
 
 describe("format sniffing (magic numbers, not names)", () => {

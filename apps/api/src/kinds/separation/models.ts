@@ -10,7 +10,7 @@ import {
   resolveModelList,
 } from "@mixdown/separation/catalog";
 import { Type, type Static } from "typebox";
-import { unprocessable } from "../http/errors.ts";
+import { unprocessable } from "../../http/errors.ts";
 
 export const SeparationModelRecord = Type.Object(
   {

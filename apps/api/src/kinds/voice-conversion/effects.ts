@@ -6,7 +6,7 @@ import {
   PRE_EFFECTS,
   type EffectChain,
 } from "@mixdown/voice/effects-schema";
-import { unprocessable } from "../http/errors.ts";
+import { unprocessable } from "../../http/errors.ts";
 
 // One catalogue for validation here and the ffmpeg filters in the worker (@mixdown/voice).
 export { documentedEffectName, POST_EFFECTS, PRE_EFFECTS, type EffectChain };

@@ -1,12 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { listOf } from "@mixdown/records";
-import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { paginationMeta } from "../http/pagination.ts";
-import { badRequest, unprocessable } from "../http/errors.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
-import { jsonCreate } from "../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
+import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import { paginationMeta } from "../../http/pagination.ts";
+import { badRequest, unprocessable } from "../../http/errors.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { jsonCreate } from "../../idempotency/create-request.ts";
+import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { VoiceBlendJobRepository } from "@mixdown/db";
+import type { ApiKind } from "../context.ts";
+import { VoiceBlendService } from "./service.ts";
 
 const ModelId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
@@ -26,7 +29,10 @@ export const BlendBody = Type.Object({
 });
 
 /** `/voice-blender`: create (JSON), list, fetch, cancel. */
-export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: VoiceBlendService }> = async (
+  app,
+  { ctx, service },
+) => {
   const tags = ["Voice blender"];
   app.post(
     "/voice-blender",
@@ -58,8 +64,8 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         ctx,
         request,
         reply,
-        { resource: "voice_blend", jobKind: "voice_blend", status: 201, current: (callerId, id) => ctx.blends.get(callerId, id) },
-        () => ctx.blends.create(jobOrigin(request, request.body.webhookUrl, ctx.webhookPolicy), request.body),
+        { resource: "voice_blend", jobKind: "voice_blend", status: 201, current: (callerId, id) => service.get(callerId, id) },
+        () => service.create(jobOrigin(request, request.body.webhookUrl, ctx.webhookPolicy), request.body),
       ),
   );
 
@@ -75,7 +81,7 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
       },
     },
     async (request) => {
-      const { rows, total } = await ctx.blends.list(request.auth.caller.id, request.query);
+      const { rows, total } = await service.list(request.auth.caller.id, request.query);
       return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-blender`, request.query, total) };
     },
   );
@@ -91,7 +97,7 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         response: { 200: Type.Ref("VoiceBlendJob"), ...errorResponses(401, 404, 429) },
       },
     },
-    (request) => ctx.blends.get(request.auth.caller.id, request.params.id),
+    (request) => service.get(request.auth.caller.id, request.params.id),
   );
 
   app.post(
@@ -104,6 +110,12 @@ export const voiceBlenderRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
         note: "Its output voice model ends `failed`.",
       }),
     },
-    (request) => ctx.blends.cancel(request.auth.caller.id, request.params.id),
+    (request) => service.cancel(request.auth.caller.id, request.params.id),
   );
+};
+
+export const voiceBlendApi: ApiKind<VoiceBlendService> = {
+  service: ({ prisma, voiceModels, submitter, cancels, presenter }) =>
+    new VoiceBlendService({ blends: new VoiceBlendJobRepository(prisma), models: voiceModels, submitter, cancels, presenter }),
+  routes: voiceBlendRoutes,
 };

@@ -1,9 +1,9 @@
 import type { PageRequest, VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
-import { notFound, unprocessable } from "../http/errors.ts";
-import type { JobCancels } from "../jobs/job-cancels.ts";
-import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import { notFound, unprocessable } from "../../http/errors.ts";
+import type { JobCancels } from "../../jobs/job-cancels.ts";
+import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { RecordPresenter } from "@mixdown/records";
-import type { JobOrigin } from "../jobs/job-origin.ts";
+import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { VoiceBlendJobRecord } from "@mixdown/records";
 
 export interface BlendRequest {

@@ -1,14 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
-import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
-import { multipartCreate } from "../idempotency/create-request.ts";
+import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../../http/multipart-route.ts";
+import { paginationMeta } from "../../http/pagination.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { multipartCreate } from "../../idempotency/create-request.ts";
 import { listOf } from "@mixdown/records";
 import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
-import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
+import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { VoiceConversionJobRepository } from "@mixdown/db";
+import type { ApiKind } from "../context.ts";
 import { documentedEffectName, POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
+import { VoiceConversionService } from "./service.ts";
 
 const describeEffects = (effects: Record<string, Record<string, { min: number; max: number }>>) =>
   Object.entries(effects)
@@ -21,7 +24,10 @@ const describeEffects = (effects: Record<string, Record<string, { min: number; m
     .join("; ");
 
 /** `/voice-conversions`: create (multipart), list, fetch. */
-export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: VoiceConversionService }> = async (
+  app,
+  { ctx, service },
+) => {
   const { config } = ctx;
   const maxBytes = config.MAX_CONVERSION_UPLOAD_BYTES;
   const maxMb = Math.round(maxBytes / 1024 / 1024);
@@ -89,9 +95,9 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
           resource: "voice_conversion",
           jobKind: "voice_conversion",
           status: 201,
-          current: (callerId, id) => ctx.conversions.get(callerId, id),
+          current: (callerId, id) => service.get(callerId, id),
         },
-        (form) => ctx.conversions.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), form),
+        (form) => service.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), form),
       ),
   );
 
@@ -107,7 +113,7 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
       },
     },
     async (request) => {
-      const { rows, total } = await ctx.conversions.list(request.auth.caller.id, request.query);
+      const { rows, total } = await service.list(request.auth.caller.id, request.query);
       return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-conversions`, request.query, total) };
     },
   );
@@ -123,12 +129,24 @@ export const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext 
         response: { 200: Type.Ref("VoiceConversionJob"), ...errorResponses(401, 404, 429) },
       },
     },
-    (request) => ctx.conversions.get(request.auth.caller.id, request.params.id),
+    (request) => service.get(request.auth.caller.id, request.params.id),
   );
 
   app.post(
     "/voice-conversions/:id/cancel",
     { schema: cancelRouteSchema({ tags, noun: "voice conversion", record: "VoiceConversionJob" }) },
-    (request) => ctx.conversions.cancel(request.auth.caller.id, request.params.id),
+    (request) => service.cancel(request.auth.caller.id, request.params.id),
   );
+};
+
+export const voiceConversionApi: ApiKind<VoiceConversionService> = {
+  service: ({ config, prisma, voiceModels, voiceAssets, ...deps }) =>
+    new VoiceConversionService({
+      ...deps,
+      conversions: new VoiceConversionJobRepository(prisma),
+      models: voiceModels,
+      assets: voiceAssets,
+      maxSeconds: config.MAX_CONVERSION_SECONDS,
+    }),
+  routes: voiceConversionRoutes,
 };

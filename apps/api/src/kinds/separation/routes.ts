@@ -1,15 +1,19 @@
-import type { SeparationKind } from "@mixdown/db";
+import { resolve } from "node:path";
+import { SeparationJobRepository, type SeparationKind } from "@mixdown/db";
 import { SEPARATION_KINDS } from "@mixdown/jobs";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
-import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
-import { multipartCreate } from "../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
+import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
+import { paginationMeta } from "../../http/pagination.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { multipartCreate } from "../../idempotency/create-request.ts";
+import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { listOf } from "@mixdown/records";
 import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/catalog";
+import type { ApiKind } from "../context.ts";
+import { SeparationModels } from "./models.ts";
+import { SeparationService } from "./service.ts";
 
 const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map(
   (k) => ({
@@ -21,7 +25,10 @@ const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: stri
 );
 
 /** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch, cancel. */
-export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: SeparationService }> = async (
+  app,
+  { ctx, service },
+) => {
   const { config } = ctx;
   const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
   const separationForm = Type.Object({
@@ -53,7 +60,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         response: { 200: Type.Object({ data: Type.Array(Type.Ref("SeparationModel")) }), ...errorResponses(401, 429) },
       },
     },
-    async () => ({ data: await ctx.separationModels.list() }),
+    async () => ({ data: await service.listModels() }),
   );
 
   for (const { path, kind, tag, noun } of KINDS) {
@@ -78,8 +85,8 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           request,
           reply,
           { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: textFieldsOf(separationForm) },
-          { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => ctx.separations.get(callerId, kind, id) },
-          (form) => ctx.separations.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), kind, form),
+          { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => service.get(callerId, kind, id) },
+          (form) => service.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), kind, form),
         ),
     );
 
@@ -95,7 +102,7 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         },
       },
       async (request) => {
-        const { rows, total } = await ctx.separations.list(request.auth.caller.id, kind, request.query);
+        const { rows, total } = await service.list(request.auth.caller.id, kind, request.query);
         return { data: rows, meta: paginationMeta(`${API_PREFIX}/${path}`, request.query, total) };
       },
     );
@@ -111,11 +118,26 @@ export const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           response: { 200: Type.Ref("SeparationJob"), ...errorResponses(401, 404, 429) },
         },
       },
-      (request) => ctx.separations.get(request.auth.caller.id, kind, request.params.id),
+      (request) => service.get(request.auth.caller.id, kind, request.params.id),
     );
 
     app.post(`/${path}/:id/cancel`, { schema: cancelRouteSchema({ tags: [tag], noun, record: "SeparationJob" }) }, (request) =>
-      ctx.separations.cancel(request.auth.caller.id, kind, request.params.id),
+      service.cancel(request.auth.caller.id, kind, request.params.id),
     );
   }
+};
+
+/** Vocal separations and stem splits (one table, two kinds), with the installed models they may name. */
+export const separationApi: ApiKind<SeparationService> = {
+  service: ({ config, prisma, ...deps }) =>
+    new SeparationService({
+      ...deps,
+      separations: new SeparationJobRepository(prisma),
+      models: new SeparationModels(resolve(config.MODELS_DIR), {
+        vocalSeparation: config.SEPARATION_MODEL_VOCALS,
+        stemSplit: config.SEPARATION_MODEL_STEMS,
+      }),
+      maxSeconds: config.MAX_SEPARATION_SECONDS,
+    }),
+  routes: separationRoutes,
 };

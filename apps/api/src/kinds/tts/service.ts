@@ -2,11 +2,11 @@ import type { PageRequest, TtsJobRepository, VoiceModelRepository } from "@mixdo
 import type { RecordPresenter, TtsJobRecord } from "@mixdown/records";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import { checkLanguage, LanguageUnavailableError } from "@mixdown/voice/speech";
-import { notFound, unprocessable } from "../http/errors.ts";
-import type { JobCancels } from "../jobs/job-cancels.ts";
-import type { JobOrigin } from "../jobs/job-origin.ts";
-import type { JobSubmitter } from "../jobs/job-submitter.ts";
-import { checkConvertibleModel, parseVoiceModelId } from "../voice-conversions/voice-conversion-service.ts";
+import { notFound, unprocessable } from "../../http/errors.ts";
+import type { JobCancels } from "../../jobs/job-cancels.ts";
+import type { JobOrigin } from "../../jobs/job-origin.ts";
+import type { JobSubmitter } from "../../jobs/job-submitter.ts";
+import { checkConvertibleModel, parseVoiceModelId } from "../voice-conversion/service.ts";
 
 /** A create's fields, however they came (multipart parts, a urlencoded form, JSON properties). */
 export type TtsFields = ReadonlyMap<string, string>;

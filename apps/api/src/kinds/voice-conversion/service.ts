@@ -3,16 +3,16 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import { CONVERSION_CONTROLS, type ConversionControlName, type ConversionParams } from "@mixdown/voice/conversion-params";
 import type { FastifyBaseLogger } from "fastify";
-import { notFound, unprocessable } from "../http/errors.ts";
-import type { JobCancels } from "../jobs/job-cancels.ts";
-import type { JobSubmitter } from "../jobs/job-submitter.ts";
-import { StoredUploads } from "../jobs/stored-upload.ts";
+import { notFound, unprocessable } from "../../http/errors.ts";
+import type { JobCancels } from "../../jobs/job-cancels.ts";
+import type { JobSubmitter } from "../../jobs/job-submitter.ts";
+import { StoredUploads } from "../../jobs/stored-upload.ts";
 import type { RecordPresenter } from "@mixdown/records";
-import type { JobOrigin } from "../jobs/job-origin.ts";
+import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { VoiceConversionJobRecord } from "@mixdown/records";
-import { checkAudioUpload } from "../uploads/audio-check.ts";
-import type { AudioFormat } from "../uploads/audio-format.ts";
-import type { ReceivedForm } from "../uploads/receive-form.ts";
+import { checkAudioUpload } from "../../uploads/audio-check.ts";
+import type { AudioFormat } from "../../uploads/audio-format.ts";
+import type { ReceivedForm } from "../../uploads/receive-form.ts";
 import { parseEffectChain } from "./effects.ts";
 
 /** Voice conversion takes no webm (the interface's rule). */

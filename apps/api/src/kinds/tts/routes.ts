@@ -2,14 +2,18 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { listOf } from "@mixdown/records";
-import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { badRequest, unprocessable } from "../http/errors.ts";
-import { documentOnly, textFieldsOf } from "../http/multipart-route.ts";
-import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
-import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../jobs/job-origin.ts";
-import type { TtsFields } from "./tts-service.ts";
+import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import { badRequest, unprocessable } from "../../http/errors.ts";
+import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
+import { paginationMeta } from "../../http/pagination.ts";
+import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { jsonCreate, multipartCreate, type CreateRoute } from "../../idempotency/create-request.ts";
+import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { resolve } from "node:path";
+import { TtsJobRepository } from "@mixdown/db";
+import { installedLanguages } from "@mixdown/voice/speech";
+import type { ApiKind } from "../context.ts";
+import { TtsService, type TtsFields } from "./service.ts";
 
 /** The fields of a JSON or urlencoded body as text, as a multipart form's parts are. */
 function fieldsOfBody(body: unknown, names: readonly string[]): TtsFields {
@@ -27,7 +31,7 @@ function fieldsOfBody(body: unknown, names: readonly string[]): TtsFields {
 }
 
 /** `/tts`: create (multipart, urlencoded or JSON form fields), list, fetch, cancel. */
-export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsService }> = async (app, { ctx, service }) => {
   const maxChars = ctx.config.MAX_TTS_TEXT_CHARS;
   const tags = ["Text to speech"];
   const ttsForm = Type.Object({
@@ -62,7 +66,7 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     resource: "tts",
     jobKind: "tts",
     status: 201,
-    current: (callerId, id) => ctx.tts.get(callerId, id),
+    current: (callerId, id) => service.get(callerId, id),
   };
   const origin = (request: FastifyRequest, fields: TtsFields) => jobOrigin(request, fields.get("webhookUrl"), ctx.webhookPolicy);
 
@@ -84,11 +88,11 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     (request, reply) =>
       request.isMultipart()
         ? multipartCreate(ctx, request, reply, { files: {}, textFields, textFileMaxBytes: maxChars * 4 }, route, (form) =>
-            ctx.tts.create(origin(request, form.fields), form.fields),
+            service.create(origin(request, form.fields), form.fields),
           )
         : jsonCreate(ctx, request, reply, route, () => {
             const fields = fieldsOfBody(request.body, textFields);
-            return ctx.tts.create(origin(request, fields), fields);
+            return service.create(origin(request, fields), fields);
           }),
   );
 
@@ -104,7 +108,7 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
       },
     },
     async (request) => {
-      const { rows, total } = await ctx.tts.list(request.auth.caller.id, request.query);
+      const { rows, total } = await service.list(request.auth.caller.id, request.query);
       return { data: rows, meta: paginationMeta(`${API_PREFIX}/tts`, request.query, total) };
     },
   );
@@ -120,10 +124,23 @@ export const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
         response: { 200: Type.Ref("TtsJob"), ...errorResponses(401, 404, 429) },
       },
     },
-    (request) => ctx.tts.get(request.auth.caller.id, request.params.id),
+    (request) => service.get(request.auth.caller.id, request.params.id),
   );
 
   app.post("/tts/:id/cancel", { schema: cancelRouteSchema({ tags, noun: "text-to-speech", record: "TtsJob" }) }, (request) =>
-    ctx.tts.cancel(request.auth.caller.id, request.params.id),
+    service.cancel(request.auth.caller.id, request.params.id),
   );
+};
+
+export const ttsApi: ApiKind<TtsService> = {
+  service: ({ config, prisma, voiceModels, voiceAssets, ...deps }) =>
+    new TtsService({
+      ...deps,
+      tts: new TtsJobRepository(prisma),
+      models: voiceModels,
+      assets: voiceAssets,
+      maxTextChars: config.MAX_TTS_TEXT_CHARS,
+      languages: () => installedLanguages(resolve(config.MODELS_DIR, config.TTS_PIPER_DIR)),
+    }),
+  routes: ttsRoutes,
 };

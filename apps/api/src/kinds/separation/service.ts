@@ -2,17 +2,17 @@ import type { PageRequest, SeparationJobRepository, SeparationKind } from "@mixd
 import { SEPARATION_KINDS, separationKindOf } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
-import { notFound, unprocessable } from "../http/errors.ts";
-import type { JobCancels } from "../jobs/job-cancels.ts";
-import type { JobSubmitter } from "../jobs/job-submitter.ts";
-import type { JobOrigin } from "../jobs/job-origin.ts";
-import { StoredUploads } from "../jobs/stored-upload.ts";
+import { notFound, unprocessable } from "../../http/errors.ts";
+import type { JobCancels } from "../../jobs/job-cancels.ts";
+import type { JobSubmitter } from "../../jobs/job-submitter.ts";
+import type { JobOrigin } from "../../jobs/job-origin.ts";
+import { StoredUploads } from "../../jobs/stored-upload.ts";
 import type { RecordPresenter } from "@mixdown/records";
 import type { SeparationJobRecord } from "@mixdown/records";
-import { checkAudioUpload } from "../uploads/audio-check.ts";
-import type { AudioFormat } from "../uploads/audio-format.ts";
-import type { ReceivedForm } from "../uploads/receive-form.ts";
-import type { SeparationModels } from "./separation-models.ts";
+import { checkAudioUpload } from "../../uploads/audio-check.ts";
+import type { AudioFormat } from "../../uploads/audio-format.ts";
+import type { ReceivedForm } from "../../uploads/receive-form.ts";
+import type { SeparationModels } from "./models.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
@@ -33,6 +33,11 @@ export interface SeparationServiceDeps {
 /** Vocal separations and stem splits: one shape, two kinds. */
 export class SeparationService {
   constructor(private readonly deps: SeparationServiceDeps) {}
+
+  /** The installed models a job may name (`GET /separation-models`). */
+  listModels(): ReturnType<SeparationModels["list"]> {
+    return this.deps.models.list();
+  }
 
   /** Checks the upload, stores it, writes the row and queues the job. */
   async create(
