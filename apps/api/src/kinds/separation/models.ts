@@ -1,5 +1,4 @@
-import type { SeparationKind } from "@mixdown/db";
-import { separationKindOf } from "@mixdown/jobs";
+import { separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import {
   DEFAULT_ENSEMBLE,
   ENSEMBLE_ALGORITHMS,
@@ -68,7 +67,7 @@ export class SeparationModels {
    * Returns what the row stores: the names normalised (`a,b`), and the algorithm of an ensemble.
    */
   async resolve(
-    kind: SeparationKind,
+    kind: SeparationDbKind,
     modelField: string | undefined,
     ensembleField: string | undefined,
   ): Promise<{ model: string | null; ensemble: string | null }> {

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
-import { SeparationJobRepository, type SeparationKind } from "@mixdown/db";
-import { SEPARATION_KINDS } from "@mixdown/jobs";
+import { SeparationJobRepository } from "@mixdown/db";
+import { SEPARATION_KINDS, type SeparationDbKind } from "@mixdown/jobs";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../../app-context.ts";
@@ -15,7 +15,7 @@ import type { ApiKind } from "../context.ts";
 import { SeparationModels } from "./models.ts";
 import { SeparationService } from "./service.ts";
 
-const KINDS: Array<{ path: string; kind: SeparationKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map(
+const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map(
   (k) => ({
     path: k.apiPath,
     kind: k.dbKind,

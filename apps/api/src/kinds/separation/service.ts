@@ -1,5 +1,5 @@
-import type { PageRequest, SeparationJobRepository, SeparationKind } from "@mixdown/db";
-import { SEPARATION_KINDS, separationKindOf } from "@mixdown/jobs";
+import type { PageRequest, SeparationJobRepository } from "@mixdown/db";
+import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound, unprocessable } from "../../http/errors.ts";
@@ -16,7 +16,7 @@ import type { SeparationModels } from "./models.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
-const NOUN = (kind: SeparationKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
+const NOUN = (kind: SeparationDbKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
 
 export interface SeparationServiceDeps {
   separations: SeparationJobRepository;
@@ -42,7 +42,7 @@ export class SeparationService {
   /** Checks the upload, stores it, writes the row and queues the job. */
   async create(
     { callerId, apiKeyId, webhookUrl }: JobOrigin,
-    kind: SeparationKind,
+    kind: SeparationDbKind,
     form: ReceivedForm,
   ): Promise<SeparationJobRecord> {
     const input = form.files.get("inputFile");
@@ -74,21 +74,25 @@ export class SeparationService {
     return this.deps.presenter.separationJob(row);
   }
 
-  async get(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
+  async get(callerId: number, kind: SeparationDbKind, id: number): Promise<SeparationJobRecord> {
     const row = await this.deps.separations.findForCaller(callerId, kind, id);
     if (!row) throw notFound(`${NOUN(kind)} ${id} not found`);
     return this.deps.presenter.separationJob(row);
   }
 
   /** Ends a running job `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
-  async cancel(callerId: number, kind: SeparationKind, id: number): Promise<SeparationJobRecord> {
+  async cancel(callerId: number, kind: SeparationDbKind, id: number): Promise<SeparationJobRecord> {
     const row = await this.deps.cancels.cancelOwned("separation", id, NOUN(kind), () =>
       this.deps.separations.findForCaller(callerId, kind, id),
     );
     return this.deps.presenter.separationJob(row);
   }
 
-  async list(callerId: number, kind: SeparationKind, page: PageRequest): Promise<{ rows: SeparationJobRecord[]; total: number }> {
+  async list(
+    callerId: number,
+    kind: SeparationDbKind,
+    page: PageRequest,
+  ): Promise<{ rows: SeparationJobRecord[]; total: number }> {
     const { rows, total } = await this.deps.separations.listForCaller(callerId, kind, page);
     return { rows: await Promise.all(rows.map((r) => this.deps.presenter.separationJob(r))), total };
   }
