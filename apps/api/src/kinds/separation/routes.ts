@@ -3,13 +3,12 @@ import { SeparationJobRepository } from "@mixdown/db";
 import { SEPARATION_KINDS, type SeparationDbKind } from "@mixdown/jobs";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import type { AppContext } from "../../app-context.ts";
 import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
-import { paginationMeta } from "../../http/pagination.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { jobReadRoutes } from "../../http/job-routes.ts";
+import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
-import { listOf } from "@mixdown/records";
 import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/catalog";
 import type { ApiKind } from "../context.ts";
 import { SeparationModels } from "./models.ts";
@@ -85,45 +84,12 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
           request,
           reply,
           { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: textFieldsOf(separationForm) },
-          { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => service.get(callerId, kind, id) },
+          { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => service.jobs[kind].get(callerId, id) },
           (form) => service.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), kind, form),
         ),
     );
 
-    app.get(
-      `/${path}`,
-      {
-        schema: {
-          tags: [tag],
-          summary: `List the caller's ${noun} jobs`,
-          security: bearerSecurity,
-          querystring: ListQuery(config.MAX_PER_PAGE),
-          response: { 200: listOf("SeparationJob"), ...errorResponses(401, 422, 429) },
-        },
-      },
-      async (request) => {
-        const { rows, total } = await service.list(request.auth.caller.id, kind, request.query);
-        return { data: rows, meta: paginationMeta(`${API_PREFIX}/${path}`, request.query, total) };
-      },
-    );
-
-    app.get(
-      `/${path}/:id`,
-      {
-        schema: {
-          tags: [tag],
-          summary: `Fetch one ${noun} job`,
-          security: bearerSecurity,
-          params: IdParams,
-          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(401, 404, 429) },
-        },
-      },
-      (request) => service.get(request.auth.caller.id, kind, request.params.id),
-    );
-
-    app.post(`/${path}/:id/cancel`, { schema: cancelRouteSchema({ tags: [tag], noun, record: "SeparationJob" }) }, (request) =>
-      service.cancel(request.auth.caller.id, kind, request.params.id),
-    );
+    jobReadRoutes(app, { path, tags: [tag], noun, record: "SeparationJob", maxPerPage: config.MAX_PER_PAGE }, service.jobs[kind]);
   }
 };
 

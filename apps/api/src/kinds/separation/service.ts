@@ -1,8 +1,9 @@
-import type { PageRequest, SeparationJobRepository } from "@mixdown/db";
+import type { SeparationJob, SeparationJobRepository } from "@mixdown/db";
 import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
-import { notFound, unprocessable } from "../../http/errors.ts";
+import { unprocessable } from "../../http/errors.ts";
+import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
@@ -32,7 +33,12 @@ export interface SeparationServiceDeps {
 
 /** Vocal separations and stem splits: one shape, two kinds. */
 export class SeparationService {
-  constructor(private readonly deps: SeparationServiceDeps) {}
+  /** Each kind's jobs of the caller's: get, list and cancel (the two kinds share the table, never their rows). */
+  readonly jobs: { [K in SeparationDbKind]: CallerJobs<SeparationJob, SeparationJobRecord> };
+
+  constructor(private readonly deps: SeparationServiceDeps) {
+    this.jobs = { vocal_separation: this.#callerJobs("vocal_separation"), stem_split: this.#callerJobs("stem_split") };
+  }
 
   /** The installed models a job may name (`GET /separation-models`). */
   listModels(): ReturnType<SeparationModels["list"]> {
@@ -74,26 +80,17 @@ export class SeparationService {
     return this.deps.presenter.separationJob(row);
   }
 
-  async get(callerId: number, kind: SeparationDbKind, id: number): Promise<SeparationJobRecord> {
-    const row = await this.deps.separations.findForCaller(callerId, kind, id);
-    if (!row) throw notFound(`${NOUN(kind)} ${id} not found`);
-    return this.deps.presenter.separationJob(row);
-  }
-
-  /** Ends a running job `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
-  async cancel(callerId: number, kind: SeparationDbKind, id: number): Promise<SeparationJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("separation", id, NOUN(kind), () =>
-      this.deps.separations.findForCaller(callerId, kind, id),
-    );
-    return this.deps.presenter.separationJob(row);
-  }
-
-  async list(
-    callerId: number,
-    kind: SeparationDbKind,
-    page: PageRequest,
-  ): Promise<{ rows: SeparationJobRecord[]; total: number }> {
-    const { rows, total } = await this.deps.separations.listForCaller(callerId, kind, page);
-    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.separationJob(r))), total };
+  #callerJobs(kind: SeparationDbKind): CallerJobs<SeparationJob, SeparationJobRecord> {
+    const { separations, presenter, cancels } = this.deps;
+    return new CallerJobs({
+      kind: "separation",
+      noun: NOUN(kind),
+      rows: {
+        findForCaller: (callerId, id) => separations.findForCaller(callerId, kind, id),
+        listForCaller: (callerId, page) => separations.listForCaller(callerId, kind, page),
+      },
+      present: (row) => presenter.separationJob(row),
+      cancels,
+    });
   }
 }

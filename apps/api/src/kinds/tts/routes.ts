@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { listOf } from "@mixdown/records";
-import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import type { AppContext } from "../../app-context.ts";
 import { badRequest, unprocessable } from "../../http/errors.ts";
 import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
-import { paginationMeta } from "../../http/pagination.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { jobReadRoutes } from "../../http/job-routes.ts";
+import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { resolve } from "node:path";
@@ -96,39 +95,10 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
           }),
   );
 
-  app.get(
-    "/tts",
-    {
-      schema: {
-        tags,
-        summary: "List the caller's text-to-speech jobs",
-        security: bearerSecurity,
-        querystring: ListQuery(ctx.config.MAX_PER_PAGE),
-        response: { 200: listOf("TtsJob"), ...errorResponses(401, 422, 429) },
-      },
-    },
-    async (request) => {
-      const { rows, total } = await service.list(request.auth.caller.id, request.query);
-      return { data: rows, meta: paginationMeta(`${API_PREFIX}/tts`, request.query, total) };
-    },
-  );
-
-  app.get(
-    "/tts/:id",
-    {
-      schema: {
-        tags,
-        summary: "Fetch one text-to-speech job",
-        security: bearerSecurity,
-        params: IdParams,
-        response: { 200: Type.Ref("TtsJob"), ...errorResponses(401, 404, 429) },
-      },
-    },
-    (request) => service.get(request.auth.caller.id, request.params.id),
-  );
-
-  app.post("/tts/:id/cancel", { schema: cancelRouteSchema({ tags, noun: "text-to-speech", record: "TtsJob" }) }, (request) =>
-    service.cancel(request.auth.caller.id, request.params.id),
+  jobReadRoutes(
+    app,
+    { path: "tts", tags, noun: "text-to-speech", record: "TtsJob", maxPerPage: ctx.config.MAX_PER_PAGE },
+    service,
   );
 };
 

@@ -1,8 +1,9 @@
-import type { PageRequest, TtsJobRepository, VoiceModelRepository } from "@mixdown/db";
+import type { TtsJobRepository, TtsJobWithModel, VoiceModelRepository } from "@mixdown/db";
 import type { RecordPresenter, TtsJobRecord } from "@mixdown/records";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import { checkLanguage, LanguageUnavailableError } from "@mixdown/voice/speech";
-import { notFound, unprocessable } from "../../http/errors.ts";
+import { unprocessable } from "../../http/errors.ts";
+import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
@@ -61,8 +62,16 @@ export interface TtsServiceDeps {
 }
 
 /** Text-to-speech jobs: the text is checked and stored on the row; nothing is uploaded. */
-export class TtsService {
-  constructor(private readonly deps: TtsServiceDeps) {}
+export class TtsService extends CallerJobs<TtsJobWithModel, TtsJobRecord> {
+  constructor(private readonly deps: TtsServiceDeps) {
+    super({
+      kind: "tts",
+      noun: "tts job",
+      rows: deps.tts,
+      present: (row) => deps.presenter.ttsJob(row),
+      cancels: deps.cancels,
+    });
+  }
 
   async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, fields: TtsFields): Promise<TtsJobRecord> {
     const voiceModelId = parseVoiceModelId(fields.get("voiceModelId"));
@@ -72,22 +81,5 @@ export class TtsService {
     const row = await this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText, language });
     await this.deps.submitter.submit({ queue: "tts", payload: { jobId: row.id } }, () => this.deps.tts.markEnqueued(row.id));
     return this.deps.presenter.ttsJob(row);
-  }
-
-  /** Ends a running TTS job `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
-  async cancel(callerId: number, id: number): Promise<TtsJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("tts", id, "tts job", () => this.deps.tts.findForCaller(callerId, id));
-    return this.deps.presenter.ttsJob(row);
-  }
-
-  async get(callerId: number, id: number): Promise<TtsJobRecord> {
-    const row = await this.deps.tts.findForCaller(callerId, id);
-    if (!row) throw notFound(`tts job ${id} not found`);
-    return this.deps.presenter.ttsJob(row);
-  }
-
-  async list(callerId: number, page: PageRequest): Promise<{ rows: TtsJobRecord[]; total: number }> {
-    const { rows, total } = await this.deps.tts.listForCaller(callerId, page);
-    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.ttsJob(r))), total };
   }
 }

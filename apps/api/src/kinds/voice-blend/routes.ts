@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { listOf } from "@mixdown/records";
-import { API_PREFIX, type AppContext } from "../../app-context.ts";
-import { paginationMeta } from "../../http/pagination.ts";
+import type { AppContext } from "../../app-context.ts";
+import { jobReadRoutes } from "../../http/job-routes.ts";
 import { badRequest, unprocessable } from "../../http/errors.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { jsonCreate } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { VoiceBlendJobRepository } from "@mixdown/db";
@@ -69,48 +68,17 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
       ),
   );
 
-  app.get(
-    "/voice-blender",
+  jobReadRoutes(
+    app,
     {
-      schema: {
-        tags,
-        summary: "List the caller's voice blender jobs",
-        security: bearerSecurity,
-        querystring: ListQuery(ctx.config.MAX_PER_PAGE),
-        response: { 200: listOf("VoiceBlendJob"), ...errorResponses(401, 422, 429) },
-      },
+      path: "voice-blender",
+      tags,
+      noun: "voice blender",
+      record: "VoiceBlendJob",
+      maxPerPage: ctx.config.MAX_PER_PAGE,
+      cancelNote: "Its output voice model ends `failed`.",
     },
-    async (request) => {
-      const { rows, total } = await service.list(request.auth.caller.id, request.query);
-      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-blender`, request.query, total) };
-    },
-  );
-
-  app.get(
-    "/voice-blender/:id",
-    {
-      schema: {
-        tags,
-        summary: "Fetch one voice blender job",
-        security: bearerSecurity,
-        params: IdParams,
-        response: { 200: Type.Ref("VoiceBlendJob"), ...errorResponses(401, 404, 429) },
-      },
-    },
-    (request) => service.get(request.auth.caller.id, request.params.id),
-  );
-
-  app.post(
-    "/voice-blender/:id/cancel",
-    {
-      schema: cancelRouteSchema({
-        tags,
-        noun: "voice blender",
-        record: "VoiceBlendJob",
-        note: "Its output voice model ends `failed`.",
-      }),
-    },
-    (request) => service.cancel(request.auth.caller.id, request.params.id),
+    service,
   );
 };
 

@@ -1,5 +1,6 @@
-import type { PageRequest, VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
-import { notFound, unprocessable } from "../../http/errors.ts";
+import type { VoiceBlendJob, VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
+import { unprocessable } from "../../http/errors.ts";
+import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { RecordPresenter } from "@mixdown/records";
@@ -71,8 +72,16 @@ export interface VoiceBlendServiceDeps {
   presenter: RecordPresenter;
 }
 
-export class VoiceBlendService {
-  constructor(private readonly deps: VoiceBlendServiceDeps) {}
+export class VoiceBlendService extends CallerJobs<VoiceBlendJob, VoiceBlendJobRecord> {
+  constructor(private readonly deps: VoiceBlendServiceDeps) {
+    super({
+      kind: "voice-blend",
+      noun: "voice blender job",
+      rows: deps.blends,
+      present: (row) => deps.presenter.voiceBlendJob(row),
+      cancels: deps.cancels,
+    });
+  }
 
   /**
    * Checks the rules and the models (visible to the caller, usable, one architecture and sample
@@ -122,27 +131,5 @@ export class VoiceBlendService {
       this.deps.blends.markEnqueued(job.id),
     );
     return this.deps.presenter.voiceBlendJob(job);
-  }
-
-  /**
-   * Ends a running blend `cancelled` and its output model `failed`, in one transaction (see
-   * JobCancels); 409 once it has ended, 404 when it is not the caller's.
-   */
-  async cancel(callerId: number, id: number): Promise<VoiceBlendJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("voice-blend", id, "voice blender job", () =>
-      this.deps.blends.findForCaller(callerId, id),
-    );
-    return this.deps.presenter.voiceBlendJob(row);
-  }
-
-  async list(callerId: number, page: PageRequest): Promise<{ rows: VoiceBlendJobRecord[]; total: number }> {
-    const { rows, total } = await this.deps.blends.listForCaller(callerId, page);
-    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.voiceBlendJob(r))), total };
-  }
-
-  async get(callerId: number, id: number): Promise<VoiceBlendJobRecord> {
-    const row = await this.deps.blends.findForCaller(callerId, id);
-    if (!row) throw notFound(`voice blender job ${id} not found`);
-    return this.deps.presenter.voiceBlendJob(row);
   }
 }

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { API_PREFIX, type AppContext } from "../../app-context.ts";
+import type { AppContext } from "../../app-context.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../../http/multipart-route.ts";
-import { paginationMeta } from "../../http/pagination.ts";
-import { bearerSecurity, cancelRouteSchema, CreateHeaders, errorResponses, IdParams, ListQuery } from "../../http/schemas.ts";
+import { jobReadRoutes } from "../../http/job-routes.ts";
+import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
-import { listOf } from "@mixdown/records";
 import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { VoiceConversionJobRepository } from "@mixdown/db";
@@ -101,41 +100,10 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
       ),
   );
 
-  app.get(
-    "/voice-conversions",
-    {
-      schema: {
-        tags,
-        summary: "List the caller's voice conversion jobs",
-        security: bearerSecurity,
-        querystring: ListQuery(config.MAX_PER_PAGE),
-        response: { 200: listOf("VoiceConversionJob"), ...errorResponses(401, 422, 429) },
-      },
-    },
-    async (request) => {
-      const { rows, total } = await service.list(request.auth.caller.id, request.query);
-      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-conversions`, request.query, total) };
-    },
-  );
-
-  app.get(
-    "/voice-conversions/:id",
-    {
-      schema: {
-        tags,
-        summary: "Fetch one voice conversion job",
-        security: bearerSecurity,
-        params: IdParams,
-        response: { 200: Type.Ref("VoiceConversionJob"), ...errorResponses(401, 404, 429) },
-      },
-    },
-    (request) => service.get(request.auth.caller.id, request.params.id),
-  );
-
-  app.post(
-    "/voice-conversions/:id/cancel",
-    { schema: cancelRouteSchema({ tags, noun: "voice conversion", record: "VoiceConversionJob" }) },
-    (request) => service.cancel(request.auth.caller.id, request.params.id),
+  jobReadRoutes(
+    app,
+    { path: "voice-conversions", tags, noun: "voice conversion", record: "VoiceConversionJob", maxPerPage: config.MAX_PER_PAGE },
+    service,
   );
 };
 

@@ -1,9 +1,10 @@
-import type { PageRequest, VoiceConversionJobRepository, VoiceModelRepository } from "@mixdown/db";
+import type { VoiceConversionJobRepository, VoiceConversionJobWithModel, VoiceModelRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import { CONVERSION_CONTROLS, type ConversionControlName, type ConversionParams } from "@mixdown/voice/conversion-params";
 import type { FastifyBaseLogger } from "fastify";
-import { notFound, unprocessable } from "../../http/errors.ts";
+import { unprocessable } from "../../http/errors.ts";
+import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import { StoredUploads } from "../../jobs/stored-upload.ts";
@@ -89,8 +90,16 @@ export interface VoiceConversionServiceDeps {
   maxSeconds: number;
 }
 
-export class VoiceConversionService {
-  constructor(private readonly deps: VoiceConversionServiceDeps) {}
+export class VoiceConversionService extends CallerJobs<VoiceConversionJobWithModel, VoiceConversionJobRecord> {
+  constructor(private readonly deps: VoiceConversionServiceDeps) {
+    super({
+      kind: "voice-conversion",
+      noun: "voice conversion",
+      rows: deps.conversions,
+      present: (row) => deps.presenter.voiceConversionJob(row),
+      cancels: deps.cancels,
+    });
+  }
 
   async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
     const { voiceModelId, params } = parseConversionFields(form);
@@ -123,24 +132,5 @@ export class VoiceConversionService {
       this.deps.conversions.markEnqueued(row.id),
     );
     return this.deps.presenter.voiceConversionJob(row);
-  }
-
-  /** Ends a running conversion `cancelled` (see JobCancels); 409 once it has ended, 404 when it is not the caller's. */
-  async cancel(callerId: number, id: number): Promise<VoiceConversionJobRecord> {
-    const row = await this.deps.cancels.cancelOwned("voice-conversion", id, "voice conversion", () =>
-      this.deps.conversions.findForCaller(callerId, id),
-    );
-    return this.deps.presenter.voiceConversionJob(row);
-  }
-
-  async get(callerId: number, id: number): Promise<VoiceConversionJobRecord> {
-    const row = await this.deps.conversions.findForCaller(callerId, id);
-    if (!row) throw notFound(`voice conversion ${id} not found`);
-    return this.deps.presenter.voiceConversionJob(row);
-  }
-
-  async list(callerId: number, page: PageRequest): Promise<{ rows: VoiceConversionJobRecord[]; total: number }> {
-    const { rows, total } = await this.deps.conversions.listForCaller(callerId, page);
-    return { rows: await Promise.all(rows.map((r) => this.deps.presenter.voiceConversionJob(r))), total };
   }
 }
