@@ -6,17 +6,15 @@ import { JobFailure } from "@mixdown/jobs";
 import type { OutputSpec } from "@mixdown/separation";
 import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
-  isEnsembleAlgorithm,
   parseModelList,
   readSeparationModels,
   resolveModelList,
   resolveVocalSplit,
-  splitsInOnePass,
   vocalPairOf,
   type EnsembleAlgorithm,
-  type EnsembleStem,
   type SeparationModelEntry,
 } from "@mixdown/separation/catalog";
+import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "@mixdown/separation/job-plan";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Config } from "@mixdown/config";
 import type { Logger } from "pino";
@@ -43,43 +41,30 @@ export interface SeparationJobDeps {
   modelsDir: string;
 }
 
-/** One model, or an ensemble of several with its algorithm and what each written stem combines. */
-interface JobModels {
-  members: SeparationModelEntry[];
-  /** the row's `model`: the names, comma-separated */
-  name: string;
-  ensemble?: { algorithm: EnsembleAlgorithm; stems: EnsembleStem[]; instruments: string[] };
-}
-
-/**
- * The model a job runs with: its own (the create's `model` field), else the setting for its kind;
- * several names are an ensemble, combined with the row's algorithm, else the setting's. The API
- * checked a named model at create; it is checked again here because the models directory may
- * have changed since, and a model that cannot serve the kind will never succeed.
- */
-function jobModels(
+/** The job's plan (see planSeparationJob), its problems as the job's failure. */
+function planJob(
   deps: SeparationJobDeps,
-  models: readonly SeparationModelEntry[],
+  installed: readonly SeparationModelEntry[],
   kind: "vocal-separation" | "stem-split",
   row: { model: string | null; ensemble: string | null },
-): JobModels {
-  const value = row.model ?? (kind === "vocal-separation" ? deps.models.vocalSeparation : deps.models.stemSplit);
-  const names = parseModelList(value);
-  const resolved = resolveModelList(models, names, kind);
-  if (resolved.problem === "not-installed")
-    throw new JobFailure("permanent", `The separation model "${resolved.name}" is not installed`);
-  if (resolved.problem === "cannot-serve")
-    throw new JobFailure(
-      "bad-input",
-      `The separation model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind}`,
-    );
-  if (resolved.problem === "no-common-stem")
-    throw new JobFailure("bad-input", `The separation models ${names.join(", ")} have no stem in common`);
-  const { members, ensemble } = resolved;
-  if (!ensemble) return { members, name: members[0]!.name };
-  const algorithm = row.ensemble ?? (kind === "vocal-separation" ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit);
-  if (!isEnsembleAlgorithm(algorithm)) throw new JobFailure("permanent", `Unknown ensemble algorithm "${algorithm}"`);
-  return { members, name: names.join(","), ensemble: { algorithm, ...ensemble } };
+): SeparationJobPlan {
+  const vocals = kind === "vocal-separation";
+  try {
+    return planSeparationJob({
+      kind,
+      installed,
+      model: row.model,
+      ensemble: row.ensemble,
+      settings: {
+        model: vocals ? deps.models.vocalSeparation : deps.models.stemSplit,
+        ensemble: vocals ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit,
+        vocalSplit: deps.models.vocalSplit,
+      },
+    });
+  } catch (err) {
+    if (err instanceof SeparationPlanError) throw new JobFailure(err.failure, err.message);
+    throw err;
+  }
 }
 
 /**
@@ -108,45 +93,16 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       ];
       // Read per job: the models directory may have changed since start.
       const { models: installed } = await readSeparationModels(deps.modelsDir);
-      const model = jobModels(deps, installed, kind, row);
-      const split = kind === "vocal-separation" ? resolveVocalSplit(deps.models.vocalSplit, installed) : undefined;
-      if (split?.reason) log.warn({ reason: split.reason }, "vocal separation without the vocal split");
-      const splitModel = split?.model;
+      const plan = planJob(deps, installed, kind, row);
+      if (plan.splitOff) log.warn({ reason: plan.splitOff }, "vocal separation without the vocal split");
+      const splitModel = plan.split?.model;
       const splitting = splitModel !== undefined;
-      // A single first model's whole vocal is split as that model yields it, in the same pass, when
-      // the split model can (splitsInOnePass); an ensemble's vocal is combined from files afterwards,
-      // so it is split in a second run over the published whole vocal (the same result, more I/O).
-      const firstPair = model.ensemble ? undefined : vocalPairOf(model.members[0]!.outputStems);
-      const onePass = firstPair !== undefined && splitting && splitsInOnePass(model.members[0]!, splitModel);
-      // Every stem of every member (an ensemble writes each member's before combining), the split's three.
-      const outputFiles =
-        model.members.reduce((n, m) => n + m.stems.length, 0) + (model.ensemble?.stems.length ?? 0) + (splitting ? 3 : 0);
+      const onePass = plan.split?.onePass === true;
       const seconds = probeSeconds(inputProbe);
-      if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: outputFiles, formats: outputs });
-      // each model's pass takes about as long as the split's: an ensemble's members share more
-      const firstShare = onePass ? 0.95 : model.members.length / (model.members.length + 1);
+      if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: plan.outputFiles, formats: outputs });
+      const firstShare = plan.firstShare;
       const result = await deps.pool.run(
-        {
-          inputPath,
-          ...(inputProbe ? { inputProbe } : {}),
-          modelName: model.name,
-          outDir: join(workDir, "out"),
-          outputs,
-          // a vocal separation publishes the vocal pair only: the model's other stems are not written
-          ...(kind === "vocal-separation" && firstPair ? { stems: [firstPair.vocals, firstPair.backing] } : {}),
-          ...(onePass
-            ? { split: { modelName: splitModel!.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
-            : {}),
-          ...(model.ensemble
-            ? {
-                ensemble: {
-                  models: model.members.map((m) => m.name),
-                  algorithm: model.ensemble.algorithm,
-                  stems: model.ensemble.stems,
-                },
-              }
-            : {}),
-        },
+        { inputPath, ...(inputProbe ? { inputProbe } : {}), outDir: join(workDir, "out"), outputs, ...plan.run },
         splitting ? (f) => reportProgress(f * firstShare) : reportProgress,
         signal,
       );
@@ -193,7 +149,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       // Vocal and backing URLs come with either kind whenever the model has vocals.
       const pair = vocalPairOf(Object.keys(result.stems));
       if (kind === "vocal-separation" && !pair)
-        throw new JobFailure("permanent", `The separation model "${model.name}" produced no vocals and backing`);
+        throw new JobFailure("permanent", `The separation model "${plan.name}" produced no vocals and backing`);
       // record instrument -> published file
       let stemFiles: Array<[instrument: string, file: string]> =
         kind === "vocal-separation"
@@ -201,7 +157,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
               ["vocals", pair!.vocals],
               ["backing", pair!.backing],
             ]
-          : (model.ensemble?.instruments ?? model.members[0]!.stems).map((s) => [s, s]);
+          : plan.instruments.map((s) => [s, s]);
       try {
         if (splitting && !onePass) {
           // The whole vocal and the backing are final: they upload while the vocal is split.
@@ -256,8 +212,8 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         backingKey: pair ? keys.get(pair.backing)!.lossless : null,
         stems,
         lossyStems,
-        model: model.name,
-        ensemble: model.ensemble?.algorithm ?? null,
+        model: plan.name,
+        ensemble: plan.ensemble?.algorithm ?? null,
       } satisfies SeparationOutputs;
     },
     async discard({ payload, rowId }) {

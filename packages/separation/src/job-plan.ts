@@ -1,0 +1,140 @@
+import {
+  isEnsembleAlgorithm,
+  parseModelList,
+  resolveModelList,
+  resolveVocalSplit,
+  splitsInOnePass,
+  vocalPairOf,
+  type EnsembleAlgorithm,
+  type EnsembleStem,
+  type SeparationJobKindName,
+  type SeparationModelEntry,
+} from "./model-catalog.ts";
+
+/** What a separation job asks for and what the worker's settings say for its kind. */
+export interface SeparationJobRequest {
+  kind: SeparationJobKindName;
+  /** the installed models, as read for this job */
+  installed: readonly SeparationModelEntry[];
+  /** the job's own `model` (one name, or several comma-separated for an ensemble); null: the setting's */
+  model: string | null;
+  /** the job's own ensemble algorithm; null: the setting's */
+  ensemble: string | null;
+  settings: {
+    /** SEPARATION_MODEL_VOCALS or SEPARATION_MODEL_STEMS, as the kind has it */
+    model: string;
+    /** SEPARATION_ENSEMBLE_VOCALS or SEPARATION_ENSEMBLE_STEMS */
+    ensemble: EnsembleAlgorithm;
+    /** SEPARATION_MODEL_VOCAL_SPLIT */
+    vocalSplit: string;
+  };
+}
+
+/** How a separation job runs: which models, what the first run writes, and the vocal split. */
+export interface SeparationJobPlan {
+  /** the row's `model`: the names, comma-separated */
+  name: string;
+  members: SeparationModelEntry[];
+  /** an ensemble's algorithm and what each written stem combines; one model: none */
+  ensemble?: { algorithm: EnsembleAlgorithm; stems: EnsembleStem[]; instruments: string[] };
+  /**
+   * The first run (one model, or the ensemble), as the separation thread takes it: a vocal
+   * separation writes the first model's vocal pair only, and splits the whole vocal in the same
+   * pass when `split.onePass`.
+   */
+  run: {
+    modelName: string;
+    stems?: string[];
+    split?: { modelName: string; of: string; stems: string[]; remainder: string };
+    ensemble?: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
+  };
+  /**
+   * A vocal separation's split of its whole vocal into lead, harmony and reverb: in the first run
+   * (`onePass`), or afterwards over the written whole vocal (an ensemble's vocal is combined from
+   * files; a split model that reads its input twice), with the lead written by `writeRemainder`.
+   */
+  split?: { model: SeparationModelEntry; onePass: boolean };
+  /** why a vocal separation has no split (the setting is `none`, or names no installed split model) */
+  splitOff?: string;
+  /** the stems a stem split publishes (an ensemble's in common, else the model's own) */
+  instruments: string[];
+  /** every file the job writes before uploading: each member's stems, an ensemble's, the split's */
+  outputFiles: number;
+  /** the share of the job's progress the first run takes when a second run follows */
+  firstShare: number;
+}
+
+/** Why a job cannot run as asked: `bad-input` will never succeed, `permanent` needs the operator. */
+export class SeparationPlanError extends Error {
+  override readonly name = "SeparationPlanError";
+  constructor(
+    readonly failure: "bad-input" | "permanent",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Plans a separation job: its own model, else the setting for its kind; several names are an
+ * ensemble, combined with the job's algorithm, else the setting's; and, for a vocal separation,
+ * the vocal split the settings name. The API checked a named model at create; it is checked again
+ * here because the models directory may have changed since, and a model that cannot serve the
+ * kind will never succeed.
+ */
+export function planSeparationJob(request: SeparationJobRequest): SeparationJobPlan {
+  const { kind, installed, settings } = request;
+  const names = parseModelList(request.model ?? settings.model);
+  const resolved = resolveModelList(installed, names, kind);
+  if (resolved.problem === "not-installed")
+    throw new SeparationPlanError("permanent", `The separation model "${resolved.name}" is not installed`);
+  if (resolved.problem === "cannot-serve")
+    throw new SeparationPlanError(
+      "bad-input",
+      `The separation model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind}`,
+    );
+  if (resolved.problem === "no-common-stem")
+    throw new SeparationPlanError("bad-input", `The separation models ${names.join(", ")} have no stem in common`);
+  const { members } = resolved;
+  let ensemble: SeparationJobPlan["ensemble"];
+  if (resolved.ensemble) {
+    const algorithm = request.ensemble ?? settings.ensemble;
+    if (!isEnsembleAlgorithm(algorithm)) throw new SeparationPlanError("permanent", `Unknown ensemble algorithm "${algorithm}"`);
+    ensemble = { algorithm, ...resolved.ensemble };
+  }
+  const first = members[0]!;
+  const name = ensemble ? names.join(",") : first.name;
+
+  const vocalSplit = kind === "vocal-separation" ? resolveVocalSplit(settings.vocalSplit, installed) : undefined;
+  // A single first model's whole vocal is split as that model yields it, in the same pass, when
+  // the split model can (splitsInOnePass); an ensemble's vocal is combined from files afterwards,
+  // so it is split in a second run over the written whole vocal (the same result, more I/O).
+  const firstPair = ensemble ? undefined : vocalPairOf(first.outputStems);
+  const split = vocalSplit?.model && {
+    model: vocalSplit.model,
+    onePass: firstPair !== undefined && splitsInOnePass(first, vocalSplit.model),
+  };
+  return {
+    name,
+    members,
+    ...(ensemble ? { ensemble } : {}),
+    run: {
+      modelName: name,
+      // a vocal separation publishes the vocal pair only: the model's other stems are not written
+      ...(kind === "vocal-separation" && firstPair ? { stems: [firstPair.vocals, firstPair.backing] } : {}),
+      ...(split?.onePass
+        ? { split: { modelName: split.model.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
+        : {}),
+      ...(ensemble
+        ? { ensemble: { models: members.map((m) => m.name), algorithm: ensemble.algorithm, stems: ensemble.stems } }
+        : {}),
+    },
+    ...(split ? { split } : {}),
+    ...(vocalSplit?.reason ? { splitOff: vocalSplit.reason } : {}),
+    instruments: ensemble?.instruments ?? first.stems,
+    // every stem of every member (an ensemble writes each member's before combining), the split's three
+    outputFiles: members.reduce((n, m) => n + m.stems.length, 0) + (ensemble?.stems.length ?? 0) + (split ? 3 : 0),
+    // each model's pass takes about as long as the split's: an ensemble's members share more
+    firstShare: split?.onePass ? 0.95 : members.length / (members.length + 1),
+  };
+}
