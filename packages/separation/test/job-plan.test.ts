@@ -26,7 +26,9 @@ const stems = entry("stems", ["vocals", "drums", "bass", "other"], ["vocals", "d
 const split = entry("vocalsplit", ["lead", "harmony", "reverb"], ["lead", "harmony", "reverb"]);
 const installed = [vocals, vocals2, stems, split];
 
-const plan = (over: Partial<SeparationJobRequest> & { settings?: Partial<SeparationJobRequest["settings"]> } = {}) =>
+const plan = (
+  over: Omit<Partial<SeparationJobRequest>, "settings"> & { settings?: Partial<SeparationJobRequest["settings"]> } = {},
+) =>
   planSeparationJob({
     kind: "vocal-separation",
     installed,
