@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
 import * as ort from "onnxruntime-node";
+import { snrDb } from "../../audio/test/support/fixtures.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);
 async function floats(name: string): Promise<Float32Array> {
@@ -22,13 +23,7 @@ describe("HuBERT/ContentVec converted by Mixdown's own implementation (features 
       const embed = out[session.outputNames[0]!]!;
       assert.deepEqual(embed.dims, [1, reference.length / width, width]);
       const ours = embed.data as Float32Array;
-      let signal = 0;
-      let error = 0;
-      for (let i = 0; i < reference.length; i++) {
-        signal += reference[i]! ** 2;
-        error += (reference[i]! - ours[i]!) ** 2;
-      }
-      const snr = 10 * Math.log10(signal / error);
+      const snr = snrDb(reference, ours);
       console.log(`${version}: ${snr.toFixed(1)} dB against torchaudio`);
       assert.ok(snr >= 60, `${snr} dB`);
       await session.release();

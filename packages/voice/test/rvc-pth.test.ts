@@ -9,6 +9,7 @@ import * as ort from "onnxruntime-node";
 import { VOICE_PYTHON_PATH } from "../src/import/rmvpe-import.ts";
 import { nsfSource } from "../src/rvc/nsf-source.ts";
 import { tempDir } from "./support.ts";
+import { snrDb } from "../../audio/test/support/fixtures.ts";
 
 const dir = new URL("./fixtures/rvc-pth/", import.meta.url);
 const bytes = async (name: string) => {
@@ -17,13 +18,7 @@ const bytes = async (name: string) => {
 };
 const snr = (reference: Float32Array, ours: Float32Array) => {
   assert.equal(ours.length, reference.length);
-  let signal = 0;
-  let error = 0;
-  for (let i = 0; i < reference.length; i++) {
-    signal += reference[i]! ** 2;
-    error += (reference[i]! - ours[i]!) ** 2;
-  }
-  return 10 * Math.log10(signal / error);
+  return snrDb(reference, ours);
 };
 // Debian's PyTorch, as the import commands get it: installed here when missing (the test setup is root), never skipped.
 const torchPython = await ensurePyTorch(() => {});
