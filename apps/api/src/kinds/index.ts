@@ -7,7 +7,6 @@ import { voiceConversionApi } from "./voice-conversion/routes.ts";
 
 /** One `ApiKind` per job table kind (a test holds a map missing one to a compile error). */
 // Each entry pairs its own service type with its routes; the map only needs that pairing.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ApiKinds = { [K in JobTableKind]: ApiKind<any> };
 
 /**
