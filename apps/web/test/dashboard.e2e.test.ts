@@ -201,7 +201,8 @@ test(
         return vocals !== null && !vocals.paused && vocals.currentTime > 0;
       });
       await page.getByRole("button", { name: "Solo" }).first().click();
-      assert.equal(await page.locator('audio[data-title="backing"]').evaluate((a: HTMLAudioElement) => a.muted), true);
+      // The page mutes the other tracks after its state update, not within the click: wait for it.
+      await page.waitForFunction(() => document.querySelector<HTMLAudioElement>('audio[data-title="backing"]')?.muted === true);
       await page.getByRole("button", { name: "Pause all" }).click();
       await shot("separation");
       const [download] = await Promise.all([
