@@ -1,24 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { planSeparationJob, SeparationPlanError, type SeparationJobRequest } from "../src/job-plan.ts";
-import type { SeparationModelEntry } from "../src/model-catalog.ts";
-
-const entry = (
-  name: string,
-  stems: string[],
-  outputStems: string[],
-  more: Partial<SeparationModelEntry> = {},
-): SeparationModelEntry => ({
-  name,
-  family: "mdx",
-  sampleRate: 44100,
-  stems,
-  outputStems,
-  file: `/models/${name}.onnx`,
-  sizeBytes: 1,
-  readsInputOnce: true,
-  ...more,
-});
+import { modelEntry as entry } from "./support/model-entries.ts";
 
 const vocals = entry("vocals", ["vocals"], ["vocals", "instrumental"]);
 const vocals2 = entry("vocals2", ["vocals"], ["vocals", "instrumental"]);

@@ -3,7 +3,8 @@ import { copyFile, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, test } from "node:test";
-import { ensembleStemsFor, readSeparationModels, resolveModelList, type SeparationModelEntry } from "../src/model-catalog.ts";
+import { ensembleStemsFor, readSeparationModels, resolveModelList } from "../src/model-catalog.ts";
+import { modelEntry as entry } from "./support/model-entries.ts";
 
 const HTDEMUCS = join(import.meta.dirname, "fixtures/htdemucs");
 
@@ -68,16 +69,6 @@ describe("ensembleStemsFor", () => {
 });
 
 describe("resolveModelList", () => {
-  const entry = (name: string, stems: string[], outputStems: string[]): SeparationModelEntry => ({
-    name,
-    family: "mdx",
-    sampleRate: 44100,
-    stems,
-    outputStems,
-    file: `/models/${name}.onnx`,
-    sizeBytes: 1,
-    readsInputOnce: true,
-  });
   const vocals = entry("vocals", ["vocals"], ["vocals", "instrumental"]);
   const stems = entry("stems", ["vocals", "drums", "bass", "other"], ["vocals", "drums", "bass", "other", "backing"]);
   const guitars = entry("guitars", ["guitar_l", "guitar_r"], ["guitar_l", "guitar_r"]);
