@@ -23,4 +23,4 @@ export {
 export { startS3, type S3Options, type RunningS3 } from "./s3.ts";
 export { startTestStack, type TestStack, type TestStackOptions } from "./test-stack.ts";
 export { metricSample } from "./prometheus.ts";
-export { typeErrorsOf } from "./type-check.ts";
+export { typeErrorsOf, typeErrorsWithout } from "./type-check.ts";

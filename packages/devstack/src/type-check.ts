@@ -33,3 +33,22 @@ export async function typeErrorsOf(packageDir: string, source: string): Promise<
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The TypeScript errors of a list (`list`, exported by `module`) typed as `type` (exported there
+ * too) whole, and again without its entry `key`: for tests that a list of kinds missing one does
+ * not compile. `preamble` is prepended (an import that brings the package's module augmentations).
+ */
+export async function typeErrorsWithout(
+  packageDir: string,
+  { module, list, type, key, preamble = "" }: { module: string; list: string; type: string; key: string; preamble?: string },
+): Promise<{ whole: string[]; without: string[] }> {
+  const check = (value: string) => `${preamble}
+    import { ${list}, type ${type} } from ${JSON.stringify(module)};
+    const { ${JSON.stringify(key)}: removed, ...rest } = ${list};
+    export const checked: ${type} = ${value};
+    void removed;
+    void rest;
+  `;
+  return { whole: await typeErrorsOf(packageDir, check(list)), without: await typeErrorsOf(packageDir, check("rest")) };
+}
