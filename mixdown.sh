@@ -223,6 +223,9 @@ case "$command" in
     # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck, format.
     setup
     [[ "$command" =~ ^(bench:separation|bench:voice|eval:.*)$ ]] && use_model_env
+    # `./mixdown.sh bench:x -- --flag`, as pnpm and npm are called: pnpm hands the `--` on, and
+    # the scripts' argument parsers would take every flag after it for a positional argument.
+    [ "${1:-}" = -- ] && shift
     exec pnpm run "$command" "$@"
     ;;
   -h | --help | help)

@@ -80,6 +80,17 @@ describe("mixdown.sh", () => {
     assert.doesNotMatch(result.stdout, /^pnpm mixdown /m);
   });
 
+  test("a workspace script reads the flags after a `--` as flags, as pnpm and npm are called", async () => {
+    const result = await runScript(path.join(repoRoot, "mixdown.sh"), ["bench:separation", "--", "--no-such-flag"], {
+      PATH: machinePath(),
+      HOME: process.env.HOME ?? os.homedir(),
+    });
+    // The script got the flag itself (and refused it by name), not a positional argument after `--`.
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stderr, /Unknown option '--no-such-flag'/);
+    assert.doesNotMatch(result.stderr, /Unexpected argument/);
+  });
+
   test("separate runs on jemalloc unless MODEL_ALLOCATOR says otherwise, and says which", async (t) => {
     if (!jemallocPath()) return t.skip("libjemalloc2 is not installed (./mixdown.sh setup installs it)");
     const dir = await mkdtemp(path.join(os.tmpdir(), "mixdown-sh-separate-"));

@@ -47,6 +47,15 @@ export interface InferenceOptions {
    * as its first model) then do not wait for each other's runs.
    */
   thread?: boolean | string;
+  /**
+   * How an HTDemucs bag (several members) holds its members' sessions. `together` (the default,
+   * for a worker that keeps its models loaded): all opened at load and run side by side over one
+   * pass of the song. `in turn` (for a command that runs the model once): one member's session at
+   * a time, each member making its own pass over the song, what the members before it gave kept in
+   * a temporary file; the peak memory is then one member's instead of every member's, for the same
+   * bytes out.
+   */
+  bagMembers?: "together" | "in turn";
 }
 
 export class ModelLoadError extends Error {

@@ -88,6 +88,13 @@ export async function* separateStream(
   const stems = selectStems(model.manifest, options.stems);
 
   let processed = 0;
+  // set once the family reports its work itself: its fraction, not the frames yielded, is the progress
+  let workDone: number | undefined;
+  const progress = (fraction: number | undefined): SeparationProgress => ({
+    processedFrames: processed,
+    ...(totalFrames !== undefined && totalFrames > 0 ? { totalFrames } : {}),
+    ...(fraction !== undefined ? { fraction: Math.min(1, fraction) } : {}),
+  });
   for await (const block of model.separate(input, {
     stems,
     batchSize,
@@ -99,16 +106,18 @@ export async function* separateStream(
     ...(options.reopen ? { reopen: options.reopen } : {}),
     ...(shifts !== undefined ? { shifts } : {}),
     ...(options.randomShift ? { randomShift: options.randomShift } : {}),
+    ...(onProgress
+      ? {
+          onWorkDone: (fraction: number) => {
+            workDone = fraction;
+            onProgress(progress(fraction));
+          },
+        }
+      : {}),
   })) {
     processed += block.frames;
-    if (onProgress) {
-      const progress: SeparationProgress = { processedFrames: processed };
-      if (totalFrames !== undefined && totalFrames > 0) {
-        progress.totalFrames = totalFrames;
-        progress.fraction = Math.min(1, processed / totalFrames);
-      }
-      onProgress(progress);
-    }
+    if (onProgress && workDone === undefined)
+      onProgress(progress(totalFrames !== undefined && totalFrames > 0 ? processed / totalFrames : undefined));
     yield block;
   }
   // totalFrames may have been an estimate (lossy containers): end on exactly 1

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { decodeToPcm } from "@mixdown/audio";
 import { ChunkPlan } from "../src/families/htdemucs/chunking.ts";
+import { HtdemucsModel } from "../src/families/htdemucs/model.ts";
 import {
   emptyTimings,
   ManifestError,
@@ -123,6 +124,83 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
       }
     } finally {
       await bagRegistry.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("runs a bag's members in turn, one session open at a time, for the same bytes as side by side", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-in-turn-"));
+    const together = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1, warmUp: false });
+    const inTurn = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1, warmUp: false, bagMembers: "in turn" });
+    try {
+      const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+      const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+      // three members, each weighting other stems: the partial sums carry some stems and not others
+      const bag = {
+        ...single,
+        name: "bag",
+        file: onnx,
+        members: [0, 1, 2].map(() => ({ ...single.members[0], file: onnx })),
+        weights: [
+          [1, 0, 2, 0],
+          [0, 3, 0, 1.5],
+          [0.5, 1, 1, 1],
+        ],
+      };
+      await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+      const [all, oneByOne] = await Promise.all([together.load("bag"), inTurn.load("bag")]);
+      assert.ok(all instanceof HtdemucsModel && oneByOne instanceof HtdemucsModel);
+      assert.equal(all.openMembers, 3);
+      assert.equal(oneByOne.openMembers, 1);
+      const stems = [...STEMS, "backing"];
+      const progress: number[] = [];
+      let firstBlockAt: number | undefined;
+      const collect = async (model: HtdemucsModel) => {
+        const got: Record<string, Float32Array[]> = Object.fromEntries(stems.map((stem) => [stem, []]));
+        progress.length = 0;
+        firstBlockAt = undefined;
+        // a one-shot stream: the passes after the first read the input back from the spooled file
+        const input = decodeToPcm(join(FIXTURES, "mixture.flac"), { sampleRate: RATE });
+        const onProgress = (p: { fraction?: number }) => progress.push(p.fraction ?? Number.NaN);
+        for await (const block of separateStream(input, model, { stems, totalFrames: 6 * RATE, onProgress })) {
+          firstBlockAt ??= progress.length;
+          for (const stem of stems) got[stem].push(block.stems[stem]);
+        }
+        return Object.fromEntries(stems.map((stem) => [stem, Float32Array.from(got[stem].flatMap((b) => [...b]))]));
+      };
+      const [expected, actual] = [await collect(all), await collect(oneByOne)];
+      // the same bytes (a deepEqual of 500,000 floats would spend minutes on its message when they differ)
+      for (const stem of stems) {
+        const [a, e] = [actual[stem], expected[stem]];
+        const at = a.length === e.length ? a.findIndex((v, i) => !Object.is(v, e[i])) : 0;
+        assert.equal(
+          at,
+          -1,
+          `${stem}: ${a.length} against ${e.length} samples, the first difference at ${at}: ${a[at]} against ${e[at]}`,
+        );
+      }
+      assert.equal(oneByOne.openMembers, 1);
+      // progress moves in the two passes that yield nothing: two thirds of the work before the first block
+      assert.ok(firstBlockAt !== undefined && progress[firstBlockAt - 1] >= 2 / 3, String(progress));
+      assert.ok(
+        progress.every((f, i) => i === 0 || f >= progress[i - 1]),
+        String(progress),
+      );
+      assert.equal(progress.at(-1), 1);
+      // a file: each pass decodes it again; the WAVs are the same bytes
+      const files = async (model: HtdemucsModel, out: string) =>
+        separateFile({
+          inputPath: join(FIXTURES, "mixture.flac"),
+          model,
+          outDir: join(dir, out),
+          stems: STEMS,
+          outputs: [{ format: "wav", sampleFormat: "f32" }],
+        });
+      const [a, b] = [await files(all, "together"), await files(oneByOne, "in-turn")];
+      assert.equal(b.chunks, a.chunks);
+      for (const stem of STEMS) assert.ok((await readFile(b.stems[stem].wav!)).equals(await readFile(a.stems[stem].wav!)), stem);
+    } finally {
+      await Promise.all([together.close(), inTurn.close()]);
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -120,6 +120,8 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
       ...(threads !== undefined ? { intraOpThreads: threads } : {}),
       // one run of each model: a warm-up chunk would be a chunk's work done twice
       warmUp: false,
+      // a bag's members one after another, each for its own pass: one member's memory, not all of them
+      bagMembers: "in turn",
     });
     const loadStart = performance.now();
     const [models] = await Promise.all([Promise.all(names.map((n) => registry!.load(n))), prepareFfmpeg()]);

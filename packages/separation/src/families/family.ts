@@ -47,6 +47,12 @@ export interface FamilyStreamOptions {
   shifts?: number;
   /** draws one shift's offset in 0..max, as random.randint(0, max); Math.random's by default (tests fix it) */
   randomShift?: (max: number) => number;
+  /**
+   * For a family whose stems come after passes that yield nothing (an HTDemucs bag in turn):
+   * the share of the whole work done, 0..1, reported as it goes, so that progress moves in those
+   * passes too. A family that calls it reports for every pass, its last included.
+   */
+  onWorkDone?: (fraction: number) => void;
 }
 
 /**

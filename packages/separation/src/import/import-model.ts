@@ -126,7 +126,8 @@ async function convert(
 
 /** Separates a few seconds of a fixed test signal; every stem must come back whole and finite. */
 async function checkRuns(dir: string, name: string, sampleRate: number): Promise<{ stems: string[]; realtime: number }> {
-  const registry = new ModelRegistry({ modelsDir: dir, thread: false });
+  // a bag's members in turn, as `separate` runs them: the check needs one member's memory at a time
+  const registry = new ModelRegistry({ modelsDir: dir, thread: false, bagMembers: "in turn" });
   try {
     const model = await registry.load(name);
     const frames = CHECK_SECONDS * sampleRate;

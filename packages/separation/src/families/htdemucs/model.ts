@@ -10,37 +10,79 @@ const INPUTS = ["mix", "spec"] as const;
 const OUTPUTS = ["time", "spec_out"] as const;
 
 /**
- * An HTDemucs model or bag: one onnxruntime session per member, each opened once and reused
- * for every chunk and every job.
+ * An HTDemucs model or bag: one onnxruntime session per member, reused for every chunk and every
+ * job. With `bagMembers: "in turn"` a bag holds one member's session at a time, opened when that
+ * member's pass over the song begins (see separateHtdemucsStream); otherwise every member's is
+ * opened at load and kept.
  */
 export class HtdemucsModel implements FamilyModel<HtdemucsManifest> {
   readonly manifest: HtdemucsManifest;
   readonly onnxPath: string;
   readonly onnxPaths: string[];
   readonly executionProvider: ExecutionProvider;
+  /** whether the members run one after another, each opened for its own pass over the song */
+  readonly membersInTurn: boolean;
   fallbackReason?: string;
-  readonly #sessions: RunnableSession[];
+  readonly #sessions: (RunnableSession | undefined)[];
+  readonly #options: InferenceOptions;
   readonly #spectra = new Map<number, Promise<HtdemucsSpectrum>>();
+  #released = false;
 
-  private constructor(manifest: HtdemucsManifest, paths: string[], sessions: RunnableSession[], provider: ExecutionProvider) {
+  private constructor(
+    manifest: HtdemucsManifest,
+    paths: string[],
+    sessions: (RunnableSession | undefined)[],
+    options: InferenceOptions,
+  ) {
     this.manifest = manifest;
     this.onnxPaths = paths;
     this.onnxPath = paths[0];
     this.#sessions = sessions;
-    this.executionProvider = provider;
-    sessions.forEach((session, i) => checkSession(session, paths[i], manifest, i));
+    this.#options = options;
+    this.executionProvider = options.executionProvider ?? "cpu";
+    this.membersInTurn = options.bagMembers === "in turn" && paths.length > 1;
+    sessions.forEach((session, i) => session && checkSession(session, paths[i], manifest, i));
   }
 
   static async fromManifest(manifest: HtdemucsManifest, baseDir: string, options: InferenceOptions = {}): Promise<HtdemucsModel> {
     const paths = manifest.members.map((m) => resolve(baseDir, m.file));
+    // in turn: the first member now (so a file that does not load fails at load), the others when their pass begins
+    const opening = options.bagMembers === "in turn" ? paths.slice(0, 1) : paths;
     const sessions: RunnableSession[] = [];
     try {
-      for (const path of paths) sessions.push(await openSession(path, options));
-      return new HtdemucsModel(manifest, paths, sessions, options.executionProvider ?? "cpu");
+      for (const path of opening) sessions.push(await openSession(path, options));
+      return new HtdemucsModel(manifest, paths, [...sessions, ...paths.slice(sessions.length).map(() => undefined)], options);
     } catch (err) {
       await Promise.all(sessions.map((s) => s.release()));
       throw err;
     }
+  }
+
+  /** how many members' sessions are open now */
+  get openMembers(): number {
+    return this.#sessions.filter((s) => s !== undefined).length;
+  }
+
+  /** Member `index`'s session; in turn, opened now and any other member's released first. */
+  async #session(index: number): Promise<RunnableSession> {
+    const open = this.#sessions[index];
+    if (open) return open;
+    if (this.#released) throw new ModelLoadError(`${this.onnxPaths[index]}: the model was released`);
+    for (let i = 0; i < this.#sessions.length; i++) {
+      const other = this.#sessions[i];
+      if (other === undefined) continue;
+      this.#sessions[i] = undefined;
+      await other.release();
+    }
+    const session = await openSession(this.onnxPaths[index], this.#options);
+    try {
+      checkSession(session, this.onnxPaths[index], this.manifest, index);
+    } catch (err) {
+      await session.release();
+      throw err;
+    }
+    this.#sessions[index] = session;
+    return session;
   }
 
   /** the spectrogram packing for member `index`'s segment, made once */
@@ -68,7 +110,8 @@ export class HtdemucsModel implements FamilyModel<HtdemucsManifest> {
     const spectrum = await this.spectrum(index);
     const S = manifest.stems.length;
     const specDims = [batch, 4, spectrum.rows, spectrum.frames];
-    const out = await this.#sessions[index].runMany(
+    const session = await this.#session(index);
+    const out = await session.runMany(
       { mix: { data: mix, dims: [batch, 2, segment] }, spec: { data: spec, dims: specDims } },
       OUTPUTS,
     );
@@ -84,7 +127,7 @@ export class HtdemucsModel implements FamilyModel<HtdemucsManifest> {
     return { time: time.data, spec: specOut.data };
   }
 
-  /** One silent chunk through every member, so the first job does not pay for onnxruntime's set-up. */
+  /** One silent chunk through every member (in turn: one after another), so the first job does not pay for onnxruntime's set-up. */
   async prepare(): Promise<void> {
     for (let i = 0; i < this.#sessions.length; i++) {
       const spectrum = await this.spectrum(i);
@@ -98,11 +141,14 @@ export class HtdemucsModel implements FamilyModel<HtdemucsManifest> {
   }
 
   get unusable(): boolean {
-    return this.#sessions.some((s) => s.unusable);
+    return this.#released || this.#sessions.some((s) => s?.unusable);
   }
 
   async release(): Promise<void> {
-    await Promise.all(this.#sessions.map((s) => s.release()));
+    this.#released = true;
+    const open = this.#sessions.filter((s) => s !== undefined);
+    this.#sessions.fill(undefined);
+    await Promise.all(open.map((s) => s.release()));
   }
 }
 

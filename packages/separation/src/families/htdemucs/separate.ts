@@ -1,3 +1,6 @@
+import { mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { BACKING_STEM } from "../../manifest.ts";
 import type { FamilyStreamOptions, SeparatedBlock } from "../family.ts";
 import { ChunkPlan, HTDEMUCS_DEFAULT_OVERLAP } from "./chunking.ts";
@@ -110,9 +113,12 @@ interface MemberState {
  * member's shifted runs go side by side over the same input pass (they lag one another by at
  * most max_shift samples), so a shift costs its chunks, not another read of the input.
  *
- * Two passes over the input: the first for the statistics (and the length, which fixes how the
- * last chunks are padded), the second to separate, with `options.reopen` when the engine can
- * read the input again, else from a temporary file the first pass spooled it to. Only a few
+ * A first pass over the input gives the statistics (and the length, which fixes how the last
+ * chunks are padded); then the members separate, all side by side in a second pass, or, when the
+ * model runs its members in turn, each in a pass of its own, adding its weighted output to what
+ * the members before it gave (kept in a temporary file), in the same order and float32 steps, so
+ * the same bytes come out. A pass after the first reads the input again with `options.reopen`
+ * when the engine can, else from a temporary file the first pass spooled it to. Only a few
  * segments of input and output are held in memory.
  */
 export async function* separateHtdemucsStream(
@@ -121,30 +127,22 @@ export async function* separateHtdemucsStream(
   options: FamilyStreamOptions,
 ): AsyncGenerator<SeparatedBlock, void, undefined> {
   const { manifest } = model;
-  const { signal, timings } = options;
-  const overlap = options.overlap ?? HTDEMUCS_DEFAULT_OVERLAP;
-  const stems = manifest.stems;
-  const S = stems.length;
+  const { signal } = options;
 
-  let secondPass: AsyncIterable<Float32Array>;
+  let passAgain: () => AsyncIterable<Float32Array>;
   let stats: SongStats;
   let cleanup = async () => {};
   if (options.reopen) {
     stats = await songStats(input, signal);
-    secondPass = options.reopen();
+    passAgain = options.reopen;
   } else {
     const spool = await spooledInput(input, (pass) => songStats(pass, signal));
     stats = spool.result;
-    secondPass = spool.replay();
+    passAgain = spool.replay;
     cleanup = spool.dispose;
   }
   try {
-    const total = stats.frames;
-    if (total === 0) return;
-    const scale = Math.fround(Math.fround(stats.std) + 1e-8);
-    const mean = Math.fround(stats.mean);
-    const normalise = (v: number) => Math.fround(Math.fround(v - mean) / scale);
-
+    if (stats.frames === 0) return;
     const shifts = options.shifts ?? manifest.shifts ?? 0;
     const maxShift = htdemucsMaxShift(manifest.sampleRate);
     const draw = options.randomShift ?? randomShift;
@@ -159,20 +157,161 @@ export async function* separateHtdemucsStream(
             return maxShift - offset;
           }),
     );
+    const song = { ...stats, delays };
+    const every = manifest.members.map((_, index) => index);
+    if (!model.membersInTurn) {
+      yield* memberPass(model, options, song, every, passAgain());
+      return;
+    }
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-bag-"));
+    try {
+      let before: PartialSums | undefined;
+      for (const index of every) {
+        if (index === every.length - 1) {
+          yield* memberPass(model, options, song, [index], passAgain(), { before, pass: [index, every.length] });
+          break;
+        }
+        const into = await PartialSums.create(join(dir, `members-0-${index}.f32`), touchedStems(manifest.weights, index));
+        try {
+          for await (const _ of memberPass(model, options, song, [index], passAgain(), {
+            before,
+            into,
+            pass: [index, every.length],
+          }));
+        } finally {
+          await into.close();
+          await before?.remove();
+        }
+        before = into;
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  } finally {
+    await cleanup();
+  }
+}
+
+/** The song's statistics and each member's shift delays, fixed before the first member runs. */
+interface Song extends SongStats {
+  delays: number[][];
+}
+
+/** the stems that members 0..last weight: the ones their partial sums hold */
+function touchedStems(weights: number[][], last: number): number[] {
+  return weights[0].map((_, s) => s).filter((s) => weights.slice(0, last + 1).some((row) => row[s] !== 0));
+}
+
+/**
+ * What the members before this one gave: for each stem they weight, Σ w·out over them, in the
+ * float32 steps the side-by-side sum takes, frame by frame (each frame its stems' stereo pairs).
+ */
+class PartialSums {
+  readonly path: string;
+  readonly stems: number[];
+  #file: FileHandle;
+
+  private constructor(path: string, stems: number[], file: FileHandle) {
+    this.path = path;
+    this.stems = stems;
+    this.#file = file;
+  }
+
+  static async create(path: string, stems: number[]): Promise<PartialSums> {
+    return new PartialSums(path, stems, await open(path, "w"));
+  }
+
+  /** appends `frames` frames of each of this file's stems, from `sums` (stem index → interleaved stereo) */
+  async write(sums: Float32Array[], frames: number): Promise<void> {
+    const T = this.stems.length;
+    const out = new Float32Array(frames * T * 2);
+    this.stems.forEach((s, t) => {
+      const sum = sums[s];
+      for (let i = 0; i < frames; i++) {
+        out[(i * T + t) * 2] = sum[2 * i];
+        out[(i * T + t) * 2 + 1] = sum[2 * i + 1];
+      }
+    });
+    await this.#file.writeFile(new Uint8Array(out.buffer));
+  }
+
+  async close(): Promise<void> {
+    await this.#file.close();
+  }
+
+  /** a reader of the file from its start, once it is written */
+  async reader(): Promise<{ read: (frames: number) => Promise<Map<number, Float32Array>>; close: () => Promise<void> }> {
+    const file = await open(this.path, "r");
+    const T = this.stems.length;
+    return {
+      read: async (frames) => {
+        const data = new Float32Array(frames * T * 2);
+        const bytes = new Uint8Array(data.buffer);
+        let got = 0;
+        while (got < bytes.length) {
+          const { bytesRead } = await file.read(bytes, got, bytes.length - got, null);
+          if (bytesRead === 0) throw new Error(`${this.path} ended ${bytes.length - got} bytes early`);
+          got += bytesRead;
+        }
+        const sums = new Map<number, Float32Array>();
+        this.stems.forEach((s, t) => {
+          const sum = new Float32Array(frames * 2);
+          for (let i = 0; i < frames; i++) {
+            sum[2 * i] = data[(i * T + t) * 2];
+            sum[2 * i + 1] = data[(i * T + t) * 2 + 1];
+          }
+          sums.set(s, sum);
+        });
+        return sums;
+      },
+      close: () => file.close(),
+    };
+  }
+
+  remove(): Promise<void> {
+    return rm(this.path, { force: true });
+  }
+}
+
+/**
+ * One pass over the input by `memberIndices` side by side. Without `into` it yields the song's
+ * stems: Σ w·out over these members, added to `before`'s sums, then / Σ w and the normalisation
+ * undone; with `into` it writes the sums there and yields nothing. `pass` (this pass's index and
+ * the number of passes) has it report the share of the work done through `onWorkDone`.
+ */
+async function* memberPass(
+  model: HtdemucsModel,
+  options: FamilyStreamOptions,
+  song: Song,
+  memberIndices: number[],
+  source: AsyncIterable<Float32Array>,
+  partial: { before?: PartialSums; into?: PartialSums; pass?: [index: number, of: number] } = {},
+): AsyncGenerator<SeparatedBlock, void, undefined> {
+  const { manifest } = model;
+  const { signal, timings } = options;
+  const overlap = options.overlap ?? HTDEMUCS_DEFAULT_OVERLAP;
+  const stems = manifest.stems;
+  const S = stems.length;
+  const total = song.frames;
+  const scale = Math.fround(Math.fround(song.std) + 1e-8);
+  const mean = Math.fround(song.mean);
+  const normalise = (v: number) => Math.fround(Math.fround(v - mean) / scale);
+  const before = await partial.before?.reader();
+  try {
     const members: MemberState[] = await Promise.all(
-      manifest.members.map(async (member, index) => ({
+      memberIndices.map(async (index) => ({
         index,
         spectrum: await model.spectrum(index),
-        runs: delays[index].map((delay): Run => ({
+        runs: song.delays[index].map((delay): Run => ({
           delay,
-          plan: new ChunkPlan(member.segmentSamples, overlap, delay + total),
+          plan: new ChunkPlan(manifest.members[index].segmentSamples, overlap, delay + total),
           next: 0,
-          acc: new Window(2 * S + 1, member.segmentSamples * 2),
+          acc: new Window(2 * S + 1, manifest.members[index].segmentSamples * 2),
         })),
       })),
     );
     const runs = members.flatMap((m) => m.runs);
-    const maxSegment = Math.max(...manifest.members.map((m) => m.segmentSamples));
+    const maxSegment = Math.max(...memberIndices.map((index) => manifest.members[index].segmentSamples));
     const mixture = new Window(2, 2 * maxSegment);
     const weights = manifest.weights;
     const totals = stems.map((_, k) => weights.reduce((sum, row) => sum + row[k], 0));
@@ -249,13 +388,14 @@ export async function* separateHtdemucsStream(
     /** song samples every run has finished: no chunk still to run writes before them */
     const finished = () => Math.min(...runs.map((r) => (r.next < r.plan.count ? r.plan.offset(r.next) - r.delay : total)));
 
-    function* emit(upTo: number): Generator<SeparatedBlock> {
+    async function* emit(upTo: number): AsyncGenerator<SeparatedBlock> {
       if (upTo <= emitted) return;
       const frames = upTo - emitted;
       const out: Record<string, Float32Array> = {};
       const sources: Float32Array[] = [];
+      const earlier = await before?.read(frames);
       for (let s = 0; s < S; s++) {
-        const inter = new Float32Array(frames * 2);
+        const inter = earlier?.get(s) ?? new Float32Array(frames * 2);
         for (const m of members) {
           // the member's output is the mean of its shifts' (`out /= shifts`)
           const w = weights[m.index][s] / m.runs.length;
@@ -269,8 +409,16 @@ export async function* separateHtdemucsStream(
             }
           }
         }
-        for (let i = 0; i < inter.length; i++) inter[i] = (inter[i] / totals[s]) * scale + mean;
         sources.push(inter);
+      }
+      if (partial.into) {
+        await partial.into.write(sources, frames);
+        advance(upTo);
+        return;
+      }
+      for (let s = 0; s < S; s++) {
+        const inter = sources[s];
+        for (let i = 0; i < inter.length; i++) inter[i] = (inter[i] / totals[s]) * scale + mean;
         if (options.stems.includes(stems[s])) out[stems[s]] = inter;
       }
       if (wantBacking) {
@@ -283,16 +431,22 @@ export async function* separateHtdemucsStream(
         }
         out[BACKING_STEM] = backing;
       }
+      advance(upTo);
+      yield { frames, stems: out };
+    }
+
+    /** forgets what no later block needs */
+    function advance(upTo: number): void {
       emitted = upTo;
+      if (partial.pass) options.onWorkDone?.((partial.pass[0] + emitted / total) / partial.pass[1]);
       for (const r of runs) r.acc.drop(emitted + r.delay);
       const keep = Math.min(emitted, ...runs.map((r) => (r.next < r.plan.count ? r.plan.inputStart(r.next) - r.delay : total)));
       mixture.drop(Math.max(0, keep));
-      yield { frames, stems: out };
     }
 
     let read = 0;
     const feed = async function* () {
-      for await (const block of secondPass) {
+      for await (const block of source) {
         const frames = Math.floor(block.length / 2);
         const take = Math.min(frames, total - read);
         if (take <= 0) continue;
@@ -315,6 +469,6 @@ export async function* separateHtdemucsStream(
     for (const m of members) await runReady(m, total);
     yield* emit(total);
   } finally {
-    await cleanup();
+    await before?.close();
   }
 }
