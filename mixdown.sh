@@ -180,12 +180,12 @@ build_dashboard() {
 }
 
 # With MODEL_ALLOCATOR=jemalloc, the commands that run models in their own process (`separate`, the
-# model benches) start on jemalloc (packages/separation/src/allocator.ts says why and what it costs).
+# model benches) start on jemalloc, else on glibc with two malloc arenas (packages/separation/src/allocator.ts
+# says why and what each costs).
 # `separate` runs one job and exits, and is on jemalloc unless MODEL_ALLOCATOR says otherwise: there
 # it costs ~3 % of the time and saves 5-58 % of the memory (docs/benchmarks.md). `up` and the tests'
 # workers set it themselves.
 use_model_env() {
-  [ "${MODEL_ALLOCATOR:-system}" = system ] && return 0
   local lines
   lines="$(node packages/separation/scripts/model-env.ts)" || die "MODEL_ALLOCATOR: see above."
   eval "$lines"

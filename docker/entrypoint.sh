@@ -35,10 +35,9 @@ prepare_models() {
   exec 9>&-
 }
 
-# With MODEL_ALLOCATOR=jemalloc the worker starts on jemalloc (packages/separation/src/allocator.ts
-# says why and what it costs).
+# The worker starts on jemalloc with MODEL_ALLOCATOR=jemalloc, else on glibc with two malloc arenas
+# (packages/separation/src/allocator.ts says why and what each costs).
 use_model_env() {
-  [ "${MODEL_ALLOCATOR:-system}" = system ] && return 0
   lines="$(node packages/separation/scripts/model-env.ts)" || exit 2
   eval "$lines"
 }

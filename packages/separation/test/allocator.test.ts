@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { test } from "node:test";
-import { JEMALLOC_CONF, jemallocPath, modelProcessEnv } from "../src/allocator.ts";
+import { GLIBC_ARENAS, JEMALLOC_CONF, jemallocPath, modelProcessEnv } from "../src/allocator.ts";
 
 const run = promisify(execFile);
 const child = fileURLToPath(new URL("./support/allocator-child.ts", import.meta.url));
@@ -26,9 +26,11 @@ test("modelProcessEnv preloads jemalloc when MODEL_ALLOCATOR=jemalloc, keeping t
   });
   const preloaded = { ...jemalloc, LD_PRELOAD: "/opt/libjemalloc.so.2" };
   assert.equal(modelProcessEnv(preloaded), preloaded);
-  // the default, and `system`, leave the environment as it is
+  // the default, and `system`: glibc with two malloc arenas, unless the caller chose a number
   for (const env of [{ PATH: "/bin" }, { MODEL_ALLOCATOR: "system" }, { MODEL_ALLOCATOR: "" }])
-    assert.equal(modelProcessEnv(env), env);
+    assert.deepEqual(modelProcessEnv(env), { ...env, MALLOC_ARENA_MAX: GLIBC_ARENAS });
+  const own = { MODEL_ALLOCATOR: "system", MALLOC_ARENA_MAX: "4" };
+  assert.equal(modelProcessEnv(own), own);
   assert.throws(() => modelProcessEnv({ MODEL_ALLOCATOR: "tcmalloc" }), /MODEL_ALLOCATOR must be jemalloc or system/);
 });
 
