@@ -33,6 +33,14 @@ async function references(folder = "reference", stems = STEMS): Promise<Record<s
   return out;
 }
 
+/** Writes `dir/bag.json`: a bag of the fixture's network, one member per row of `weights` (member × stem). */
+async function writeFixtureBag(dir: string, weights: number[][]): Promise<void> {
+  const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
+  const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
+  const members = weights.map(() => ({ ...single.members[0], file: onnx }));
+  await writeFile(join(dir, "bag.json"), JSON.stringify({ ...single, name: "bag", file: onnx, members, weights }));
+}
+
 describe("htdemucs: the fixture model against demucs's own apply_model", () => {
   let registry: ModelRegistry;
   let outDir: string;
@@ -102,19 +110,10 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
     const bagRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
     try {
       // two members running the same network: any weighting that normalises per stem gives the single model's stems back
-      const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
-      const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
-      const bag = {
-        ...single,
-        name: "bag",
-        file: onnx,
-        members: [single.members[0], single.members[0]].map((m: { segmentSamples: number }) => ({ ...m, file: onnx })),
-        weights: [
-          [1, 0, 2, 0.5],
-          [1, 3, 0, 1.5],
-        ],
-      };
-      await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+      await writeFixtureBag(dir, [
+        [1, 0, 2, 0.5],
+        [1, 3, 0, 1.5],
+      ]);
       const model = await bagRegistry.load("bag");
       const result = await separateFile({ inputPath: join(FIXTURES, "mixture.flac"), model, outDir: dir, stems: STEMS });
       assert.equal(result.chunks, 8);
@@ -133,21 +132,12 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
     const together = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1, warmUp: false });
     const inTurn = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1, warmUp: false, bagMembers: "in turn" });
     try {
-      const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
-      const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
       // three members, each weighting other stems: the partial sums carry some stems and not others
-      const bag = {
-        ...single,
-        name: "bag",
-        file: onnx,
-        members: [0, 1, 2].map(() => ({ ...single.members[0], file: onnx })),
-        weights: [
-          [1, 0, 2, 0],
-          [0, 3, 0, 1.5],
-          [0.5, 1, 1, 1],
-        ],
-      };
-      await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+      await writeFixtureBag(dir, [
+        [1, 0, 2, 0],
+        [0, 3, 0, 1.5],
+        [0.5, 1, 1, 1],
+      ]);
       const [all, oneByOne] = await Promise.all([together.load("bag"), inTurn.load("bag")]);
       assert.ok(all instanceof HtdemucsModel && oneByOne instanceof HtdemucsModel);
       assert.equal(all.openMembers, 3);
@@ -294,20 +284,10 @@ describe("htdemucs: the fixture model against demucs's own apply_model", () => {
       const dir = await mkdtemp(join(tmpdir(), "mixdown-htdemucs-shifted-bag-"));
       const bagRegistry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
       try {
-        const single = JSON.parse(await readFile(join(FIXTURES, "htdemucs-tiny.json"), "utf8"));
-        const onnx = join(FIXTURES, "htdemucs-tiny.onnx");
-        const member = { ...single.members[0], file: onnx };
-        const bag = {
-          ...single,
-          name: "bag",
-          file: onnx,
-          members: [member, member],
-          weights: [
-            [1, 0, 2, 0.5],
-            [1, 3, 0, 1.5],
-          ],
-        };
-        await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
+        await writeFixtureBag(dir, [
+          [1, 0, 2, 0.5],
+          [1, 3, 0, 1.5],
+        ]);
         // the same network twice, each member with the two offsets (in either order): demucs's single-model output
         const { stems, draws, chunks } = await separateShifted([7000, 19000, 19000, 7000], {
           registry: bagRegistry,
