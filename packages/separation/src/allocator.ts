@@ -69,7 +69,8 @@ export function modelProcessEnv<E extends Record<string, string | undefined>>(en
   const preload = env.LD_PRELOAD ?? "";
   const path = jemallocPath();
   if (/libjemalloc/.test(preload)) return env;
-  if (allocator === "system" || path === undefined) return env.MALLOC_ARENA_MAX ? env : { ...env, MALLOC_ARENA_MAX: GLIBC_ARENAS };
+  if (allocator === "system" || path === undefined)
+    return env.MALLOC_ARENA_MAX ? env : { ...env, MALLOC_ARENA_MAX: GLIBC_ARENAS };
   return { ...env, LD_PRELOAD: preload ? `${path} ${preload}` : path, MALLOC_CONF: env.MALLOC_CONF || JEMALLOC_CONF };
 }
 
