@@ -41,7 +41,7 @@ describe("RVC feature index (faiss IVF-Flat read in TypeScript, searched as RVC 
         nprobe: expected.nprobe,
       });
       const index = await FeatureIndex.load(path);
-      const { labels, distances } = index.search(queries, expected.k);
+      const { labels, distances } = await index.search(queries, expected.k);
       const n = queries.length / expected.dim;
       for (let q = 0; q < n; q++) {
         const row = Array.from(labels.subarray(q * expected.k, (q + 1) * expected.k));
@@ -52,7 +52,7 @@ describe("RVC feature index (faiss IVF-Flat read in TypeScript, searched as RVC 
           assert.ok(Math.abs(got - want) <= 1e-5 * Math.max(1, want), `query ${q} neighbour ${i}: ${got} vs ${want}`);
         }
       }
-      const ours = index.blend(queries, expected.indexRate, expected.k);
+      const ours = await index.blend(queries, expected.indexRate, expected.k);
       let worst = 0;
       for (let i = 0; i < ours.length; i++) {
         // RVC's numpy blend is NaN where no neighbour was found; ours keeps the frame's features.
@@ -60,6 +60,7 @@ describe("RVC feature index (faiss IVF-Flat read in TypeScript, searched as RVC 
         worst = Math.max(worst, Math.abs(ours[i]! - want));
       }
       assert.ok(worst <= 1e-5, `largest difference ${worst}`);
+      await index.close();
     });
   }
 
@@ -78,8 +79,8 @@ describe("RVC feature index (faiss IVF-Flat read in TypeScript, searched as RVC 
     const dim = 64;
     const own = queries.subarray(0, 3 * dim);
     const index = await FeatureIndex.load(new URL("ivf-flat.index", fixtures).pathname);
-    const retrieval = { blend: async (f: Float32Array, rate: number) => index.blend(f, rate) };
-    const blended = index.blend(own, 0.8);
+    const retrieval = { blend: (f: Float32Array, rate: number) => index.blend(f, rate) };
+    const blended = await index.blend(own, 0.8);
     // 6 frames at 100/s from 3 ContentVec frames; frame 3 unvoiced, frame 5 at 0.5 Hz (below 1: unvoiced for RVC).
     const pitchf = Float32Array.of(220, 220, 220, 0, 221, 0.5);
     const phone = await rvcPhone(own, dim, pitchf, retrieval, 0.8, 0.33);
@@ -99,17 +100,33 @@ describe("RVC feature index (faiss IVF-Flat read in TypeScript, searched as RVC 
     assert.deepEqual(Array.from(off.subarray(3 * dim, 4 * dim)), row(blended, 1));
     const plain = await rvcPhone(own, dim, pitchf, undefined, 0.8, 0.33);
     assert.deepEqual(Array.from(plain.subarray(3 * dim, 4 * dim)), row(own, 1));
+    await index.close();
   });
 
   it("index rate 0 returns the features unchanged, and 1 the retrieved features alone", async () => {
     const { queries } = await fixture("ivf-flat");
     const index = await FeatureIndex.load(new URL("ivf-flat.index", fixtures).pathname);
-    assert.deepEqual(index.blend(queries, 0), queries);
-    const full = index.blend(queries.subarray(0, 64), 1);
-    const { labels } = index.search(queries.subarray(0, 64), 1);
-    const half = index.blend(queries.subarray(0, 64), 0.5);
+    assert.deepEqual(await index.blend(queries, 0), queries);
+    const full = await index.blend(queries.subarray(0, 64), 1);
+    const { labels } = await index.search(queries.subarray(0, 64), 1);
+    const half = await index.blend(queries.subarray(0, 64), 0.5);
     for (let j = 0; j < 64; j++) assert.ok(Math.abs(half[j]! - (0.5 * full[j]! + 0.5 * queries[j]!)) < 1e-6);
     assert.ok(labels[0]! >= 0);
+    await index.close();
+  });
+
+  it("keeps the vectors in the file: reads each batch's probed lists (320 queries, two batches, faiss's neighbours), and a closed index cannot search", async () => {
+    const { expected, queries } = await fixture("ivf-flat");
+    const index = await FeatureIndex.load(new URL("ivf-flat.index", fixtures).pathname);
+    const copies = 4;
+    const many = new Float32Array(queries.length * copies);
+    for (let c = 0; c < copies; c++) many.set(queries, c * queries.length);
+    const { labels } = await index.search(many, expected.k);
+    const n = queries.length / expected.dim;
+    for (let q = 0; q < n * copies; q++)
+      assert.deepEqual(Array.from(labels.subarray(q * expected.k, (q + 1) * expected.k)), expected.labels[q % n], `query ${q}`);
+    await index.close();
+    await assert.rejects(index.search(queries, expected.k), /closed|EBADF/);
   });
 
   it("rejects other faiss index types, truncated files and non-index files, naming the problem", async () => {

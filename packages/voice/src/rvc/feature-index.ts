@@ -236,9 +236,21 @@ export interface SearchResult {
 
 const FLT_MAX = 3.4028234663852886e38;
 
+/** Queries searched per read of their lists: bounds the vectors held at once (≤ this many lists). */
+const QUERIES_PER_READ = 256;
+
+/** The vectors of some lists, read for one batch of queries: list number -> its rows here. */
+interface ListRows {
+  vectors: Float32Array;
+  ids: Float64Array;
+  rows: Map<number, { from: number; to: number }>;
+}
+
 /**
- * A loaded IVF-Flat index: the centroids, and every list's vectors in one array (list by list) with
- * their ids. Search: the `nprobe` nearest centroids, then the k nearest vectors in those lists.
+ * An IVF-Flat index: the centroids in memory, the lists' vectors left in the file and read for each
+ * batch of queries, only the lists that batch probes (RVC's indexes hold up to 200,000 features,
+ * 600 MB at 768-d; a 10 s piece probes a few hundred lists). Search: the `nprobe` nearest centroids,
+ * then the k nearest vectors in those lists. `close()` lets go of the file.
  */
 export class FeatureIndex implements FeatureIndexInfo {
   readonly dim: number;
@@ -247,65 +259,101 @@ export class FeatureIndex implements FeatureIndexInfo {
   readonly nprobe: number;
   readonly #centroids: Float32Array;
   readonly #centroidNorms: Float64Array;
-  readonly #vectors: Float32Array;
-  readonly #ids: Float64Array;
-  /** Row where list i starts in #vectors (nlist + 1 entries). */
-  readonly #listStart: Int32Array;
+  readonly #lists: Layout["lists"];
+  readonly #source: ByteSource;
+  readonly #close: () => Promise<void>;
 
-  private constructor(
-    info: FeatureIndexInfo,
-    centroids: Float32Array,
-    vectors: Float32Array,
-    ids: Float64Array,
-    listStart: Int32Array,
-  ) {
-    this.dim = info.dim;
-    this.ntotal = info.ntotal;
-    this.nlist = info.nlist;
-    this.nprobe = Math.max(1, Math.min(info.nprobe, info.nlist));
+  private constructor(layout: Layout, centroids: Float32Array, source: ByteSource, close: () => Promise<void>) {
+    this.dim = layout.dim;
+    this.ntotal = layout.ntotal;
+    this.nlist = layout.nlist;
+    this.nprobe = Math.max(1, Math.min(layout.nprobe, layout.nlist));
     this.#centroids = centroids;
-    this.#vectors = vectors;
-    this.#ids = ids;
-    this.#listStart = listStart;
-    this.#centroidNorms = new Float64Array(info.nlist);
-    for (let l = 0; l < info.nlist; l++) {
+    this.#lists = layout.lists;
+    this.#source = source;
+    this.#close = close;
+    this.#centroidNorms = new Float64Array(layout.nlist);
+    for (let l = 0; l < layout.nlist; l++) {
       let s = 0;
-      for (let j = l * info.dim; j < (l + 1) * info.dim; j++) s += centroids[j]! * centroids[j]!;
+      for (let j = l * layout.dim; j < (l + 1) * layout.dim; j++) s += centroids[j]! * centroids[j]!;
       this.#centroidNorms[l] = s;
     }
   }
 
-  static load(path: string): Promise<FeatureIndex> {
-    return withFile(path, (source) => FeatureIndex.#read(source));
+  /** Opens the file and keeps it open (its lists are read as queries need them) until `close()`. */
+  static async load(path: string): Promise<FeatureIndex> {
+    const handle = await open(path, "r");
+    try {
+      return await FeatureIndex.#read(await fileSource(handle), () => handle.close());
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
   }
 
   static fromBytes(bytes: Uint8Array): Promise<FeatureIndex> {
-    return FeatureIndex.#read(bytesSource(bytes));
+    return FeatureIndex.#read(bytesSource(bytes), async () => {});
   }
 
-  static async #read(source: ByteSource): Promise<FeatureIndex> {
+  static async #read(source: ByteSource, close: () => Promise<void>): Promise<FeatureIndex> {
     const layout = await readLayout(source);
-    const { dim, ntotal, nlist } = layout;
-    const centroids = new Float32Array(nlist * dim);
+    const centroids = new Float32Array(layout.nlist * layout.dim);
     await source.read(new Uint8Array(centroids.buffer), layout.centroidsAt);
-    const vectors = new Float32Array(ntotal * dim);
-    const ids = new Float64Array(ntotal);
-    const listStart = new Int32Array(nlist + 1);
+    return new FeatureIndex(layout, centroids, source, close);
+  }
+
+  async close(): Promise<void> {
+    await this.#close();
+  }
+
+  /** Reads the given lists' vectors and ids from the file, in file order. */
+  async #readLists(lists: Iterable<number>): Promise<ListRows> {
+    const wanted = [...new Set(lists)].sort((a, b) => a - b);
+    const total = wanted.reduce((sum, l) => sum + this.#lists[l]!.size, 0);
+    const { dim } = this;
+    const vectors = new Float32Array(total * dim);
+    const ids = new Float64Array(total);
+    const rows = new Map<number, { from: number; to: number }>();
     let row = 0;
-    for (let l = 0; l < nlist; l++) {
-      const { size, at } = layout.lists[l]!;
-      listStart[l] = row;
+    for (const l of wanted) {
+      const { size, at } = this.#lists[l]!;
+      rows.set(l, { from: row, to: row + size });
       if (size > 0) {
-        await source.read(new Uint8Array(vectors.buffer, row * dim * 4, size * dim * 4), at);
+        await this.#source.read(new Uint8Array(vectors.buffer, row * dim * 4, size * dim * 4), at);
         const raw = new Uint8Array(size * 8);
-        await source.read(raw, at + size * dim * 4);
+        await this.#source.read(raw, at + size * dim * 4);
         const view = new DataView(raw.buffer);
         for (let i = 0; i < size; i++) ids[row + i] = Number(view.getBigInt64(i * 8, true));
       }
       row += size;
     }
-    listStart[nlist] = row;
-    return new FeatureIndex(layout, centroids, vectors, ids, listStart);
+    return { vectors, ids, rows };
+  }
+
+  /**
+   * Runs `each(q, found, rows, dists, read)` for every query with its k nearest stored vectors
+   * (rows into `read.vectors`, squared distances, nearest first; found ≤ k), batch by batch, each
+   * batch's probed lists read once.
+   */
+  async #searchBatches(
+    queries: Float32Array,
+    k: number,
+    probes: Int32Array | undefined,
+    each: (q: number, found: number, rows: Int32Array, dists: Float64Array, read: ListRows) => void,
+  ): Promise<void> {
+    const { dim, nprobe } = this;
+    const n = queries.length / dim;
+    const rows = new Int32Array(k);
+    const dists = new Float64Array(k);
+    for (let first = 0; first < n; first += QUERIES_PER_READ) {
+      const last = Math.min(n, first + QUERIES_PER_READ);
+      const probed: number[][] = [];
+      for (let q = first; q < last; q++)
+        probed.push(probes ? Array.from(probes.subarray(q * nprobe, (q + 1) * nprobe)) : this.#probe(queries, q * dim));
+      const read = await this.#readLists(probed.flat());
+      for (let q = first; q < last; q++)
+        each(q, this.#nearest(queries, q, k, rows, dists, probed[q - first]!, read), rows, dists, read);
+    }
   }
 
   /** The `nprobe` nearest centroids of one query (||c||² − 2·x·c, the query's norm is common). */
@@ -340,17 +388,25 @@ export class FeatureIndex implements FeatureIndexInfo {
   }
 
   /**
-   * The k nearest stored rows of query `q` (rows of `queries`, dim wide): row numbers into the
-   * stored vectors and squared distances, nearest first, count = how many were found (≤ k).
+   * The k nearest rows of query `q` (rows of `queries`, dim wide) in `lists`: row numbers into
+   * `read.vectors` and squared distances, nearest first, count = how many were found (≤ k).
    */
-  #nearest(queries: Float32Array, q: number, k: number, rows: Int32Array, dists: Float64Array, probes?: Int32Array): number {
-    const { dim, nprobe } = this;
+  #nearest(
+    queries: Float32Array,
+    q: number,
+    k: number,
+    rows: Int32Array,
+    dists: Float64Array,
+    lists: number[],
+    read: ListRows,
+  ): number {
+    const { dim } = this;
     const offset = q * dim;
-    const v = this.#vectors;
+    const v = read.vectors;
     let found = 0;
-    const lists = probes ? Array.from(probes.subarray(q * nprobe, (q + 1) * nprobe)) : this.#probe(queries, offset);
     for (const list of lists) {
-      for (let r = this.#listStart[list]!; r < this.#listStart[list + 1]!; r++) {
+      const { from, to } = read.rows.get(list)!;
+      for (let r = from; r < to; r++) {
         const base = r * dim;
         let d0 = 0;
         let d1 = 0;
@@ -402,20 +458,17 @@ export class FeatureIndex implements FeatureIndexInfo {
   }
 
   /** faiss's `index.search(queries, k)`: labels and squared distances per query, padded like faiss. */
-  search(queries: Float32Array, k = RVC_NEIGHBOURS, probes?: Int32Array): SearchResult {
+  async search(queries: Float32Array, k = RVC_NEIGHBOURS, probes?: Int32Array): Promise<SearchResult> {
     this.#checkWidth(queries);
     const n = queries.length / this.dim;
     const labels = new Float64Array(n * k).fill(-1);
     const distances = new Float64Array(n * k).fill(FLT_MAX);
-    const rows = new Int32Array(k);
-    const dists = new Float64Array(k);
-    for (let q = 0; q < n; q++) {
-      const found = this.#nearest(queries, q, k, rows, dists, probes);
+    await this.#searchBatches(queries, k, probes, (q, found, rows, dists, read) => {
       for (let i = 0; i < found; i++) {
-        labels[q * k + i] = this.#ids[rows[i]!]!;
+        labels[q * k + i] = read.ids[rows[i]!]!;
         distances[q * k + i] = dists[i]!;
       }
-    }
+    });
     return { labels, distances };
   }
 
@@ -426,22 +479,18 @@ export class FeatureIndex implements FeatureIndexInfo {
    * a frame whose probed lists are empty keeps its own features. `probes`: the lists to search
    * per frame (from `probeGraph`), else found here.
    */
-  blend(features: Float32Array, rate: number, k = RVC_NEIGHBOURS, probes?: Int32Array): Float32Array {
+  async blend(features: Float32Array, rate: number, k = RVC_NEIGHBOURS, probes?: Int32Array): Promise<Float32Array> {
     this.#checkWidth(features);
+    if (rate === 0) return Float32Array.from(features);
     const { dim } = this;
-    const n = features.length / dim;
     const out = new Float32Array(features.length);
-    const rows = new Int32Array(k);
-    const dists = new Float64Array(k);
     const weights = new Float64Array(k);
     const retrieved = new Float64Array(dim);
-    const v = this.#vectors;
-    for (let q = 0; q < n; q++) {
+    await this.#searchBatches(features, k, probes, (q, found, rows, dists, read) => {
       const offset = q * dim;
-      const found = rate === 0 ? 0 : this.#nearest(features, q, k, rows, dists, probes);
       if (found === 0) {
         out.set(features.subarray(offset, offset + dim), offset);
-        continue;
+        return;
       }
       let total = 0;
       const exact = dists[0] === 0;
@@ -450,13 +499,14 @@ export class FeatureIndex implements FeatureIndexInfo {
         total += weights[i]!;
       }
       retrieved.fill(0);
+      const v = read.vectors;
       for (let i = 0; i < found; i++) {
         const w = weights[i]! / total;
         const base = rows[i]! * dim;
         for (let j = 0; j < dim; j++) retrieved[j]! += w * v[base + j]!;
       }
       for (let j = 0; j < dim; j++) out[offset + j] = rate * retrieved[j]! + (1 - rate) * features[offset + j]!;
-    }
+    });
     return out;
   }
 

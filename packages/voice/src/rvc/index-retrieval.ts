@@ -13,8 +13,12 @@ export class IndexRetrieval {
 
   static async load(path: string, sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<IndexRetrieval> {
     const index = await FeatureIndex.load(path);
-    const probe = await ort.InferenceSession.create(index.probeGraph(), sessionOptions);
-    return new IndexRetrieval(index, probe);
+    try {
+      return new IndexRetrieval(index, await ort.InferenceSession.create(index.probeGraph(), sessionOptions));
+    } catch (err) {
+      await index.close();
+      throw err;
+    }
   }
 
   /** Lists to search per frame of `features` ([frames × dim]). */
@@ -31,6 +35,6 @@ export class IndexRetrieval {
   }
 
   async close(): Promise<void> {
-    await this.probe.release();
+    await Promise.all([this.probe.release(), this.index.close()]);
   }
 }
