@@ -5,6 +5,7 @@
 // ensemble's vocal: a second pass, the lead written as the remainder), the uploads, and peak
 // worker RSS.
 // Run: pnpm bench:worker   (a fresh worker process per case, so its peak RSS is that case's)
+// [BENCH_SECONDS=30,180,600] [BENCH_JOBS=vocal-separations,stem-splits] [BENCH_STORAGE=s3|local]
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { makeSong, startDeployment, stopChild, upload, waitForEnd } from "../test/harness.ts";
@@ -14,7 +15,11 @@ const cases = (process.env.BENCH_SECONDS ?? "30,180,600").split(",").map(Number)
 const routes = (process.env.BENCH_JOBS ?? "vocal-separations,stem-splits").split(",") as Array<
   "vocal-separations" | "stem-splits"
 >;
-const d = await startDeployment({ LOG_LEVEL: "info" }, { worker: false });
+// BENCH_STORAGE=local stores the outputs in a folder, as `./mixdown.sh up` does by default; s3 (the
+// default here) sends them to the test stack's S3 server on the same machine.
+const storage = process.env.BENCH_STORAGE ?? "s3";
+if (storage !== "s3" && storage !== "local") throw new Error(`BENCH_STORAGE takes s3 or local (got ${storage})`);
+const d = await startDeployment({ LOG_LEVEL: "info" }, { worker: false, storage });
 const rows: string[][] = [];
 try {
   for (const seconds of cases) {
@@ -104,5 +109,8 @@ const header = [
   "x realtime",
   "peak worker RSS MB",
 ];
+console.log(
+  `storage: ${storage === "local" ? "a local folder (the default of ./mixdown.sh up)" : "the test stack's S3 server"}\n`,
+);
 console.log(`| ${header.join(" | ")} |\n|${header.map(() => " --- ").join("|")}|`);
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);

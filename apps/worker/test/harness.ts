@@ -31,9 +31,9 @@ export interface Deployment {
 
 export async function startDeployment(
   extraEnv: Record<string, string> = {},
-  options: { worker?: boolean } = {},
+  options: { worker?: boolean; storage?: "s3" | "local" } = {},
 ): Promise<Deployment> {
-  const stack = await startTestStack({ storage: "s3", redisAppendOnly: true });
+  const stack = await startTestStack({ storage: options.storage ?? "s3", redisAppendOnly: true });
   const env: Record<string, string> = {
     ...stack.env,
     LOG_LEVEL: process.env.TEST_WORKER_LOG_LEVEL ?? "warn",

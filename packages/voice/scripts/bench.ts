@@ -4,14 +4,20 @@
 // synthesizer split, and peak RSS. Pieces are 10 s (--segment-seconds) whatever the input's length; with several
 // lengths each runs in a process of its own (so each peak is that length's) and a table of the
 // peaks follows, the last against the first: memory should not grow with the input.
+//
+// `pnpm bench:voice --upstream DIR [--upstream-pythonpath P] [--upstream-python PY] [--order upstream-first|mixdown-first]
+// [--seconds 10,30]`: RVC WebUI's own infer_cli.py (DIR, a writable checkout) beside this conversion on the same
+// models, input, settings and threads, each a process timed from start to end (bench-upstream.ts).
+// `--input FILE` converts FILE instead of the spoken phrase (one length), `--out DIR` keeps the output there.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { convertVoiceFile, RvcVoiceEngine } from "../src/index.ts";
+import { BENCH_CONVERSION, benchVoiceUpstream, speechInput } from "./bench-upstream.ts";
 
 const { values } = parseArgs({
   options: {
@@ -22,6 +28,12 @@ const { values } = parseArgs({
     "no-index": { type: "boolean", default: false },
     // the longest piece the engine sends to the models at once (RvcVoiceEngine's segmentSeconds)
     "segment-seconds": { type: "string" },
+    input: { type: "string" },
+    out: { type: "string" },
+    upstream: { type: "string" },
+    "upstream-pythonpath": { type: "string" },
+    "upstream-python": { type: "string", default: "/usr/bin/python3" },
+    order: { type: "string", default: "upstream-first" },
   },
 });
 const lengths = values.seconds!.split(",").map(Number);
@@ -31,7 +43,7 @@ const threads = Number(values.threads);
 const dir = values.dir!;
 const file = (name: string) => join(dir, name);
 
-if (!["rvc.onnx", "contentvec.onnx", "rmvpe.onnx", "model.index"].every((n) => existsSync(file(n)))) {
+if (!["rvc.onnx", "contentvec.onnx", "rmvpe.onnx", "model.index", "hubert_base.pt"].every((n) => existsSync(file(n)))) {
   console.log(`preparing real-size random-weight models in ${dir} (Debian's PyTorch, torchaudio, faiss; a few minutes, once)`);
   execFileSync("/usr/bin/python3", [fileURLToPath(new URL("./bench/prepare_voice_bench.py", import.meta.url)), dir], {
     stdio: "inherit",
@@ -39,7 +51,26 @@ if (!["rvc.onnx", "contentvec.onnx", "rmvpe.onnx", "model.index"].every((n) => e
   });
 }
 
+if (values.upstream) {
+  if (values.yin) throw new Error("--upstream runs RVC with RMVPE; --yin has no counterpart there");
+  if (values.order !== "upstream-first" && values.order !== "mixdown-first")
+    throw new Error(`--order takes upstream-first or mixdown-first (got ${values.order})`);
+  await benchVoiceUpstream({
+    upstreamDir: values.upstream,
+    ...(values["upstream-pythonpath"] ? { pythonPath: values["upstream-pythonpath"] } : {}),
+    python: values["upstream-python"]!,
+    modelsDir: dir,
+    lengths,
+    threads,
+    order: values.order,
+    index: !values["no-index"],
+    mixdownArgs: values["segment-seconds"] ? ["--segment-seconds", values["segment-seconds"]] : [],
+  });
+  process.exit(0);
+}
+
 if (lengths.length > 1) {
+  if (values.input) throw new Error("--input takes one length (--seconds N)");
   // Every argument but the lengths goes to each child.
   const args = process.argv.slice(2).filter((a, i, all) => a !== "--seconds" && all[i - 1] !== "--seconds");
   const rows: string[] = [];
@@ -63,24 +94,14 @@ if (lengths.length > 1) {
 const seconds = lengths[0]!;
 
 const work = await mkdtemp(join(tmpdir(), "mixdown-bench-voice-run-"));
-const speech = join(work, "speech.wav");
-const input = join(work, "input.wav");
-execFileSync("espeak-ng", [
-  "-v",
-  "en+f3",
-  "-s",
-  "150",
-  "-w",
-  speech,
-  "Music is the space between the notes, and the breath between the words we sing.",
-]);
-execFileSync("ffmpeg", ["-v", "error", "-y", "-stream_loop", "-1", "-i", speech, "-t", String(seconds), "-ar", "44100", input]);
+const input = values.input ?? speechInput(seconds, work);
 
 const loadStarted = performance.now();
 const engine = await RvcVoiceEngine.load({
   modelPath: file("rvc.onnx"),
   contentVecPath: file("contentvec.onnx"),
   sampleRate: 48000,
+  protect: BENCH_CONVERSION.protect,
   ...(values.yin ? {} : { rmvpePath: file("rmvpe.onnx") }),
   ...(values["no-index"] ? {} : { indexPath: file("model.index") }),
   ...(values["segment-seconds"] ? { segmentSeconds: Number(values["segment-seconds"]) } : {}),
@@ -92,8 +113,14 @@ const cpuBefore = process.cpuUsage();
 const result = await convertVoiceFile({
   inputPath: input,
   engine,
-  params: { conversionStrength: 0.75, modelVolumeMix: 0.5, pitchShift: 2, pre: {}, post: {} },
-  outDir: join(work, "out"),
+  params: {
+    conversionStrength: BENCH_CONVERSION.indexRate,
+    modelVolumeMix: BENCH_CONVERSION.rmsMix,
+    pitchShift: BENCH_CONVERSION.pitchShift,
+    pre: {},
+    post: {},
+  },
+  outDir: values.out ?? join(work, "out"),
 });
 const total = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
@@ -112,4 +139,6 @@ console.log(
       .join(", ")} (1, 5, 15 min; wall times count other processes on a busy machine)`,
   ].join("\n"),
 );
+console.log(`output ${result.output}`);
 await engine.close();
+await rm(work, { recursive: true, force: true });

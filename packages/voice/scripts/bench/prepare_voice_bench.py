@@ -7,8 +7,11 @@ Writes into <dir> what is not there yet:
 - rvc.pth / rvc.onnx: an RVC v2 48k model at RVC's size (scripts/fixtures/make_rvc_fixture.py
   --full), converted by Mixdown's converter;
 - rmvpe.onnx: RMVPE at its published size (90.5 M parameters), exported by Mixdown's converter;
-- contentvec.onnx: HuBERT-base (the architecture of ContentVec's vec-768-layer-12), torchaudio's
-  `hubert_base()` with random weights, [1,1,N] -> [1,T,768] like the community export;
+- hubert_base.pt / contentvec.onnx: HuBERT-base (the architecture of ContentVec's vec-768-layer-12)
+  with random weights in fairseq's checkpoint layout (scripts/fixtures/make_hubert_fixture.py's
+  `random_checkpoint` at base sizes), converted by Mixdown's converter (`export_hubert`, as
+  `voices import-features` runs it), [1,1,N] -> [1,T,768] (layer 12); the .pt is also what
+  `bench:voice --upstream` hands RVC's own pipeline;
 - model.index: 100,000 768-d features in 400 clusters, IVF2564,Flat as RVC's train_index makes it
   (k-means, 10 iterations), nprobe 1.
 Needs Debian's python3-torch, python3-torchaudio, python3-onnx, python3-faiss.
@@ -40,30 +43,15 @@ def main():
         torch.manual_seed(3)
         torch.save(RMVPE().state_dict(), path("rmvpe.pt"))
         subprocess.run([sys.executable, "-m", "mixdown_voice.export_rmvpe", path("rmvpe.pt"), path("rmvpe.onnx")], check=True, env=env)
-    if not os.path.exists(path("contentvec.onnx")):
-        import torchaudio
+    if not os.path.exists(path("hubert_base.pt")) or not os.path.exists(path("contentvec.onnx")):
+        sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+        from make_hubert_fixture import random_checkpoint
 
-        torch.manual_seed(0)
-        hubert = torchaudio.models.hubert_base().eval()
-
-        class Features(torch.nn.Module):
-            def __init__(self, model):
-                super().__init__()
-                self.model = model
-
-            def forward(self, source):
-                return self.model(source[:, 0])[0]
-
-        with torch.no_grad():
-            torch.onnx.export(
-                Features(hubert),
-                torch.zeros(1, 1, 16000),
-                path("contentvec.onnx"),
-                input_names=["source"],
-                output_names=["embed"],
-                dynamic_axes={"source": {2: "samples"}, "embed": {1: "frames"}},
-                opset_version=17,
-            )
+        # HuBERT-base sizes (ContentVec's vec-768-layer-12 is this network), random weights, in
+        # fairseq's hubert_base.pt layout; converted as `voices import-features` converts it.
+        base = dict(channels=512, width=768, hidden=3072, heads=12, layers=12, pos_kernel=128, pos_groups=16, projection=256)
+        torch.save(random_checkpoint(base), path("hubert_base.pt"))
+        subprocess.run([sys.executable, "-m", "mixdown_voice.export_hubert", path("hubert_base.pt"), path("contentvec.onnx")], check=True, env=env)
     if not os.path.exists(path("model.index")):
         import faiss
 
