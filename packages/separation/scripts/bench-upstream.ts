@@ -20,7 +20,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:
 import { cpus, loadavg, tmpdir } from "node:os";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { describePeaks, measureTree, type TreeMeasure } from "./measure-tree.ts";
+import { describePeaks, measurePair, measureTree, pairCells, type TreeMeasure } from "./measure-tree.ts";
 import { syntheticSong } from "./synthetic-song.ts";
 
 const run = promisify(execFile);
@@ -193,9 +193,6 @@ interface PairResult {
   allocator: string;
 }
 
-const mb = (x: number) => x.toFixed(0);
-const sec = (ms: number) => (ms / 1000).toFixed(1);
-
 export async function benchUpstream(options: UpstreamOptions): Promise<void> {
   const manifest = JSON.parse(await readFile(join(options.modelsDir, `${options.model}.json`), "utf8")) as Manifest;
   const family = manifest.architecture;
@@ -260,15 +257,7 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
           { log: join(work, "mixdown.log") },
         );
       const load = loadavg()[0];
-      let upstream: TreeMeasure;
-      let mixdown: TreeMeasure;
-      if (options.order === "upstream-first") {
-        upstream = await runUpstream();
-        mixdown = await runMixdown();
-      } else {
-        mixdown = await runMixdown();
-        upstream = await runUpstream();
-      }
+      const { upstream, mixdown } = await measurePair(options.order, runUpstream, runMixdown);
       const snr: Record<string, { db: number; clipped: number }> = {};
       for (const file of (await readdir(up.outDir)).sort()) {
         const stem = up.stemName(file);
@@ -283,18 +272,13 @@ export async function benchUpstream(options: UpstreamOptions): Promise<void> {
       // the CLI's last line names the allocator it ran on (./mixdown.sh separate: jemalloc unless MODEL_ALLOCATOR=system)
       const allocator = /; allocator (\w+)$/m.exec(await readFile(join(work, "mixdown.log"), "utf8"))?.[1] ?? "unknown";
       results.push({ seconds, upstream, mixdown, snr, allocator });
-      const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
       const snrText = Object.entries(snr)
         .map(
           ([stem, { db, clipped }]) =>
             `${stem} ${db.toFixed(1)}${clipped > 0 ? ` [${(clipped * 100).toFixed(3)} % clipped]` : ""}`,
         )
         .join(", ");
-      console.log(
-        `| ${label} | ${sec(upstream.wallMs)} | ${sec(mixdown.wallMs)} | ${(upstream.wallMs / mixdown.wallMs).toFixed(2)} | ` +
-          `${mb(upstream.hwmSumMb)} (${mb(upstream.rssSumPeakMb)}) | ${mb(mixdown.hwmSumMb)} (${mb(mixdown.rssSumPeakMb)}) | ` +
-          `${(mixdown.hwmSumMb / upstream.hwmSumMb).toFixed(2)} (${(mixdown.rssSumPeakMb / upstream.rssSumPeakMb).toFixed(2)}) | ${snrText} | ${load.toFixed(1)}-${loadavg()[0].toFixed(1)} |`,
-      );
+      console.log(`${pairCells(seconds, upstream, mixdown)} ${snrText} | ${load.toFixed(1)}-${loadavg()[0].toFixed(1)} |`);
       if (options.keep) {
         const dest = join(resolve(options.keep), `${options.model}-${seconds}s`);
         await mkdir(dest, { recursive: true });

@@ -157,3 +157,33 @@ export function describePeaks(m: TreeMeasure): string {
     .join("; ");
   return `${m.processes} processes; largest peaks (MB): ${top}`;
 }
+
+/** The upstream's and Mixdown's commands run back to back, in the order asked. */
+export async function measurePair(
+  order: "upstream-first" | "mixdown-first",
+  runUpstream: () => Promise<TreeMeasure>,
+  runMixdown: () => Promise<TreeMeasure>,
+): Promise<{ upstream: TreeMeasure; mixdown: TreeMeasure }> {
+  if (order === "upstream-first") {
+    const upstream = await runUpstream();
+    return { upstream, mixdown: await runMixdown() };
+  }
+  const mixdown = await runMixdown();
+  return { upstream: await runUpstream(), mixdown };
+}
+
+/**
+ * A side-by-side table's row start: "| input | upstream wall s | Mixdown wall s | upstream /
+ * Mixdown wall | upstream peak RSS MB | Mixdown peak RSS MB | Mixdown / upstream RSS |", each peak
+ * the summed VmHWM with the largest simultaneous sum in brackets.
+ */
+export function pairCells(seconds: number, upstream: TreeMeasure, mixdown: TreeMeasure): string {
+  const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
+  const mb = (x: number) => x.toFixed(0);
+  const sec = (ms: number) => (ms / 1000).toFixed(1);
+  return (
+    `| ${label} | ${sec(upstream.wallMs)} | ${sec(mixdown.wallMs)} | ${(upstream.wallMs / mixdown.wallMs).toFixed(2)} | ` +
+    `${mb(upstream.hwmSumMb)} (${mb(upstream.rssSumPeakMb)}) | ${mb(mixdown.hwmSumMb)} (${mb(mixdown.rssSumPeakMb)}) | ` +
+    `${(mixdown.hwmSumMb / upstream.hwmSumMb).toFixed(2)} (${(mixdown.rssSumPeakMb / upstream.rssSumPeakMb).toFixed(2)}) |`
+  );
+}

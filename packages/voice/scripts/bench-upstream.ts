@@ -17,7 +17,7 @@ import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { describePeaks, measureTree, type TreeMeasure } from "@mixdown/separation/measure-tree";
+import { describePeaks, measurePair, measureTree, pairCells } from "@mixdown/separation/measure-tree";
 
 const RUNNER = join(import.meta.dirname, "bench", "upstream", "run_rvc.py");
 const BENCH = join(import.meta.dirname, "bench.ts");
@@ -184,25 +184,12 @@ export async function benchVoiceUpstream(options: VoiceUpstreamOptions): Promise
           { log: join(work, "mixdown.log") },
         );
       const load = loadavg()[0];
-      let upstream: TreeMeasure;
-      let mixdown: TreeMeasure;
-      if (options.order === "upstream-first") {
-        upstream = await runUpstream();
-        mixdown = await runMixdown();
-      } else {
-        mixdown = await runMixdown();
-        upstream = await runUpstream();
-      }
+      const { upstream, mixdown } = await measurePair(options.order, runUpstream, runMixdown);
       const mixdownLog = await readFile(join(work, "mixdown.log"), "utf8");
       const mixdownOut = /^output (.+)$/m.exec(mixdownLog)?.[1];
       if (!mixdownOut) throw new Error(`the Mixdown side named no output; its log:\n${mixdownLog.slice(-2000)}`);
-      const label = seconds >= 60 ? `${seconds / 60} min` : `${seconds} s`;
-      const mb = (x: number) => x.toFixed(0);
-      const sec = (ms: number) => (ms / 1000).toFixed(1);
       console.log(
-        `| ${label} | ${sec(upstream.wallMs)} | ${sec(mixdown.wallMs)} | ${(upstream.wallMs / mixdown.wallMs).toFixed(2)} | ` +
-          `${mb(upstream.hwmSumMb)} (${mb(upstream.rssSumPeakMb)}) | ${mb(mixdown.hwmSumMb)} (${mb(mixdown.rssSumPeakMb)}) | ` +
-          `${(mixdown.hwmSumMb / upstream.hwmSumMb).toFixed(2)} (${(mixdown.rssSumPeakMb / upstream.rssSumPeakMb).toFixed(2)}) | ` +
+        `${pairCells(seconds, upstream, mixdown)} ` +
           `${(await wavSeconds(upstreamOut)).toFixed(2)}, ${(await wavSeconds(mixdownOut)).toFixed(2)} | ${load.toFixed(1)}-${loadavg()[0].toFixed(1)} |`,
       );
       peaks.push(`${seconds} s, RVC: ${describePeaks(upstream)}`, `${seconds} s, Mixdown: ${describePeaks(mixdown)}`);
