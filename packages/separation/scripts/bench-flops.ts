@@ -12,16 +12,15 @@
  * shapes, with the sessions' options of the separation (openSession). A bag's members each get a
  * row.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { pythonCommand, runProcess } from "@mixdown/python";
 import { openSession } from "../src/inference-options.ts";
+import { countFlops, flopsCells, writePeakMatmul } from "./flops.ts";
 import { noiseFeeds } from "./noise-feeds.ts";
 
 const REPO = resolve(import.meta.dirname, "../../..");
-const COUNTER = join(import.meta.dirname, "onnx_flops.py");
 
 const { values } = parseArgs({
   options: {
@@ -35,13 +34,6 @@ const { values } = parseArgs({
 const threads = Number(values.threads);
 const runs = Number(values.runs);
 const modelsDir = resolve(values["models-dir"]!);
-
-async function python(args: string[]): Promise<string> {
-  const result = await runProcess(await pythonCommand(), [COUNTER, ...args]);
-  if (result.code !== 0)
-    throw new Error(`onnx_flops.py ${args[0]} failed: ${result.stderr.trim().split("\n").slice(-5).join("\n")}`);
-  return result.stdout;
-}
 
 /** Median ms of `runs` runs after a warm-up. */
 async function msPerRun(path: string): Promise<number> {
@@ -71,28 +63,12 @@ async function outputShapes(path: string): Promise<Record<string, number[]>> {
   }
 }
 
-interface Count {
-  gflop: number;
-  nodes: number;
-  uncounted: string[];
-  ops: Record<string, number>;
-}
-
-async function countFlops(onnxPath: string, work: string): Promise<Count> {
-  const exposed = join(work, "exposed.onnx");
-  const shapes = join(work, "shapes.json");
-  await python(["expose", onnxPath, exposed]);
-  await writeFile(shapes, JSON.stringify(await outputShapes(exposed)));
-  await rm(exposed, { force: true });
-  return JSON.parse((await python(["count", onnxPath, shapes])).trim().split("\n").at(-1)!) as Count;
-}
-
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), "mixdown-bench-flops-"));
   try {
     const n = Number(values["peak-n"]);
     const peakModel = join(work, "matmul.onnx");
-    await python(["matmul", String(n), peakModel]);
+    await writePeakMatmul(n, peakModel);
     const peakMs = await msPerRun(peakModel);
     const peak = (2 * n ** 3) / (peakMs / 1000) / 1e9;
     console.log(
@@ -111,17 +87,8 @@ async function main(): Promise<void> {
       const files = manifest.members?.map((m) => m.file) ?? [manifest.file!];
       for (const file of files) {
         const path = resolve(modelsDir, file);
-        const count = await countFlops(path, work);
-        const ms = await msPerRun(path);
-        const rate = count.gflop / (ms / 1000);
-        const ops = Object.entries(count.ops)
-          .sort((a, b) => b[1] - a[1])
-          .map(([op, g]) => `${op} ${((100 * g) / count.gflop).toFixed(0)} %`)
-          .join(", ");
-        const missing = count.uncounted.length > 0 ? ` (${count.uncounted.length} nodes without shapes, not counted)` : "";
-        console.log(
-          `| ${model} | ${file} | ${count.gflop.toFixed(2)} | ${ms.toFixed(1)} | ${rate.toFixed(1)} | ${((100 * rate) / peak).toFixed(0)} % | ${ops}${missing} |`,
-        );
+        const count = await countFlops(path, work, outputShapes);
+        console.log(`| ${model} | ${file} | ${flopsCells(count, await msPerRun(path), peak)}`);
       }
     }
   } finally {

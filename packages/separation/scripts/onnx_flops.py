@@ -1,10 +1,12 @@
 """The floating-point operations of one run of an ONNX graph at batch 1 (for bench:flops).
 
-    onnx_flops.py expose MODEL.onnx OUT.onnx    # MODEL with the counted nodes' tensors as outputs
-    onnx_flops.py count MODEL.onnx SHAPES.json  # {"file", "gflop", "nodes", "uncounted", "ops"}
+    onnx_flops.py expose MODEL.onnx OUT.onnx [SIZES]    # MODEL with the counted nodes' tensors as outputs
+    onnx_flops.py count MODEL.onnx SHAPES.json [SIZES]  # {"file", "gflop", "nodes", "uncounted", "ops"}
     onnx_flops.py matmul N OUT.onnx             # an N x N by N x N MatMul, for the machine's peak
 
-Shapes come from onnx's shape inference with symbolic input dimensions set to 1 (one chunk), and,
+SIZES, a JSON object, gives symbolic input dimensions by name (`{"frames": 1100}`: an RVC piece of
+11 s, not one frame); the rest are 1. Shapes come from onnx's shape inference with symbolic input
+dimensions set so (one chunk at batch 1 without SIZES), and,
 where inference cannot follow the graph (HTDemucs pads its time branch by amounts it computes),
 from SHAPES.json: the dimensions onnxruntime gave the exposed tensors in one run (bench-flops.ts
 writes it). Counted, as multiply-adds x 2: MatMul, Gemm, Conv, ConvTranspose and Einsum, the
@@ -22,12 +24,12 @@ from onnx import TensorProto, helper, shape_inference
 COUNTED = {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum"}
 
 
-def load_batch1(path):
+def load_sized(path, sizes):
     model = onnx.load(path)
     for value in model.graph.input:
         for d in value.type.tensor_type.shape.dim:
             if not d.HasField("dim_value"):
-                d.dim_value = 1
+                d.dim_value = sizes.get(d.dim_param, 1)
     return model
 
 
@@ -93,8 +95,8 @@ def node_flops(node, shape):
     return 0
 
 
-def expose(path, out_path):
-    model = load_batch1(path)
+def expose(path, out_path, sizes):
+    model = load_sized(path, sizes)
     _, known = inferred_shapes(model)
     outputs = {o.name for o in model.graph.output}
     for node in counted_nodes(model.graph):
@@ -105,8 +107,8 @@ def expose(path, out_path):
     onnx.save(model, out_path)
 
 
-def count(path, shapes_path):
-    model = load_batch1(path)
+def count(path, shapes_path, sizes):
+    model = load_sized(path, sizes)
     inferred, known = inferred_shapes(model)
     with open(shapes_path) as f:
         known.update(json.load(f))
@@ -134,10 +136,11 @@ def matmul(n, out_path):
 
 if __name__ == "__main__":
     command = sys.argv[1]
+    sizes = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     if command == "expose":
-        expose(sys.argv[2], sys.argv[3])
+        expose(sys.argv[2], sys.argv[3], sizes)
     elif command == "count":
-        print(json.dumps(count(sys.argv[2], sys.argv[3])))
+        print(json.dumps(count(sys.argv[2], sys.argv[3], sizes)))
     elif command == "matmul":
         matmul(int(sys.argv[2]), sys.argv[3])
     else:

@@ -8,6 +8,8 @@
 // `pnpm bench:voice --upstream DIR [--upstream-pythonpath P] [--upstream-python PY] [--order upstream-first|mixdown-first]
 // [--seconds 10,30]`: RVC WebUI's own infer_cli.py (DIR, a writable checkout) beside this conversion on the same
 // models, input, settings and threads, each a process timed from start to end (bench-upstream.ts).
+// `pnpm bench:voice --flops [--runs 5] [--peak-n 2048]`: each network's FLOPs on one 10 s piece, its time, and that as a share
+// of onnxruntime's own MatMul on the same threads (bench-flops.ts).
 // `--input FILE` converts FILE instead of the spoken phrase (one length), `--out DIR` keeps the output there.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -17,6 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { convertVoiceFile, RvcVoiceEngine } from "../src/index.ts";
+import { benchVoiceFlops } from "./bench-flops.ts";
 import { BENCH_CONVERSION, benchVoiceUpstream, speechInput } from "./bench-upstream.ts";
 
 const { values } = parseArgs({
@@ -34,6 +37,9 @@ const { values } = parseArgs({
     "upstream-pythonpath": { type: "string" },
     "upstream-python": { type: "string", default: "/usr/bin/python3" },
     order: { type: "string", default: "upstream-first" },
+    flops: { type: "boolean", default: false },
+    runs: { type: "string", default: "5" },
+    "peak-n": { type: "string", default: "2048" },
   },
 });
 const lengths = values.seconds!.split(",").map(Number);
@@ -49,6 +55,11 @@ if (!["rvc.onnx", "contentvec.onnx", "rmvpe.onnx", "model.index", "hubert_base.p
     stdio: "inherit",
     env: { ...process.env, PYTHONPATH: fileURLToPath(new URL("../python", import.meta.url)) },
   });
+}
+
+if (values.flops) {
+  await benchVoiceFlops({ dir, sampleRate: 48000, threads, runs: Number(values.runs), peakN: Number(values["peak-n"]) });
+  process.exit(0);
 }
 
 if (values.upstream) {
