@@ -57,7 +57,6 @@ export interface VoiceUpstreamOptions {
   lengths: number[];
   threads: number;
   order: "upstream-first" | "mixdown-first";
-  index: boolean;
   /** arguments the Mixdown side's bench process also takes (--segment-seconds) */
   mixdownArgs: string[];
 }
@@ -99,7 +98,7 @@ export async function benchVoiceUpstream(options: VoiceUpstreamOptions): Promise
     `# RVC beside RVC WebUI's infer_cli.py, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, load average ${loadavg()[0].toFixed(1)} at start`,
   );
   console.log(
-    `# models in ${options.modelsDir} (RVC v2 48 kHz, HuBERT-base, RMVPE, ${options.index ? "the 100,000-feature index" : "no index"}; random weights); RVC in ${upstreamDir}; ${options.threads} threads; ${options.order}`,
+    `# models in ${options.modelsDir} (RVC v2 48 kHz, HuBERT-base, RMVPE, its feature index; random weights); RVC in ${upstreamDir}; ${options.threads} threads; ${options.order}`,
   );
   console.log(
     "# peak RSS: the sum of every process's VmHWM in the command's tree, and in brackets the largest sum of their resident sets at one 100 ms sample",
@@ -130,7 +129,7 @@ export async function benchVoiceUpstream(options: VoiceUpstreamOptions): Promise
             "--input_path",
             input,
             "--index_path",
-            options.index ? resolve(file("model.index")) : "",
+            resolve(file("model.index")),
             "--f0method",
             "rmvpe",
             "--opt_path",
@@ -178,7 +177,6 @@ export async function benchVoiceUpstream(options: VoiceUpstreamOptions): Promise
             String(options.threads),
             "--dir",
             options.modelsDir,
-            ...(options.index ? [] : ["--no-index"]),
             ...options.mixdownArgs,
           ],
           { log: join(work, "mixdown.log") },

@@ -64,6 +64,9 @@ if (values.flops) {
 
 if (values.upstream) {
   if (values.yin) throw new Error("--upstream runs RVC with RMVPE; --yin has no counterpart there");
+  // Without an index Mixdown's conversionStrength blends the converted voice with the input, which RVC does not do.
+  if (values["no-index"])
+    throw new Error("--upstream compares the conversion with the index; --no-index has no counterpart in RVC");
   if (values.order !== "upstream-first" && values.order !== "mixdown-first")
     throw new Error(`--order takes upstream-first or mixdown-first (got ${values.order})`);
   await benchVoiceUpstream({
@@ -74,7 +77,6 @@ if (values.upstream) {
     lengths,
     threads,
     order: values.order,
-    index: !values["no-index"],
     mixdownArgs: values["segment-seconds"] ? ["--segment-seconds", values["segment-seconds"]] : [],
   });
   process.exit(0);
