@@ -17,7 +17,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { openSession } from "../src/inference-options.ts";
-import { countFlops, flopsCells, writePeakMatmul } from "./flops.ts";
+import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "./flops.ts";
 import { noiseFeeds } from "./noise-feeds.ts";
 
 const REPO = resolve(import.meta.dirname, "../../..");
@@ -40,13 +40,7 @@ async function msPerRun(path: string): Promise<number> {
   const session = await openSession(path, { thread: false, intraOpThreads: threads });
   try {
     const feeds = noiseFeeds(session, path);
-    const times: number[] = [];
-    for (let run = 0; run <= runs; run++) {
-      const start = performance.now();
-      await session.runMany(feeds, session.outputNames);
-      if (run > 0) times.push(performance.now() - start);
-    }
-    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+    return await medianRunMs(() => session.runMany(feeds, session.outputNames), runs);
   } finally {
     await session.release();
   }
@@ -70,7 +64,7 @@ async function main(): Promise<void> {
     const peakModel = join(work, "matmul.onnx");
     await writePeakMatmul(n, peakModel);
     const peakMs = await msPerRun(peakModel);
-    const peak = (2 * n ** 3) / (peakMs / 1000) / 1e9;
+    const peak = matmulGflops(n, peakMs);
     console.log(
       `# FLOP/s of each network against onnxruntime's ${n} x ${n} MatMul, ${threads} intra-op threads, ${new Date().toISOString()}, ` +
         `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, load average ${loadavg()[0].toFixed(1)}`,

@@ -48,6 +48,22 @@ export async function countFlops(
   return JSON.parse((await python(["count", onnxPath, shapes, sized])).trim().split("\n").at(-1)!) as FlopCount;
 }
 
+/** Median ms of `runs` calls of `run` after one warm-up call. */
+export async function medianRunMs(run: () => Promise<unknown>, runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const start = performance.now();
+    await run();
+    if (i > 0) times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+}
+
+/** GFLOP/s of an N x N by N x N MatMul that took `ms`. */
+export function matmulGflops(n: number, ms: number): number {
+  return (2 * n ** 3) / (ms / 1000) / 1e9;
+}
+
 /** Writes onnxruntime's N x N by N x N MatMul to `path`: timed, it is the machine's peak. */
 export async function writePeakMatmul(n: number, path: string): Promise<void> {
   await python(["matmul", String(n), path]);

@@ -11,7 +11,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
-import { countFlops, flopsCells, writePeakMatmul } from "@mixdown/separation/flops";
+import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "@mixdown/separation/flops";
 
 /** One piece: 10 s and 0.5 s of context each side at 16 kHz, 160 samples a frame. */
 const PIECE_SAMPLES = 176_000;
@@ -85,17 +85,10 @@ export async function benchVoiceFlops(options: {
     intraOpNumThreads: options.threads,
     interOpNumThreads: 1,
   });
-  /** Median ms of `runs` runs after a warm-up. */
   const msPerRun = async (path: string, feeds: Record<string, ort.Tensor>, level: "all" | "extended") => {
     const session = await ort.InferenceSession.create(path, sessionOptions(level));
     try {
-      const times: number[] = [];
-      for (let run = 0; run <= options.runs; run++) {
-        const start = performance.now();
-        await session.run(feeds);
-        if (run > 0) times.push(performance.now() - start);
-      }
-      return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+      return await medianRunMs(() => session.run(feeds), options.runs);
     } finally {
       await session.release();
     }
@@ -110,7 +103,7 @@ export async function benchVoiceFlops(options: {
       { a: new ort.Tensor("float32", noise(n * n), [n, n]), b: new ort.Tensor("float32", noise(n * n), [n, n]) },
       "all",
     );
-    const peak = (2 * n ** 3) / (peakMs / 1000) / 1e9;
+    const peak = matmulGflops(n, peakMs);
     console.log(
       `# FLOP/s of RVC's networks on one 10 s piece (with its 1 s of context) against onnxruntime's ${n} x ${n} MatMul, ` +
         `${options.threads} intra-op threads, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, load average ${loadavg()[0].toFixed(1)}`,

@@ -17,6 +17,7 @@ import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { probeAudio } from "@mixdown/audio";
 import { describePeaks, measurePair, measureTree, pairCells } from "@mixdown/separation/measure-tree";
 
 const RUNNER = join(import.meta.dirname, "bench", "upstream", "run_rvc.py");
@@ -77,13 +78,6 @@ async function linkHubert(upstreamDir: string, hubert: string): Promise<void> {
     );
   await mkdir(join(upstreamDir, "assets", "hubert"), { recursive: true });
   await symlink(resolve(hubert), target);
-}
-
-async function wavSeconds(path: string): Promise<number> {
-  const out = execFileSync("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path], {
-    encoding: "utf8",
-  });
-  return Number(out.trim());
 }
 
 export async function benchVoiceUpstream(options: VoiceUpstreamOptions): Promise<void> {
@@ -188,7 +182,7 @@ export async function benchVoiceUpstream(options: VoiceUpstreamOptions): Promise
       if (!mixdownOut) throw new Error(`the Mixdown side named no output; its log:\n${mixdownLog.slice(-2000)}`);
       console.log(
         `${pairCells(seconds, upstream, mixdown)} ` +
-          `${(await wavSeconds(upstreamOut)).toFixed(2)}, ${(await wavSeconds(mixdownOut)).toFixed(2)} | ${load.toFixed(1)}-${loadavg()[0].toFixed(1)} |`,
+          `${(await probeAudio(upstreamOut)).duration.toFixed(2)}, ${(await probeAudio(mixdownOut)).duration.toFixed(2)} | ${load.toFixed(1)}-${loadavg()[0].toFixed(1)} |`,
       );
       peaks.push(`${seconds} s, RVC: ${describePeaks(upstream)}`, `${seconds} s, Mixdown: ${describePeaks(mixdown)}`);
     } finally {
