@@ -179,12 +179,10 @@ build_dashboard() {
   echo "$want" >"$stamp"
 }
 
-# With MODEL_ALLOCATOR=jemalloc, the commands that run models in their own process (`separate`, the
-# model benches) start on jemalloc, else on glibc with two malloc arenas (packages/separation/src/allocator.ts
-# says why and what each costs).
-# `separate` runs one job and exits, and is on jemalloc unless MODEL_ALLOCATOR says otherwise: there
-# it costs ~3 % of the time and saves 5-58 % of the memory (docs/benchmarks.md). `up` and the tests'
-# workers set it themselves.
+# The commands that run models in their own process (`separate`, the model benches) start on
+# jemalloc unless MODEL_ALLOCATOR=system (then on glibc with two malloc arenas), with a small V8
+# young generation (packages/separation/src/allocator.ts says why and what each costs). `up` and the
+# tests' workers set it themselves.
 use_model_env() {
   local lines
   lines="$(node packages/separation/scripts/model-env.ts)" || die "MODEL_ALLOCATOR: see above."
@@ -241,7 +239,6 @@ case "$command" in
   *)
     setup
     if [ "$command" = separate ]; then
-      export MODEL_ALLOCATOR="${MODEL_ALLOCATOR:-jemalloc}"
       use_model_env
       # the one process that runs the models, with no pnpm (~40 MB) waiting above it
       exec node --import tsx apps/cli/src/main.ts separate "$@"

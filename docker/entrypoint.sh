@@ -35,8 +35,8 @@ prepare_models() {
   exec 9>&-
 }
 
-# The worker starts on jemalloc with MODEL_ALLOCATOR=jemalloc, else on glibc with two malloc arenas
-# (packages/separation/src/allocator.ts says why and what each costs).
+# The worker starts on jemalloc unless MODEL_ALLOCATOR=system (then on glibc with two malloc arenas),
+# with a small V8 young generation (packages/separation/src/allocator.ts says why and what each costs).
 use_model_env() {
   lines="$(node packages/separation/scripts/model-env.ts)" || exit 2
   eval "$lines"

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { JOB_KINDS } from "@mixdown/jobs";
 import { typeErrorsWithout } from "../../../packages/devstack/src/type-check.ts";
 import { checkWorkerKinds, WORKER_KINDS } from "../src/kinds/index.ts";
+import { splitHasOwnThread } from "../src/kinds/separation/handler.ts";
 
 const APP_DIR = fileURLToPath(new URL("..", import.meta.url));
 const KINDS = fileURLToPath(new URL("../src/kinds/index.ts", import.meta.url));
@@ -30,5 +31,15 @@ describe("the worker's job kinds", () => {
     assert.deepEqual(whole, []);
     assert.equal(without.length, 1, without.join("\n"));
     assert.match(without[0]!, /Property '"webhook-delivery"' is missing/);
+  });
+});
+
+describe("the vocal split's inference thread", () => {
+  it("is its own with `own`, the vocals model's with `shared`, and with `auto` its own only beyond two cores", () => {
+    for (const cores of [1, 2, 3, 16]) {
+      assert.equal(splitHasOwnThread("own", cores), true);
+      assert.equal(splitHasOwnThread("shared", cores), false);
+      assert.equal(splitHasOwnThread("auto", cores), cores > 2);
+    }
   });
 });

@@ -122,12 +122,11 @@ export const EnvSchema = z
     ...workerConcurrency,
     WORKER_HEALTH_PORT: int(0, 65535).default(8081),
     /**
-     * What the launchers (`up`, the image's entrypoint) start the worker on: `system` (glibc's
-     * malloc, an onnxruntime arena per session) or `jemalloc` (libjemalloc2: the sessions share one
-     * run's memory; less memory on short jobs and RVC, slower on long separations). Read at
-     * launch; the worker logs which it runs on.
+     * What the launchers (`up`, the image's entrypoint) start the worker on: `jemalloc`
+     * (libjemalloc2, where installed: the sessions share one run's memory) or `system` (glibc's
+     * malloc, an onnxruntime arena per session). Read at launch; the worker logs which it runs on.
      */
-    MODEL_ALLOCATOR: z.enum(["jemalloc", "system"]).default("system"),
+    MODEL_ALLOCATOR: z.enum(["jemalloc", "system"]).default("jemalloc"),
     JOB_ATTEMPTS: int(1).default(5),
     /**
      * A job's end (and its start) written while PostgreSQL is away is tried this many times, the
@@ -160,6 +159,13 @@ export const EnvSchema = z
      * installed leaves vocal separations with vocals and backing, and the worker says so at start.
      */
     SEPARATION_MODEL_VOCAL_SPLIT: z.string().default("vocalsplit"),
+    /**
+     * Where the vocal split runs beside the vocals model, in the same pass: `own` (an inference
+     * thread of its own: the two models' runs overlap), `shared` (the vocals model's thread: their
+     * runs take turns, and one run's working memory serves both) or `auto` (own with more than two
+     * cores). On two cores the turns take the same time and 90-190 MB less (docs/benchmarks.md).
+     */
+    SEPARATION_VOCAL_SPLIT_THREAD: z.enum(["auto", "own", "shared"]).default("auto"),
     MODELS_DIR: z.string().default("./models"),
     /** Catalogue models `up` and the docker image pull at start (comma-separated); read by the CLI's `models pull --from-env`. */
     MIXDOWN_MODELS: z.string().default(""),

@@ -2,22 +2,27 @@
 //
 // With its CPU arena on (onnxruntime's default), every session keeps its own arena at the size of
 // its largest run for as long as it lives: a worker with three separation models holds three runs'
-// working memory although it runs one model at a time (about 170 MB each for the default models,
+// working memory although it runs one model at a time (about 155 MB each for the default models,
 // several GB for the real-size ones). With the arena off, each tensor is malloc'd and freed, and
 // glibc hands blocks over 32 MB straight back to the kernel, so every run maps and faults its
 // memory afresh (2-4x the CPU of a run). jemalloc with purging off and one arena keeps what is
 // freed mapped and hands it to whichever session, on whichever thread, runs next: the sessions of
 // a process share one run's working memory instead of keeping one each.
 //
-// For the worker it is an option (MODEL_ALLOCATOR=jemalloc), not the default: it saves memory on
-// short jobs and on RVC conversions at the same speed, but on a 10-minute stem split its memory
-// grew past glibc's (1364 against 1193 MB) and inference ran 11 % slower (docs/benchmarks.md has
-// the figures). `./mixdown.sh separate`, one job per process, starts on it unless MODEL_ALLOCATOR
-// says otherwise: there it saves 18-58 % of the memory for ~3 % of the time. The allocator is fixed when a
-// process starts (LD_PRELOAD), so the launchers (`up`, the image's entrypoint, mixdown.sh for the
-// commands that run models, the tests' worker) start the processes that run models with
-// modelProcessEnv(); sessions turn their arena off only when this process really runs on jemalloc
-// (runsOnJemalloc), so a process started any other way keeps the arena.
+// So the processes that run models start on jemalloc (MODEL_ALLOCATOR=jemalloc, the default, where
+// libjemalloc2 is installed: ./mixdown.sh installs it and the image ships it). On 2026-11-27, with
+// the vocal split taking turns with the vocals model and a small V8 young generation (below), a
+// 10-minute vocal separation in the worker peaked at 756 MB against 1086-1178 on glibc with an arena
+// per session, a stem split at 713, at the same speed; an RVC conversion of 30 s at 1672 against
+// 1936 MB. (A glibc set to the same sharing, one malloc arena, no block mmap'd on its own, the heap
+// never trimmed, did as well on separations but held 2116-2219 MB on RVC's conversion, its freed
+// blocks fragmented.) The figures, and the earlier runs where jemalloc grew on a long stem split,
+// are in docs/benchmarks.md. MODEL_ALLOCATOR=system keeps glibc and the sessions' arenas.
+//
+// The allocator is fixed when a process starts (LD_PRELOAD), so the launchers (`up`, the image's
+// entrypoint, mixdown.sh for the commands that run models, the tests' worker) start the processes
+// that run models with modelProcessEnv(); sessions turn their arena off only when this process
+// really runs on jemalloc (runsOnJemalloc), so a process started any other way keeps the arena.
 import { existsSync, readFileSync } from "node:fs";
 
 /**
@@ -39,6 +44,15 @@ export const JEMALLOC_CONF = "dirty_decay_ms:-1,muzzy_decay_ms:-1,narenas:1";
  */
 export const GLIBC_ARENAS = "2";
 
+/**
+ * The V8 young generation of a process that runs models (NODE_OPTIONS; its threads inherit it).
+ * By default V8 grows each isolate's young generation to 48-64 MB and keeps it: the worker's main
+ * thread held 64 MB of it, its separation thread 16-20, each helper 8. Their JavaScript is small
+ * (the audio is in ArrayBuffers, outside that heap): with 1 MB semi-spaces a 10-minute vocal
+ * separation peaked 80 MB lower at the same speed (44.4 against 45.5 s; docs/benchmarks.md).
+ */
+export const SEMI_SPACE_FLAG = "--max-semi-space-size=1";
+
 /** Where Debian, Ubuntu and the usual distributions put libjemalloc2 (Debian's redis-server depends on it). */
 const JEMALLOC_PATHS = [
   "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
@@ -48,8 +62,8 @@ const JEMALLOC_PATHS = [
   "/usr/local/lib/libjemalloc.so.2",
 ];
 
-/** MODEL_ALLOCATOR: `system` (default: glibc, an onnxruntime arena per session) or `jemalloc` (where the library is installed). */
-export const MODEL_ALLOCATORS = ["system", "jemalloc"] as const;
+/** MODEL_ALLOCATOR: `jemalloc` (default, where the library is installed) or `system` (glibc, an onnxruntime arena per session). */
+export const MODEL_ALLOCATORS = ["jemalloc", "system"] as const;
 export type ModelAllocator = (typeof MODEL_ALLOCATORS)[number];
 
 export function jemallocPath(): string | undefined {
@@ -57,21 +71,24 @@ export function jemallocPath(): string | undefined {
 }
 
 /**
- * The environment for a process that runs models: with MODEL_ALLOCATOR=jemalloc, `env` with
- * jemalloc preloaded and configured (unless the library is not installed or the environment
- * already preloads it; a MALLOC_CONF of the caller's own is kept); on glibc, `env` with
- * MALLOC_ARENA_MAX (GLIBC_ARENAS) unless the caller set it.
+ * The environment for a process that runs models: `env` with jemalloc preloaded and configured
+ * (MODEL_ALLOCATOR=jemalloc, the default; unless the library is not installed or the environment
+ * already preloads it; a MALLOC_CONF of the caller's own is kept), or, on glibc, with
+ * MALLOC_ARENA_MAX (GLIBC_ARENAS) unless the caller set it; and NODE_OPTIONS with SEMI_SPACE_FLAG
+ * unless it names a semi-space size already.
  */
 export function modelProcessEnv<E extends Record<string, string | undefined>>(env: E): E {
-  const allocator = env.MODEL_ALLOCATOR || "system";
+  const allocator = env.MODEL_ALLOCATOR || "jemalloc";
   if (!(MODEL_ALLOCATORS as readonly string[]).includes(allocator))
     throw new Error(`MODEL_ALLOCATOR must be jemalloc or system, not ${JSON.stringify(env.MODEL_ALLOCATOR)}`);
+  const nodeOptions = env.NODE_OPTIONS ?? "";
+  const young = /--max-semi-space-size/.test(nodeOptions) ? {} : { NODE_OPTIONS: `${nodeOptions} ${SEMI_SPACE_FLAG}`.trim() };
   const preload = env.LD_PRELOAD ?? "";
   const path = jemallocPath();
-  if (/libjemalloc/.test(preload)) return env;
+  if (/libjemalloc/.test(preload)) return { ...env, ...young };
   if (allocator === "system" || path === undefined)
-    return env.MALLOC_ARENA_MAX ? env : { ...env, MALLOC_ARENA_MAX: GLIBC_ARENAS };
-  return { ...env, LD_PRELOAD: preload ? `${path} ${preload}` : path, MALLOC_CONF: env.MALLOC_CONF || JEMALLOC_CONF };
+    return { ...env, ...young, ...(env.MALLOC_ARENA_MAX ? {} : { MALLOC_ARENA_MAX: GLIBC_ARENAS }) };
+  return { ...env, ...young, LD_PRELOAD: preload ? `${path} ${preload}` : path, MALLOC_CONF: env.MALLOC_CONF || JEMALLOC_CONF };
 }
 
 let onJemalloc: boolean | undefined;

@@ -3,34 +3,37 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { test } from "node:test";
-import { GLIBC_ARENAS, JEMALLOC_CONF, jemallocPath, modelProcessEnv } from "../src/allocator.ts";
+import { GLIBC_ARENAS, JEMALLOC_CONF, jemallocPath, modelProcessEnv, SEMI_SPACE_FLAG } from "../src/allocator.ts";
 
 const run = promisify(execFile);
 const child = fileURLToPath(new URL("./support/allocator-child.ts", import.meta.url));
 
-test("modelProcessEnv preloads jemalloc when MODEL_ALLOCATOR=jemalloc, keeping the caller's own settings", () => {
+test("modelProcessEnv preloads jemalloc unless MODEL_ALLOCATOR=system, keeping the caller's own settings", () => {
   const path = jemallocPath();
   // ./mixdown.sh installs libjemalloc2 (APT_PACKAGES), so the test machine has it.
   assert.ok(path, "libjemalloc.so.2 is installed");
-  const jemalloc = { MODEL_ALLOCATOR: "jemalloc" };
-  assert.deepEqual(modelProcessEnv({ ...jemalloc, PATH: "/bin" }), {
-    ...jemalloc,
-    PATH: "/bin",
-    LD_PRELOAD: path,
-    MALLOC_CONF: JEMALLOC_CONF,
+  const young = { NODE_OPTIONS: SEMI_SPACE_FLAG };
+  // the default, and `jemalloc`
+  for (const env of [{ PATH: "/bin" }, { MODEL_ALLOCATOR: "jemalloc" }, { MODEL_ALLOCATOR: "" }])
+    assert.deepEqual(modelProcessEnv(env), { ...env, ...young, LD_PRELOAD: path, MALLOC_CONF: JEMALLOC_CONF });
+  assert.deepEqual(
+    modelProcessEnv({ LD_PRELOAD: "/x/libfoo.so", MALLOC_CONF: "narenas:2", NODE_OPTIONS: "--enable-source-maps" }),
+    {
+      LD_PRELOAD: `${path} /x/libfoo.so`,
+      MALLOC_CONF: "narenas:2",
+      NODE_OPTIONS: `--enable-source-maps ${SEMI_SPACE_FLAG}`,
+    },
+  );
+  const preloaded = { LD_PRELOAD: "/opt/libjemalloc.so.2", NODE_OPTIONS: "--max-semi-space-size=8" };
+  assert.deepEqual(modelProcessEnv(preloaded), preloaded);
+  // `system`: glibc with two malloc arenas, unless the caller chose a number
+  assert.deepEqual(modelProcessEnv({ MODEL_ALLOCATOR: "system" }), {
+    MODEL_ALLOCATOR: "system",
+    ...young,
+    MALLOC_ARENA_MAX: GLIBC_ARENAS,
   });
-  assert.deepEqual(modelProcessEnv({ ...jemalloc, LD_PRELOAD: "/x/libfoo.so", MALLOC_CONF: "narenas:2" }), {
-    ...jemalloc,
-    LD_PRELOAD: `${path} /x/libfoo.so`,
-    MALLOC_CONF: "narenas:2",
-  });
-  const preloaded = { ...jemalloc, LD_PRELOAD: "/opt/libjemalloc.so.2" };
-  assert.equal(modelProcessEnv(preloaded), preloaded);
-  // the default, and `system`: glibc with two malloc arenas, unless the caller chose a number
-  for (const env of [{ PATH: "/bin" }, { MODEL_ALLOCATOR: "system" }, { MODEL_ALLOCATOR: "" }])
-    assert.deepEqual(modelProcessEnv(env), { ...env, MALLOC_ARENA_MAX: GLIBC_ARENAS });
-  const own = { MODEL_ALLOCATOR: "system", MALLOC_ARENA_MAX: "4" };
-  assert.equal(modelProcessEnv(own), own);
+  const own = { MODEL_ALLOCATOR: "system", MALLOC_ARENA_MAX: "4", NODE_OPTIONS: "--max-semi-space-size=16" };
+  assert.deepEqual(modelProcessEnv(own), own);
   assert.throws(() => modelProcessEnv({ MODEL_ALLOCATOR: "tcmalloc" }), /MODEL_ALLOCATOR must be jemalloc or system/);
 });
 

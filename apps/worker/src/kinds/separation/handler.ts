@@ -1,5 +1,6 @@
 import { checkFreeSpace } from "../../steps/free-space.ts";
 import { checkInputLength, probeSeconds } from "../../steps/input-length.ts";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
@@ -278,6 +279,16 @@ function reportProviders(threads: SeparationModelProvider[][], logger: Logger, m
   }
 }
 
+/**
+ * Whether the vocal split gets an inference thread of its own (SEPARATION_VOCAL_SPLIT_THREAD). With
+ * `auto`, only with more than two cores: on two, a model's run already keeps ~1.45 of them busy, the
+ * runs side by side took the same job time as the runs in turn, and held a second run's working
+ * memory and a second thread (docs/benchmarks.md).
+ */
+export function splitHasOwnThread(setting: Config["SEPARATION_VOCAL_SPLIT_THREAD"], cores = availableParallelism()): boolean {
+  return setting === "own" || (setting === "auto" && cores > 2);
+}
+
 /** Checks the settings' models, loads them on the separation threads and says where they run. */
 export const separationKind: WorkerKind<"separation"> = {
   async start({ config, logger, metrics, storage, modelsDir, output, pooled }) {
@@ -298,8 +309,9 @@ export const separationKind: WorkerKind<"separation"> = {
             ...(vocalSplit ? [vocalSplit] : []),
           ]),
         ],
-        // it runs beside the vocals model, in the same pass: neither waits for the other's runs
-        ownThread: vocalSplit ? [vocalSplit] : [],
+        // it runs beside the vocals model, in the same pass: on a thread of its own neither waits
+        // for the other's runs, which pays only where there are cores to spare
+        ownThread: vocalSplit && splitHasOwnThread(config.SEPARATION_VOCAL_SPLIT_THREAD) ? [vocalSplit] : [],
       }),
     );
     reportProviders((await pool.ready()) as SeparationModelProvider[][], logger, metrics);
