@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { access, constants, copyFile, mkdir, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { access, constants, copyFile, link, mkdir, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -26,6 +26,9 @@ export interface LocalDiskStorageOptions {
 }
 
 const TEMP_SUFFIX = PARTIAL_SUFFIX;
+
+/** Why link(2) refuses where a copy still works: another filesystem, no hard links there, a link limit. */
+const LINK_REFUSED = new Set(["EXDEV", "EPERM", "ENOTSUP", "EOPNOTSUPP", "EMLINK", "EACCES"]);
 
 /**
  * Objects as files under one directory. Every write goes to a temporary sibling and is renamed
@@ -67,8 +70,19 @@ export class LocalDiskStorage implements ObjectStorage {
     return this.writeAtomically(key, (temp) => pipeline(body, createWriteStream(temp, { flags: "wx" })));
   }
 
-  putFile(key: string, filePath: string, _options?: PutOptions): Promise<number> {
-    return this.writeAtomically(key, (temp) => copyFile(filePath, temp));
+  putFile(key: string, filePath: string, options?: PutOptions): Promise<number> {
+    return this.writeAtomically(key, async (temp) => {
+      if (options?.final) {
+        try {
+          await link(filePath, temp);
+          return;
+        } catch (error) {
+          // another filesystem, or one without hard links: copied as any other file
+          if (!LINK_REFUSED.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
+        }
+      }
+      await copyFile(filePath, temp);
+    });
   }
 
   async getStream(key: string): Promise<Readable> {

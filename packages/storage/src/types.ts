@@ -2,6 +2,11 @@ import type { Readable } from "node:stream";
 
 export interface PutOptions {
   contentType?: string;
+  /**
+   * `putFile` only: the caller leaves the file as it is from now on (it may delete it), so local
+   * storage may hard-link it into place instead of copying it when both are on one filesystem.
+   */
+  final?: boolean;
 }
 
 export interface StoredObjectInfo {
@@ -17,7 +22,7 @@ export interface ObjectStorage {
   readonly driver: "local" | "s3";
   /** Stores a stream whose length is not known in advance. Resolves with the bytes written. */
   putStream(key: string, body: Readable, options?: PutOptions): Promise<number>;
-  /** Stores a file from local disk. */
+  /** Stores a file from local disk (a copy, or with `final` possibly the same file, linked). */
   putFile(key: string, filePath: string, options?: PutOptions): Promise<number>;
   /** Reads an object; rejects with `ObjectNotFoundError` when absent. */
   getStream(key: string): Promise<Readable>;

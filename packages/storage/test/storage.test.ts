@@ -1,12 +1,19 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, statfs, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { loadConfig } from "@mixdown/config";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
-import { createStorage, ObjectNotFoundError, signFileKey, verifyFileSignature, type ObjectStorage } from "../src/index.ts";
+import {
+  createStorage,
+  LocalDiskStorage,
+  ObjectNotFoundError,
+  signFileKey,
+  verifyFileSignature,
+  type ObjectStorage,
+} from "../src/index.ts";
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -136,6 +143,35 @@ for (const driver of ["s3", "local"] as const) {
     });
   });
 }
+
+test("local storage links a final file into place on its own filesystem, and copies it from another or when not final", async () => {
+  const storage = createStorage(loadConfig({ ...stack.env, STORAGE_DRIVER: "local" }));
+  assert.ok(storage instanceof LocalDiskStorage);
+  const inode = async (file: string) => (await stat(file)).ino;
+  const src = path.join(scratch, "final.wav");
+  await writeFile(src, "RIFF..final.");
+  // same filesystem: the job's file becomes the object, no bytes copied; it outlives the job's copy
+  assert.equal(await storage.putFile("t/final/a.wav", src, { final: true }), 12);
+  assert.equal(await inode(storage.pathFor("t/final/a.wav")), await inode(src));
+  // not final: a copy of its own
+  await storage.putFile("t/final/b.wav", src);
+  assert.notEqual(await inode(storage.pathFor("t/final/b.wav")), await inode(src));
+  await rm(src);
+  assert.equal((await readAll(await storage.getStream("t/final/a.wav"))).toString(), "RIFF..final.");
+  // another filesystem (tmpfs), where link(2) answers EXDEV: copied
+  if ((await statfs("/dev/shm").catch(() => undefined))?.type !== (await statfs(storage.rootDir)).type) {
+    const other = await mkdtemp("/dev/shm/mixdown-storage-test-");
+    try {
+      await writeFile(path.join(other, "x.wav"), "RIFF..other.");
+      assert.equal(await storage.putFile("t/final/c.wav", path.join(other, "x.wav"), { final: true }), 12);
+      assert.equal((await readAll(await storage.getStream("t/final/c.wav"))).toString(), "RIFF..other.");
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  }
+  await storage.deletePrefix("t/final/");
+  await storage.close();
+});
 
 test("an S3 backend pointing at a missing bucket fails ping", async () => {
   const storage = createStorage(loadConfig({ ...stack.env, STORAGE_DRIVER: "s3", S3_BUCKET: "no-such-bucket" }));

@@ -117,7 +117,8 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         const path = files.get(file)?.[format];
         if (!path) throw new Error(`the separation produced no ${format} file for ${file}`);
         const key = `${prefix}/${file}.${format}`;
-        await deps.storage.putFile(key, path);
+        // the job's files are final once queued, and only deleted with its work directory after
+        await deps.storage.putFile(key, path, { final: true });
         return key;
       };
       // Uploads run one file (both formats) at a time, in the background from when the file is final:
