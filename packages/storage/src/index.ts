@@ -1,6 +1,6 @@
 import { publicBaseUrl, type Config } from "@mixdown/config";
 import { LocalDiskStorage } from "./local.ts";
-import { S3Storage } from "./s3.ts";
+import { LazyS3Storage } from "./lazy-s3.ts";
 import type { ObjectStorage } from "./types.ts";
 
 export * from "./types.ts";
@@ -8,10 +8,11 @@ export * from "./signing.ts";
 export * from "./signed-url-cache.ts";
 export { voiceModelKeys } from "./keys.ts";
 export { LocalDiskStorage, type LocalDiskStorageOptions } from "./local.ts";
-export { S3Storage, type S3StorageOptions } from "./s3.ts";
+export type { S3Storage, S3StorageOptions } from "./s3.ts";
+export { LazyS3Storage } from "./lazy-s3.ts";
 export { RetryingStorage, type StorageRetryPolicy } from "./retrying.ts";
 
-/** The backend `STORAGE_DRIVER` names, configured from the environment. */
+/** The backend `STORAGE_DRIVER` names, configured from the environment (S3's SDK loaded on its first call). */
 export function createStorage(
   config: Pick<
     Config,
@@ -30,7 +31,7 @@ export function createStorage(
   >,
 ): ObjectStorage {
   if (config.STORAGE_DRIVER === "s3") {
-    return new S3Storage({
+    return new LazyS3Storage({
       bucket: config.S3_BUCKET,
       region: config.S3_REGION,
       endpoint: config.S3_ENDPOINT,

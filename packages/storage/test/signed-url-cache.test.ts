@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { MAX_PRESIGN_SECONDS, S3Storage, SignedUrlCache, type SignRequest } from "../src/index.ts";
+import { MAX_PRESIGN_SECONDS, SignedUrlCache, type SignRequest } from "../src/index.ts";
+import { S3Storage } from "../src/s3.ts";
 
 function clockAt(seconds: number) {
   const clock = { now: seconds * 1000 };

@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { startS3, type RunningS3 } from "@mixdown/devstack";
-import { ObjectNotFoundError, RetryingStorage, S3Storage, StorageUnavailableError } from "../src/index.ts";
+import { ObjectNotFoundError, RetryingStorage, StorageUnavailableError } from "../src/index.ts";
+import { S3Storage } from "../src/s3.ts";
 
 let s3: RunningS3;
 let scratch: string;

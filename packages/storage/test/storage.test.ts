@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, statfs, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { loadConfig } from "@mixdown/config";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import {
@@ -171,6 +174,17 @@ test("local storage links a final file into place on its own filesystem, and cop
   }
   await storage.deletePrefix("t/final/");
   await storage.close();
+});
+
+test("S3 storage loads the AWS SDK on its first call, not when it is created", async () => {
+  const child = fileURLToPath(new URL("./support/lazy-sdk-child.ts", import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", child], {
+    env: { ...process.env, ...stack.env },
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+  });
+  const { created, used } = JSON.parse(stdout.trim().split("\n").at(-1)!) as { created: string[]; used: string[] };
+  assert.deepEqual(created, []);
+  assert.ok(used.includes("@aws-sdk/client-s3"), used.join(", "));
 });
 
 test("an S3 backend pointing at a missing bucket fails ping", async () => {
