@@ -12,9 +12,9 @@
 // So the processes that run models start on jemalloc (MODEL_ALLOCATOR=jemalloc, the default, where
 // libjemalloc2 is installed: ./mixdown.sh installs it and the image ships it). On 2026-11-27, with
 // the vocal split taking turns with the vocals model and a small V8 young generation (below), a
-// 10-minute vocal separation in the worker peaked at 756 MB against 1086-1178 on glibc with an arena
-// per session, a stem split at 713, at the same speed; an RVC conversion of 30 s at 1672 against
-// 1936 MB. (A glibc set to the same sharing, one malloc arena, no block mmap'd on its own, the heap
+// vocal separation of 1 or 10 minutes in the worker peaked at 742-782 MB against 1086-1178 on glibc
+// with an arena per session, a stem split at 690-721, at the same speed; an RVC conversion of 30 s
+// at 1672 against 1936 MB. (A glibc set to the same sharing, one malloc arena, no block mmap'd on its own, the heap
 // never trimmed, did as well on separations but held 2116-2219 MB on RVC's conversion, its freed
 // blocks fragmented.) The figures, and the earlier runs where jemalloc grew on a long stem split,
 // are in docs/benchmarks.md. MODEL_ALLOCATOR=system keeps glibc and the sessions' arenas.
