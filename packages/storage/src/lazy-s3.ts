@@ -13,10 +13,6 @@ export class LazyS3Storage implements ObjectStorage {
 
   constructor(private readonly options: S3StorageOptions) {}
 
-  get bucket(): string {
-    return this.options.bucket;
-  }
-
   /** The S3Storage behind it, created (and the SDK loaded) on first use. */
   storage(): Promise<S3Storage> {
     return (this.#storage ??= import("./s3.ts").then(({ S3Storage }) => new S3Storage(this.options)));
