@@ -1,5 +1,6 @@
 import type * as ort from "onnxruntime-node";
 import { cpuArenaEnabled } from "./allocator.ts";
+import type { GraphOptimizationLevel } from "./manifest.ts";
 import { createLocalSession, createThreadSession, type RunnableSession } from "./inference-session.ts";
 
 export type ExecutionProvider = "cpu" | "webgpu" | "cuda";
@@ -86,12 +87,17 @@ function oneLine(message: string): string {
 
 /**
  * An onnxruntime session for one ONNX file, with the options every family
- * shares, on its own inference thread unless `thread: false`.
+ * shares, on its own inference thread unless `thread: false`. `graphOptimization` is the model's
+ * own (its manifest's), not the caller's: which level is faster or leaner depends on the network.
  */
-export async function openSession(onnxPath: string, options: InferenceOptions = {}): Promise<RunnableSession> {
+export async function openSession(
+  onnxPath: string,
+  options: InferenceOptions = {},
+  graphOptimization: GraphOptimizationLevel = "all",
+): Promise<RunnableSession> {
   const sessionOptions: ort.InferenceSession.SessionOptions = {
     executionProviders: [options.executionProvider ?? "cpu"],
-    graphOptimizationLevel: "all",
+    graphOptimizationLevel: graphOptimization,
     executionMode: "sequential",
     // No memory pattern: with it onnxruntime's arena, which keeps what it has grown to for as
     // long as the session lives, grows by a second block of the run's whole size on the second

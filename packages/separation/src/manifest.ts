@@ -19,6 +19,15 @@ export class ManifestError extends Error {
   }
 }
 
+/**
+ * onnxruntime's graph optimisation levels, as a manifest names them. `all` (onnxruntime's own
+ * default, and what python-audio-separator runs) adds the layout transformations: convolutions in
+ * blocked (NCHWc) layout, with reorder nodes around them. Those are faster for wide convolutions
+ * but hold more memory during a run; `extended` stops before them.
+ */
+export const GRAPH_OPTIMIZATION_LEVELS = ["disabled", "basic", "extended", "all"] as const;
+export type GraphOptimizationLevel = (typeof GRAPH_OPTIMIZATION_LEVELS)[number];
+
 /** Name of the stem derived as mixture − vocals for multi-stem models. */
 export const BACKING_STEM = "backing";
 

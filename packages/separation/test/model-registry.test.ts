@@ -55,6 +55,11 @@ describe("parseMdxManifest", () => {
     assert.deepEqual(outputStemNames(parseMdxManifest(valid, "v.json")), ["vocals", "backing"]);
   });
 
+  it("reads graphOptimization, onnxruntime's level for the model, and leaves it out when the manifest does", () => {
+    assert.equal(parseMdxManifest({ ...valid, graphOptimization: "extended" }, "x.json").graphOptimization, "extended");
+    assert.equal("graphOptimization" in parseMdxManifest(valid, "x.json"), false);
+  });
+
   it("defaults compensate to 1", () => {
     const { compensate: _, ...rest } = valid;
     assert.equal(parseMdxManifest(rest, "x.json").compensate, 1);
@@ -69,6 +74,11 @@ describe("parseMdxManifest", () => {
     ["a stem name that is not a safe file name", { primaryStem: "../x", stems: ["../x"] }, /stem name/],
     ["stems not matching primaryStem", { stems: ["drums"] }, /must be \["vocals"\]/],
     ["a non-positive compensate", { compensate: 0 }, /compensate/],
+    [
+      "an unknown graphOptimization",
+      { graphOptimization: "fast" },
+      /"graphOptimization" must be one of disabled, basic, extended, all, got "fast"/,
+    ],
   ];
   for (const [what, patch, message] of broken) {
     it(`rejects ${what} with a ManifestError naming the file`, () => {

@@ -87,7 +87,7 @@ export class MdxModel implements FamilyModel<MdxManifest> {
   }
 
   static async fromManifest(manifest: MdxManifest, onnxPath: string, options: InferenceOptions = {}): Promise<MdxModel> {
-    const session = await openSession(onnxPath, options);
+    const session = await openSession(onnxPath, options, manifest.graphOptimization);
     return new MdxModel(manifest, onnxPath, session, options.executionProvider ?? "cpu");
   }
 

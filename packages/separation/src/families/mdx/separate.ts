@@ -3,6 +3,7 @@ import type { FamilyStreamOptions, SeparatedBlock } from "../family.ts";
 import { MDX_DEFAULT_OVERLAP, mdxChunkCount, mdxChunking } from "./chunking.ts";
 import { HelperThreadStft, sharedFloat32 } from "./helper-thread-stft.ts";
 import type { MdxModel } from "./model.ts";
+import { releaseNow } from "../../release-now.ts";
 
 /**
  * Separates a stream of interleaved stereo blocks at the model's rate into
@@ -215,6 +216,9 @@ export async function* separateMdxStream(
       inFlight = nextSpec ? startRun(nextSpec, ready) : undefined;
       if (previous && finished) {
         await synthesizeBatch(finished, previous.count);
+        // the run's output (4 MB a chunk and stem for the default models) is read no more: freed
+        // now, not at the GC that this thread's garbage buffers would trigger 64 MB later
+        releaseNow(finished);
         const out = emit(chunks !== undefined && synthesized === chunks ? mixtureFrames : synthesized * step);
         if (out) yield out;
       }
