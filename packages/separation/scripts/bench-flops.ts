@@ -9,14 +9,15 @@
  * ConvTranspose and Einsum, 2 FLOPs a multiply-add; shapes from onnx's shape inference and, where
  * it cannot follow the graph, from one onnxruntime run of a copy that outputs the counted nodes'
  * tensors. A run's time is the median of `--runs` after one warm-up, on noise in the graph's
- * shapes, with the sessions' options of the separation (openSession). A bag's members each get a
- * row.
+ * shapes, with the sessions' options of the separation (openSession) and the manifest's graph
+ * optimisation level. A bag's members each get a row.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { openSession } from "../src/inference-options.ts";
+import type { GraphOptimizationLevel } from "../src/manifest.ts";
 import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "./flops.ts";
 import { noiseFeeds } from "./noise-feeds.ts";
 
@@ -35,9 +36,9 @@ const threads = Number(values.threads);
 const runs = Number(values.runs);
 const modelsDir = resolve(values["models-dir"]!);
 
-/** Median ms of `runs` runs after a warm-up. */
-async function msPerRun(path: string): Promise<number> {
-  const session = await openSession(path, { thread: false, intraOpThreads: threads });
+/** Median ms of `runs` runs after a warm-up, at the model's own graph optimisation level. */
+async function msPerRun(path: string, level?: GraphOptimizationLevel): Promise<number> {
+  const session = await openSession(path, { thread: false, intraOpThreads: threads }, level);
   try {
     const feeds = noiseFeeds(session, path);
     return await medianRunMs(() => session.runMany(feeds, session.outputNames), runs);
@@ -77,12 +78,13 @@ async function main(): Promise<void> {
       const manifest = JSON.parse(await readFile(join(modelsDir, `${model}.json`), "utf8")) as {
         file?: string;
         members?: { file: string }[];
+        graphOptimization?: GraphOptimizationLevel;
       };
       const files = manifest.members?.map((m) => m.file) ?? [manifest.file!];
       for (const file of files) {
         const path = resolve(modelsDir, file);
         const count = await countFlops(path, work, outputShapes);
-        console.log(`| ${model} | ${file} | ${flopsCells(count, await msPerRun(path), peak)}`);
+        console.log(`| ${model} | ${file} | ${flopsCells(count, await msPerRun(path, manifest.graphOptimization), peak)}`);
       }
     }
   } finally {
