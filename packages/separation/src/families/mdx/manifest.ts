@@ -36,7 +36,7 @@ export interface MdxManifest {
   /**
    * onnxruntime's graph optimisation level for this network (default `all`, as
    * python-audio-separator runs it). The default models name `extended`: on their narrow
-   * convolutions `all`'s blocked layout is no faster and holds 60 MB more per run.
+   * convolutions `all`'s blocked layout is no faster and holds 55-75 MB more per run.
    */
   graphOptimization?: GraphOptimizationLevel;
 }
