@@ -51,7 +51,7 @@ def export(net, cfg, name, models_dir, opset=17):
     else:
         man.update(primaryStem="vocals", stems=list(STEMS))
     # onnxruntime's `all` level (blocked-layout convolutions) is no faster on these narrow networks
-    # and holds about 60 MB more per run (packages/separation/README.md, "Models: manifest format")
+    # and holds 55-75 MB more per run (packages/separation/README.md, "Models: manifest format")
     man["graphOptimization"] = "extended"
     with open(os.path.join(models_dir, name + ".json"), "w") as f:
         json.dump(man, f, indent=2)

@@ -11,7 +11,6 @@
  * The level a model runs at is its manifest's `graphOptimization` (README, "Models: manifest format").
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -21,6 +20,7 @@ import { openSession } from "../src/inference-options.ts";
 import { GRAPH_OPTIMIZATION_LEVELS, type GraphOptimizationLevel } from "../src/manifest.ts";
 import { medianRunMs } from "./flops.ts";
 import { noiseFeeds } from "./noise-feeds.ts";
+import { statusMb } from "./process-status.ts";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 
@@ -37,17 +37,11 @@ const { values } = parseArgs({
   },
 });
 
-/** The process's peak resident set (VmHWM), MB. */
-function peakRssMb(): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
-  return match ? Math.round(Number(match[1]) / 1024) : NaN;
-}
-
 async function child(path: string, level: GraphOptimizationLevel): Promise<void> {
   const session = await openSession(path, { thread: false, intraOpThreads: Number(values.threads) }, level);
   const feeds = noiseFeeds(session, path);
   const ms = await medianRunMs(() => session.runMany(feeds, session.outputNames), Number(values.runs));
-  console.log(JSON.stringify({ ms, peakRssMb: peakRssMb() }));
+  console.log(JSON.stringify({ ms, peakRssMb: Math.round(await statusMb("VmHWM")) }));
 }
 
 async function main(): Promise<void> {

@@ -42,6 +42,7 @@ import { EXPORTER_PATH } from "../src/import/python-runtime.ts";
 import { ModelRegistry } from "../src/model-registry.ts";
 import { separateFile } from "../src/separate-file.ts";
 import { noiseFeeds } from "./noise-feeds.ts";
+import { statusMb } from "./process-status.ts";
 import { BENCH_CACHE, syntheticSong } from "./synthetic-song.ts";
 import { DEFAULT_BATCH_SIZE } from "../src/separate-stream.ts";
 
@@ -77,12 +78,6 @@ interface CaseResult extends CaseSpec {
   /** RSS once the model is loaded and warmed up, before the separation */
   loadedRssMb: number;
   peakRssMb: number;
-}
-
-async function statusMb(field: "VmRSS" | "VmHWM"): Promise<number> {
-  const status = await readFile("/proc/self/status", "utf8");
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return kb / 1024;
 }
 
 /** Child side: one separation, result as JSON on stdout. */

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as ort from "onnxruntime-node";
 import { MdxModel, parseMdxManifest } from "../src/index.ts";
+import { snrDb } from "./support/signals.ts";
 
 const REPO_MODELS = resolve(import.meta.dirname, "../../../models");
 
@@ -17,16 +18,6 @@ function chunk(length: number): Float32Array {
     spec[i] = 0.3 * Math.sin(i * 0.001) + 0.1 * (seed / 2 ** 32 - 0.5);
   }
   return spec;
-}
-
-function snrDb(reference: Float32Array, test: Float32Array): number {
-  let signal = 0;
-  let error = 0;
-  for (let i = 0; i < reference.length; i++) {
-    signal += reference[i] ** 2;
-    error += (reference[i] - test[i]) ** 2;
-  }
-  return 10 * Math.log10(signal / error);
 }
 
 describe("a manifest's graphOptimization", () => {
