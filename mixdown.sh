@@ -19,7 +19,7 @@ ROOT="$PWD"
 APT_PACKAGES=(ca-certificates redis-server ffmpeg libjemalloc2 espeak-ng festival festvox-us-slt-hts sox fluidsynth fluid-soundfont-gm)
 # Only `./mixdown.sh test` installs these: chromium for the dashboard's browser test, and Debian's
 # PyTorch, which `models import` / `voices import` install on first use, for the tests of those imports.
-TEST_APT_PACKAGES=(chromium curl python3-requests python3-torch python3-onnx python3-numpy python3-yaml libopenblas0-pthread)
+TEST_APT_PACKAGES=(chromium curl python3-requests python3-botocore python3-torch python3-onnx python3-numpy python3-yaml libopenblas0-pthread)
 NODE_VERSION=24.21.0
 PNPM_VERSION="$(sed -nE 's/.*"packageManager": *"pnpm@([0-9.]+)".*/\1/p' package.json)"
 TOOLCHAIN="$ROOT/.mixdown/toolchain"
@@ -185,7 +185,7 @@ build_dashboard() {
 # tests' workers set it themselves.
 use_model_env() {
   local lines
-  lines="$(node packages/separation/scripts/model-env.ts)" || die "MODEL_ALLOCATOR: see above."
+  lines="$(node packages/separation/src/model-env-cli.ts)" || die "MODEL_ALLOCATOR: see above."
   eval "$lines"
 }
 
@@ -208,7 +208,7 @@ case "$command" in
   test)
     setup
     # A filtered run (`test --filter @mixdown/config`) installs them only when it names a package that needs them.
-    if [ $# -eq 0 ] || [[ "$*" =~ web|separation|voice|worker|cli|api ]]; then install_test_packages; fi
+    if [ $# -eq 0 ] || [[ "$*" =~ web|separation|voice|worker|cli|api|storage ]]; then install_test_packages; fi
     say "pnpm test $*"
     exec pnpm test "$@"
     ;;
@@ -217,8 +217,8 @@ case "$command" in
     setup
     exec pnpm "$@"
     ;;
-  typecheck | format | *:*)
-    # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck, format.
+  typecheck | format | build | *:*)
+    # The workspace's own scripts: bench:*, eval:*, voices:build, db:generate, typecheck, format, build.
     setup
     [[ "$command" =~ ^(bench:separation|bench:voice|eval:.*)$ ]] && use_model_env
     # `./mixdown.sh bench:x -- --flag`, as pnpm and npm are called: pnpm hands the `--` on, and

@@ -1,7 +1,10 @@
 #!/bin/sh
-# One image, several roles: `api` (default), `worker`, `migrate`, or any command (`pnpm mixdown keys create --name me`).
-# MIXDOWN_ROLE picks the role when no command is given.
+# One image, several roles: `api` (default), `worker`, `migrate`, or any command (`mixdown keys create --name me`).
+# MIXDOWN_ROLE picks the role when no command is given. Every role runs the compiled JavaScript (apps/*/dist,
+# packages/*/dist: docker/Dockerfile's `pnpm build`), each workspace package resolved to its dist/ by the
+# mixdown-dist condition; stack traces name the TypeScript lines through the source maps.
 set -e
+node_run() { exec node --conditions=mixdown-dist --enable-source-maps "$@"; }
 role="${1:-${MIXDOWN_ROLE:-api}}"
 
 # Before the API or a worker starts, with MODELS_DIR locked (containers that share one volume there
@@ -28,7 +31,7 @@ prepare_models() {
     echo "entrypoint: the image's default models copied into $models_dir"
   fi
   if [ -n "${MIXDOWN_MODELS:-}" ]; then
-    defaults="$(node --import tsx apps/cli/src/main.ts models pull --from-env --print-defaults)"
+    defaults="$(mixdown models pull --from-env --print-defaults)"
     eval "$defaults"
   fi
   flock -u 9
@@ -38,13 +41,15 @@ prepare_models() {
 # The worker starts on jemalloc unless MODEL_ALLOCATOR=system (then on glibc with two malloc arenas),
 # with a small V8 young generation (packages/separation/src/allocator.ts says why and what each costs).
 use_model_env() {
-  lines="$(node packages/separation/scripts/model-env.ts)" || exit 2
+  lines="$(node --conditions=mixdown-dist packages/separation/dist/model-env-cli.js)" || exit 2
   eval "$lines"
 }
 
 case "$role" in
-  api) prepare_models; exec node --import tsx apps/api/src/main.ts ;;
-  worker) prepare_models; use_model_env; exec node --import tsx apps/worker/src/main.ts ;;
-  migrate) exec node --import tsx apps/cli/src/main.ts migrate ;;
+  api) prepare_models; node_run apps/api/dist/main.js ;;
+  worker) prepare_models; use_model_env; node_run apps/worker/dist/main.js ;;
+  migrate) node_run apps/cli/dist/main.js migrate ;;
+  # `pnpm mixdown <command>`, as the docs said before the image dropped pnpm, still works.
+  pnpm) if [ "${2:-}" = mixdown ]; then shift 2; exec mixdown "$@"; fi; exec "$@" ;;
   *) exec "$@" ;;
 esac

@@ -14,11 +14,15 @@
 # used as it is and never removed.
 #
 # Then, as a user would: `compose up -d --build` (Mixdown's image from docker/Dockerfile), and it proves:
-#  1. the one-shot migrate ran (exit 0, every committed migration recorded); the API is healthy;
-#  2. `compose run --rm migrate pnpm mixdown keys create` prints a key;
-#  3. a vocal separation and a voice conversion (with a voice model uploaded through the API) run end
-#     to end, every output downloaded from this machine through the presigned URL the API returned
-#     (so S3_PUBLIC_ENDPOINT works from outside the containers) and as long as the input;
+#  1. the one-shot migrate ran (exit 0, every committed migration recorded); the API is healthy; the
+#     image's size and the API's and a worker's start times, against their targets (docs/running.md);
+#  2. `compose run --rm migrate mixdown keys create` prints a key;
+#  3. one job of every kind runs end to end, every output downloaded from this machine through the
+#     presigned URL the API returned (so S3_PUBLIC_ENDPOINT works from outside the containers): a
+#     vocal separation, a voice conversion with a voice model uploaded through the API, a stem split,
+#     a voice model imported by link (from a local HTTP server) and a conversion with it, a blend of
+#     the two, text to speech with the blend; and `compose run --rm migrate mixdown models pull`
+#     installs a catalogue model through a local mirror (MIXDOWN_MODEL_MIRROR);
 #  4. `--scale worker=2`: both workers take jobs;
 #  5. a worker container killed (SIGKILL) mid-job loses no job: it ends `success` once;
 #  6. docker-compose.worker.yml, run as a separate project on this machine against the stack's
@@ -30,6 +34,9 @@
 #     (KEEP_IMAGES=1 keeps the images; a later run reuses the stand-ins).
 # Podman runs healthchecks from systemd timers; this machine has no systemd, so the check runs them
 # itself every few seconds (`podman healthcheck run`), as dockerd or those timers would.
+#
+# The log says whether it started cold or warm (stand-ins built or reused; the image's build steps
+# taken from the layer cache). CI runs it on every submission with KEEP_IMAGES=1 (.ci/run).
 #
 # Usage (as root, on Debian): bash scripts/compose-check.sh   [KEEP_IMAGES=1]
 set -euo pipefail
@@ -76,7 +83,9 @@ node_project="${project}node"
 tag=compose-check
 podman_pid=""
 ticker_pid=""
+mirror_pid=""
 built_images=()
+standins_built=0
 
 compose() { docker-compose --env-file "$work/stack.env" -p "$project" -f docker-compose.yml -f docker-compose.backends.yml "$@"; }
 # On one machine the worker project stands for another machine. Podman's Docker API makes compose
@@ -115,6 +124,7 @@ cleanup() {
     podman network ls -q --filter "label=com.docker.compose.project=$p" | xargs -r podman network rm -f >/dev/null 2>&1
   done
   [ -n "$ticker_pid" ] && kill "$ticker_pid" 2>/dev/null
+  [ -n "$mirror_pid" ] && kill "$mirror_pid" 2>/dev/null
   # netavark 1.4 leaves an isolated network's firewall rules behind when the network goes; the
   # rules of this run's bridges go too, once no network uses the bridge's name.
   for bridge in $bridges; do
@@ -191,6 +201,7 @@ build_standin() {
       fail "building the stand-in $image"
     }
   built_images+=("$image")
+  standins_built=$((standins_built + 1))
   say "stand-in $image: built ($(podman image inspect --format '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}'))"
 }
 build_root() {
@@ -243,7 +254,8 @@ for target in minio mc; do
       --build-arg NODE_IMAGE=docker.io/library/node:24-bookworm-slim --build-arg "S3RVER_VERSION=$s3rver_version"
   fi
 done
-proved "stand-ins ready"
+if [ "$standins_built" = 0 ]; then start_kind="warm: every stand-in reused"; else start_kind="cold: $standins_built stand-in(s) built"; fi
+proved "stand-ins ready ($start_kind)"
 
 # --- The stack, as docs/running.md runs it -------------------------------------------------------------
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'; }
@@ -283,7 +295,11 @@ up_s=$(($(date +%s) - t0))
 note_bridges
 built_images+=("mixdown:$tag")
 image_size="$(podman image inspect --format '{{.Size}}' "mixdown:$tag" | awk '{printf "%.0f MB", $1/1e6}')"
-proved "compose up -d --build: $up_s s (image build and start); mixdown:$tag is $image_size"
+# Compose builds the image once per service that names it; the first build is the one that counts.
+first_build="$(awk '/^Building /{n++} n==1' "$work/up.log")"
+cached="$(grep -c -- '--> Using cache' <<<"$first_build" || true)"
+steps="$(grep -E '^\[[0-9]+/[0-9]+\] STEP [0-9]+/[0-9]+: ' <<<"$first_build" | grep -vc ': FROM ' || true)"
+proved "compose up -d --build: $up_s s (image build and start; $cached of its $steps build steps from the layer cache); mixdown:$tag is $image_size (target: at most 1200 MB)"
 
 container_of() { podman ps -aq --filter "label=com.docker.compose.project=$project" --filter "label=com.docker.compose.service=$1" | head -1; }
 migrate_ctr="$(container_of migrate)"
@@ -329,7 +345,7 @@ worker_probe() {
 }
 api_start="$(start_time "$(container_of api)" api_probe)"
 worker_start="$(start_time "$(container_of worker)" worker_probe)"
-proved "start time of the image: API $api_start to /healthz 200, worker $worker_start to its health endpoint (models loaded)"
+proved "start time of the image: API $api_start to /healthz 200 (target 3 s), worker $worker_start to its health endpoint, models loaded (target 10 s)"
 
 t0=$(date +%s)
 compose --profile gpu build worker-gpu >"$work/gpu-build.log" 2>&1 || {
@@ -339,14 +355,14 @@ compose --profile gpu build worker-gpu >"$work/gpu-build.log" 2>&1 || {
 podman run --rm --entrypoint sh "mixdown-gpu:$tag" -c 'test -e /usr/lib/x86_64-linux-gnu/libvulkan.so.1' || fail "no Vulkan loader in mixdown-gpu:$tag"
 proved "the gpu profile's image builds ($(($(date +%s) - t0)) s): mixdown-gpu:$tag, $(podman image inspect --format '{{.Size}}' "mixdown-gpu:$tag" | awk '{printf "%.0f MB", $1/1e6}'), with the Vulkan loader (not run: no GPU here)"
 
-compose run --rm migrate pnpm mixdown keys create --name compose-check >"$work/key.txt" 2>"$work/key.err" ||
+compose run --rm migrate mixdown keys create --name compose-check >"$work/key.txt" 2>"$work/key.err" ||
   {
     cat "$work/key.err"
     fail "keys create"
   }
 key="$(tail -n1 "$work/key.txt")"
 [[ "$key" =~ ^mxd_[A-Za-z0-9_-]+$ ]] || fail "keys create printed no key: $(tail -n3 "$work/key.txt")"
-proved "compose run --rm migrate pnpm mixdown keys create printed a key (${key:0:8}...)"
+proved "compose run --rm migrate mixdown keys create printed a key (${key:0:8}...)"
 
 # --- Jobs through the API, outputs through the presigned URLs --------------------------------------
 cat >"$work/client.mjs" <<'EOF'
@@ -356,7 +372,7 @@ import { openAsBlob, writeFileSync } from "node:fs";
 const [command, base, key, ...args] = process.argv.slice(2);
 const auth = { authorization: `Bearer ${key}` };
 const s3Origin = process.env.S3_PUBLIC_ORIGIN;
-const paths = { separation: "vocal-separations", conversion: "voice-conversions" };
+const paths = { separation: "vocal-separations", stems: "stem-splits", conversion: "voice-conversions", tts: "tts", blend: "voice-blender" };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function api(method, path, body) {
@@ -409,6 +425,11 @@ const separationUrls = (job) => [
   ...job.stemFileUrls.map((s) => [`stem-${s.instrument}`, s.url]),
   ...job.lossyStemFileUrls.map((s) => [`stem-${s.instrument}-mp3`, s.url]),
 ];
+// A stem split names its stems only (the vocal and backing fields are a vocal separation's).
+const stemUrls = (job) => [
+  ...job.stemFileUrls.map((s) => [`stem-${s.instrument}`, s.url]),
+  ...job.lossyStemFileUrls.map((s) => [`stem-${s.instrument}-mp3`, s.url]),
+];
 const conversionUrls = (job) => [
   ["output", job.outputFileUrl],
   ["output-mp3", job.lossyOutputFileUrl],
@@ -428,6 +449,49 @@ switch (command) {
     console.log(model.id);
     break;
   }
+  case "stems": {
+    const [file] = args;
+    const job = await api("POST", "/stem-splits", form({ inputFile: await openAsBlob(file) }));
+    console.log(job.id);
+    break;
+  }
+  case "import-voice": {
+    // import-voice URL TITLE: a voice model imported by link (the worker downloads it).
+    const [modelUrl, title] = args;
+    const model = await api("POST", "/voice-models", form({ modelUrl, metadata: JSON.stringify({ title }) }));
+    console.log(model.id);
+    break;
+  }
+  case "voice-ready": {
+    // voice-ready ID TIMEOUT: waits until the voice model is usable.
+    const [id, timeoutS] = args;
+    const deadline = Date.now() + Number(timeoutS) * 1000;
+    for (;;) {
+      const model = await api("GET", `/voice-models/${id}`);
+      if (model.usable) break;
+      if (model.state === "failed") throw new Error(`voice model ${id} failed: ${model.errorMessage}`);
+      if (Date.now() > deadline) throw new Error(`voice model ${id} still ${model.state} after ${timeoutS} s`);
+      await sleep(1000);
+    }
+    console.log("usable");
+    break;
+  }
+  case "blend": {
+    const [modelId1, modelId2] = args;
+    const body = JSON.stringify({ modelId1: Number(modelId1), modelId2: Number(modelId2), alpha: 0.6, title: "compose check blend" });
+    const res = await fetch(`${base}/voice-blender`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`POST /voice-blender: ${res.status} ${text}`);
+    const job = JSON.parse(text);
+    console.log(`${job.id} ${job.outputModelId}`);
+    break;
+  }
+  case "tts": {
+    const [modelId, text] = args;
+    const job = await api("POST", "/tts", form({ voiceModelId: modelId, inputTtsText: text }));
+    console.log(job.id);
+    break;
+  }
   case "convert": {
     const [file, modelId] = args;
     const job = await api("POST", "/voice-conversions", form({ soundFile: await openAsBlob(file), voiceModelId: modelId }));
@@ -445,7 +509,8 @@ switch (command) {
     const [kind, id, timeoutS, prefix] = args;
     const job = await wait(kind, id, Number(timeoutS));
     if (job.status !== "success") throw new Error(`${kind} ${id} ended ${job.status}: ${job.errorMessage}`);
-    const urls = kind === "separation" ? separationUrls(job) : conversionUrls(job);
+    const urls = { separation: separationUrls, stems: stemUrls, blend: () => [] }[kind]?.(job) ?? conversionUrls(job);
+    if (kind === "stems" && urls.length === 0) throw new Error(`stem split ${id} has no stems`);
     await download(job, urls, prefix);
     console.log(urls.map(([name]) => name).join(" "));
     break;
@@ -488,6 +553,65 @@ conv1="$(client convert "$work/voice.wav" "$voice_model")"
 names="$(client finish conversion "$conv1" "$JOB_TIMEOUT_S" "$work/conv$conv1")" || fail "voice conversion $conv1"
 check_outputs "$work/conv$conv1" 176400 "$names"
 proved "voice model $voice_model uploaded; voice conversion $conv1 with it: success; downloaded: $names (176400 samples, as the input)"
+
+# --- Every other job kind; a voice model imported by link; a model pulled from a mirror -------------
+# A local HTTP server on this machine's address stands for the internet: the link a voice model is
+# imported from, and the model mirror `models pull` fetches through (MIXDOWN_MODEL_MIRROR).
+mkdir -p "$work/mirror/uvr" "$work/mirror/voices"
+cp models/vocals.onnx "$work/mirror/uvr/Test_Vocal.onnx"
+cp models/voices/native-ember.onnx "$work/mirror/voices/linked-voice.onnx"
+mirror_port="$(free_port)"
+python3 -m http.server --bind "$host_address" --directory "$work/mirror" "$mirror_port" >"$work/mirror.log" 2>&1 &
+mirror_pid=$!
+mirror="http://$host_address:$mirror_port"
+for _ in $(seq 1 50); do curl -sf -o /dev/null "$mirror/" && break; sleep 0.1; done
+
+stems1="$(client stems "$work/song.wav")"
+names="$(client finish stems "$stems1" "$JOB_TIMEOUT_S" "$work/stems$stems1")" || fail "stem split $stems1"
+check_outputs "$work/stems$stems1" 264600 "$names"
+proved "stem split $stems1: success; downloaded through presigned URLs: $names (264600 samples each)"
+
+linked="$(client import-voice "$mirror/voices/linked-voice.onnx" "compose check linked voice")" || fail "importing a voice model by link"
+client voice-ready "$linked" "$JOB_TIMEOUT_S" >/dev/null || fail "voice model $linked, imported by link"
+grep -q "GET /voices/linked-voice.onnx" "$work/mirror.log" || fail "voice model $linked is usable but was not fetched from $mirror"
+conv2="$(client convert "$work/voice.wav" "$linked")"
+names="$(client finish conversion "$conv2" "$JOB_TIMEOUT_S" "$work/conv$conv2")" || fail "voice conversion $conv2 with the linked voice model"
+check_outputs "$work/conv$conv2" 176400 "$names"
+proved "voice model $linked imported by link ($mirror/voices/linked-voice.onnx, fetched from inside the stack): usable; voice conversion $conv2 with it: success"
+
+blended="$(client blend "$voice_model" "$linked")" || fail "POST /voice-blender"
+read -r blend blend_model <<<"$blended"
+client finish blend "$blend" "$JOB_TIMEOUT_S" "$work/blend$blend" >/dev/null || fail "voice blend $blend"
+client voice-ready "$blend_model" 10 >/dev/null || fail "voice blend $blend's output model $blend_model"
+proved "voice blend $blend of models $voice_model and $linked: success; its output model $blend_model is usable"
+
+tts1="$(client tts "$blend_model" "Mixdown runs in containers.")"
+names="$(client finish tts "$tts1" "$JOB_TIMEOUT_S" "$work/tts$tts1")" || fail "text to speech $tts1"
+for name in $names; do
+  duration="$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$work/tts$tts1-$name")"
+  awk -v d="$duration" 'BEGIN { exit !(d > 0.5) }' || fail "text to speech $tts1: $name lasts ${duration:-nothing}"
+done
+proved "text to speech $tts1 with the blended voice model: success; downloaded: $names ($duration s)"
+
+# `models pull` in the stack, as docs/running.md runs it, from the mirror: a catalogue entry whose URL
+# names a public origin, so only MIXDOWN_MODEL_MIRROR reaches it (the file is the default vocals network).
+cat >"$work/mirror/catalogue.json" <<JSON
+{ "version": 1, "models": [ { "name": "Test_Vocal", "kind": "separation", "family": "mdx", "stems": ["vocals"],
+  "description": "the default vocals network, published as an MDX-Net ONNX for the compose check",
+  "importFile": "Test_Vocal.onnx", "mdx": { "nFft": 4096, "dimF": 1024, "dimT": 256, "compensate": 1, "primaryStem": "vocals" },
+  "files": [ { "name": "Test_Vocal.onnx", "url": "https://models.example.org/uvr/Test_Vocal.onnx",
+    "sizeBytes": $(stat -c %s "$work/mirror/uvr/Test_Vocal.onnx"), "sha256": "$(sha256sum "$work/mirror/uvr/Test_Vocal.onnx" | cut -d' ' -f1)" } ],
+  "licence": "MIT", "source": "https://models.example.org/", "reported": [], "evidence": ["the compose check"] } ] }
+JSON
+chmod 644 "$work/mirror/catalogue.json"
+compose run --rm -v "$work/mirror/catalogue.json:/tmp/catalogue.json:ro" -e MIXDOWN_MODEL_CATALOGUE=/tmp/catalogue.json \
+  -e "MIXDOWN_MODEL_MIRROR=$mirror" migrate mixdown models pull Test_Vocal >"$work/pull.log" 2>&1 || {
+  tail -n 20 "$work/pull.log"
+  fail "compose run --rm migrate mixdown models pull Test_Vocal (through the mirror)"
+}
+grep -q "GET /uvr/Test_Vocal.onnx" "$work/mirror.log" || fail "models pull did not fetch from the mirror $mirror"
+grep -q "^installed Test_Vocal" "$work/pull.log" || fail "models pull printed no installation: $(tail -n 3 "$work/pull.log")"
+proved "compose run --rm migrate mixdown models pull Test_Vocal: fetched from the mirror $mirror, verified and installed into the models volume"
 
 # --- Two workers; one killed mid-job -----------------------------------------------------------------
 worker_logs() { podman logs "$1" 2>&1; }
@@ -598,6 +722,7 @@ done
 client finish conversion "$conv1" 10 "$work/again-conv$conv1" >/dev/null || fail "conversion $conv1 after down + up"
 client get "/voice-models?myModels=true" | grep -q "\"id\":$voice_model," || fail "voice model $voice_model gone after down + up"
 client get /separation-models | grep -q '"name":"compose-check"' || fail "the model put in the models volume is gone after down + up"
+client get /separation-models | grep -q '"name":"Test_Vocal"' || fail "the model pulled into the models volume is not listed after down + up"
 sep_after="$(client separate "$work/song.wav")"
 client finish separation "$sep_after" "$JOB_TIMEOUT_S" "$work/after$sep_after" >/dev/null || fail "a separation after down + up"
 proved "compose down + up: jobs ${sep1}..${sep_node} and conversion $conv1 still success with downloadable outputs, voice model $voice_model and the models volume's compose-check model still listed, the key still works (separation $sep_after ran)"

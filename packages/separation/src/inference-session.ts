@@ -1,5 +1,6 @@
 import { threadId, Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
+import { siblingModule } from "./sibling-module.ts";
 import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
 
 /** What a family model needs of a session, wherever it runs. */
@@ -143,7 +144,7 @@ class InferenceThread {
   #open = 0;
 
   constructor() {
-    this.#worker = new Worker(new URL("./inference-thread.ts", import.meta.url));
+    this.#worker = new Worker(siblingModule("./inference-thread", import.meta.url));
     this.#requests = new ThreadRequests<InferenceThreadMessage, InferenceThreadAnswer>(
       this.#worker,
       "inference thread",

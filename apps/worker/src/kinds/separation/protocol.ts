@@ -7,6 +7,7 @@ import type {
   ProviderFallback,
   SeparateFileResult,
 } from "@mixdown/separation";
+import { siblingModule } from "@mixdown/separation/sibling-module";
 import { TaskThreadPool } from "../../task-threads.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
@@ -55,5 +56,5 @@ export interface SeparationModelProvider {
 export type SeparationPool = TaskThreadPool<SeparationRequest, SeparateFileResult>;
 
 export function createSeparationPool(size: number, data: SeparationThreadData): SeparationPool {
-  return new TaskThreadPool("separation", new URL("./thread.ts", import.meta.url), size, data);
+  return new TaskThreadPool("separation", siblingModule("./thread", import.meta.url), size, data);
 }

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { AudioProbe } from "@mixdown/audio";
 import type { Config } from "@mixdown/config";
 import type { ConversionParams, ConvertVoiceFileResult } from "@mixdown/voice";
+import { siblingModule } from "@mixdown/separation/sibling-module";
 import { TaskThreadPool } from "../../task-threads.ts";
 
 /** What a voice conversion thread is started with (plain data: it crosses the thread boundary). */
@@ -37,7 +38,7 @@ export interface VoiceConversionRequest {
 export type VoiceConversionPool = TaskThreadPool<VoiceConversionRequest, ConvertVoiceFileResult>;
 
 export function createVoiceConversionPool(size: number, data: VoiceThreadData): VoiceConversionPool {
-  return new TaskThreadPool("voice conversion", new URL("./thread.ts", import.meta.url), size, data);
+  return new TaskThreadPool("voice conversion", siblingModule("./thread", import.meta.url), size, data);
 }
 
 /** The conversion threads a worker's settings ask for (WORKER_CONCURRENCY_VOICE_CONVERSION of them, VOICE_* models). */

@@ -1,3 +1,4 @@
+import { siblingModule } from "@mixdown/separation/sibling-module";
 import { TaskThreadPool } from "../../task-threads.ts";
 
 export interface VoiceBuildRequest {
@@ -15,5 +16,5 @@ export interface VoiceBuildResult {
 export type VoiceBuildPool = TaskThreadPool<VoiceBuildRequest, VoiceBuildResult>;
 
 export function createVoiceBuildPool(size: number): VoiceBuildPool {
-  return new TaskThreadPool("voice build", new URL("./thread.ts", import.meta.url), size, {});
+  return new TaskThreadPool("voice build", siblingModule("./thread", import.meta.url), size, {});
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { MdxStft, type MdxStftConfig } from "./stft.ts";
+import { siblingModule } from "../../sibling-module.ts";
 import { ThreadRequests, type DistributiveOmit } from "../../thread-requests.ts";
 
 export type StftHelperRequest =
@@ -34,7 +35,7 @@ class StftHelper {
   readonly #requests: ThreadRequests<StftHelperResponse, void>;
 
   constructor() {
-    const worker = new Worker(new URL("./stft-helper-thread.ts", import.meta.url));
+    const worker = new Worker(siblingModule("./stft-helper-thread", import.meta.url));
     this.#requests = new ThreadRequests<StftHelperResponse, void>(worker, "STFT helper thread", (response) =>
       response.error
         ? { id: response.id, error: new Error(`STFT helper thread: ${response.error}`) }

@@ -1,7 +1,7 @@
 // Prints, as shell `export` lines, what modelProcessEnv (src/allocator.ts) adds to this process's
 // environment, for the shell launchers (mixdown.sh, docker/entrypoint.sh) to eval before they
-// start a process that runs models. Plain node runs it (type stripping), with no tsx start-up.
-import { modelProcessEnv } from "../src/allocator.ts";
+// start a process that runs models. Plain node runs it (type stripping; compiled in the image), with no tsx start-up.
+import { modelProcessEnv } from "./allocator.ts";
 
 let env: Record<string, string | undefined>;
 try {
