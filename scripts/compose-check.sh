@@ -725,7 +725,7 @@ client get /separation-models | grep -q '"name":"compose-check"' || fail "the mo
 client get /separation-models | grep -q '"name":"Test_Vocal"' || fail "the model pulled into the models volume is not listed after down + up"
 sep_after="$(client separate "$work/song.wav")"
 client finish separation "$sep_after" "$JOB_TIMEOUT_S" "$work/after$sep_after" >/dev/null || fail "a separation after down + up"
-proved "compose down + up: jobs ${sep1}..${sep_node} and conversion $conv1 still success with downloadable outputs, voice model $voice_model and the models volume's compose-check model still listed, the key still works (separation $sep_after ran)"
+proved "compose down + up: jobs ${sep1}..${sep_node} and conversion $conv1 still success with downloadable outputs, voice model $voice_model, the models volume's compose-check model and the pulled Test_Vocal still listed, the key still works (separation $sep_after ran)"
 
 compose down -v -t 30 >/dev/null 2>&1 || fail "compose down -v"
 left="$(podman ps -aq --filter "label=com.docker.compose.project=$project")$(podman volume ls -q --filter "label=com.docker.compose.project=$project")"
