@@ -6,6 +6,7 @@
 // SignatureDoesNotMatch of self-hosted MinIO is a URL signed for one host and sent to the other.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
@@ -27,7 +28,9 @@ interface Verdict {
 
 /** botocore's verifier, one long-lived process; each question is one JSON line. */
 function startVerifier() {
-  const child = spawn("python3", [verifierPath], { stdio: ["pipe", "pipe", "inherit"] });
+  // Debian's python3, whose python3-botocore ./mixdown.sh test installs (not a python of one's own).
+  const python = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const child = spawn(python, [verifierPath], { stdio: ["pipe", "pipe", "inherit"] });
   const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const ask = async (request: object, secret: string = credentials[1]): Promise<Verdict> => {
     child.stdin.write(`${JSON.stringify({ ...request, credentials: [credentials[0], secret], region })}\n`);
