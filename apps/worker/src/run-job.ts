@@ -5,6 +5,7 @@ import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { isDatabaseUnavailable, type JobTable, type MixdownJobTables, type OutputOf, type RunnableOf } from "@mixdown/db";
 import { jobKind, JobFailure, type JobEndStatus, type JobKind, type PayloadByKind } from "@mixdown/jobs";
+import { waitForFreeDisk } from "./job-folders.ts";
 import { progressReporter } from "./steps/progress.ts";
 
 /** What `runJob` hands a kind's handler: its row, a work directory and the means to report and to stop. */
@@ -85,6 +86,8 @@ export type JobEndedListener = (event: JobEnded) => void | Promise<void>;
 export class JobRunner {
   readonly #listeners = new Set<JobEndedListener>();
   readonly #running = new Map<string, AbortController>();
+  /** The work folders of the jobs running here (their leases: job-folders.ts). */
+  readonly #folders = new Set<string>();
 
   constructor(
     private readonly tables: MixdownJobTables,
@@ -98,6 +101,12 @@ export class JobRunner {
       rowCheckIntervalMs?: number;
       /** Default: 7 tries, waits from 1 s (JOB_END_WRITE_ATTEMPTS, JOB_END_WRITE_DELAY_MS). */
       rowWrites?: RowWritePolicy;
+      /**
+       * TMP_DIR's free space under which a job waits before it writes anything, up to
+       * `diskWaitMs`, then fails (WORKER_MIN_FREE_DISK_MB, WORKER_DISK_WAIT_SECONDS). 0: no floor.
+       */
+      minFreeDiskBytes?: number;
+      diskWaitMs?: number;
     },
   ) {}
 
@@ -140,6 +149,11 @@ export class JobRunner {
     if (!controller) return false;
     controller.abort(new JobFailure("cancelled", reason));
     return true;
+  }
+
+  /** The work folders of the jobs running in this process right now. */
+  runningFolders(): ReadonlySet<string> {
+    return this.#folders;
   }
 
   /** Rows running in this process right now. */
@@ -200,7 +214,13 @@ export class JobRunner {
       reportProgress: progress.report,
       setProgress: (percent) => table.setProgress(rowId, percent),
     };
+    this.#folders.add(workDir);
     try {
+      await waitForFreeDisk(this.options.tmpDir, this.options.minFreeDiskBytes ?? 0, {
+        waitMs: this.options.diskWaitMs ?? 300_000,
+        signal: controller.signal,
+        log,
+      });
       await mkdir(workDir, { recursive: true });
       log.info("job started");
       const output = await handler.run(ctx);
@@ -259,6 +279,7 @@ export class JobRunner {
       rowCheck.stop();
       this.#running.delete(key);
       await rm(workDir, { recursive: true, force: true });
+      this.#folders.delete(workDir);
     }
   }
 

@@ -19,6 +19,7 @@ import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/sto
 import { VoiceAssets } from "@mixdown/voice/assets";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import { runsOnJemalloc } from "@mixdown/separation/allocator";
+import { JobFolderKeeper } from "./job-folders.ts";
 import { JobRunner, type JobHandler } from "./run-job.ts";
 import type { ThreadPool, WorkerKindContext } from "./kinds/context.ts";
 import { checkWorkerKinds, WORKER_KINDS } from "./kinds/index.ts";
@@ -148,8 +149,19 @@ export async function startWorkerApp(
     tmpDir,
     logger,
     rowWrites: { attempts: config.JOB_END_WRITE_ATTEMPTS, delayMs: config.JOB_END_WRITE_DELAY_MS },
+    minFreeDiskBytes: config.WORKER_MIN_FREE_DISK_MB * 1e6,
+    diskWaitMs: config.WORKER_DISK_WAIT_SECONDS * 1000,
     ...options,
   });
+  // What killed workers left in TMP_DIR/jobs goes before this worker takes a job, and every minute.
+  const folders = new JobFolderKeeper({
+    tmpDir,
+    running: () => runner.runningFolders(),
+    log: logger,
+    onSwept: (result) => metrics?.jobFoldersSwept(result.removed.length, result.bytes),
+  });
+  await folders.start();
+  metrics?.watchFreeDisk(tmpDir);
   // Cancels from the API (see @mixdown/queue's job-cancels.ts): a row this process is not running is ignored.
   const cancels = await subscribeToCancels(
     config.REDIS_URL,
@@ -218,6 +230,7 @@ export async function startWorkerApp(
     runner,
     activeJobs: () => active,
     async close() {
+      folders.stop();
       await reconciler?.stop();
       await Promise.all(workers.map((w) => w.close()));
       await cancels.close();

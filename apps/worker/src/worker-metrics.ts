@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Job, Worker } from "bullmq";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { freeBytes } from "./job-folders.ts";
 
 /** The kind label shared with the API's metrics: `vocal_separation`, `stem_split`, `voice_conversion`, ... */
 function kindOf(queue: string, job: Job | undefined): string {
@@ -19,6 +20,9 @@ export class WorkerMetrics {
   private readonly duration: Histogram<"kind" | "status">;
   private readonly concurrency: Gauge<"queue">;
   private readonly provider: Gauge<"model" | "requested" | "provider">;
+  private readonly swept: Counter;
+  private readonly sweptBytes: Counter;
+  private tmpDir: string | undefined;
   private readonly active = new Map<string, Set<string>>();
 
   constructor() {
@@ -65,6 +69,36 @@ export class WorkerMetrics {
       labelNames: ["model", "requested", "provider"],
       registers,
     });
+    this.swept = new Counter({
+      name: "mixdown_worker_job_folders_swept_total",
+      help: "Job folders in TMP_DIR/jobs that no live job owned (their worker was killed), removed by this worker's sweeps",
+      registers,
+    });
+    this.sweptBytes = new Counter({
+      name: "mixdown_worker_job_folder_swept_bytes_total",
+      help: "Bytes those swept job folders held",
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: "mixdown_worker_tmp_free_bytes",
+      help: "Free bytes on the filesystem of TMP_DIR (jobs wait under WORKER_MIN_FREE_DISK_MB)",
+      registers,
+      async collect() {
+        if (metrics.tmpDir) this.set(await freeBytes(metrics.tmpDir).catch(() => Number.NaN));
+      },
+    });
+  }
+
+  /** Job folders the sweeper removed (job-folders.ts): left by killed workers. */
+  jobFoldersSwept(folders: number, bytes: number): void {
+    this.swept.inc(folders);
+    this.sweptBytes.inc(bytes);
+  }
+
+  /** TMP_DIR, whose free space each scrape reports. */
+  watchFreeDisk(tmpDir: string): void {
+    this.tmpDir = tmpDir;
   }
 
   /** Where a separation model runs, once its threads have loaded it. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { access, writeFile } from "node:fs/promises";
+import { access, mkdir, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, beforeEach, test } from "node:test";
 import { Worker, type Job } from "bullmq";
@@ -9,8 +9,10 @@ import { ApiKeyRepository, createJobTables, createPrismaClient, SeparationJobRep
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { JobFailure } from "@mixdown/jobs";
 import { createQueues, type JobQueues } from "@mixdown/queue";
+import { freeBytes } from "../src/job-folders.ts";
 import { JobRunner, type JobEnded, type JobHandler } from "../src/run-job.ts";
 import { selectQueues, startWorkerApp } from "../src/worker-app.ts";
+import { WorkerMetrics } from "../src/worker-metrics.ts";
 
 let stack: TestStack;
 let config: Config;
@@ -46,7 +48,11 @@ beforeEach(async () => {
 });
 
 /** Queues a new separation row and runs it through `runJob` with `handler` in a real BullMQ worker until it settles. */
-async function runSeparation(handler: JobHandler<"separation">, whileRunning?: (rowId: number) => Promise<void>) {
+async function runSeparation(
+  handler: JobHandler<"separation">,
+  whileRunning?: (rowId: number) => Promise<void>,
+  using: JobRunner = runner,
+) {
   const row = await new SeparationJobRepository(prisma).create({
     callerId,
     kind: "stem_split",
@@ -54,7 +60,7 @@ async function runSeparation(handler: JobHandler<"separation">, whileRunning?: (
     inputFormat: "wav",
   });
   const settled = new Promise<void>((resolve) => {
-    const worker = new Worker("separation", (job: Job) => runner.run("separation", job, handler), {
+    const worker = new Worker("separation", (job: Job) => using.run("separation", job, handler), {
       connection: { url: config.REDIS_URL, maxRetriesPerRequest: null },
       prefix: config.QUEUE_PREFIX,
     });
@@ -229,4 +235,63 @@ test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run"
     /karaoke/,
   );
   assert.deepEqual(selectQueues("voice-model-build, separation"), ["voice-model-build", "separation"]);
+});
+
+test("under WORKER_MIN_FREE_DISK_MB a job waits WORKER_DISK_WAIT_SECONDS, then fails naming the floor, without running or retrying", async () => {
+  // A floor a terabyte above what this disk has free: the real statfs of TMP_DIR says no.
+  const floorRunner = new JobRunner(createJobTables(prisma), {
+    tmpDir: config.TMP_DIR,
+    logger: pino({ level: "silent" }),
+    minFreeDiskBytes: (await freeBytes(config.TMP_DIR)) + 1e12,
+    diskWaitMs: 2_000,
+  });
+  let runs = 0;
+  const started = Date.now();
+  const { row } = await runSeparation(
+    {
+      async run() {
+        runs++;
+        return outputs;
+      },
+    },
+    undefined,
+    floorRunner,
+  );
+  assert.equal(runs, 0, "the handler never ran");
+  assert.ok(Date.now() - started >= 1_900, "it waited for space first");
+  assert.equal(row.status, "error");
+  assert.match(
+    row.errorMessage!,
+    /^The worker's TMP_DIR \(.+\) has \d+ MB free, under its floor WORKER_MIN_FREE_DISK_MB=\d+; waited 2 s \(WORKER_DISK_WAIT_SECONDS\) for space/,
+  );
+  assert.equal(row.errorMessage!.includes("attempts"), false, "not retried");
+  assert.deepEqual(await readdir(join(config.TMP_DIR, "jobs")).catch(() => []), [], "no job folder made");
+});
+
+test("at start the worker removes the job folders no live job owns (left by killed workers), counts them in /metrics, and keeps fresh ones", async () => {
+  const jobs = join(config.TMP_DIR, "jobs");
+  const orphan = join(jobs, "separation-9001-0-4242");
+  const fresh = join(jobs, "separation-9002-0-4243");
+  await mkdir(orphan, { recursive: true });
+  await mkdir(fresh, { recursive: true });
+  await writeFile(join(orphan, "input.wav"), Buffer.alloc(2_000_000));
+  const tenMinutesAgo = new Date(Date.now() - 600_000);
+  await utimes(orphan, tenMinutesAgo, tenMinutesAgo);
+  const metrics = new WorkerMetrics();
+  const app = await startWorkerApp({ ...config, WORKER_QUEUES: "webhook-delivery" }, pino({ level: "silent" }), metrics);
+  try {
+    assert.deepEqual(
+      await readdir(jobs),
+      ["separation-9002-0-4243"],
+      "the orphan went, the fresh folder (a live job's, for all it knows) stayed",
+    );
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^mixdown_worker_job_folders_swept_total 1$/m);
+    assert.match(text, /^mixdown_worker_job_folder_swept_bytes_total 2000000$/m);
+    const free = Number(/^mixdown_worker_tmp_free_bytes (\S+)$/m.exec(text)?.[1]);
+    assert.ok(free > 0, `free bytes reported: ${free}`);
+  } finally {
+    await app.close();
+    await rm(fresh, { recursive: true, force: true });
+  }
 });

@@ -147,6 +147,12 @@ export const EnvSchema = z
     WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),
     /** Times a job may be found stalled (its worker died) before it fails; each is retried. */
     WORKER_MAX_STALLED_COUNT: int(0).default(5),
+    /**
+     * A job does not start while TMP_DIR has less free space than this (MB; 0: no floor): it
+     * waits up to WORKER_DISK_WAIT_SECONDS for space, then fails with a message naming the floor.
+     */
+    WORKER_MIN_FREE_DISK_MB: int(0).default(1024),
+    WORKER_DISK_WAIT_SECONDS: int(0).default(300),
     /** One model, or several (comma-separated) run as an ensemble; normalised to `a,b`. */
     SEPARATION_MODEL_VOCALS: modelList("vocals"),
     SEPARATION_MODEL_STEMS: modelList("stems"),
