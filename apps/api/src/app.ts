@@ -32,6 +32,7 @@ import { IDEMPOTENCY_WINDOW_MS, IdempotentCreates } from "./idempotency/idempote
 import { JobCancels } from "./jobs/job-cancels.ts";
 import { JobSubmitter } from "./jobs/job-submitter.ts";
 import { ApiMetrics } from "./metrics/api-metrics.ts";
+import { StoredBytes } from "./metrics/stored-bytes.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
 import { registerRateLimit } from "./rate-limit/rate-limit.ts";
@@ -143,7 +144,16 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
     webhookPolicy,
     metrics: config.METRICS_ENABLED
-      ? new ApiMetrics({ queues, counts: new ServiceCountRepository(prisma), log: app.log })
+      ? new ApiMetrics({
+          queues,
+          counts: new ServiceCountRepository(prisma),
+          log: app.log,
+          stored: new StoredBytes(storage),
+          disks: {
+            TMP_DIR: config.TMP_DIR,
+            ...(config.STORAGE_DRIVER === "local" ? { STORAGE_LOCAL_DIR: config.STORAGE_LOCAL_DIR } : {}),
+          },
+        })
       : undefined,
   };
   app.decorate("ctx", ctx);

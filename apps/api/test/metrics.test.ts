@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { loadConfig } from "@mixdown/config";
 import { metricSample } from "@mixdown/devstack";
 import { buildApp, type App } from "../src/index.ts";
+import { storedGroupOf } from "../src/metrics/stored-bytes.ts";
 import { audio, multipart, startHarness, type Harness } from "./helpers.ts";
 
 let h: Harness;
@@ -97,6 +102,58 @@ describe("GET /metrics", () => {
     );
     assert.doesNotMatch(text, /vocal-separations\/999999/, "raw URLs are not labels");
     assert.ok(metricSample(text, "process_cpu_user_seconds_total", {})! > 0, "prom-client's default process metrics");
+  });
+
+  test("stored bytes and objects by area and kind (the bucket's listing; STORAGE_LOCAL_DIR's files), counted at most every 5 minutes, and free disk", async () => {
+    // S3 (s3rver): the whole bucket (what this file's creates stored, and an output put here), by
+    // another API whose count is its first, cross-checked against the bucket's keys and their sizes.
+    const s3 = await appWith({});
+    await s3.ctx.storage.putStream("outputs/tts/5/output.wav", Readable.from([Buffer.alloc(700)]));
+    const expected = new Map<string, { area: string; kind: string; objects: number; bytes: number }>();
+    for (const key of await s3.ctx.storage.list("")) {
+      const { area, kind } = storedGroupOf(key);
+      const group = expected.get(`${area}/${kind}`) ?? { area, kind, objects: 0, bytes: 0 };
+      group.objects += 1;
+      group.bytes += (await s3.ctx.storage.stat(key))!.size;
+      expected.set(`${area}/${kind}`, group);
+    }
+    let text = (await s3.inject({ method: "GET", url: "/metrics" })).body;
+    assert.ok(metricSample(text, "mixdown_stored_bytes", { area: "outputs", kind: "tts" })! >= 700);
+    for (const { area, kind, objects, bytes } of expected.values()) {
+      assert.equal(metricSample(text, "mixdown_stored_bytes", { area, kind }), bytes, `${area}/${kind}`);
+      assert.equal(metricSample(text, "mixdown_stored_objects", { area, kind }), objects, `${area}/${kind}`);
+    }
+    assert.equal(metricSample(text, "mixdown_metrics_source_up", { source: "storage" }), 1);
+    assert.ok(Math.abs(metricSample(text, "mixdown_stored_count_timestamp_seconds", {})! - Date.now() / 1000) < 60);
+    assert.ok(metricSample(text, "mixdown_disk_free_bytes", { dir: "TMP_DIR" })! > 0);
+    assert.equal(
+      metricSample(text, "mixdown_disk_free_bytes", { dir: "STORAGE_LOCAL_DIR" }),
+      undefined,
+      "S3: no local storage dir",
+    );
+
+    // Local disk: a fresh STORAGE_LOCAL_DIR holding one file of each area.
+    const dir = await mkdtemp(join(tmpdir(), "mixdown-stored-bytes-"));
+    try {
+      const local = await appWith({ STORAGE_DRIVER: "local", STORAGE_LOCAL_DIR: dir, SIGNED_URL_SECRET: "s".repeat(32) });
+      const put = (key: string, bytes: number) => local.ctx.storage.putStream(key, Readable.from([Buffer.alloc(bytes)]));
+      await put("uploads/voice-conversion/0b1c.wav", 300);
+      await put("outputs/stem-split/7/vocals.wav", 1000);
+      await put("outputs/stem-split/7/drums.wav", 1000);
+      await put("voice-models/3/model.onnx", 500);
+      text = (await local.inject({ method: "GET", url: "/metrics" })).body;
+      assert.equal(metricSample(text, "mixdown_stored_bytes", { area: "uploads", kind: "voice-conversion" }), 300);
+      assert.equal(metricSample(text, "mixdown_stored_bytes", { area: "outputs", kind: "stem-split" }), 2000);
+      assert.equal(metricSample(text, "mixdown_stored_objects", { area: "outputs", kind: "stem-split" }), 2);
+      assert.equal(metricSample(text, "mixdown_stored_bytes", { area: "voice-models", kind: "voice-model" }), 500);
+      assert.ok(metricSample(text, "mixdown_disk_free_bytes", { dir: "STORAGE_LOCAL_DIR" })! > 0);
+      // Within the 5 minutes, a scrape reports the last count: listing a bucket on every scrape would cost too much.
+      await put("outputs/stem-split/8/vocals.wav", 4000);
+      text = (await local.inject({ method: "GET", url: "/metrics" })).body;
+      assert.equal(metricSample(text, "mixdown_stored_bytes", { area: "outputs", kind: "stem-split" }), 2000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("with METRICS_TOKEN set: 401 JSON without or with a wrong token, 200 with it", async () => {

@@ -1,7 +1,8 @@
-import { readdir, rm, stat, statfs, utimes } from "node:fs/promises";
+import { readdir, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { JobFailure } from "@mixdown/jobs";
+import { diskFreeBytes } from "@mixdown/storage";
 
 /**
  * A job's work folder (TMP_DIR/jobs/<kind>-<row>-<attempt>-<pid>) is its own lease: the runner
@@ -68,12 +69,6 @@ export async function touchJobFolders(paths: Iterable<string>, now = new Date())
   await Promise.all([...paths].map((path) => utimes(path, now, now).catch(() => undefined)));
 }
 
-/** Bytes free for an unprivileged process on the filesystem holding `dir`. */
-export async function freeBytes(dir: string): Promise<number> {
-  const fs = await statfs(dir);
-  return fs.bavail * fs.bsize;
-}
-
 const mb = (bytes: number) => Math.floor(bytes / 1e6);
 
 /**
@@ -90,7 +85,7 @@ export async function waitForFreeDisk(
   if (floorBytes <= 0) return;
   const { waitMs, pollMs = 5_000, signal, log } = options;
   const deadline = Date.now() + waitMs;
-  let free = await freeBytes(dir);
+  let free = await diskFreeBytes(dir);
   if (free >= floorBytes) return;
   log?.warn(
     { tmpDir: dir, freeMb: mb(free), floorMb: mb(floorBytes), waitSeconds: Math.round(waitMs / 1000) },
@@ -100,7 +95,7 @@ export async function waitForFreeDisk(
     signal?.throwIfAborted();
     await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
     signal?.throwIfAborted();
-    free = await freeBytes(dir);
+    free = await diskFreeBytes(dir);
     if (free >= floorBytes) {
       log?.info({ tmpDir: dir, freeMb: mb(free) }, "TMP_DIR has space again; the job starts");
       return;

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Job, Worker } from "bullmq";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { freeBytes } from "./job-folders.ts";
+import { diskFreeBytes } from "@mixdown/storage";
 
 /** The kind label shared with the API's metrics: `vocal_separation`, `stem_split`, `voice_conversion`, ... */
 function kindOf(queue: string, job: Job | undefined): string {
@@ -81,11 +81,12 @@ export class WorkerMetrics {
     });
     const metrics = this;
     new Gauge({
-      name: "mixdown_worker_tmp_free_bytes",
-      help: "Free bytes on the filesystem of TMP_DIR (jobs wait under WORKER_MIN_FREE_DISK_MB)",
+      name: "mixdown_disk_free_bytes",
+      help: "Free bytes on the filesystem of a directory the process writes (dir: TMP_DIR; jobs wait under WORKER_MIN_FREE_DISK_MB)",
+      labelNames: ["dir"],
       registers,
       async collect() {
-        if (metrics.tmpDir) this.set(await freeBytes(metrics.tmpDir).catch(() => Number.NaN));
+        if (metrics.tmpDir) this.set({ dir: "TMP_DIR" }, await diskFreeBytes(metrics.tmpDir).catch(() => Number.NaN));
       },
     });
   }

@@ -9,7 +9,7 @@ import { ApiKeyRepository, createJobTables, createPrismaClient, SeparationJobRep
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { JobFailure } from "@mixdown/jobs";
 import { createQueues, type JobQueues } from "@mixdown/queue";
-import { freeBytes } from "../src/job-folders.ts";
+import { diskFreeBytes } from "@mixdown/storage";
 import { JobRunner, type JobEnded, type JobHandler } from "../src/run-job.ts";
 import { selectQueues, startWorkerApp } from "../src/worker-app.ts";
 import { WorkerMetrics } from "../src/worker-metrics.ts";
@@ -242,7 +242,7 @@ test("under WORKER_MIN_FREE_DISK_MB a job waits WORKER_DISK_WAIT_SECONDS, then f
   const floorRunner = new JobRunner(createJobTables(prisma), {
     tmpDir: config.TMP_DIR,
     logger: pino({ level: "silent" }),
-    minFreeDiskBytes: (await freeBytes(config.TMP_DIR)) + 1e12,
+    minFreeDiskBytes: (await diskFreeBytes(config.TMP_DIR)) + 1e12,
     diskWaitMs: 2_000,
   });
   let runs = 0;
@@ -288,7 +288,7 @@ test("at start the worker removes the job folders no live job owns (left by kill
     const text = await metrics.registry.metrics();
     assert.match(text, /^mixdown_worker_job_folders_swept_total 1$/m);
     assert.match(text, /^mixdown_worker_job_folder_swept_bytes_total 2000000$/m);
-    const free = Number(/^mixdown_worker_tmp_free_bytes (\S+)$/m.exec(text)?.[1]);
+    const free = Number(/^mixdown_disk_free_bytes\{dir="TMP_DIR"\} (\S+)$/m.exec(text)?.[1]);
     assert.ok(free > 0, `free bytes reported: ${free}`);
   } finally {
     await app.close();

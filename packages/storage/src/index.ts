@@ -6,6 +6,7 @@ import type { ObjectStorage } from "./types.ts";
 export * from "./types.ts";
 export * from "./signing.ts";
 export * from "./signed-url-cache.ts";
+export { diskFreeBytes } from "./disk.ts";
 export { voiceModelKeys } from "./keys.ts";
 export { LocalDiskStorage, type LocalDiskStorageOptions } from "./local.ts";
 export type { S3Storage, S3StorageOptions } from "./s3.ts";

@@ -54,6 +54,10 @@ export class LazyS3Storage implements ObjectStorage {
     return (await this.storage()).list(prefix);
   }
 
+  async forEachObject(prefix: string, visit: (key: string, bytes: number) => void): Promise<void> {
+    return (await this.storage()).forEachObject(prefix, visit);
+  }
+
   async signedUrl(key: string, ttlSeconds: number): Promise<string> {
     return (await this.storage()).signedUrl(key, ttlSeconds);
   }

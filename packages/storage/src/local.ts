@@ -138,6 +138,19 @@ export class LocalDiskStorage implements ObjectStorage {
 
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
+    await this.#walk(prefix, (key) => void keys.push(key));
+    return keys.sort();
+  }
+
+  async forEachObject(prefix: string, visit: (key: string, bytes: number) => void): Promise<void> {
+    await this.#walk(prefix, async (key, file) => {
+      const info = await stat(file).catch(() => null);
+      if (info) visit(key, info.size);
+    });
+  }
+
+  /** Every stored file whose key starts with `prefix` (a write in progress is not one yet). */
+  async #walk(prefix: string, onFile: (key: string, file: string) => void | Promise<void>): Promise<void> {
     const walk = async (dir: string, rel: string): Promise<void> => {
       let entries;
       try {
@@ -148,12 +161,12 @@ export class LocalDiskStorage implements ObjectStorage {
       }
       for (const entry of entries) {
         const key = rel ? `${rel}/${entry.name}` : entry.name;
-        if (entry.isDirectory()) await walk(path.join(dir, entry.name), key);
-        else if (entry.isFile() && !entry.name.includes(TEMP_SUFFIX) && key.startsWith(prefix)) keys.push(key);
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) await walk(file, key);
+        else if (entry.isFile() && !entry.name.includes(TEMP_SUFFIX) && key.startsWith(prefix)) await onFile(key, file);
       }
     };
     await walk(this.rootDir, "");
-    return keys.sort();
   }
 
   async signedUrl(key: string, ttlSeconds: number): Promise<string> {

@@ -92,6 +92,11 @@ export class RetryingStorage implements ObjectStorage {
     return this.retry("list", prefix, () => this.inner.list(prefix));
   }
 
+  /** Not retried: a listing cut halfway would visit its first objects twice. */
+  forEachObject(prefix: string, visit: (key: string, bytes: number) => void): Promise<void> {
+    return this.inner.forEachObject(prefix, visit);
+  }
+
   signedUrl(key: string, ttlSeconds: number): Promise<string> {
     return this.inner.signedUrl(key, ttlSeconds);
   }

@@ -242,6 +242,11 @@ export class S3Storage implements ObjectStorage {
 
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
+    await this.forEachObject(prefix, (key) => void keys.push(key));
+    return keys.sort();
+  }
+
+  async forEachObject(prefix: string, visit: (key: string, bytes: number) => void): Promise<void> {
     let token: string | undefined;
     do {
       const out = await reaching("list", prefix, () =>
@@ -249,10 +254,9 @@ export class S3Storage implements ObjectStorage {
           new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: prefix || undefined, ContinuationToken: token }),
         ),
       );
-      for (const item of out.Contents ?? []) if (item.Key) keys.push(item.Key);
+      for (const item of out.Contents ?? []) if (item.Key) visit(item.Key, item.Size ?? 0);
       token = out.IsTruncated ? out.NextContinuationToken : undefined;
     } while (token);
-    return keys.sort();
   }
 
   async signedUrl(key: string, ttlSeconds: number): Promise<string> {

@@ -37,6 +37,8 @@ export interface ObjectStorage {
   deletePrefix(prefix: string): Promise<number>;
   /** Lists keys under a prefix (tests, maintenance); not meant for hot paths. */
   list(prefix: string): Promise<string[]>;
+  /** Calls `visit` with every object's key and size in bytes under a prefix (usage figures); a full listing. */
+  forEachObject(prefix: string, visit: (key: string, bytes: number) => void): Promise<void>;
   /** A URL anyone can GET for `ttlSeconds` without other credentials. */
   signedUrl(key: string, ttlSeconds: number): Promise<string>;
   /** Resolves when the backend is reachable and usable (readiness checks); rejects otherwise. */

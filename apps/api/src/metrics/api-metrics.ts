@@ -3,6 +3,8 @@ import { JOB_KINDS as QUEUES, RECORD_KINDS as JOB_KINDS } from "@mixdown/jobs";
 import type { JobQueues } from "@mixdown/queue";
 import type { FastifyBaseLogger } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { diskFreeBytes } from "@mixdown/storage";
+import type { StoredBytes } from "./stored-bytes.ts";
 
 /** BullMQ states reported per queue. */
 const QUEUE_STATES = ["waiting", "prioritized", "delayed", "active", "completed", "failed"] as const;
@@ -24,6 +26,10 @@ export interface ApiMetricsSources {
   queues: JobQueues;
   counts: ServiceCountRepository;
   log: FastifyBaseLogger;
+  /** Object storage, whose contents are counted by area and kind (at most every 5 minutes). */
+  stored?: StoredBytes;
+  /** Directories whose filesystem's free space is reported, by the setting that names them. */
+  disks?: Record<string, string>;
 }
 
 /**
@@ -106,11 +112,64 @@ export class ApiMetrics {
         });
       },
     });
+    const { stored, disks = {} } = sources;
+    if (stored) {
+      // Set by the first gauge's collect as the scrape starts; the other two wait for it.
+      let counted: Promise<boolean> = Promise.resolve(false);
+      new Gauge({
+        name: "mixdown_stored_bytes",
+        help: "Bytes in storage by area (uploads: inputs, outputs, voice-models) and kind, as last counted",
+        labelNames: ["area", "kind"],
+        registers,
+        async collect() {
+          counted = attempt("storage", async () => {
+            // A long count goes on after this scrape, which reports the last one finished.
+            await Promise.race([
+              stored.refreshIfStale(),
+              new Promise((resolve) => setTimeout(resolve, SOURCE_TIMEOUT_MS).unref()),
+            ]);
+            if (stored.error) throw stored.error;
+          });
+          await counted;
+          this.reset();
+          for (const g of stored.last?.groups ?? []) this.set({ area: g.area, kind: g.kind }, g.bytes);
+        },
+      });
+      new Gauge({
+        name: "mixdown_stored_objects",
+        help: "Objects in storage by area (uploads: inputs, outputs, voice-models) and kind, as last counted",
+        labelNames: ["area", "kind"],
+        registers,
+        async collect() {
+          await counted;
+          this.reset();
+          for (const g of stored.last?.groups ?? []) this.set({ area: g.area, kind: g.kind }, g.objects);
+        },
+      });
+      new Gauge({
+        name: "mixdown_stored_count_timestamp_seconds",
+        help: "When the figures of mixdown_stored_bytes were counted (a count lists the whole bucket or STORAGE_LOCAL_DIR, at most every 5 minutes, on a scrape)",
+        registers,
+        async collect() {
+          await counted;
+          if (stored.last) this.set(stored.last.at / 1000);
+        },
+      });
+    }
+    new Gauge({
+      name: "mixdown_disk_free_bytes",
+      help: "Free bytes on the filesystem of a directory the process writes, by the setting naming it (TMP_DIR: uploads in flight; STORAGE_LOCAL_DIR: stored files on local storage)",
+      labelNames: ["dir"],
+      registers,
+      async collect() {
+        for (const [dir, path] of Object.entries(disks)) this.set({ dir }, await diskFreeBytes(path).catch(() => Number.NaN));
+      },
+    });
     // Registered after the gauges it reports on: a scrape starts the collects in registration
     // order, so this one finds the current scrape's attempts in `up`.
     new Gauge({
       name: "mixdown_metrics_source_up",
-      help: "1 when this scrape could read the source (redis: queue depth, postgres: job totals), else 0",
+      help: "1 when this scrape could read the source (redis: queue depth, postgres: job totals, storage: the last count of stored bytes), else 0",
       labelNames: ["source"],
       registers,
       async collect() {
