@@ -3,7 +3,7 @@
 // docker/check-load.mjs, which links every compiled module as the container runs it.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -81,6 +81,23 @@ describe("check-load", () => {
     const run = node([...loadFlags, checkLoad, repo]);
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /check-load: \d+ compiled modules linked, \d+ packages and built-ins loaded, the CLI entries ran/);
+  });
+
+  test("a compiled module's stack trace names its TypeScript source's line (source maps), as the image runs it", () => {
+    assert.equal(node([buildDist]).status, 0);
+    const script = `import("@mixdown/config").then((m) => m.loadConfig({ PORT: "not-a-port" })).catch((e) => console.log(e.stack))`;
+    const run = spawnSync(
+      process.execPath,
+      ["--conditions=mixdown-dist", "--enable-source-maps", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+        cwd: join(repo, "apps/api"),
+      },
+    );
+    const frame = /at (?:Module\.)?loadConfig \((.+\/packages\/config\/src\/index\.ts):(\d+):\d+\)/.exec(run.stdout);
+    assert.ok(frame, `no TypeScript frame in:\n${run.stdout}${run.stderr}`);
+    const line = readFileSync(frame[1]!, "utf8").split("\n")[Number(frame[2]) - 1]!;
+    assert.match(line, /throw/, `line ${frame[2]} of index.ts is the throw: ${line}`);
   });
 
   test("names an import that does not resolve, a missing export, a file not built and a workspace package resolved to its sources", () => {
