@@ -33,6 +33,7 @@ import { JobCancels } from "./jobs/job-cancels.ts";
 import { JobSubmitter } from "./jobs/job-submitter.ts";
 import { ApiMetrics } from "./metrics/api-metrics.ts";
 import { StoredBytes } from "./metrics/stored-bytes.ts";
+import { documentedRoute, OPENAPI_SERVERS, OPENAPI_TAGS } from "./http/openapi-layout.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
 import { registerRateLimit } from "./rate-limit/rate-limit.ts";
@@ -176,16 +177,24 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       info: {
         title: "Mixdown: Kits v1 API",
         version: "1.0.0",
+        license: { name: "MIT", identifier: "MIT" },
         description:
           "Self-hosted audio jobs: vocal separation, stem splitting, voice conversion, text to speech and voice blending. Every `/api/kits/v1` route needs `Authorization: Bearer <API key>`. Errors are JSON `{ statusCode, error, message }`. Any route may answer 503 with `Retry-After` while the database or object storage is unavailable; a create answered 503 has stored nothing.",
       },
+      servers: OPENAPI_SERVERS,
+      tags: OPENAPI_TAGS,
       components: {
         securitySchemes: {
-          bearerAuth: { type: "http", scheme: "bearer", description: "An API key from `pnpm mixdown keys create`" },
+          bearerAuth: {
+            type: "http",
+            scheme: "bearer",
+            description: "An API key from `mixdown keys create` (`./mixdown.sh keys create` in a checkout)",
+          },
           metricsToken: { type: "http", scheme: "bearer", description: "METRICS_TOKEN (GET /metrics only)" },
         },
       },
     },
+    transform: documentedRoute,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
     },

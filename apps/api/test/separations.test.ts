@@ -264,7 +264,7 @@ describe("OpenAPI", () => {
     assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
       type: "http",
       scheme: "bearer",
-      description: "An API key from `pnpm mixdown keys create`",
+      description: "An API key from `mixdown keys create` (`./mixdown.sh keys create` in a checkout)",
     });
     const ui = await h.app.inject({ method: "GET", url: "/docs/" });
     assert.equal(ui.statusCode, 200);

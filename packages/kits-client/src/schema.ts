@@ -12,46 +12,7 @@ export interface paths {
          * List the published models this server can install
          * @description Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["CatalogueModel"][];
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listModelCatalogue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -71,46 +32,7 @@ export interface paths {
          * List the installed separation models
          * @description The models a vocal separation or stem split may name in its `model` field, read from the manifests in MODELS_DIR.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["SeparationModel"][];
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listSeparationModels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -126,187 +48,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's stem split jobs */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Sort direction on id (= creation order) */
-                    order: "asc" | "desc";
-                    /** @description 1-based page number */
-                    page: number;
-                    /** @description Page size (max 100) */
-                    perPage: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["SeparationJob"][];
-                            meta: {
-                                currentPage: number;
-                                firstPage: number;
-                                firstPageUrl: string;
-                                lastPage: number;
-                                lastPageUrl: string;
-                                nextPageUrl: string | null;
-                                perPage: number;
-                                previousPageUrl: string | null;
-                                total: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * List the caller's stem split jobs
+         * @description The caller's own stem split jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listStemSplits"];
         put?: never;
         /**
          * Create a stem split job and queue it
          * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) and `ensemble` (the algorithm combining an ensemble's models, default avg_wave).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        /**
-                         * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
-                         * @enum {string}
-                         */
-                        ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
-                        /**
-                         * Format: binary
-                         * @description wav, webm, mp3 or flac; max 50 MB
-                         */
-                        inputFile: Blob;
-                        /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
-                        model?: string;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description A vocal separation or stem split job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SeparationJob"];
-                    };
-                };
-                /** @description Every error response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createStemSplit"];
         delete?: never;
         options?: never;
         head?: never;
@@ -320,57 +72,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one stem split job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A vocal separation or stem split job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SeparationJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Fetch one stem split job
+         * @description The caller's stem split job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getStemSplit"];
         put?: never;
         post?: never;
         delete?: never;
@@ -392,65 +98,7 @@ export interface paths {
          * Cancel a running stem split job
          * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A vocal separation or stem split job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SeparationJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelStemSplit"];
         delete?: never;
         options?: never;
         head?: never;
@@ -464,207 +112,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's text-to-speech jobs */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Sort direction on id (= creation order) */
-                    order: "asc" | "desc";
-                    /** @description 1-based page number */
-                    page: number;
-                    /** @description Page size (max 100) */
-                    perPage: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["TtsJob"][];
-                            meta: {
-                                currentPage: number;
-                                firstPage: number;
-                                firstPageUrl: string;
-                                lastPage: number;
-                                lastPageUrl: string;
-                                nextPageUrl: string | null;
-                                perPage: number;
-                                previousPageUrl: string | null;
-                                total: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * List the caller's text-to-speech jobs
+         * @description The caller's own text-to-speech jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listTextToSpeechJobs"];
         put?: never;
         /**
          * Create a text-to-speech (inference) job and queue it
          * @description The text is spoken by the server's base synthesizer (a Piper voice for the language where one is installed, else Festival's HTS voice cmu_us_slt_arctic_hts for English, else espeak-ng; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. `inputTtsText`: at most 5000 characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): UTF-8 text, up to 20000 bytes each, read as the field's value.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
-                        inputTtsText: string;
-                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
-                        language?: string;
-                        /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
-                        voiceModelId: number;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                    "application/x-www-form-urlencoded": {
-                        /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
-                        inputTtsText: string;
-                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
-                        language?: string;
-                        /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
-                        voiceModelId: number;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                    "multipart/form-data": {
-                        /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
-                        inputTtsText: string;
-                        /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
-                        language?: string;
-                        /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
-                        voiceModelId: number;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TtsJob"];
-                    };
-                };
-                /** @description Every error response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createTextToSpeechJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -678,57 +136,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one text-to-speech job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TtsJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Fetch one text-to-speech job
+         * @description The caller's text-to-speech job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getTextToSpeechJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -750,65 +162,7 @@ export interface paths {
          * Cancel a running text-to-speech job
          * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TtsJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelTextToSpeechJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -822,187 +176,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's vocal separation jobs */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Sort direction on id (= creation order) */
-                    order: "asc" | "desc";
-                    /** @description 1-based page number */
-                    page: number;
-                    /** @description Page size (max 100) */
-                    perPage: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["SeparationJob"][];
-                            meta: {
-                                currentPage: number;
-                                firstPage: number;
-                                firstPageUrl: string;
-                                lastPage: number;
-                                lastPageUrl: string;
-                                nextPageUrl: string | null;
-                                perPage: number;
-                                previousPageUrl: string | null;
-                                total: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * List the caller's vocal separation jobs
+         * @description The caller's own vocal separation jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listVocalSeparations"];
         put?: never;
         /**
          * Create a vocal separation job and queue it
          * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) and `ensemble` (the algorithm combining an ensemble's models, default avg_wave).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        /**
-                         * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
-                         * @enum {string}
-                         */
-                        ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
-                        /**
-                         * Format: binary
-                         * @description wav, webm, mp3 or flac; max 50 MB
-                         */
-                        inputFile: Blob;
-                        /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
-                        model?: string;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description A vocal separation or stem split job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SeparationJob"];
-                    };
-                };
-                /** @description Every error response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createVocalSeparation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1016,57 +200,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one vocal separation job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A vocal separation or stem split job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SeparationJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Fetch one vocal separation job
+         * @description The caller's vocal separation job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getVocalSeparation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1088,65 +226,7 @@ export interface paths {
          * Cancel a running vocal separation job
          * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A vocal separation or stem split job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SeparationJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelVocalSeparation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1160,173 +240,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's voice blender jobs */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Sort direction on id (= creation order) */
-                    order: "asc" | "desc";
-                    /** @description 1-based page number */
-                    page: number;
-                    /** @description Page size (max 100) */
-                    perPage: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["VoiceBlendJob"][];
-                            meta: {
-                                currentPage: number;
-                                firstPage: number;
-                                firstPageUrl: string;
-                                lastPage: number;
-                                lastPageUrl: string;
-                                nextPageUrl: string | null;
-                                perPage: number;
-                                previousPageUrl: string | null;
-                                total: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * List the caller's voice blender jobs
+         * @description The caller's own voice blender jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listVoiceBlends"];
         put?: never;
         /**
          * Blend two to four voice models into a new one
          * @description One alpha fewer than models: the last share is computed as 1 minus the sum of the given ones (alpha2 with two models, alpha3 with three, alpha4 with four) and must not be negative. Models must be visible to the caller, usable, and share architecture and sample rate. The output model (outputModelId) is created at once in state `pending` and is usable once the job's status is `success`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Share of the first model */
-                        alpha: number;
-                        /** @description Share of the second model; required with 3 or 4 models, not given with 2 */
-                        alpha2?: number;
-                        /** @description Share of the third model; required with 4 models, not given with 2 or 3 */
-                        alpha3?: number;
-                        /** @description First voice model */
-                        modelId1: number;
-                        /** @description Second voice model */
-                        modelId2: number;
-                        /** @description Third voice model */
-                        modelId3?: number;
-                        /** @description Fourth voice model (requires modelId3) */
-                        modelId4?: number;
-                        /** @description Title of the new model; default "Blend of <title1> and <title2>" */
-                        title?: string;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description A voice blender job; its output model is usable once status is `success` */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceBlendJob"];
-                    };
-                };
-                /** @description Every error response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createVoiceBlend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1340,57 +264,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one voice blender job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A voice blender job; its output model is usable once status is `success` */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceBlendJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Fetch one voice blender job
+         * @description The caller's voice blender job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getVoiceBlend"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1412,65 +290,7 @@ export interface paths {
          * Cancel a running voice blender job
          * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. Its output voice model ends `failed`. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A voice blender job; its output model is usable once status is `success` */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceBlendJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelVoiceBlend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1484,203 +304,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's voice conversion jobs */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Sort direction on id (= creation order) */
-                    order: "asc" | "desc";
-                    /** @description 1-based page number */
-                    page: number;
-                    /** @description Page size (max 100) */
-                    perPage: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["VoiceConversionJob"][];
-                            meta: {
-                                currentPage: number;
-                                firstPage: number;
-                                firstPageUrl: string;
-                                lastPage: number;
-                                lastPageUrl: string;
-                                nextPageUrl: string | null;
-                                perPage: number;
-                                previousPageUrl: string | null;
-                                total: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * List the caller's voice conversion jobs
+         * @description The caller's own voice conversion jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listVoiceConversions"];
         put?: never;
         /**
          * Create a voice conversion (inference) job and queue it
          * @description Multipart form. `soundFile`: wav, mp3 or flac (no webm), at most 100 MB, decided from the bytes. `pre` and `post` are JSON objects sent as strings, keyed by effect, e.g. `{"noiseGate":{"threshold_db":-40}}` or, as the hosted documentation spells effects, `{"NoiseGate":{"threshold_db":-40}}` (either spelling is accepted; one effect given in both is refused). Pre effects: `noiseGate` or `NoiseGate` {threshold_db -100..0, ratio 1..100, attack_ms 0.01..1000, release_ms 0.01..5000}; `compressor` or `Compressor` {threshold_db -60..0, ratio 1..20, attack_ms 0.01..1000, release_ms 0.01..5000}; `highPassFilter` or `HighPassFilter` {cutoff_frequency_hz 1..20000}; `lowPassFilter` or `LowPassFilter` {cutoff_frequency_hz 1..20000}. Post effects: `chorus` or `Chorus` {rate_hz 0.01..20, depth 0..1, centre_delay_ms 1..100, feedback -0.95..0.95, mix 0..1}; `reverb` or `Reverb` {room_size 0..1, damping 0..1, wet_level 0..1, dry_level 0..1, width 0..1, freeze_mode 0..1}; `compressor` or `Compressor` {threshold_db -60..0, ratio 1..20, attack_ms 0.01..1000, release_ms 0.01..5000}; `delay` or `Delay` {delay_seconds 0..10, feedback 0..0.95, mix 0..1}. Omitted parameters take their defaults. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        /**
-                         * Format: binary
-                         * @description Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)
-                         */
-                        backingSoundFile?: Blob;
-                        /**
-                         * @description Higher values add more accent from the voice model and may cause mispronunciation. Native voices: how far the timbre moves toward the target (0 = the input's own). RVC models imported with their feature index: RVC's index rate (each ContentVec frame blended with its 8 nearest training features by this share). RVC models without an index: a blend of the converted voice with the input.
-                         * @default 0.5
-                         */
-                        conversionStrength?: number;
-                        /** @default 0.5 */
-                        modelVolumeMix?: number;
-                        /**
-                         * @description Semitones
-                         * @default 0
-                         */
-                        pitchShift?: number;
-                        /** @description JSON object of postprocessing effects */
-                        post?: string;
-                        /** @description JSON object of preprocessing effects */
-                        pre?: string;
-                        /**
-                         * Format: binary
-                         * @description wav, mp3 or flac; max 100 MB
-                         */
-                        soundFile: Blob;
-                        /** @description Id of a ready voice model: public or the caller's own */
-                        voiceModelId: number;
-                        /**
-                         * Format: uri
-                         * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description A voice conversion (inference) job */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceConversionJob"];
-                    };
-                };
-                /** @description Every error response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createVoiceConversion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1694,57 +328,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one voice conversion job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A voice conversion (inference) job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceConversionJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Fetch one voice conversion job
+         * @description The caller's voice conversion job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getVoiceConversion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1766,65 +354,7 @@ export interface paths {
          * Cancel a running voice conversion job
          * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A voice conversion (inference) job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceConversionJob"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelVoiceConversion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1838,206 +368,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List voice models: the public catalogue and the caller's own, or only the caller's own */
-        get: {
-            parameters: {
-                query: {
-                    /** @description true: only instrument models (a performance in, an instrument's sound out); false: only voices; omitted: both */
-                    instruments?: boolean;
-                    /** @description true: only the caller's own models; otherwise the public catalogue and the caller's own */
-                    myModels?: boolean;
-                    /** @description Sort direction on id (= creation order) */
-                    order: "asc" | "desc";
-                    /** @description 1-based page number */
-                    page: number;
-                    /** @description Page size (max 100) */
-                    perPage: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["VoiceModel"][];
-                            meta: {
-                                currentPage: number;
-                                firstPage: number;
-                                firstPageUrl: string;
-                                lastPage: number;
-                                lastPageUrl: string;
-                                nextPageUrl: string | null;
-                                perPage: number;
-                                previousPageUrl: string | null;
-                                total: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * List voice models: the public catalogue and the caller's own, or only the caller's own
+         * @description A page at a time, in id order. `myModels=true` lists only the caller's own models, `instruments=true` only instrument models; every query parameter is optional.
+         */
+        get: operations["listVoiceModels"];
         put?: never;
         /**
          * Import a private voice model: an RVC .pth or ONNX file (RVC or Mixdown native), a link to one, or a reference recording to build a native voice from
          * @description Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelUrl` (a link to a `.pth`, an RVC `.onnx` or a `.zip` of a `.pth` and its `.index`, downloaded by the worker: see the field), `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        /**
-                         * Format: binary
-                         * @description Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one
-                         */
-                        image?: Blob;
-                        /**
-                         * Format: binary
-                         * @description RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)
-                         */
-                        indexFile?: Blob;
-                        /**
-                         * Format: uri
-                         * @description With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both
-                         */
-                        indexUrl?: string;
-                        /** @description JSON object with title (required), tags, links and sampleRate */
-                        metadata: string;
-                        /**
-                         * Format: binary
-                         * @description RVC .pth, or ONNX voice model
-                         */
-                        modelFile?: Blob;
-                        /**
-                         * Format: uri
-                         * @description Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)
-                         */
-                        modelUrl?: string;
-                        /**
-                         * Format: binary
-                         * @description Recording to build a native voice from
-                         */
-                        referenceFile?: Blob;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceModel"];
-                    };
-                };
-                /** @description Every error response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createVoiceModel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2051,57 +392,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one voice model */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VoiceModel"];
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Fetch one voice model
+         * @description A public (catalogue) voice model or one of the caller's own; 404 for another caller's. `usable` says whether conversions may use it yet (an imported or built model is `pending` until its worker job ends).
+         */
+        get: operations["getVoiceModel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2121,63 +416,7 @@ export interface paths {
          * Redirect to the voice model's demo clip (mp3: the reference phrase converted with the voice)
          * @description The URL a voice model record carries until the worker has rendered the media: 302 to a signed URL (or the owner's link) once it exists, 409 with Retry-After while it does not yet, 404 when it never will.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Location: the media's URL */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getVoiceModelDemo"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2197,63 +436,7 @@ export interface paths {
          * Redirect to the voice model's cover image (PNG, or the owner's upload or link)
          * @description The URL a voice model record carries until the worker has rendered the media: 302 to a signed URL (or the owner's link) once it exists, 409 with Retry-After while it does not yet, 404 when it never will.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric id */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Location: the media's URL */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getVoiceModelImage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2275,111 +458,25 @@ export interface paths {
          * Exchange a dashboard sign-in code for its API key
          * @description The link `mixdown up` prints (`/#/sign-in/<code>`) carries a one-time code instead of the API key; the dashboard posts it here and keeps the key it gets back. A code works once, for 15 minutes, while its key is not revoked; the server stores only its hash. No `Authorization` header: the code is the credential.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The code from the link */
-                        code: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The API key to send as `Authorization: Bearer <key>` */
-                            apiKey: string;
-                        };
-                    };
-                };
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["signInToDashboard"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/files/{*}": {
+    "/files/{key}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Download a stored file through a signed URL (local-disk storage) */
-        get: {
-            parameters: {
-                query?: {
-                    expires?: string;
-                    signature?: string;
-                };
-                header?: never;
-                path: {
-                    "*": string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Every error response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Every error response */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Download a stored file through a signed URL (local-disk storage)
+         * @description The URLs a record carries when the service stores files on local disk. The path is the file's key, slashes included; `expires` and `signature` (an HMAC over key and expiry) are the credential, so no Authorization header (403 when wrong or expired). A single byte range is served (206, 416 when unsatisfiable).
+         */
+        get: operations["downloadFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2395,30 +492,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Liveness: the process is up
+         * @description 200 while the API process runs and answers; it checks nothing else (see /readyz). No authentication.
+         */
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2438,26 +516,7 @@ export interface paths {
          * Prometheus metrics of the service (text exposition format)
          * @description HTTP request durations by route, upload bytes, jobs created by kind, queue depth by queue and state, jobs by kind and status, and the process's own metrics. The worker serves its metrics (jobs ended, job durations, busy/idle) on its health port. Set METRICS_TOKEN to require `Authorization: Bearer <METRICS_TOKEN>`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Every error response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2473,53 +532,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: Postgres, Redis and object storage are reachable */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            checks: {
-                                postgres: "ok" | string;
-                                redis: "ok" | string;
-                                storage: "ok" | string;
-                            };
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            checks: {
-                                postgres: "ok" | string;
-                                redis: "ok" | string;
-                                storage: "ok" | string;
-                            };
-                            error: string;
-                            message: string;
-                            statusCode: number;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Readiness: Postgres, Redis and object storage are reachable
+         * @description 200 when PostgreSQL, Redis and object storage each answered a probe, 503 naming the ones that did not (a load balancer should send no traffic then). No authentication.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2771,4 +788,2066 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listModelCatalogue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CatalogueModel"][];
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSeparationModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SeparationModel"][];
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listStemSplits: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SeparationJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createStemSplit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                     * @enum {string}
+                     */
+                    ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                    /**
+                     * Format: binary
+                     * @description wav, webm, mp3 or flac; max 50 MB
+                     */
+                    inputFile: Blob;
+                    /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                    model?: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A vocal separation or stem split job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeparationJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStemSplit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal separation or stem split job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeparationJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelStemSplit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal separation or stem split job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeparationJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTextToSpeechJobs: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TtsJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTextToSpeechJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
+                    inputTtsText: string;
+                    /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                    language?: string;
+                    /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
+                    voiceModelId: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
+                    inputTtsText: string;
+                    /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                    language?: string;
+                    /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
+                    voiceModelId: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+                "multipart/form-data": {
+                    /** @description The text to speak: at most 5000 characters (MAX_TTS_TEXT_CHARS), with at least one letter or digit */
+                    inputTtsText: string;
+                    /** @description Mixdown: the language of the text (a tag as espeak-ng names its voices: en, en-gb, de, fr, pt-br, cmn, ...; case does not matter). Absent: English. A Piper voice installed for the language speaks it (`models pull piper-...`); else English (en, en-us) is spoken by Festival's voice, every other language by espeak-ng's voice for it; a language no synthesizer on the server speaks is a 422 that lists those it does */
+                    language?: string;
+                    /** @description Id of a ready voice model (public or the caller's own) that speaks the text */
+                    voiceModelId: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TtsJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTextToSpeechJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TtsJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelTextToSpeechJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TtsJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVocalSeparations: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SeparationJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVocalSeparation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                     * @enum {string}
+                     */
+                    ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                    /**
+                     * Format: binary
+                     * @description wav, webm, mp3 or flac; max 50 MB
+                     */
+                    inputFile: Blob;
+                    /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                    model?: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A vocal separation or stem split job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeparationJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVocalSeparation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal separation or stem split job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeparationJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelVocalSeparation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal separation or stem split job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeparationJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVoiceBlends: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["VoiceBlendJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVoiceBlend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Share of the first model */
+                    alpha: number;
+                    /** @description Share of the second model; required with 3 or 4 models, not given with 2 */
+                    alpha2?: number;
+                    /** @description Share of the third model; required with 4 models, not given with 2 or 3 */
+                    alpha3?: number;
+                    /** @description First voice model */
+                    modelId1: number;
+                    /** @description Second voice model */
+                    modelId2: number;
+                    /** @description Third voice model */
+                    modelId3?: number;
+                    /** @description Fourth voice model (requires modelId3) */
+                    modelId4?: number;
+                    /** @description Title of the new model; default "Blend of <title1> and <title2>" */
+                    title?: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A voice blender job; its output model is usable once status is `success` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceBlendJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVoiceBlend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A voice blender job; its output model is usable once status is `success` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceBlendJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelVoiceBlend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A voice blender job; its output model is usable once status is `success` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceBlendJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVoiceConversions: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["VoiceConversionJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVoiceConversion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)
+                     */
+                    backingSoundFile?: Blob;
+                    /**
+                     * @description Higher values add more accent from the voice model and may cause mispronunciation. Native voices: how far the timbre moves toward the target (0 = the input's own). RVC models imported with their feature index: RVC's index rate (each ContentVec frame blended with its 8 nearest training features by this share). RVC models without an index: a blend of the converted voice with the input.
+                     * @default 0.5
+                     */
+                    conversionStrength?: number;
+                    /** @default 0.5 */
+                    modelVolumeMix?: number;
+                    /**
+                     * @description Semitones
+                     * @default 0
+                     */
+                    pitchShift?: number;
+                    /** @description JSON object of postprocessing effects */
+                    post?: string;
+                    /** @description JSON object of preprocessing effects */
+                    pre?: string;
+                    /**
+                     * Format: binary
+                     * @description wav, mp3 or flac; max 100 MB
+                     */
+                    soundFile: Blob;
+                    /** @description Id of a ready voice model: public or the caller's own */
+                    voiceModelId: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A voice conversion (inference) job */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceConversionJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVoiceConversion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A voice conversion (inference) job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceConversionJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelVoiceConversion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A voice conversion (inference) job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceConversionJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVoiceModels: {
+        parameters: {
+            query?: {
+                /** @description true: only instrument models (a performance in, an instrument's sound out); false: only voices; omitted: both */
+                instruments?: boolean;
+                /** @description true: only the caller's own models; otherwise the public catalogue and the caller's own */
+                myModels?: boolean;
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["VoiceModel"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVoiceModel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one
+                     */
+                    image?: Blob;
+                    /**
+                     * Format: binary
+                     * @description RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)
+                     */
+                    indexFile?: Blob;
+                    /**
+                     * Format: uri
+                     * @description With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both
+                     */
+                    indexUrl?: string;
+                    /** @description JSON object with title (required), tags, links and sampleRate */
+                    metadata: string;
+                    /**
+                     * Format: binary
+                     * @description RVC .pth, or ONNX voice model
+                     */
+                    modelFile?: Blob;
+                    /**
+                     * Format: uri
+                     * @description Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)
+                     */
+                    modelUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Recording to build a native voice from
+                     */
+                    referenceFile?: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceModel"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVoiceModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceModel"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVoiceModelDemo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Location: the media's URL */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVoiceModelImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Location: the media's URL */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signInToDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code from the link */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The API key to send as `Authorization: Bearer <key>` */
+                        apiKey: string;
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: {
+                expires?: string;
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The stored file's key, slashes included, as the record's URL has it */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every error response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            postgres: "ok" | string;
+                            redis: "ok" | string;
+                            storage: "ok" | string;
+                        };
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            postgres: "ok" | string;
+                            redis: "ok" | string;
+                            storage: "ok" | string;
+                        };
+                        error: string;
+                        message: string;
+                        statusCode: number;
+                    };
+                };
+            };
+        };
+    };
+}

@@ -25,7 +25,9 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ signInCodes: Dashboard
     {
       schema: {
         tags: ["Dashboard"],
+        operationId: "signInToDashboard",
         summary: "Exchange a dashboard sign-in code for its API key",
+        security: [],
         description:
           "The link `mixdown up` prints (`/#/sign-in/<code>`) carries a one-time code instead of the API key; the dashboard posts it here and keeps the key it gets back. A code works once, for 15 minutes, while its key is not revoked; the server stores only its hash. No `Authorization` header: the code is the credential.",
         body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 200, description: "The code from the link" }) }),

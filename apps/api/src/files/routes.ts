@@ -37,7 +37,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; 
     {
       schema: {
         tags: ["Files"],
+        operationId: "downloadFile",
         summary: "Download a stored file through a signed URL (local-disk storage)",
+        description:
+          "The URLs a record carries when the service stores files on local disk. The path is the file's key, slashes included; `expires` and `signature` (an HMAC over key and expiry) are the credential, so no Authorization header (403 when wrong or expired). A single byte range is served (206, 416 when unsatisfiable).",
+        security: [],
         querystring: Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) }),
         response: errorResponses(403, 404, 416),
       },

@@ -15,7 +15,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
     {
       schema: {
         tags: ["Health"],
+        operationId: "getHealth",
         summary: "Liveness: the process is up",
+        description: "200 while the API process runs and answers; it checks nothing else (see /readyz). No authentication.",
+        security: [],
         response: { 200: Type.Object({ status: Type.Literal("ok") }) },
       },
     },
@@ -26,7 +29,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
     {
       schema: {
         tags: ["Health"],
+        operationId: "getReadiness",
         summary: "Readiness: Postgres, Redis and object storage are reachable",
+        description:
+          "200 when PostgreSQL, Redis and object storage each answered a probe, 503 naming the ones that did not (a load balancer should send no traffic then). No authentication.",
+        security: [],
         response: {
           200: Type.Object({ status: Type.Literal("ok"), checks: Checks }),
           503: Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String(), checks: Checks }),

@@ -4,7 +4,7 @@ import { listOf } from "@mixdown/records";
 import { Type } from "typebox";
 import { API_PREFIX } from "../app-context.ts";
 import { paginationMeta } from "./pagination.ts";
-import { bearerSecurity, cancelRouteSchema, errorResponses, IdParams, ListQuery } from "./schemas.ts";
+import { bearerSecurity, cancelRouteSchema, errorResponses, IdParams, ListQuery, pageOf } from "./schemas.ts";
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 
@@ -28,27 +28,36 @@ export function jobReadRoutes(
     noun: string;
     /** the record's schema id (`VoiceConversionJob`) */
     record: string;
+    /**
+     * One job in the operations' ids (`VoiceConversion`: listVoiceConversions, getVoiceConversion,
+     * cancelVoiceConversion). Clients generated from the document name their methods after them:
+     * changing one is a breaking change.
+     */
+    operation: string;
     maxPerPage: number;
     /** what a cancel of this kind does besides (`cancelRouteSchema`'s note) */
     cancelNote?: string;
   },
   reads: JobReads,
 ): void {
-  const { path, tags, noun, record } = route;
+  const { path, tags, noun, record, operation } = route;
   app.get(
     `/${path}`,
     {
       schema: {
         tags,
+        operationId: `list${operation}s`,
         summary: `List the caller's ${noun} jobs`,
+        description: `The caller's own ${noun} jobs, a page at a time in id (creation) order, with \`meta\` holding the total and the links of the pages around this one. Every query parameter is optional.`,
         security: bearerSecurity,
         querystring: ListQuery(route.maxPerPage),
         response: { 200: listOf(record), ...errorResponses(401, 422, 429) },
       },
     },
     async (request) => {
-      const { rows, total } = await reads.list(request.auth.caller.id, request.query);
-      return { data: rows, meta: paginationMeta(`${API_PREFIX}/${path}`, request.query, total) };
+      const page = pageOf(request.query);
+      const { rows, total } = await reads.list(request.auth.caller.id, page);
+      return { data: rows, meta: paginationMeta(`${API_PREFIX}/${path}`, page, total) };
     },
   );
 
@@ -57,7 +66,9 @@ export function jobReadRoutes(
     {
       schema: {
         tags,
+        operationId: `get${operation}`,
         summary: `Fetch one ${noun} job`,
+        description: `The caller's ${noun} job as it is now: poll it until \`status\` is no longer \`running\`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.`,
         security: bearerSecurity,
         params: IdParams,
         response: { 200: Type.Ref(record), ...errorResponses(401, 404, 429) },
@@ -68,7 +79,15 @@ export function jobReadRoutes(
 
   app.post(
     `/${path}/:id/cancel`,
-    { schema: cancelRouteSchema({ tags, noun, record, ...(route.cancelNote ? { note: route.cancelNote } : {}) }) },
+    {
+      schema: cancelRouteSchema({
+        tags,
+        noun,
+        record,
+        operationId: `cancel${operation}`,
+        ...(route.cancelNote ? { note: route.cancelNote } : {}),
+      }),
+    },
     (request) => reads.cancel(request.auth.caller.id, request.params.id),
   );
 }

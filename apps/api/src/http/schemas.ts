@@ -18,10 +18,22 @@ export const IdParams = Type.Object({
 export const ListQuery = <T extends TProperties = {}>(maxPerPage: number, extra: T = {} as T) =>
   Type.Object({
     ...extra,
-    order: Type.Enum(["asc", "desc"], { type: "string", default: "asc", description: "Sort direction on id (= creation order)" }),
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "1-based page number" }),
-    perPage: Type.Integer({ minimum: 1, maximum: maxPerPage, default: 10, description: `Page size (max ${maxPerPage})` }),
+    order: Type.Optional(
+      Type.Enum(["asc", "desc"], { type: "string", default: "asc", description: "Sort direction on id (= creation order)" }),
+    ),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "1-based page number" })),
+    perPage: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: maxPerPage, default: 10, description: `Page size (max ${maxPerPage})` }),
+    ),
   });
+
+/**
+ * The page a list's query asks for. The parameters are optional in the document; the validator
+ * has filled in the defaults above when they are absent, and this says so to the types.
+ */
+export function pageOf<Q extends { order?: "asc" | "desc"; page?: number; perPage?: number }>(query: Q) {
+  return { ...query, order: query.order ?? ("asc" as const), page: query.page ?? 1, perPage: query.perPage ?? 10 };
+}
 
 const errorRef = Type.Ref("Error");
 
@@ -48,9 +60,10 @@ export const CreateHeaders = Type.Object({
  * The schema of a `POST …/:id/cancel` route: what every job kind's cancel promises, with a note
  * for what a kind adds (a blend's output model ends `failed`).
  */
-export function cancelRouteSchema(options: { tags: string[]; noun: string; record: string; note?: string }) {
+export function cancelRouteSchema(options: { tags: string[]; noun: string; record: string; operationId: string; note?: string }) {
   return {
     tags: options.tags,
+    operationId: options.operationId,
     summary: `Cancel a running ${options.noun} job`,
     description:
       "Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started." +

@@ -26,6 +26,7 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics; tok
     {
       schema: {
         tags: ["Metrics"],
+        operationId: "getMetrics",
         summary: "Prometheus metrics of the service (text exposition format)",
         description:
           "HTTP request durations by route, upload bytes, jobs created by kind, queue depth by queue and state, jobs by kind and status, and the process's own metrics. " +
@@ -33,7 +34,7 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics; tok
           (token
             ? "Needs `Authorization: Bearer <METRICS_TOKEN>`."
             : "Set METRICS_TOKEN to require `Authorization: Bearer <METRICS_TOKEN>`."),
-        ...(token ? { security: [{ metricsToken: [] as string[] }] } : {}),
+        security: token ? [{ metricsToken: [] as string[] }] : [],
         response: errorResponses(401),
       },
       onRequest: async (request) => {

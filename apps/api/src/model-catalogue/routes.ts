@@ -61,6 +61,7 @@ export const modelCatalogueRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }
     {
       schema: {
         tags: ["Separation models"],
+        operationId: "listModelCatalogue",
         summary: "List the published models this server can install",
         description:
           "Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`).",

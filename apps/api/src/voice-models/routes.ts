@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery } from "../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery, pageOf } from "../http/schemas.ts";
 import { multipartCreate } from "../idempotency/create-request.ts";
 import { listOf } from "@mixdown/records";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
@@ -50,7 +50,10 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     {
       schema: {
         tags,
+        operationId: "listVoiceModels",
         summary: "List voice models: the public catalogue and the caller's own, or only the caller's own",
+        description:
+          "A page at a time, in id order. `myModels=true` lists only the caller's own models, `instruments=true` only instrument models; every query parameter is optional.",
         security: bearerSecurity,
         querystring: ListQuery(ctx.config.MAX_PER_PAGE, {
           myModels: Type.Optional(
@@ -71,12 +74,13 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     async (request) => {
       const mine = request.query.myModels === true;
       const { instruments } = request.query;
-      const { rows, total } = await ctx.models.list(request.auth.caller.id, mine, request.query, instruments);
+      const page = pageOf(request.query);
+      const { rows, total } = await ctx.models.list(request.auth.caller.id, mine, page, instruments);
       const filters = {
         ...(mine ? { myModels: "true" } : {}),
         ...(instruments === undefined ? {} : { instruments: String(instruments) }),
       };
-      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-models`, request.query, total, filters) };
+      return { data: rows, meta: paginationMeta(`${API_PREFIX}/voice-models`, page, total, filters) };
     },
   );
 
@@ -85,6 +89,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     {
       schema: {
         tags,
+        operationId: "createVoiceModel",
         summary:
           "Import a private voice model: an RVC .pth or ONNX file (RVC or Mixdown native), a link to one, or a reference recording to build a native voice from",
         description:
@@ -129,6 +134,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       {
         schema: {
           tags,
+          operationId: media === "image" ? "getVoiceModelImage" : "getVoiceModelDemo",
           summary:
             media === "image"
               ? "Redirect to the voice model's cover image (PNG, or the owner's upload or link)"
@@ -150,7 +156,10 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     {
       schema: {
         tags,
+        operationId: "getVoiceModel",
         summary: "Fetch one voice model",
+        description:
+          "A public (catalogue) voice model or one of the caller's own; 404 for another caller's. `usable` says whether conversions may use it yet (an imported or built model is `pending` until its worker job ends).",
         security: bearerSecurity,
         params: IdParams,
         response: { 200: Type.Ref("VoiceModel"), ...errorResponses(401, 404, 429) },

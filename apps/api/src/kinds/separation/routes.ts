@@ -14,14 +14,16 @@ import type { ApiKind } from "../context.ts";
 import { SeparationModels } from "./models.ts";
 import { SeparationService } from "./service.ts";
 
-const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: string }> = Object.values(SEPARATION_KINDS).map(
-  (k) => ({
-    path: k.apiPath,
-    kind: k.dbKind,
-    tag: k.tag,
-    noun: k.noun,
-  }),
-);
+const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: string; operation: string }> = Object.values(
+  SEPARATION_KINDS,
+).map((k) => ({
+  path: k.apiPath,
+  kind: k.dbKind,
+  tag: k.tag,
+  noun: k.noun,
+  // "vocal separation" -> VocalSeparation: createVocalSeparation, listVocalSeparations, ...
+  operation: k.noun.replace(/(?:^| )(\w)/g, (_, c: string) => c.toUpperCase()),
+}));
 
 /** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch, cancel. */
 const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: SeparationService }> = async (
@@ -52,6 +54,7 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
     {
       schema: {
         tags: ["Separation models"],
+        operationId: "listSeparationModels",
         summary: "List the installed separation models",
         description:
           "The models a vocal separation or stem split may name in its `model` field, read from the manifests in MODELS_DIR.",
@@ -62,12 +65,13 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
     async () => ({ data: await service.listModels() }),
   );
 
-  for (const { path, kind, tag, noun } of KINDS) {
+  for (const { path, kind, tag, noun, operation } of KINDS) {
     app.post(
       `/${path}`,
       {
         schema: {
           tags: [tag],
+          operationId: `create${operation}`,
           summary: `Create a ${noun} job and queue it`,
           description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text fields \`webhookUrl\`, \`model\` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a ${noun}) and \`ensemble\` (the algorithm combining an ensemble's models, default avg_wave).`,
           security: bearerSecurity,
@@ -89,7 +93,11 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
         ),
     );
 
-    jobReadRoutes(app, { path, tags: [tag], noun, record: "SeparationJob", maxPerPage: config.MAX_PER_PAGE }, service.jobs[kind]);
+    jobReadRoutes(
+      app,
+      { path, tags: [tag], noun, record: "SeparationJob", operation, maxPerPage: config.MAX_PER_PAGE },
+      service.jobs[kind],
+    );
   }
 };
 

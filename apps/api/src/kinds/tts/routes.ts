@@ -74,6 +74,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
     {
       schema: {
         tags,
+        operationId: "createTextToSpeechJob",
         summary: "Create a text-to-speech (inference) job and queue it",
         description: `The text is spoken by the server's base synthesizer (a Piper voice for the language where one is installed, else Festival's HTS voice cmu_us_slt_arctic_hts for English, else espeak-ng; see TTS_SYNTHESIZER), then converted with the voice model as a voice conversion with the default options is: the record's outputs are the text in that voice. The fields may come as a multipart form, a urlencoded form or a JSON object. \`inputTtsText\`: at most ${maxChars} characters (MAX_TTS_TEXT_CHARS); empty or whitespace-only text, or text without a letter or digit, is a 422. Long text is spoken sentence by sentence. In a multipart form the fields may also be sent as file parts (as Python requests' \`files=\` and curl's \`-F name=@file\` do): UTF-8 text, up to ${maxChars * 4} bytes each, read as the field's value.`,
         security: bearerSecurity,
@@ -97,7 +98,14 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
 
   jobReadRoutes(
     app,
-    { path: "tts", tags, noun: "text-to-speech", record: "TtsJob", maxPerPage: ctx.config.MAX_PER_PAGE },
+    {
+      path: "tts",
+      tags,
+      noun: "text-to-speech",
+      record: "TtsJob",
+      operation: "TextToSpeechJob",
+      maxPerPage: ctx.config.MAX_PER_PAGE,
+    },
     service,
   );
 };

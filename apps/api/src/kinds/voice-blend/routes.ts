@@ -38,6 +38,7 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
     {
       schema: {
         tags,
+        operationId: "createVoiceBlend",
         summary: "Blend two to four voice models into a new one",
         description:
           "One alpha fewer than models: the last share is computed as 1 minus the sum of the given ones (alpha2 with two models, alpha3 with three, alpha4 with four) and must not be negative. Models must be visible to the caller, usable, and share architecture and sample rate. The output model (outputModelId) is created at once in state `pending` and is usable once the job's status is `success`.",
@@ -75,6 +76,7 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
       tags,
       noun: "voice blender",
       record: "VoiceBlendJob",
+      operation: "VoiceBlend",
       maxPerPage: ctx.config.MAX_PER_PAGE,
       cancelNote: "Its output voice model ends `failed`.",
     },

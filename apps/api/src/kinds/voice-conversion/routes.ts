@@ -74,6 +74,7 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
     {
       schema: {
         tags,
+        operationId: "createVoiceConversion",
         summary: "Create a voice conversion (inference) job and queue it",
         description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\` or, as the hosted documentation spells effects, \`{"NoiseGate":{"threshold_db":-40}}\` (either spelling is accepted; one effect given in both is refused). Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
         security: bearerSecurity,
@@ -102,7 +103,14 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
 
   jobReadRoutes(
     app,
-    { path: "voice-conversions", tags, noun: "voice conversion", record: "VoiceConversionJob", maxPerPage: config.MAX_PER_PAGE },
+    {
+      path: "voice-conversions",
+      tags,
+      noun: "voice conversion",
+      record: "VoiceConversionJob",
+      operation: "VoiceConversion",
+      maxPerPage: config.MAX_PER_PAGE,
+    },
     service,
   );
 };
