@@ -88,6 +88,65 @@ describe("POST /voice-models with a modelUrl", () => {
   });
 });
 
+describe("POST /voice-models as a plain form (application/x-www-form-urlencoded, as curl -d sends it)", () => {
+  const postForm = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+    h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/voice-models",
+      payload: new URLSearchParams(fields).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", ...me.auth, ...headers },
+    });
+
+  test("an import by link is created from the form as from a multipart one, and an Idempotency-Key replays it", async () => {
+    const fields = {
+      metadata: JSON.stringify({ title: "Linked by form" }),
+      modelUrl: "https://example.com/voices/Form.pth",
+      indexUrl: "https://example.com/voices/Form.index",
+    };
+    const res = await postForm(fields, { "idempotency-key": "form-import-1" });
+    assert.equal(res.statusCode, 201, res.body);
+    const model = res.json();
+    assert.deepEqual([model.title, model.state, model.usable], ["Linked by form", "pending", false]);
+    const row = await h.prisma.voiceModel.findUniqueOrThrow({ where: { id: model.id } });
+    assert.equal(row.sourceUrl, "https://example.com/voices/Form.pth");
+    assert.deepEqual(row.metadata, { source: "url", indexUrl: "https://example.com/voices/Form.index" });
+    const again = await postForm(fields, { "idempotency-key": "form-import-1" });
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.json().id, model.id, "the replay answers the same model");
+  });
+
+  test("the same validation and errors as a multipart form, storing nothing; a body that is no form is a 400 naming the forms taken", async () => {
+    const before = await footprint(h);
+    const title = JSON.stringify({ title: "x" });
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ metadata: title, modelUrl: "file:///etc/passwd" }, /^modelUrl must use http or https, not file$/],
+      [{ metadata: title, modelUrl: "http://10.1.2.3/m.pth" }, /^modelUrl points to 10\.1\.2\.3/],
+      [{ metadata: title }, /^send exactly one of modelFile/],
+      [
+        { metadata: title, indexUrl: "https://example.com/m.index" },
+        /^send exactly one of modelFile|^indexUrl goes with a modelUrl/,
+      ],
+    ];
+    for (const [fields, message] of cases) {
+      const res = await postForm(fields);
+      assert.equal(res.statusCode, 422, `${JSON.stringify(fields)}: ${res.body}`);
+      assert.match(res.json().message, message);
+    }
+    const text = await h.app.inject({
+      method: "POST",
+      url: "/api/kits/v1/voice-models",
+      payload: "modelUrl=https://example.com/m.pth",
+      headers: { "content-type": "text/plain", ...me.auth },
+    });
+    assert.equal(text.statusCode, 400, text.body);
+    assert.match(
+      text.json().message,
+      /^request body must be a form \(multipart\/form-data or application\/x-www-form-urlencoded\) or a JSON object$/,
+    );
+    await assertUnchanged(h, before);
+  });
+});
+
 describe("what a voice model still needs (missingAssets)", () => {
   const contentVec = () => path.join(models, "voices", "vec-768-layer-12.onnx");
   /** The record, polled until `done` holds (the file checks are cached for 2 s). */

@@ -376,7 +376,7 @@ export interface paths {
         put?: never;
         /**
          * Import a private voice model: an RVC .pth or ONNX file (RVC or Mixdown native), a link to one, or a reference recording to build a native voice from
-         * @description Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelUrl` (a link to a `.pth`, an RVC `.onnx` or a `.zip` of a `.pth` and its `.index`, downloaded by the worker: see the field), `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         * @description Multipart form; an import by link (`modelUrl`, with `metadata` and an optional `indexUrl`), whose fields are all text, may also come as a urlencoded form (`curl -d`) or a JSON object of those fields. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelUrl` (a link to a `.pth`, an RVC `.onnx` or a `.zip` of a `.pth` and its `.index`, downloaded by the worker: see the field), `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
         post: operations["createVoiceModel"];
         delete?: never;
@@ -2394,6 +2394,74 @@ export interface operations {
         };
         requestBody: {
             content: {
+                "application/json": {
+                    /**
+                     * Format: binary
+                     * @description Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one
+                     */
+                    image?: Blob;
+                    /**
+                     * Format: binary
+                     * @description RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)
+                     */
+                    indexFile?: Blob;
+                    /**
+                     * Format: uri
+                     * @description With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both
+                     */
+                    indexUrl?: string;
+                    /** @description JSON object with title (required), tags, links and sampleRate */
+                    metadata: string;
+                    /**
+                     * Format: binary
+                     * @description RVC .pth, or ONNX voice model
+                     */
+                    modelFile?: Blob;
+                    /**
+                     * Format: uri
+                     * @description Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)
+                     */
+                    modelUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Recording to build a native voice from
+                     */
+                    referenceFile?: Blob;
+                };
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * Format: binary
+                     * @description Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one
+                     */
+                    image?: Blob;
+                    /**
+                     * Format: binary
+                     * @description RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)
+                     */
+                    indexFile?: Blob;
+                    /**
+                     * Format: uri
+                     * @description With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both
+                     */
+                    indexUrl?: string;
+                    /** @description JSON object with title (required), tags, links and sampleRate */
+                    metadata: string;
+                    /**
+                     * Format: binary
+                     * @description RVC .pth, or ONNX voice model
+                     */
+                    modelFile?: Blob;
+                    /**
+                     * Format: uri
+                     * @description Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)
+                     */
+                    modelUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Recording to build a native voice from
+                     */
+                    referenceFile?: Blob;
+                };
                 "multipart/form-data": {
                     /**
                      * Format: binary

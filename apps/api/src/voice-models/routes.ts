@@ -3,7 +3,8 @@ import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery, pageOf } from "../http/schemas.ts";
-import { multipartCreate } from "../idempotency/create-request.ts";
+import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
+import { acceptUrlencodedForms, fieldsOfBody } from "../http/plain-form.ts";
 import { listOf } from "@mixdown/records";
 import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
 
@@ -45,6 +46,9 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       }),
     ),
   });
+  const textFields = textFieldsOf(importForm);
+  // Enough for the text fields (metadata, links): a model itself needs the multipart form.
+  acceptUrlencodedForms(app, 64 * 1024);
   app.get(
     "/voice-models",
     {
@@ -93,18 +97,30 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         summary:
           "Import a private voice model: an RVC .pth or ONNX file (RVC or Mixdown native), a link to one, or a reference recording to build a native voice from",
         description:
-          'Multipart form. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelUrl` (a link to a `.pth`, an RVC `.onnx` or a `.zip` of a `.pth` and its `.index`, downloaded by the worker: see the field), `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. ' +
+          'Multipart form; an import by link (`modelUrl`, with `metadata` and an optional `indexUrl`), whose fields are all text, may also come as a urlencoded form (`curl -d`) or a JSON object of those fields. `metadata`: JSON object `{"title": ..., "tags": [...], "sampleRate": 40000|48000|32000 (RVC output rate), "imageUrl"/"demoUrl"/"twitterLink"/... }`. Exactly one of `modelUrl` (a link to a `.pth`, an RVC `.onnx` or a `.zip` of a `.pth` and its `.index`, downloaded by the worker: see the field), `modelFile` (an RVC `.pth` as RVC training exports it (v1/v2, 32/40/48 kHz, with or without f0): identified from its own config, answered `pending` and converted once by a `voice-model-build` job, then `ready` or `failed` with the reason; or ONNX whose signature is an RVC export or a Mixdown native voice model; anything else is a 422 and nothing is stored) or `referenceFile` (wav/mp3/flac speech or singing of the target voice, 10 s or more). With an RVC `modelFile`, an optional `indexFile`: the feature index RVC training wrote (faiss IVF-Flat, features as wide as the ContentVec output: 768 for v2). A conversion then blends each ContentVec frame with its 8 nearest training features (weights 1/d², as RVC does) at index rate = `conversionStrength` (more of the accent and pronunciation of the voice model, at the risk of mispronouncing); an index that is not an RVC IVF-Flat index is a 422 naming the problem, and nothing is stored. ' +
           TEXT_PARTS_AS_FILES,
         security: bearerSecurity,
-        consumes: ["multipart/form-data"],
+        consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
         body: importForm,
         response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
-    (request, reply) =>
-      multipartCreate(
+    (request, reply) => {
+      // An import creates the model and queues the job that renders its demo and cover.
+      const route: CreateRoute<{ id: number }> = {
+        resource: "voice_model",
+        jobKind: "voice_model_import",
+        status: 201,
+        current: (callerId, id) => ctx.models.get(callerId, id),
+      };
+      if (!request.isMultipart()) {
+        // An import by link has text fields only: a urlencoded form (or a JSON object) carries them.
+        const form = { files: new Map(), fields: fieldsOfBody(request.body, textFields), cleanup: async () => {} };
+        return jsonCreate(ctx, request, reply, route, () => ctx.modelImports.import(request.auth.caller.id, form));
+      }
+      return multipartCreate(
         ctx,
         request,
         reply,
@@ -115,17 +131,12 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
             referenceFile: { maxBytes: ctx.config.MAX_CONVERSION_UPLOAD_BYTES },
             image: { maxBytes: ctx.config.MAX_VOICE_MODEL_IMAGE_BYTES },
           },
-          textFields: textFieldsOf(importForm),
+          textFields,
         },
-        // An import creates the model and queues the job that renders its demo and cover.
-        {
-          resource: "voice_model",
-          jobKind: "voice_model_import",
-          status: 201,
-          current: (callerId, id) => ctx.models.get(callerId, id),
-        },
+        route,
         (form) => ctx.modelImports.import(request.auth.caller.id, form),
-      ),
+      );
+    },
   );
 
   for (const media of ["image", "demo"] as const) {

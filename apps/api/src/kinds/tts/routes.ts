@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../app-context.ts";
-import { badRequest, unprocessable } from "../../http/errors.ts";
+import { acceptUrlencodedForms, fieldsOfBody } from "../../http/plain-form.ts";
 import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
 import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
@@ -13,21 +13,6 @@ import { TtsJobRepository } from "@mixdown/db";
 import { installedLanguages } from "@mixdown/voice/speech";
 import type { ApiKind } from "../context.ts";
 import { TtsService, type TtsFields } from "./service.ts";
-
-/** The fields of a JSON or urlencoded body as text, as a multipart form's parts are. */
-function fieldsOfBody(body: unknown, names: readonly string[]): TtsFields {
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw badRequest("request body must be a form (multipart/form-data or application/x-www-form-urlencoded) or a JSON object");
-  const fields = new Map<string, string>();
-  for (const name of names) {
-    const value = (body as Record<string, unknown>)[name];
-    if (value === undefined || value === null) continue;
-    if (typeof value === "string") fields.set(name, value);
-    else if (typeof value === "number" && Number.isFinite(value)) fields.set(name, String(value));
-    else throw unprocessable(`${name} must be a string${name === "voiceModelId" ? " or a number" : ""}`);
-  }
-  return fields;
-}
 
 /** `/tts`: create (multipart, urlencoded or JSON form fields), list, fetch, cancel. */
 const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsService }> = async (app, { ctx, service }) => {
@@ -50,16 +35,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
   });
   const textFields = textFieldsOf(ttsForm);
   // Python requests' `data={...}` sends the fields urlencoded; only this plugin's routes read such bodies.
-  app.addContentTypeParser(
-    "application/x-www-form-urlencoded",
-    { parseAs: "string", bodyLimit: maxChars * 12 + 64 * 1024 },
-    (_request, body, done) => {
-      const params = new URLSearchParams(body as string);
-      const fields: Record<string, string> = {};
-      for (const [name, value] of params) if (!(name in fields)) fields[name] = value;
-      done(null, fields);
-    },
-  );
+  acceptUrlencodedForms(app, maxChars * 12 + 64 * 1024);
 
   const route: CreateRoute<{ id: number }> = {
     resource: "tts",
@@ -91,7 +67,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
             service.create(origin(request, form.fields), form.fields),
           )
         : jsonCreate(ctx, request, reply, route, () => {
-            const fields = fieldsOfBody(request.body, textFields);
+            const fields = fieldsOfBody(request.body, textFields, ["voiceModelId"]);
             return service.create(origin(request, fields), fields);
           }),
   );
