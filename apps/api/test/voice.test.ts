@@ -604,7 +604,26 @@ describe("voice blender", () => {
       headers: { ...me.auth, ...form.headers },
       payload: form.payload,
     });
-    expectError(multi, 400, /must be a JSON object/);
+    expectError(multi, 400, /must be a JSON object \(Content-Type: application\/json\) or a urlencoded form/);
+  });
+
+  test("a urlencoded form of the same fields (curl -d) is taken as the JSON object is: numbers from their text, the same errors", async () => {
+    const form = (fields: Record<string, string>) =>
+      h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/voice-blender",
+        headers: { ...me.auth, "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams(fields).toString(),
+      });
+    const res = await form({ modelId1: String(publicModel), modelId2: String(myModel), alpha: "0.25", title: "Form blend" });
+    assert.equal(res.statusCode, 201, res.body);
+    const record = res.json();
+    assert.deepEqual(
+      [record.model1Id, record.model2Id, record.alpha, record.alpha2, record.title],
+      [publicModel, myModel, 0.25, 0.75, "Form blend"],
+    );
+    expectError(await form({ modelId1: String(publicModel), modelId2: String(myModel), alpha: "1.5" }), 422, /alpha/);
+    expectError(await form({ modelId1: String(publicModel), alpha: "0.5" }), 422, /modelId2/);
   });
 });
 

@@ -1843,6 +1843,29 @@ export interface operations {
                      */
                     webhookUrl?: string;
                 };
+                "application/x-www-form-urlencoded": {
+                    /** @description Share of the first model */
+                    alpha: number;
+                    /** @description Share of the second model; required with 3 or 4 models, not given with 2 */
+                    alpha2?: number;
+                    /** @description Share of the third model; required with 4 models, not given with 2 or 3 */
+                    alpha3?: number;
+                    /** @description First voice model */
+                    modelId1: number;
+                    /** @description Second voice model */
+                    modelId2: number;
+                    /** @description Third voice model */
+                    modelId3?: number;
+                    /** @description Fourth voice model (requires modelId3) */
+                    modelId4?: number;
+                    /** @description Title of the new model; default "Blend of <title1> and <title2>" */
+                    title?: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
             };
         };
         responses: {

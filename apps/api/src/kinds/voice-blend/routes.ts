@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../app-context.ts";
+import { acceptUrlencodedForms } from "../../http/plain-form.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
 import { badRequest, unprocessable } from "../../http/errors.ts";
 import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
@@ -27,12 +28,14 @@ export const BlendBody = Type.Object({
   webhookUrl: WebhookUrlField,
 });
 
-/** `/voice-blender`: create (JSON), list, fetch, cancel. */
+/** `/voice-blender`: create (JSON, or a urlencoded form of the same fields), list, fetch, cancel. */
 const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: VoiceBlendService }> = async (
   app,
   { ctx, service },
 ) => {
   const tags = ["Voice blender"];
+  // Its fields are all numbers and text: a plain form may carry them (validation coerces the numbers).
+  acceptUrlencodedForms(app, 64 * 1024);
   app.post(
     "/voice-blender",
     {
@@ -43,13 +46,16 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
         description:
           "One alpha fewer than models: the last share is computed as 1 minus the sum of the given ones (alpha2 with two models, alpha3 with three, alpha4 with four) and must not be negative. Models must be visible to the caller, usable, and share architecture and sample rate. The output model (outputModelId) is created at once in state `pending` and is usable once the job's status is `success`.",
         security: bearerSecurity,
+        consumes: ["application/json", "application/x-www-form-urlencoded"],
         headers: CreateHeaders,
         body: BlendBody,
         response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 409, 422, 429) },
       },
       preValidation: async (request) => {
         if (request.isMultipart() || typeof request.body !== "object" || request.body === null || Array.isArray(request.body)) {
-          throw badRequest("request body must be a JSON object (Content-Type: application/json)");
+          throw badRequest(
+            "request body must be a JSON object (Content-Type: application/json) or a urlencoded form (application/x-www-form-urlencoded)",
+          );
         }
         // Unknown fields are dropped by validation; these two would silently change the blend's meaning.
         const body = request.body as Record<string, unknown>;
