@@ -34,6 +34,7 @@ import { JobSubmitter } from "./jobs/job-submitter.ts";
 import { ApiMetrics } from "./metrics/api-metrics.ts";
 import { StoredBytes } from "./metrics/stored-bytes.ts";
 import { documentedRoute, OPENAPI_SERVERS, OPENAPI_TAGS } from "./http/openapi-layout.ts";
+import { installLingeringClose } from "./http/lingering-close.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
 import { registerRateLimit } from "./rate-limit/rate-limit.ts";
@@ -67,6 +68,13 @@ export interface AppDeps {
 }
 
 export type App = FastifyInstance & { ctx: AppContext };
+
+/**
+ * What the service reads and drops of a body it has answered 413 before closing the connection
+ * (so that the client, still sending, reads the answer): 64 MiB within 10 s.
+ */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+const LINGER_MAX_MS = 10_000;
 
 /** The Kits v1 HTTP API as a Fastify instance (not yet listening). */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App> {
@@ -168,6 +176,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   pruneIdempotencyKeys(app, idempotencyKeys);
 
   installErrorHandling(app);
+  installLingeringClose(app, { maxBytes: LINGER_MAX_BYTES, maxMs: LINGER_MAX_MS });
   // The origin every signed URL points at, from one signed the same way as any other.
   await registerSecurityHeaders(app, new URL(await storage.signedUrl("origin-probe", 60)).origin);
   await app.register(multipart, { throwFileSizeLimit: true });
