@@ -11,6 +11,7 @@ import { loadConfig, type Config } from "@mixdown/config";
 import { ApiKeyRepository, VoiceModelRepository, type KeyRateLimits, type NewVoiceModel, type PrismaClient } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { buildApp, type App } from "../src/index.ts";
+import { WireCheck } from "./support/wire-check.ts";
 
 const run = promisify(execFile);
 
@@ -35,6 +36,9 @@ export async function startHarness(storage: "s3" | "local", env: Record<string, 
   try {
     const config = loadConfig({ ...stack.env, LOG_LEVEL: "silent", ...env });
     const app = await buildApp(config, { authCacheTtlMs: 0 });
+    // Every answer of the test is checked against the document the API serves (support/wire-check.ts).
+    const wire = new WireCheck();
+    wire.attach(app);
     await app.ready();
     const prisma = app.ctx.prisma;
     const keys = new ApiKeyRepository(prisma);
@@ -59,6 +63,7 @@ export async function startHarness(storage: "s3" | "local", env: Record<string, 
       async stop() {
         await app.close();
         await stack.stop();
+        assert.deepEqual(wire.problems, [], "answers that differ from the OpenAPI document");
       },
     };
   } catch (error) {

@@ -1906,6 +1906,15 @@ export interface operations {
                 };
             };
             /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2823,6 +2832,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": Blob;
+                };
+            };
+            /** @description The byte range asked for (Content-Range) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": Blob;
+                };
+            };
             /** @description Every error response */
             403: {
                 headers: {
@@ -2884,6 +2911,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The metrics, in Prometheus' text exposition format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description Every error response */
             401: {
                 headers: {

@@ -1,8 +1,12 @@
+import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { contentTypeForKey, InvalidKeyError, verifyFileSignature, type LocalDiskStorage } from "@mixdown/storage";
 import { Type } from "typebox";
 import { ApiError, forbidden, notFound } from "../http/errors.ts";
 import { errorResponses } from "../http/schemas.ts";
+
+/** A stored file's bytes, streamed as they are (typed as the stream the handler sends). */
+const FileBytes = Type.Unsafe<Readable>({ type: "string", format: "binary" });
 
 /** `bytes=a-b`, `bytes=a-`, `bytes=-n` (one range) → inclusive [start, end], or "unsatisfiable". */
 export function parseRange(header: string, size: number): { start: number; end: number } | "unsatisfiable" | null {
@@ -43,7 +47,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; 
           "The URLs a record carries when the service stores files on local disk. The path is the file's key, slashes included; `expires` and `signature` (an HMAC over key and expiry) are the credential, so no Authorization header (403 when wrong or expired). A single byte range is served (206, 416 when unsatisfiable).",
         security: [],
         querystring: Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) }),
-        response: errorResponses(403, 404, 416),
+        response: {
+          200: { description: "The file", content: { "*/*": { schema: FileBytes } } },
+          206: { description: "The byte range asked for (Content-Range)", content: { "*/*": { schema: FileBytes } } },
+          ...errorResponses(403, 404, 416),
+        },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
 import { unauthorized } from "../http/errors.ts";
 import { errorResponses } from "../http/schemas.ts";
 import type { ApiMetrics } from "./api-metrics.ts";
@@ -35,7 +36,13 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics; tok
             ? "Needs `Authorization: Bearer <METRICS_TOKEN>`."
             : "Set METRICS_TOKEN to require `Authorization: Bearer <METRICS_TOKEN>`."),
         security: token ? [{ metricsToken: [] as string[] }] : [],
-        response: errorResponses(401),
+        response: {
+          200: {
+            description: "The metrics, in Prometheus' text exposition format",
+            content: { "text/plain": { schema: Type.String() } },
+          },
+          ...errorResponses(401),
+        },
       },
       onRequest: async (request) => {
         if (token && !bearerMatches(request.headers.authorization, token)) {

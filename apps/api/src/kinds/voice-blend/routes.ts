@@ -49,7 +49,7 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
         consumes: ["application/json", "application/x-www-form-urlencoded"],
         headers: CreateHeaders,
         body: BlendBody,
-        response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 409, 422, 429) },
+        response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 409, 413, 422, 429) },
       },
       preValidation: async (request) => {
         if (request.isMultipart() || typeof request.body !== "object" || request.body === null || Array.isArray(request.body)) {
