@@ -5,7 +5,7 @@ import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { isDatabaseUnavailable, type JobTable, type MixdownJobTables, type OutputOf, type RunnableOf } from "@mixdown/db";
 import { jobKind, JobFailure, type JobEndStatus, type JobKind, type PayloadByKind } from "@mixdown/jobs";
-import { waitForFreeDisk } from "./job-folders.ts";
+import { jobFoldersOf, waitForFreeDisk } from "./job-folders.ts";
 import { progressReporter } from "./steps/progress.ts";
 
 /** What `runJob` hands a kind's handler: its row, a work directory and the means to report and to stop. */
@@ -193,7 +193,7 @@ export class JobRunner {
     const key = `${kind}:${rowId}`;
     const controller = new AbortController();
     this.#running.set(key, controller);
-    const workDir = join(this.options.tmpDir, "jobs", `${kind}-${rowId}-${job.attemptsMade}-${process.pid}`);
+    const workDir = join(jobFoldersOf(this.options.tmpDir), `${kind}-${rowId}-${job.attemptsMade}-${process.pid}`);
     const progress = progressReporter(job, (percent) => table.setProgress(rowId, percent), log);
     // A row found no longer running may have been completed by a duplicate delivery rather than
     // cancelled: then the outputs under its keys are that delivery's, and must not be discarded.

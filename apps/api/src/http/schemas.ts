@@ -15,15 +15,29 @@ export const IdParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: 2147483647, description: "Numeric id" }),
 });
 
+/** What a list's absent query parameters mean (the document's defaults, and pageOf's). */
+const LIST_DEFAULTS = { order: "asc", page: 1, perPage: 10 } as const;
+
 export const ListQuery = <T extends TProperties = {}>(maxPerPage: number, extra: T = {} as T) =>
   Type.Object({
     ...extra,
     order: Type.Optional(
-      Type.Enum(["asc", "desc"], { type: "string", default: "asc", description: "Sort direction on id (= creation order)" }),
+      Type.Enum(["asc", "desc"], {
+        type: "string",
+        default: LIST_DEFAULTS.order,
+        description: "Sort direction on id (= creation order)",
+      }),
     ),
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "1-based page number" })),
+    page: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, default: LIST_DEFAULTS.page, description: "1-based page number" }),
+    ),
     perPage: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: maxPerPage, default: 10, description: `Page size (max ${maxPerPage})` }),
+      Type.Integer({
+        minimum: 1,
+        maximum: maxPerPage,
+        default: LIST_DEFAULTS.perPage,
+        description: `Page size (max ${maxPerPage})`,
+      }),
     ),
   });
 
@@ -32,7 +46,12 @@ export const ListQuery = <T extends TProperties = {}>(maxPerPage: number, extra:
  * has filled in the defaults above when they are absent, and this says so to the types.
  */
 export function pageOf<Q extends { order?: "asc" | "desc"; page?: number; perPage?: number }>(query: Q) {
-  return { ...query, order: query.order ?? ("asc" as const), page: query.page ?? 1, perPage: query.perPage ?? 10 };
+  return {
+    ...query,
+    order: query.order ?? LIST_DEFAULTS.order,
+    page: query.page ?? LIST_DEFAULTS.page,
+    perPage: query.perPage ?? LIST_DEFAULTS.perPage,
+  };
 }
 
 const errorRef = Type.Ref("Error");
