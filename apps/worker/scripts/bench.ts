@@ -8,7 +8,7 @@
 // [BENCH_SECONDS=30,180,600] [BENCH_JOBS=vocal-separations,stem-splits] [BENCH_STORAGE=s3|local]
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { makeSong, startDeployment, stopChild, upload, waitForEnd } from "../test/harness.ts";
+import { makeSong, startDeployment, stopChild, upload, waitForEnd } from "../testing/harness.ts";
 
 const cases = (process.env.BENCH_SECONDS ?? "30,180,600").split(",").map(Number);
 // BENCH_JOBS=vocal-separations (or stem-splits) runs only that kind

@@ -10,7 +10,16 @@ import { testFilesDir } from "@mixdown/devstack";
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { getJson, makeAudio, makeSong, postForm, startDeployment, upload, waitForEnd, type Deployment } from "./harness.ts";
+import {
+  getJson,
+  makeAudio,
+  makeSong,
+  postForm,
+  startDeployment,
+  upload,
+  waitForEnd,
+  type Deployment,
+} from "../testing/harness.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

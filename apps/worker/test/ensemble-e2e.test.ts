@@ -6,7 +6,16 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { EnsembleMixer, ModelRegistry, separateFile, type EnsembleAlgorithm } from "@mixdown/separation";
 import { SMALL, writeTestModel } from "../../../packages/separation/test/support/mdx-test-models.ts";
-import { decodeFloat, download, makeSong, postForm, snrDb, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import {
+  decodeFloat,
+  download,
+  makeSong,
+  postForm,
+  snrDb,
+  startDeployment,
+  waitForEnd,
+  type Deployment,
+} from "../testing/harness.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const SIX = [

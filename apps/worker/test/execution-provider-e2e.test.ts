@@ -3,7 +3,7 @@ import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { startDeployment, type Deployment } from "./harness.ts";
+import { startDeployment, type Deployment } from "../testing/harness.ts";
 
 async function freePort(): Promise<number> {
   const server = createServer();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { S3Client, ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { makeSong, startDeployment, stopChild, upload, type Deployment } from "./harness.ts";
+import { makeSong, startDeployment, stopChild, upload, type Deployment } from "../testing/harness.ts";
 
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 240_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

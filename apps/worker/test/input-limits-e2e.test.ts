@@ -10,7 +10,15 @@ import { testFilesDir } from "@mixdown/devstack";
 import { createStorage } from "@mixdown/storage";
 import { bullJobId } from "@mixdown/queue";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { makeSong, postForm, startDeployment, upload, waitForEnd, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
+import {
+  makeSong,
+  postForm,
+  startDeployment,
+  upload,
+  waitForEnd,
+  waitForQueueEntryEnd,
+  type Deployment,
+} from "../testing/harness.ts";
 
 const run = promisify(execFile);
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { freePort, metricSample } from "@mixdown/devstack";
-import { startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { startDeployment, waitForEnd, type Deployment } from "../testing/harness.ts";
 
 const TOKEN = "worker-metrics-token-42";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
-import { makeSong, startDeployment, stopChild, upload, type Deployment } from "./harness.ts";
+import { makeSong, startDeployment, stopChild, upload, type Deployment } from "../testing/harness.ts";
 
 async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,7 @@ import { countDecodedFrames } from "@mixdown/audio";
 import { registerVoiceCatalogue } from "@mixdown/db";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import { ffprobeView, REAL_FILES, realFilePath, type RealFile } from "../../../fixtures/real-files/index.ts";
-import { download, probe, startDeployment, upload, waitForEnd, type Deployment } from "./harness.ts";
+import { download, probe, startDeployment, upload, waitForEnd, type Deployment } from "../testing/harness.ts";
 
 /**
  * The committed real-file fixtures (streamed FLAC, MediaRecorder-style WebM with Opus, Vorbis and

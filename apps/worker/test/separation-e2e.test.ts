@@ -11,7 +11,7 @@ import {
   upload,
   waitForEnd,
   type Deployment,
-} from "./harness.ts";
+} from "../testing/harness.ts";
 
 describe("separation jobs through the API and the worker", () => {
   let d: Deployment;

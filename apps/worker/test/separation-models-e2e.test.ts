@@ -16,7 +16,7 @@ import {
   stopChild,
   waitForEnd,
   type Deployment,
-} from "./harness.ts";
+} from "../testing/harness.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const separationFixtures = join(repoRoot, "packages/separation/test/fixtures");

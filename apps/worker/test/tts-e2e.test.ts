@@ -21,7 +21,7 @@ import {
   waitForEnd,
   waitForQueueEntryEnd,
   type Deployment,
-} from "./harness.ts";
+} from "../testing/harness.ts";
 
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { registerVoiceCatalogue } from "@mixdown/db";
 import { testFilesDir } from "@mixdown/devstack";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { download, postJson, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { download, postJson, probe, startDeployment, waitForEnd, type Deployment } from "../testing/harness.ts";
 
 // The random-weight Piper voice of packages/voice/test/fixtures/piper, installed as `models pull`
 // installs one: its .onnx and .onnx.json in TTS_PIPER_DIR.

@@ -12,7 +12,7 @@ import { makeSyntheticVoice, syntheticInputs } from "@mixdown/onnx-blend/testing
 import { createStorage, type ObjectStorage } from "@mixdown/storage";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { catalogueRows } from "@mixdown/voice/catalogue";
-import { decodeFloat, download, getJson, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { decodeFloat, download, getJson, probe, startDeployment, waitForEnd, type Deployment } from "../testing/harness.ts";
 
 const run = promisify(execFile);
 

@@ -16,7 +16,15 @@ import {
   writeContentVecSignatureModel,
   writeRvcSignatureModel,
 } from "@mixdown/voice";
-import { download, postForm, probe, startDeployment, waitForEnd, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
+import {
+  download,
+  postForm,
+  probe,
+  startDeployment,
+  waitForEnd,
+  waitForQueueEntryEnd,
+  type Deployment,
+} from "../testing/harness.ts";
 
 // Debian's PyTorch for the fixtures' checks, as the worker gets it: installed here when missing, never skipped.
 const torchPython = await ensurePyTorch(() => {});

@@ -9,7 +9,16 @@ import { decode } from "fast-png";
 import { writeContentVecSignatureModel } from "@mixdown/voice";
 import { readVoiceCatalogue } from "@mixdown/voice/catalogue";
 import { COVER_SIZE } from "../src/kinds/voice-model-media/cover.ts";
-import { decodeFloat, download, getJson, postForm, probe, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import {
+  decodeFloat,
+  download,
+  getJson,
+  postForm,
+  probe,
+  startDeployment,
+  waitForEnd,
+  type Deployment,
+} from "../testing/harness.ts";
 
 const run = promisify(execFile);
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -8,7 +8,15 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { testFilesDir } from "@mixdown/devstack";
 import { writeZip } from "../../../packages/voice/test/zip-writer.ts";
-import { getJson, makeAudio, postForm, startDeployment, waitForEnd, waitForQueueEntryEnd, type Deployment } from "./harness.ts";
+import {
+  getJson,
+  makeAudio,
+  postForm,
+  startDeployment,
+  waitForEnd,
+  waitForQueueEntryEnd,
+  type Deployment,
+} from "../testing/harness.ts";
 
 const fixture = (path: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${path}`, import.meta.url));
 const MB = 1024 * 1024;

@@ -3,7 +3,7 @@ import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { createJobTables, SeparationJobRepository } from "@mixdown/db";
-import { makeSong, postForm, startDeployment, waitForEnd, type Deployment } from "./harness.ts";
+import { makeSong, postForm, startDeployment, waitForEnd, type Deployment } from "../testing/harness.ts";
 
 interface Received {
   path: string;

@@ -1,5 +1,11 @@
-import { concurrencySettings, JOB_KINDS, type ConcurrencySetting } from "@mixdown/jobs";
-import { DEFAULT_ENSEMBLE, ENSEMBLE_ALGORITHMS, parseModelList } from "@mixdown/separation/ensemble-names";
+import {
+  concurrencySettings,
+  DEFAULT_ENSEMBLE,
+  ENSEMBLE_ALGORITHMS,
+  JOB_KINDS,
+  parseModelList,
+  type ConcurrencySetting,
+} from "@mixdown/jobs";
 import { isIP } from "node:net";
 import { z } from "zod";
 

@@ -1,2 +1,3 @@
 export * from "./catalogue.ts";
 export * from "./job-failure.ts";
+export * from "./ensemble-names.ts";

@@ -2,6 +2,7 @@ import createClient, { type Client, type ClientOptions } from "openapi-fetch";
 import type { components, paths } from "./schema.ts";
 
 export type { components, operations, paths } from "./schema.ts";
+export * from "./controls.ts";
 
 type Schemas = components["schemas"];
 export type SeparationJob = Schemas["SeparationJob"];

@@ -36,7 +36,7 @@ if (process.argv[2] === "--child") {
   );
 } else {
   const runs = Number(process.env.BENCH_RUNS ?? 3);
-  const { makeSyntheticVoice } = await import("../test/support/synthetic-voice.ts");
+  const { makeSyntheticVoice } = await import("../testing/synthetic-voice.ts");
   const dir = await mkdtemp(join(tmpdir(), "bench-blend-"));
   try {
     const meta = { architecture: "rvc", sample_rate: "40000" };

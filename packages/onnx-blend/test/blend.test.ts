@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import onnxProto from "onnx-proto";
 import * as ort from "onnxruntime-node";
 import { blendOnnxModels, IncompatibleModelsError, InvalidModelError } from "../src/index.ts";
-import { makeSyntheticVoice, syntheticInputs } from "./support/synthetic-voice.ts";
+import { makeSyntheticVoice, syntheticInputs } from "../testing/synthetic-voice.ts";
 
 const { onnx } = onnxProto;
 const meta = { architecture: "rvc", sample_rate: "40000" };

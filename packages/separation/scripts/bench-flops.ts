@@ -5,7 +5,7 @@
  *
  *   pnpm bench:flops [--models vocals,stems,vocalsplit] [--models-dir DIR] [--threads 2] [--runs 5] [--peak-n 2048]
  *
- * The count (scripts/onnx_flops.py, with Debian's python3-onnx) takes MatMul, Gemm, Conv,
+ * The count (@mixdown/bench's onnx_flops.py, with Debian's python3-onnx) takes MatMul, Gemm, Conv,
  * ConvTranspose and Einsum, 2 FLOPs a multiply-add; shapes from onnx's shape inference and, where
  * it cannot follow the graph, from one onnxruntime run of a copy that outputs the counted nodes'
  * tensors. A run's time is the median of `--runs` after one warm-up, on noise in the graph's
@@ -18,7 +18,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { openSession } from "../src/inference-options.ts";
 import type { GraphOptimizationLevel } from "../src/manifest.ts";
-import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "./flops.ts";
+import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "@mixdown/bench/flops";
 import { noiseFeeds } from "./noise-feeds.ts";
 
 const REPO = resolve(import.meta.dirname, "../../..");

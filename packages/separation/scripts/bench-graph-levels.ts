@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { modelProcessEnv } from "../src/allocator.ts";
 import { openSession } from "../src/inference-options.ts";
 import { GRAPH_OPTIMIZATION_LEVELS, type GraphOptimizationLevel } from "../src/manifest.ts";
-import { medianRunMs } from "./flops.ts";
+import { medianRunMs } from "@mixdown/bench/flops";
 import { noiseFeeds } from "./noise-feeds.ts";
 import { statusMb } from "./process-status.ts";
 

@@ -20,7 +20,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:
 import { cpus, loadavg, tmpdir } from "node:os";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { describePeaks, measurePair, measureTree, pairCells, type TreeMeasure } from "./measure-tree.ts";
+import { describePeaks, measurePair, measureTree, pairCells, type TreeMeasure } from "@mixdown/bench/measure-tree";
 import { syntheticSong } from "./synthetic-song.ts";
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { MdxStft } from "../src/families/mdx/stft.ts";
-import { OnnxGraphBuilder } from "../test/support/onnx-builder.ts";
+import { OnnxGraphBuilder } from "../testing/onnx-builder.ts";
 
 const { values } = parseArgs({ options: { threads: { type: "string", default: "2" }, reps: { type: "string", default: "5" } } });
 const threads = Number(values.threads);

@@ -1,34 +1,12 @@
-/**
- * The ways an ensemble combines its members' outputs of one stem (see ensemble.ts for each one's
- * definition and the upstream behaviour it matches). No imports: the config schema, the API and
- * the CLI validate names with it without loading the engine.
- */
-export const ENSEMBLE_ALGORITHMS = [
-  "avg_wave",
-  "median_wave",
-  "min_mag",
-  "max_mag",
-  "avg_mag",
-  "uvr_max_spec",
-  "uvr_min_spec",
-] as const;
-
-export type EnsembleAlgorithm = (typeof ENSEMBLE_ALGORITHMS)[number];
-
-/** python-audio-separator's default (`--ensemble_algorithm`), and Mixdown's. */
-export const DEFAULT_ENSEMBLE: EnsembleAlgorithm = "avg_wave";
-
-export function isEnsembleAlgorithm(value: string): value is EnsembleAlgorithm {
-  return (ENSEMBLE_ALGORITHMS as readonly string[]).includes(value);
-}
-
-/**
- * A `model` value as a list of names: `"vocals, stems"` -> `["vocals", "stems"]`. Empty names
- * (`"a,,b"`, a trailing comma) are kept as "" so the caller refuses them by name.
- */
-export function parseModelList(value: string): string[] {
-  return value.split(",").map((name) => name.trim());
-}
+// The ensemble algorithms' names live with the job catalogue (what a separation job may ask
+// for); the engine's own view of an ensemble is here.
+export {
+  DEFAULT_ENSEMBLE,
+  ENSEMBLE_ALGORITHMS,
+  isEnsembleAlgorithm,
+  parseModelList,
+  type EnsembleAlgorithm,
+} from "@mixdown/jobs";
 
 /** One stem an ensemble writes, and the stem of each member (in the members' order) it combines. */
 export interface EnsembleStem {

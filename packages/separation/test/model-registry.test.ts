@@ -17,7 +17,7 @@ import {
   UnknownModelError,
 } from "../src/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
-import { OnnxGraphBuilder } from "./support/onnx-builder.ts";
+import { OnnxGraphBuilder } from "../testing/onnx-builder.ts";
 import { familyFor } from "../src/families/index.ts";
 import { FAMILY_DESCRIPTORS } from "../src/families/manifests.ts";
 

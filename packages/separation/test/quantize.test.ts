@@ -7,7 +7,7 @@ import * as ort from "onnxruntime-node";
 import { ModelRegistry, separateFile } from "../src/index.ts";
 import { ImportProblem, quantizeInstalledModel, quantizeLinearLayersInt8 } from "../src/import/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
-import { OnnxGraphBuilder } from "./support/onnx-builder.ts";
+import { OnnxGraphBuilder } from "../testing/onnx-builder.ts";
 import { readStereo, snrDb, tones, withTempDir, writeStereo } from "./support/signals.ts";
 
 const { onnx } = onnxProto;

@@ -2,7 +2,7 @@
  * `bench:voice --flops`: how close RVC's three networks run to this machine's limit, on one piece
  * as the engine cuts them (10 s with 0.5 s of context on each side: 176,000 samples at 16 kHz,
  * 1,100 frames): the floating-point operations of one run of each ONNX file (MatMul, Gemm, Conv,
- * ConvTranspose, Einsum; @mixdown/separation's onnx_flops.py), onnxruntime's time for it with the
+ * ConvTranspose, Einsum; @mixdown/bench's onnx_flops.py), onnxruntime's time for it with the
  * engine's session options, the achieved GFLOP/s and that as a share of onnxruntime's own N x N
  * MatMul on the same threads: the same table as `bench:flops` for the separation models.
  */
@@ -11,7 +11,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
-import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "@mixdown/separation/flops";
+import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "@mixdown/bench/flops";
 
 /** One piece: 10 s and 0.5 s of context each side at 16 kHz, 160 samples a frame. */
 const PIECE_SAMPLES = 176_000;

@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { probeAudio } from "@mixdown/audio";
-import { describePeaks, measurePair, measureTree, pairCells } from "@mixdown/separation/measure-tree";
+import { describePeaks, measurePair, measureTree, pairCells } from "@mixdown/bench/measure-tree";
 
 const RUNNER = join(import.meta.dirname, "bench", "upstream", "run_rvc.py");
 const BENCH = join(import.meta.dirname, "bench.ts");

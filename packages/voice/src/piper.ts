@@ -6,65 +6,12 @@
 // followed by pad, EOS), the model speaks them, and its float output is scaled to int16 by the
 // sentence's peak; a sentence ends with 0.2 s of silence. packages/voice/scripts/piper-reference
 // holds the comparison with upstream's own code.
-import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import * as ort from "onnxruntime-node";
-import { z } from "zod";
 import { concatSamples } from "@mixdown/audio";
+import { BOS, EOS, PAD, PIPER_DEFAULTS, PiperVoiceError, readPiperConfig, type PiperConfig } from "./piper-config.ts";
 
-/** A file is not a Piper voice Mixdown can run (its config is missing, unreadable or of a kind it does not speak). */
-export class PiperVoiceError extends Error {
-  override name = "PiperVoiceError";
-}
-
-const PiperConfigSchema = z.looseObject({
-  audio: z.looseObject({ sample_rate: z.number().int().positive() }),
-  espeak: z.looseObject({ voice: z.string().min(1) }),
-  language: z.looseObject({ code: z.string() }).optional(),
-  inference: z
-    .looseObject({
-      noise_scale: z.number().optional(),
-      length_scale: z.number().optional(),
-      noise_w: z.number().optional(),
-      phoneme_silence: z.record(z.string(), z.number()).optional(),
-    })
-    .optional(),
-  phoneme_type: z.string().optional(),
-  phoneme_id_map: z.record(z.string(), z.array(z.number().int())),
-  num_speakers: z.number().int().positive(),
-  speaker_id_map: z.record(z.string(), z.number().int()).optional(),
-});
-export type PiperConfig = z.infer<typeof PiperConfigSchema>;
-
-/** Upstream's defaults where a config leaves them out (config.py, piper.hpp). */
-export const PIPER_DEFAULTS = { noiseScale: 0.667, lengthScale: 1, noiseW: 0.8, sentenceSilenceSeconds: 0.2 } as const;
-
-const PAD = "_";
-const BOS = "^";
-const EOS = "$";
-
-/** Reads and checks a voice's `.onnx.json`. */
-export async function readPiperConfig(path: string): Promise<PiperConfig> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(path, "utf8"));
-  } catch (err) {
-    throw new PiperVoiceError(`${path}: ${(err as Error).message}`);
-  }
-  const parsed = PiperConfigSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new PiperVoiceError(
-      `${path} is not a Piper voice config: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ")}`,
-    );
-  const config = parsed.data;
-  if ((config.phoneme_type ?? "espeak") !== "espeak")
-    throw new PiperVoiceError(
-      `${path}: phoneme_type ${JSON.stringify(config.phoneme_type)} voices (text "phonemes") are not supported; Mixdown runs espeak voices`,
-    );
-  for (const symbol of [PAD, BOS, EOS])
-    if (!config.phoneme_id_map[symbol]) throw new PiperVoiceError(`${path}: phoneme_id_map has no ${JSON.stringify(symbol)}`);
-  return config;
-}
+export { PIPER_DEFAULTS, PiperVoiceError, readPiperConfig, type PiperConfig } from "./piper-config.ts";
 
 interface PiperPhonemize {
   phonemize(text: string, voice: string): number[][] | null;

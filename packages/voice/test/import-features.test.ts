@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ensurePyTorch } from "@mixdown/separation/import";
 import { describe, it } from "node:test";
 import { importContentVec } from "../src/import/contentvec-import.ts";
-import { VOICE_PYTHON_PATH } from "../src/import/rmvpe-import.ts";
+import { VOICE_PYTHON_PATH } from "../src/import/python-path.ts";
 import { writeContentVecSignatureModel } from "../src/rvc/signature-models.ts";
 import { tempDir } from "./support.ts";
 

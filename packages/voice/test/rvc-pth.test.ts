@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { ensurePyTorch } from "@mixdown/separation/import";
 import { describe, it } from "node:test";
 import * as ort from "onnxruntime-node";
-import { VOICE_PYTHON_PATH } from "../src/import/rmvpe-import.ts";
+import { VOICE_PYTHON_PATH } from "../src/import/python-path.ts";
 import { nsfSource } from "../src/rvc/nsf-source.ts";
 import { tempDir } from "./support.ts";
 import { snrDb } from "../../audio/test/support/fixtures.ts";

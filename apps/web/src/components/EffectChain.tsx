@@ -1,4 +1,4 @@
-import type { EffectSpec } from "@mixdown/voice/effects-schema";
+import type { EffectSpec } from "@mixdown/kits-client";
 
 export type Chain = Record<string, Record<string, number>>;
 

@@ -1,7 +1,13 @@
 import { useEffect, useState } from "preact/hooks";
-import { formData, type SeparationModel, type VoiceModel } from "@mixdown/kits-client";
-import { CONVERSION_CONTROLS, type ConversionControlName } from "@mixdown/voice/conversion-params";
-import { POST_EFFECTS, PRE_EFFECTS } from "@mixdown/voice/effects-schema";
+import {
+  CONVERSION_CONTROLS,
+  formData,
+  POST_EFFECTS,
+  PRE_EFFECTS,
+  type ConversionControlName,
+  type SeparationModel,
+  type VoiceModel,
+} from "@mixdown/kits-client";
 import { conversionInputs, fieldHelp, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
 import { type Chain, EffectChain } from "../components/EffectChain.tsx";
 import { FileDrop } from "../components/FileDrop.tsx";

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { MdxManifest } from "../../src/index.ts";
-import { OnnxGraphBuilder } from "./onnx-builder.ts";
+import { OnnxGraphBuilder } from "../../testing/onnx-builder.ts";
 
 export interface TestModelSpec {
   name: string;

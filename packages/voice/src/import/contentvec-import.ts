@@ -8,7 +8,8 @@ import { copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { runPythonModule } from "@mixdown/python";
 import * as ort from "onnxruntime-node";
-import { PitchImportError, VOICE_PYTHON_PATH } from "./rmvpe-import.ts";
+import { VOICE_PYTHON_PATH } from "./python-path.ts";
+import { PitchImportError } from "./rmvpe-import.ts";
 
 export interface ContentVecTargets {
   /** Where the 768-d (RVC v2) model goes: MODELS_DIR/VOICE_CONTENTVEC_MODEL. */

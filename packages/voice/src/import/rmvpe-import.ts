@@ -3,12 +3,9 @@
 // `rmvpe.onnx` (the community's export takes the same mel input), checked by running it.
 import { copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runPythonModule } from "@mixdown/python";
 import { RmvpePitch } from "../pitch/rmvpe.ts";
-
-/** `packages/voice/python`, the converter's PYTHONPATH. */
-export const VOICE_PYTHON_PATH = fileURLToPath(new URL("../../python", import.meta.url));
+import { VOICE_PYTHON_PATH } from "./python-path.ts";
 
 export class PitchImportError extends Error {
   override readonly name = "PitchImportError";

@@ -3,7 +3,7 @@
 // once to the ONNX graph the worker runs by Mixdown's own synthesizer (python/mixdown_voice).
 import { lastJsonLine, runPythonModule } from "@mixdown/python";
 import { VoiceModelFileError } from "../model-file.ts";
-import { VOICE_PYTHON_PATH } from "./rmvpe-import.ts";
+import { VOICE_PYTHON_PATH } from "./python-path.ts";
 
 export interface RvcCheckpointInfo {
   version: "v1" | "v2";

@@ -10,7 +10,7 @@ import { jsonCreate, multipartCreate, type CreateRoute } from "../../idempotency
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { resolve } from "node:path";
 import { TtsJobRepository } from "@mixdown/db";
-import { installedLanguages } from "@mixdown/voice/speech";
+import { installedLanguages } from "@mixdown/voice/speech-synthesizers";
 import type { ApiKind } from "../context.ts";
 import { TtsService, type TtsFields } from "./service.ts";
 

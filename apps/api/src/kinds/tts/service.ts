@@ -1,7 +1,7 @@
 import type { TtsJobRepository, TtsJobWithModel, VoiceModelRepository } from "@mixdown/db";
 import type { RecordPresenter, TtsJobRecord } from "@mixdown/records";
 import type { VoiceAssets } from "@mixdown/voice/assets";
-import { checkLanguage, LanguageUnavailableError } from "@mixdown/voice/speech";
+import { checkLanguage, LanguageUnavailableError } from "@mixdown/voice/speech-synthesizers";
 import { unprocessable } from "../../http/errors.ts";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";

@@ -1,6 +1,6 @@
 /**
  * The pieces of a FLOP/s table (`bench:flops`, `bench:voice --flops`): the floating-point
- * operations of one run of an ONNX graph (scripts/onnx_flops.py, Debian's python3-onnx), the
+ * operations of one run of an ONNX graph (`onnx_flops.py` beside this file, Debian's python3-onnx), the
  * machine's peak as onnxruntime's own N x N MatMul, and a table row. The caller times the runs
  * and gives the shapes onnxruntime saw, with its own sessions and inputs.
  */
