@@ -1,11 +1,4 @@
-import {
-  createKitsClient,
-  type SeparationJob,
-  type TtsJob,
-  type VoiceBlendJob,
-  type VoiceConversionJob,
-  type VoiceModel,
-} from "@mixdown/kits-client";
+import { createKitsClient, type paths, type VoiceModel } from "@mixdown/kits-client";
 
 const KEY_STORAGE = "mixdown.apiKey";
 
@@ -43,7 +36,12 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
   return data;
 }
 
-export type JobKind = "vocal-separations" | "stem-splits" | "voice-conversions" | "tts" | "voice-blender";
+/**
+ * The job kinds, as the API's document has them: every path with a cancel route
+ * (`/api/kits/v1/<kind>/{id}/cancel`). A kind the API gains is a kind here, and KIND_LABELS does
+ * not compile until it has a label.
+ */
+export type JobKind = keyof paths extends infer P ? (P extends `/api/kits/v1/${infer K}/{id}/cancel` ? K : never) : never;
 
 export const KIND_LABELS: Record<JobKind, string> = {
   "vocal-separations": "Vocal separation",
@@ -53,46 +51,33 @@ export const KIND_LABELS: Record<JobKind, string> = {
   "voice-blender": "Voice blend",
 };
 
-export type AnyJob =
-  | { kind: "vocal-separations" | "stem-splits"; job: SeparationJob }
-  | { kind: "voice-conversions"; job: VoiceConversionJob }
-  | { kind: "tts"; job: TtsJob }
-  | { kind: "voice-blender"; job: VoiceBlendJob };
+/** Every job kind, in the order the dashboard offers them. */
+export const JOB_KINDS = Object.keys(KIND_LABELS) as JobKind[];
+
+type JobPath = `/api/kits/v1/${JobKind}/{id}`;
+/** The record a kind's GET answers with. */
+export type JobOf<K extends JobKind> = paths[`/api/kits/v1/${K}/{id}`]["get"]["responses"][200]["content"]["application/json"];
+
+/** A job with its kind: narrowing on `kind` narrows `job` to that kind's record. */
+export type AnyJob = { [K in JobKind]: { kind: K; job: JobOf<K> } }[JobKind];
 
 export function isJobKind(value: string): value is JobKind {
-  return value in KIND_LABELS;
+  return Object.hasOwn(KIND_LABELS, value);
+}
+
+/** Pairs a record with its kind (the API's answer for `kind` is that kind's record). */
+function jobOfKind(kind: JobKind, job: unknown): AnyJob {
+  return { kind, job } as AnyJob;
 }
 
 export async function fetchJob(kind: JobKind, id: number): Promise<AnyJob> {
-  const params = { params: { path: { id } } };
-  switch (kind) {
-    case "vocal-separations":
-      return { kind, job: await unwrap(kits.GET("/api/kits/v1/vocal-separations/{id}", params)) };
-    case "stem-splits":
-      return { kind, job: await unwrap(kits.GET("/api/kits/v1/stem-splits/{id}", params)) };
-    case "voice-conversions":
-      return { kind, job: await unwrap(kits.GET("/api/kits/v1/voice-conversions/{id}", params)) };
-    case "tts":
-      return { kind, job: await unwrap(kits.GET("/api/kits/v1/tts/{id}", params)) };
-    case "voice-blender":
-      return { kind, job: await unwrap(kits.GET("/api/kits/v1/voice-blender/{id}", params)) };
-  }
+  const path = `/api/kits/v1/${kind}/{id}` as JobPath;
+  return jobOfKind(kind, await unwrap(kits.GET(path, { params: { path: { id } } })));
 }
 
 export async function cancelJob(kind: JobKind, id: number): Promise<AnyJob> {
-  const params = { params: { path: { id } } };
-  switch (kind) {
-    case "vocal-separations":
-      return { kind, job: await unwrap(kits.POST("/api/kits/v1/vocal-separations/{id}/cancel", params)) };
-    case "stem-splits":
-      return { kind, job: await unwrap(kits.POST("/api/kits/v1/stem-splits/{id}/cancel", params)) };
-    case "voice-conversions":
-      return { kind, job: await unwrap(kits.POST("/api/kits/v1/voice-conversions/{id}/cancel", params)) };
-    case "tts":
-      return { kind, job: await unwrap(kits.POST("/api/kits/v1/tts/{id}/cancel", params)) };
-    case "voice-blender":
-      return { kind, job: await unwrap(kits.POST("/api/kits/v1/voice-blender/{id}/cancel", params)) };
-  }
+  const path = `/api/kits/v1/${kind}/{id}/cancel` as `${JobPath}/cancel`;
+  return jobOfKind(kind, await unwrap(kits.POST(path, { params: { path: { id } } })));
 }
 
 export interface JobPage {
@@ -107,21 +92,16 @@ export interface JobPage {
 export async function listJobs(page: number, perPage: number): Promise<JobPage & { truncated: boolean }> {
   const depth = Math.min(100, page * perPage);
   const query = { params: { query: { order: "desc" as const, page: 1, perPage: depth } } };
-  const [separations, splits, conversions, speech, blends] = await Promise.all([
-    unwrap(kits.GET("/api/kits/v1/vocal-separations", query)),
-    unwrap(kits.GET("/api/kits/v1/stem-splits", query)),
-    unwrap(kits.GET("/api/kits/v1/voice-conversions", query)),
-    unwrap(kits.GET("/api/kits/v1/tts", query)),
-    unwrap(kits.GET("/api/kits/v1/voice-blender", query)),
-  ]);
-  const all: AnyJob[] = [
-    ...separations.data.map((job) => ({ kind: "vocal-separations" as const, job })),
-    ...splits.data.map((job) => ({ kind: "stem-splits" as const, job })),
-    ...conversions.data.map((job) => ({ kind: "voice-conversions" as const, job })),
-    ...speech.data.map((job) => ({ kind: "tts" as const, job })),
-    ...blends.data.map((job) => ({ kind: "voice-blender" as const, job })),
-  ].sort((a, b) => (a.job.createdAt < b.job.createdAt ? 1 : a.job.createdAt > b.job.createdAt ? -1 : 0));
-  const total = separations.meta.total + splits.meta.total + conversions.meta.total + speech.meta.total + blends.meta.total;
+  const pages = await Promise.all(
+    JOB_KINDS.map(async (kind) => ({
+      kind,
+      page: await unwrap(kits.GET(`/api/kits/v1/${kind}` as `/api/kits/v1/${JobKind}`, query)),
+    })),
+  );
+  const all = pages
+    .flatMap(({ kind, page }) => page.data.map((job) => jobOfKind(kind, job)))
+    .sort((a, b) => (a.job.createdAt < b.job.createdAt ? 1 : a.job.createdAt > b.job.createdAt ? -1 : 0));
+  const total = pages.reduce((sum, { page }) => sum + page.meta.total, 0);
   const start = (page - 1) * perPage;
   return { rows: all.slice(start, start + perPage), total, truncated: page * perPage > 100 };
 }

@@ -13,7 +13,7 @@ import {
   RunningJobRepository,
   type PrismaClient,
 } from "@mixdown/db";
-import { concurrencyOf, type JobKind } from "@mixdown/jobs";
+import { concurrencyOf, QUEUE_GROUPS, queuesOf, type JobKind } from "@mixdown/jobs";
 import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
@@ -39,23 +39,21 @@ export interface WorkerApp {
 }
 
 /**
- * Queues listed in WORKER_QUEUES, each checked against the job kinds this worker has a handler
- * for (every kind of the catalogue, unless `available` says fewer): a worker configured for a
- * kind it cannot run refuses to start rather than leave those jobs waiting forever.
+ * The kinds WORKER_QUEUES names (kinds, or the catalogue's groups `all` and `gpu`), each checked
+ * against the job kinds this worker has a handler for (every kind of the catalogue, unless
+ * `available` says fewer): a worker configured for a kind it cannot run refuses to start rather
+ * than leave those jobs waiting forever.
  */
 export function selectQueues(list: string, available: readonly string[] = Object.keys(WORKER_KINDS)): JobKind[] {
-  const wanted = list
-    .split(",")
-    .map((q) => q.trim())
-    .filter(Boolean);
-  const unknown = wanted.filter((q) => !available.includes(q));
-  if (unknown.length > 0) {
+  const { kinds, unknown } = queuesOf(list);
+  const missing = [...unknown, ...kinds.filter((kind) => !available.includes(kind))];
+  if (missing.length > 0) {
     throw new Error(
-      `WORKER_QUEUES names queues this worker has no handler for: ${unknown.join(", ")} (available: ${available.join(", ")})`,
+      `WORKER_QUEUES names queues this worker has no handler for: ${missing.join(", ")} (available: ${available.join(", ")}, or the groups ${Object.keys(QUEUE_GROUPS).join(", ")})`,
     );
   }
-  if (wanted.length === 0) throw new Error("WORKER_QUEUES is empty");
-  return wanted as JobKind[];
+  if (kinds.length === 0) throw new Error("WORKER_QUEUES is empty");
+  return kinds;
 }
 
 /**

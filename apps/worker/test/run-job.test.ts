@@ -234,7 +234,8 @@ test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run"
     startWorkerApp({ ...config, WORKER_QUEUES: "voice-model-build,karaoke" }, pino({ level: "silent" })),
     /karaoke/,
   );
-  assert.deepEqual(selectQueues("voice-model-build, separation"), ["voice-model-build", "separation"]);
+  assert.deepEqual(selectQueues("voice-model-build, separation"), ["separation", "voice-model-build"]);
+  assert.deepEqual(selectQueues("gpu"), ["separation", "voice-conversion", "voice-blend", "tts", "voice-model-media"]);
 });
 
 test("under WORKER_MIN_FREE_DISK_MB a job waits WORKER_DISK_WAIT_SECONDS, then fails naming the floor, without running or retrying", async () => {

@@ -2,7 +2,6 @@ import {
   concurrencySettings,
   DEFAULT_ENSEMBLE,
   ENSEMBLE_ALGORITHMS,
-  JOB_KINDS,
   parseModelList,
   type ConcurrencySetting,
 } from "@mixdown/jobs";
@@ -123,8 +122,11 @@ export const EnvSchema = z
     SIGNED_URL_TTL_SECONDS: int(1).default(900),
 
     // Worker
-    /** Queues this worker serves, comma-separated; a GPU node can take only the heavy ones. */
-    WORKER_QUEUES: z.string().default(JOB_KINDS.join(",")),
+    /**
+     * Queues this worker serves, comma-separated: job kinds, or the catalogue's groups `all` (every
+     * kind) and `gpu` (what a GPU node takes). Checked by the worker at start.
+     */
+    WORKER_QUEUES: z.string().default("all"),
     ...workerConcurrency,
     WORKER_HEALTH_PORT: int(0, 65535).default(8081),
     /**

@@ -69,6 +69,12 @@ export interface JobKindEntry<K extends JobKind> {
    * job's, or a WebhookDelivery row (delivered or given up = ended).
    */
   rows: "job-table" | "voice-model" | "webhook-outbox";
+  /**
+   * Whether a GPU worker node takes it: the `gpu` group of WORKER_QUEUES (the compose files' GPU
+   * workers run `GPU_WORKER_QUEUES=gpu`). True for the work that runs or merges models; a build
+   * from a PyTorch file (Debian's CPU PyTorch) and a webhook's POST stay with the main worker.
+   */
+  gpu: boolean;
 }
 
 const byJobId = { rowId: (p: { jobId: number }) => p.jobId } as const;
@@ -87,6 +93,7 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "separationJob",
     rows: "job-table",
+    gpu: true,
   },
   "voice-conversion": {
     ...byJobId,
@@ -95,6 +102,7 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "voiceConversionJob",
     rows: "job-table",
+    gpu: true,
   },
   "voice-blend": {
     ...byJobId,
@@ -103,6 +111,7 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "voiceBlendJob",
     rows: "job-table",
+    gpu: true,
   },
   tts: {
     ...byJobId,
@@ -111,6 +120,7 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "ttsJob",
     rows: "job-table",
+    gpu: true,
   },
   "voice-model-media": {
     ...byVoiceModelId,
@@ -120,6 +130,7 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "voiceModel",
     rows: "voice-model",
+    gpu: true,
   },
   "voice-model-build": {
     ...byVoiceModelId,
@@ -129,6 +140,7 @@ export const JOB_CATALOGUE = {
     retry: { attempts: "configured", backoffDelayMs: 5_000 },
     record: "voiceModel",
     rows: "voice-model",
+    gpu: false,
   },
   "webhook-delivery": {
     rowId: (p: { deliveryId: number }) => p.deliveryId,
@@ -140,10 +152,41 @@ export const JOB_CATALOGUE = {
     retry: { attempts: 8, backoffDelayMs: 5_000 },
     record: null,
     rows: "webhook-outbox",
+    gpu: false,
   },
 } as const satisfies { [K in JobKind]: JobKindEntry<K> };
 
 export const JOB_KINDS = Object.keys(JOB_CATALOGUE) as JobKind[];
+
+/**
+ * The names WORKER_QUEUES takes besides the kinds themselves: `all` (the default) and `gpu` (a GPU
+ * node's share, the kinds whose entry says `gpu: true`). Deployment files name groups, never
+ * lists of kinds, so a kind added to the catalogue runs everywhere without editing them.
+ */
+export const QUEUE_GROUPS = {
+  all: JOB_KINDS,
+  gpu: JOB_KINDS.filter((kind) => JOB_CATALOGUE[kind].gpu),
+} as const satisfies Record<string, readonly JobKind[]>;
+export type QueueGroup = keyof typeof QUEUE_GROUPS;
+
+/**
+ * A WORKER_QUEUES value as the kinds it names (groups expanded, each kind once, in the
+ * catalogue's order), and the names in it that are neither a kind nor a group.
+ */
+export function queuesOf(list: string): { kinds: JobKind[]; unknown: string[] } {
+  const names = list
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const wanted = new Set<JobKind>();
+  const unknown: string[] = [];
+  for (const name of names) {
+    if (Object.hasOwn(QUEUE_GROUPS, name)) for (const kind of QUEUE_GROUPS[name as QueueGroup]) wanted.add(kind);
+    else if (isJobKind(name)) wanted.add(name);
+    else unknown.push(name);
+  }
+  return { kinds: JOB_KINDS.filter((kind) => wanted.has(kind)), unknown };
+}
 
 /**
  * The kinds whose rows live in a job table (`rows: "job-table"`): the ones a caller creates,

@@ -22,7 +22,12 @@ export async function renderSchema(): Promise<string> {
     alphabetize: true,
     transform: (schema) => (schema.format === "binary" ? blob : undefined),
   });
-  return HEADER + astToString(ast);
+  // One alias per component schema (each record, the error), named as the document names it, so
+  // that a record the API gains is a type here without a hand-kept list; `Error` is `ApiError`.
+  const aliases = Object.keys(document.components?.schemas ?? {})
+    .map((name) => `export type ${name === "Error" ? "ApiError" : name} = components["schemas"][${JSON.stringify(name)}];`)
+    .join("\n");
+  return `${HEADER}${astToString(ast)}\n${aliases}\n`;
 }
 
 /**

@@ -1,18 +1,10 @@
 import createClient, { type Client, type ClientOptions } from "openapi-fetch";
-import type { components, paths } from "./schema.ts";
+import type { paths, SeparationJob } from "./schema.ts";
 
-export type { components, operations, paths } from "./schema.ts";
+export type * from "./schema.ts";
 export * from "./controls.ts";
 
-type Schemas = components["schemas"];
-export type SeparationJob = Schemas["SeparationJob"];
-export type VoiceConversionJob = Schemas["VoiceConversionJob"];
-export type VoiceBlendJob = Schemas["VoiceBlendJob"];
-export type TtsJob = Schemas["TtsJob"];
-export type VoiceModel = Schemas["VoiceModel"];
-export type SeparationModel = Schemas["SeparationModel"];
-export type CatalogueModel = Schemas["CatalogueModel"];
-export type ApiError = Schemas["Error"];
+/** A job's status, as every job record has it. */
 export type JobStatus = SeparationJob["status"];
 
 export type KitsClient = Client<paths>;

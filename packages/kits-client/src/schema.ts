@@ -2978,3 +2978,12 @@ export interface operations {
         };
     };
 }
+
+export type ApiError = components["schemas"]["Error"];
+export type VoiceModel = components["schemas"]["VoiceModel"];
+export type SeparationJob = components["schemas"]["SeparationJob"];
+export type VoiceConversionJob = components["schemas"]["VoiceConversionJob"];
+export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
+export type TtsJob = components["schemas"]["TtsJob"];
+export type SeparationModel = components["schemas"]["SeparationModel"];
+export type CatalogueModel = components["schemas"]["CatalogueModel"];

@@ -1,6 +1,17 @@
 import { useEffect, useState } from "preact/hooks";
+import type { JSX } from "preact";
 import type { SeparationJob, TtsJob, VoiceBlendJob, VoiceConversionJob, VoiceModel } from "@mixdown/kits-client";
-import { cancelJob, conversionInputs, fetchJob, KIND_LABELS, kits, unwrap, type AnyJob, type JobKind } from "../api.ts";
+import {
+  cancelJob,
+  conversionInputs,
+  fetchJob,
+  KIND_LABELS,
+  kits,
+  unwrap,
+  type AnyJob,
+  type JobKind,
+  type JobOf,
+} from "../api.ts";
 import { Mixer, type Track } from "../components/Mixer.tsx";
 import { Cover, DemoButton } from "../components/VoicePicker.tsx";
 
@@ -87,11 +98,17 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
 }
 
 function Outputs({ current }: { current: AnyJob }) {
-  if (current.kind === "voice-blender") return <BlendResult job={current.job} />;
-  if (current.kind === "voice-conversions") return <ConversionOutputs job={current.job} />;
-  if (current.kind === "tts") return <TtsOutputs job={current.job} />;
-  return <SeparationOutputs job={current.job} split={current.kind === "stem-splits"} />;
+  return (OUTPUTS[current.kind] as (job: AnyJob["job"]) => JSX.Element)(current.job);
 }
+
+/** What a finished job of each kind shows: a kind without a view does not compile. */
+const OUTPUTS: { [K in JobKind]: (job: JobOf<K>) => JSX.Element } = {
+  "vocal-separations": (job) => <SeparationOutputs job={job} split={false} />,
+  "stem-splits": (job) => <SeparationOutputs job={job} split />,
+  "voice-conversions": (job) => <ConversionOutputs job={job} />,
+  tts: (job) => <TtsOutputs job={job} />,
+  "voice-blender": (job) => <BlendResult job={job} />,
+};
 
 function SeparationOutputs({ job, split }: { job: SeparationJob; split: boolean }) {
   const lossy = new Map(job.lossyStemFileUrls.map((s) => [s.instrument, s.url]));

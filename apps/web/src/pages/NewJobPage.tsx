@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import type { JSX } from "preact";
 import {
   CONVERSION_CONTROLS,
   formData,
@@ -8,7 +9,7 @@ import {
   type SeparationModel,
   type VoiceModel,
 } from "@mixdown/kits-client";
-import { conversionInputs, fieldHelp, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
+import { conversionInputs, fieldHelp, JOB_KINDS, KIND_LABELS, kits, listVoiceModels, unwrap, type JobKind } from "../api.ts";
 import { type Chain, EffectChain } from "../components/EffectChain.tsx";
 import { FileDrop } from "../components/FileDrop.tsx";
 import { VoicePicker } from "../components/VoicePicker.tsx";
@@ -24,24 +25,25 @@ export function NewJobPage({ kind }: { kind: NewKind }) {
     <section>
       <h1>New job</h1>
       <nav class="tabs" aria-label="Job kind">
-        {(Object.keys(KIND_LABELS) as JobKind[]).map((k) => (
+        {JOB_KINDS.map((k) => (
           <a key={k} href={`#/new/${k}`} aria-current={k === kind ? "page" : undefined}>
             {KIND_LABELS[k]}
           </a>
         ))}
       </nav>
-      {kind === "vocal-separations" || kind === "stem-splits" ? (
-        <SeparationForm kind={kind} key={kind} />
-      ) : kind === "voice-conversions" ? (
-        <ConversionForm />
-      ) : kind === "tts" ? (
-        <TtsForm />
-      ) : (
-        <BlendForm />
-      )}
+      {CREATE_FORMS[kind]()}
     </section>
   );
 }
+
+/** Each kind's create form: a kind without one does not compile. */
+const CREATE_FORMS: Record<JobKind, () => JSX.Element> = {
+  "vocal-separations": () => <SeparationForm kind="vocal-separations" key="vocal-separations" />,
+  "stem-splits": () => <SeparationForm kind="stem-splits" key="stem-splits" />,
+  "voice-conversions": () => <ConversionForm />,
+  tts: () => <TtsForm />,
+  "voice-blender": () => <BlendForm />,
+};
 
 function useSubmit() {
   const [error, setError] = useState<string | null>(null);
