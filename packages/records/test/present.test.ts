@@ -106,14 +106,25 @@ function voiceModelRow(fields: Partial<VoiceModel> = {}): VoiceModel {
   };
 }
 
+/** The columns every job table has, as a finished job's row holds them. */
+const FINISHED_JOB = {
+  callerId: 7,
+  status: "success",
+  progress: 100,
+  errorMessage: null,
+  enqueuedAt: CREATED,
+  createdAt: CREATED,
+  jobStartTime: STARTED,
+  jobEndTime: ENDED,
+  webhookUrl: null,
+  apiKeyId: null,
+} as const;
+
 function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
   return {
+    ...FINISHED_JOB,
     id: 41,
-    callerId: 7,
     kind: "vocal_separation",
-    status: "success",
-    progress: 100,
-    errorMessage: null,
     inputKey: "uploads/vocal-separation/0b6a4e3e-5a55-4c53-9d0e-3f1f0b8c9a10.mp3",
     inputFormat: "mp3",
     inputFileName: "song.mp3",
@@ -127,24 +138,15 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
     lossyStems: [],
     model: "vocals",
     ensemble: null,
-    enqueuedAt: CREATED,
-    createdAt: CREATED,
-    jobStartTime: STARTED,
-    jobEndTime: ENDED,
-    webhookUrl: null,
-    apiKeyId: null,
     ...fields,
   };
 }
 
 function conversionRow(fields: Partial<VoiceConversionJob> = {}): VoiceConversionJob & { voiceModel: VoiceModel } {
   return {
+    ...FINISHED_JOB,
     id: 12,
-    callerId: 7,
     voiceModelId: 3,
-    status: "success",
-    progress: 100,
-    errorMessage: null,
     inputKey: "uploads/voice-conversion/5d1c2f4e-8f0a-4f51-a2c6-0f0e5b6a7c81.wav",
     inputFormat: "wav",
     backingKey: null,
@@ -152,12 +154,6 @@ function conversionRow(fields: Partial<VoiceConversionJob> = {}): VoiceConversio
     outputKey: "outputs/voice-conversion/12/output.wav",
     lossyOutputKey: "outputs/voice-conversion/12/output.mp3",
     recombinedKey: null,
-    enqueuedAt: CREATED,
-    createdAt: CREATED,
-    jobStartTime: STARTED,
-    jobEndTime: ENDED,
-    webhookUrl: null,
-    apiKeyId: null,
     ...fields,
     voiceModel: voiceModelRow(),
   };
@@ -165,23 +161,17 @@ function conversionRow(fields: Partial<VoiceConversionJob> = {}): VoiceConversio
 
 function ttsRow(fields: Partial<TtsJob> = {}): TtsJob & { voiceModel: VoiceModel } {
   return {
+    ...FINISHED_JOB,
     id: 5,
-    callerId: 7,
     voiceModelId: 3,
     status: "running",
     progress: 40,
-    errorMessage: null,
     inputText: "Hello there.",
     language: null,
     synthesizer: null,
     outputKey: null,
     lossyOutputKey: null,
-    enqueuedAt: CREATED,
-    createdAt: CREATED,
-    jobStartTime: STARTED,
     jobEndTime: null,
-    webhookUrl: null,
-    apiKeyId: null,
     ...fields,
     voiceModel: voiceModelRow(),
   };
@@ -189,8 +179,8 @@ function ttsRow(fields: Partial<TtsJob> = {}): TtsJob & { voiceModel: VoiceModel
 
 function blendRow(fields: Partial<VoiceBlendJob> = {}): VoiceBlendJob {
   return {
+    ...FINISHED_JOB,
     id: 9,
-    callerId: 7,
     model1Id: 3,
     model2Id: 4,
     model3Id: null,
@@ -201,15 +191,6 @@ function blendRow(fields: Partial<VoiceBlendJob> = {}): VoiceBlendJob {
     alpha4: null,
     title: "Ava and Bo",
     outputModelId: 20,
-    status: "success",
-    progress: 100,
-    errorMessage: null,
-    enqueuedAt: CREATED,
-    createdAt: CREATED,
-    jobStartTime: STARTED,
-    jobEndTime: ENDED,
-    webhookUrl: null,
-    apiKeyId: null,
     ...fields,
   };
 }
