@@ -3,8 +3,11 @@ import { access, mkdir, rename, rm } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import type { VoiceModel } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
-import { ObjectNotFoundError, type ObjectStorage } from "@mixdown/storage";
+import { KEY_AREAS, ObjectNotFoundError, type ObjectStorage } from "@mixdown/storage";
 import { BUILTIN_FILE_PREFIX } from "@mixdown/voice/catalogue";
+
+/** Where every stored (uploaded, blended, built) voice model's files are: `voiceModelKeys`' area. */
+const STORED_MODEL_KEYS = `${KEY_AREAS.voiceModels}/`;
 
 const exists = (path: string) =>
   access(path).then(
@@ -36,7 +39,7 @@ export class VoiceModelFiles {
       if (await exists(path)) return path;
       throw missing();
     }
-    if (!key.startsWith("voice-models/")) {
+    if (!key.startsWith(STORED_MODEL_KEYS)) {
       const candidates = isAbsolute(key)
         ? [key]
         : [resolve(this.sources.modelsDir, key), resolve(this.sources.modelsDir, key.replace(/^models\//, ""))];
@@ -53,7 +56,7 @@ export class VoiceModelFiles {
     const metadata = model.metadata as { indexKey?: unknown } | null;
     const key = metadata?.indexKey;
     if (key === undefined || key === null) return undefined;
-    if (typeof key !== "string" || !key.startsWith("voice-models/"))
+    if (typeof key !== "string" || !key.startsWith(STORED_MODEL_KEYS))
       throw new JobFailure("permanent", `voice model ${model.id}: invalid index key ${JSON.stringify(key)}`);
     return this.#download(
       key,

@@ -42,7 +42,6 @@ export type JobKind = keyof PayloadByKind;
 export type SeparationPayload = PayloadByKind["separation"];
 export type VoiceConversionPayload = PayloadByKind["voice-conversion"];
 export type VoiceBlendPayload = PayloadByKind["voice-blend"];
-export type TtsPayload = PayloadByKind["tts"];
 export type VoiceModelMediaPayload = PayloadByKind["voice-model-media"];
 export type VoiceModelBuildPayload = PayloadByKind["voice-model-build"];
 export type WebhookDeliveryPayload = PayloadByKind["webhook-delivery"];

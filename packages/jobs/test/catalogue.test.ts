@@ -61,7 +61,20 @@ test("a job failure keeps its kind across a structured clone (the thread boundar
 });
 
 test("the job table kinds and their record spellings are derived from the catalogue's `rows`", () => {
-  assert.deepEqual(JOB_TABLE_KINDS, ["separation", "voice-conversion", "voice-blend", "tts"]);
+  // Spelled out rather than filtered from the catalogue, so a kind whose `rows` changes, or a new
+  // kind that is in neither list, fails here.
+  const jobTableKinds = ["separation", "voice-conversion", "voice-blend", "tts"] as const;
+  const otherKinds = {
+    "voice-model-media": "voice-model",
+    "voice-model-build": "voice-model",
+    "webhook-delivery": "webhook-outbox",
+  } as const;
+  assert.deepEqual(JOB_TABLE_KINDS, jobTableKinds);
   assert.deepEqual(RECORD_KINDS, ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts"]);
-  for (const kind of JOB_KINDS) assert.equal(JOB_TABLE_KINDS.includes(kind as never), JOB_CATALOGUE[kind].rows === "job-table");
+  for (const kind of jobTableKinds) assert.equal(JOB_CATALOGUE[kind].rows, "job-table", kind);
+  for (const [kind, rows] of Object.entries(otherKinds)) {
+    assert.equal(JOB_CATALOGUE[kind as keyof typeof otherKinds].rows, rows, kind);
+    assert.ok(!(JOB_TABLE_KINDS as readonly string[]).includes(kind), `${kind} is not a job table kind`);
+  }
+  assert.deepEqual([...JOB_KINDS].sort(), [...jobTableKinds, ...Object.keys(otherKinds)].sort());
 });

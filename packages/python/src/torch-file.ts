@@ -29,10 +29,6 @@ export function isTensorInfo(value: unknown): value is TensorInfo {
   return typeof value === "object" && value !== null && (value as TensorInfo).tensor === true;
 }
 
-export function isPickledInstance(value: unknown): value is PickledInstance {
-  return typeof value === "object" && value !== null && typeof (value as PickledInstance).className === "string";
-}
-
 const GLOBAL_NAME = Symbol("pickled global");
 
 /** The dotted name of a class or function the checkpoint refers to (`klass` in a demucs package), if `value` is one. */

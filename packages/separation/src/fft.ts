@@ -9,6 +9,12 @@
  *
  * Stockham needs no bit-reversal pass: each stage reads one buffer and writes
  * the other, and the result ends in natural order.
+ *
+ * It is the workspace's one complex FFT: @mixdown/voice imports it through
+ * `@mixdown/separation/fft` (this module imports nothing) for its STFT, log-mel
+ * and RMVPE frames of 512 to 2048 points. Measured against the radix-2 FFT voice
+ * had before (issue 57), it was 1.3 to 1.7 times faster on those sizes, with
+ * results within 5e-13 of it.
  */
 
 interface FftStage {

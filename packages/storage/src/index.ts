@@ -7,7 +7,7 @@ export * from "./types.ts";
 export * from "./signing.ts";
 export * from "./signed-url-cache.ts";
 export { diskFreeBytes } from "./disk.ts";
-export { voiceModelKeys } from "./keys.ts";
+export { jobOutputKeys, KEY_AREAS, uploadKey, voiceModelKeys } from "./keys.ts";
 export { LocalDiskStorage, type LocalDiskStorageOptions } from "./local.ts";
 export type { S3Storage, S3StorageOptions } from "./s3.ts";
 export { LazyS3Storage } from "./lazy-s3.ts";

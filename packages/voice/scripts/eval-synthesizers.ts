@@ -13,7 +13,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Fft, hann } from "../src/dsp/fft.ts";
+import { ComplexFft } from "@mixdown/separation/fft";
+import { hann } from "../src/dsp/window.ts";
 import { readMono, trackPitch } from "../src/index.ts";
 import { synthesizeSpeech, type SynthesizerName } from "../src/speech.ts";
 
@@ -47,7 +48,9 @@ function measure(signal: Float32Array) {
   const steps: number[] = [];
   for (let i = 1; i < f0.length; i++)
     if (f0[i]! > 0 && f0[i - 1]! > 0) steps.push(Math.abs(1200 * Math.log2(f0[i]! / f0[i - 1]!)));
-  const fft = new Fft(FRAME);
+  const fft = new ComplexFft(FRAME);
+  const re = new Float64Array(FRAME);
+  const im = new Float64Array(FRAME);
   const window = hann(FRAME);
   const flatness: number[] = [];
   for (let i = 0; i < f0.length; i++) {
@@ -55,15 +58,15 @@ function measure(signal: Float32Array) {
     const start = i * HOP - FRAME / 2;
     if (start < 0 || start + FRAME > signal.length) continue;
     for (let k = 0; k < FRAME; k++) {
-      fft.re[k] = signal[start + k]! * window[k]!;
-      fft.im[k] = 0;
+      re[k] = signal[start + k]! * window[k]!;
+      im[k] = 0;
     }
-    fft.transform();
+    fft.forward(re, im);
     let logSum = 0;
     let sum = 0;
     const bins = FRAME / 2 - 2;
     for (let k = 2; k < FRAME / 2; k++) {
-      const p = fft.re[k]! ** 2 + fft.im[k]! ** 2 + 1e-12;
+      const p = re[k]! ** 2 + im[k]! ** 2 + 1e-12;
       logSum += Math.log(p);
       sum += p;
     }

@@ -25,8 +25,6 @@ export const unsupportedMediaType = (message: string) => new ApiError(415, messa
 export const unprocessable = (message: string) => new ApiError(422, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new ApiError(429, message, { "retry-after": String(retryAfterSeconds) });
-export const serviceUnavailable = (message: string) =>
-  new ApiError(503, message, { "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) });
 
 export interface ErrorBody {
   statusCode: number;

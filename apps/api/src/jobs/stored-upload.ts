@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import type { ObjectStorage } from "@mixdown/storage";
+import { uploadKey, type ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { CONTENT_TYPE, type AudioFormat } from "../uploads/audio-format.ts";
 import { reclaimBuffersWhile } from "../uploads/buffer-reclaim.ts";
@@ -16,7 +15,7 @@ export class StoredUploads {
 
   /** Copies a received file to `uploads/<kind>/<uuid>.<format>` and returns the key. */
   async store(kind: string, file: ReceivedFile, format: AudioFormat): Promise<string> {
-    const key = `uploads/${kind}/${randomUUID()}.${format}`;
+    const key = uploadKey(kind, format);
     this.keys.push(key);
     await reclaimBuffersWhile(() => this.storage.putFile(key, file.path, { contentType: CONTENT_TYPE[format] }));
     return key;

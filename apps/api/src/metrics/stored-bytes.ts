@@ -1,4 +1,4 @@
-import type { ObjectStorage } from "@mixdown/storage";
+import { KEY_AREAS, type ObjectStorage } from "@mixdown/storage";
 
 /**
  * What object storage (the bucket, or STORAGE_LOCAL_DIR) holds, by area and kind, from the keys
@@ -17,8 +17,8 @@ export const STORED_BYTES_REFRESH_MS = 300_000;
 
 export function storedGroupOf(key: string): { area: string; kind: string } {
   const [area = "", second = ""] = key.split("/");
-  if (area === "uploads" || area === "outputs") return { area, kind: second };
-  if (area === "voice-models") return { area, kind: "voice-model" };
+  if (area === KEY_AREAS.uploads || area === KEY_AREAS.outputs) return { area, kind: second };
+  if (area === KEY_AREAS.voiceModels) return { area, kind: "voice-model" };
   return { area, kind: "" };
 }
 

@@ -1,5 +1,6 @@
-import { Fft, hann } from "./fft.ts";
+import { ComplexFft } from "@mixdown/separation/fft";
 import { melFilterbank } from "./mel.ts";
+import { hann } from "./window.ts";
 
 export interface LogMelFrame {
   /** Natural log of each mel band's mean power. */
@@ -16,18 +17,20 @@ export function* logMelFrames(signal: Float32Array, sampleRate: number, bands = 
   const n = 1024;
   const hop = 256;
   const filters = melFilterbank(sampleRate, n, bands, 50, Math.min(8000, sampleRate / 2));
-  const fft = new Fft(n);
+  const fft = new ComplexFft(n);
+  const re = new Float64Array(n);
+  const im = new Float64Array(n);
   const window = hann(n);
   const power = new Float64Array(n / 2 + 1);
   for (let start = 0; start + n <= signal.length; start += hop) {
     for (let i = 0; i < n; i++) {
-      fft.re[i] = signal[start + i]! * window[i]!;
-      fft.im[i] = 0;
+      re[i] = signal[start + i]! * window[i]!;
+      im[i] = 0;
     }
-    fft.transform();
+    fft.forward(re, im);
     let total = 0;
     for (let k = 0; k <= n / 2; k++) {
-      power[k] = fft.re[k]! ** 2 + fft.im[k]! ** 2;
+      power[k] = re[k]! ** 2 + im[k]! ** 2;
       total += power[k]!;
     }
     const logMel = new Float64Array(bands);

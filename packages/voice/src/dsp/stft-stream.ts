@@ -1,4 +1,5 @@
-import { Fft, hann } from "./fft.ts";
+import { ComplexFft } from "@mixdown/separation/fft";
+import { hann } from "./window.ts";
 
 /** A batch of consecutive STFT frames, bins [0, nFft/2] of each frame, frame-major. */
 export interface StftBatch {
@@ -34,7 +35,9 @@ export async function* streamStft(blocks: AsyncIterable<Float32Array>, options: 
   for (let k = 0; k < nFft; k += hop) wsum += window[k]! * window[k]!;
   // Periodic Hann at 75 % overlap: the squared windows sum to the same constant at every sample.
   const norm = 1 / wsum;
-  const fft = new Fft(nFft);
+  const fft = new ComplexFft(nFft);
+  const frameRe = new Float64Array(nFft);
+  const frameIm = new Float64Array(nFft);
   const lead = nFft - hop;
 
   const span = nFft + (batchFrames - 1) * hop;
@@ -52,13 +55,13 @@ export async function* streamStft(blocks: AsyncIterable<Float32Array>, options: 
     for (let f = 0; f < count; f++) {
       const off = f * hop;
       for (let i = 0; i < nFft; i++) {
-        fft.re[i] = pending[off + i]! * window[i]!;
-        fft.im[i] = 0;
+        frameRe[i] = pending[off + i]! * window[i]!;
+        frameIm[i] = 0;
       }
-      fft.transform();
+      fft.forward(frameRe, frameIm);
       for (let k = 0; k < bins; k++) {
-        re[f * bins + k] = fft.re[k]!;
-        im[f * bins + k] = fft.im[k]!;
+        re[f * bins + k] = frameRe[k]!;
+        im[f * bins + k] = frameIm[k]!;
       }
     }
     await options.process({ count, bins, re: re.subarray(0, count * bins), im: im.subarray(0, count * bins) });
@@ -68,18 +71,18 @@ export async function* streamStft(blocks: AsyncIterable<Float32Array>, options: 
     if (!synthesize) return undefined;
     for (let f = 0; f < count; f++) {
       for (let k = 0; k < bins; k++) {
-        fft.re[k] = re[f * bins + k]!;
-        fft.im[k] = im[f * bins + k]!;
+        frameRe[k] = re[f * bins + k]!;
+        frameIm[k] = im[f * bins + k]!;
       }
-      fft.im[0] = 0;
-      fft.im[bins - 1] = 0;
+      frameIm[0] = 0;
+      frameIm[bins - 1] = 0;
       for (let k = bins; k < nFft; k++) {
-        fft.re[k] = fft.re[nFft - k]!;
-        fft.im[k] = -fft.im[nFft - k]!;
+        frameRe[k] = frameRe[nFft - k]!;
+        frameIm[k] = -frameIm[nFft - k]!;
       }
-      fft.transform(true);
+      fft.inverse(frameRe, frameIm);
       const off = f * hop;
-      for (let i = 0; i < nFft; i++) ola[off + i] = ola[off + i]! + fft.re[i]! * window[i]! * norm;
+      for (let i = 0; i < nFft; i++) ola[off + i] = ola[off + i]! + frameRe[i]! * window[i]! * norm;
     }
     const out = ola.slice(0, consumed);
     ola.copyWithin(0, consumed);

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { INSTALL_RMVPE, MissingVoiceAssetError } from "../assets.ts";
 import * as ort from "onnxruntime-node";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
-import { Fft } from "../dsp/fft.ts";
+import { ComplexFft } from "@mixdown/separation/fft";
 
 export const RMVPE_RATE = 16000;
 export const RMVPE_HOP = 160;
@@ -67,17 +67,19 @@ export function rmvpeMel(audio: Float32Array): { mel: Float32Array; frames: numb
   const sample = (i: number) => audio[i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i]!;
   const window = new Float64Array(WINDOW);
   for (let i = 0; i < WINDOW; i++) window[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / WINDOW);
-  const fft = new Fft(WINDOW);
+  const fft = new ComplexFft(WINDOW);
+  const re = new Float64Array(WINDOW);
+  const im = new Float64Array(WINDOW);
   const magnitude = new Float64Array(BINS);
   const mel = new Float32Array(RMVPE_MELS * padded);
   for (let t = 0; t < frames; t++) {
     const start = t * RMVPE_HOP - half;
     for (let i = 0; i < WINDOW; i++) {
-      fft.re[i] = sample(start + i) * window[i]!;
-      fft.im[i] = 0;
+      re[i] = sample(start + i) * window[i]!;
+      im[i] = 0;
     }
-    fft.transform();
-    for (let k = 0; k < BINS; k++) magnitude[k] = Math.hypot(fft.re[k]!, fft.im[k]!);
+    fft.forward(re, im);
+    for (let k = 0; k < BINS; k++) magnitude[k] = Math.hypot(re[k]!, im[k]!);
     for (let m = 0; m < RMVPE_MELS; m++) {
       let sum = 0;
       const row = m * BINS;

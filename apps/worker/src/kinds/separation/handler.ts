@@ -16,7 +16,7 @@ import {
   type SeparationModelEntry,
 } from "@mixdown/separation/catalog";
 import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "@mixdown/separation/job-plan";
-import type { ObjectStorage } from "@mixdown/storage";
+import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
 import type { Config } from "@mixdown/config";
 import type { Logger } from "pino";
 import type { JobHandler } from "../../run-job.ts";
@@ -110,13 +110,13 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
       const lossless = deps.losslessFormat;
-      const prefix = `outputs/${kind}/${rowId}`;
+      const stored = jobOutputKeys(kind, rowId);
       // every file this job publishes, by the name its key ends with
       const files = new Map<string, Partial<Record<"wav" | "flac" | "mp3", string>>>(Object.entries(result.stems));
       const upload = async (file: string, format: "wav" | "flac" | "mp3"): Promise<string> => {
         const path = files.get(file)?.[format];
         if (!path) throw new Error(`the separation produced no ${format} file for ${file}`);
-        const key = `${prefix}/${file}.${format}`;
+        const key = stored.file(`${file}.${format}`);
         // the job's files are final once queued, and only deleted with its work directory after
         await deps.storage.putFile(key, path, { final: true });
         return key;
@@ -219,7 +219,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       } satisfies SeparationOutputs;
     },
     async discard({ payload, rowId }) {
-      await deps.storage.deletePrefix(`outputs/${payload.kind}/${rowId}/`);
+      await deps.storage.deletePrefix(jobOutputKeys(payload.kind, rowId).prefix);
     },
   };
 }

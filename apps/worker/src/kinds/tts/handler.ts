@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
-import type { ObjectStorage } from "@mixdown/storage";
+import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
 import {
   checkLanguage,
   festivalCanSpeak,
@@ -45,7 +45,7 @@ const SPEAK_SHARE = 0.3;
  */
 export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
   return {
-    async run({ row, rowId, workDir, log, reportProgress, signal }) {
+    async run({ kind, row, rowId, workDir, log, reportProgress, signal }) {
       const model = row.voiceModel;
       if (model.state !== "ready" || !model.fileKey)
         throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
@@ -112,17 +112,17 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
       );
       log.info({ seconds: result.seconds, frames: result.frames }, "converted");
 
-      const prefix = `outputs/tts/${rowId}`;
-      const outputKey = `${prefix}/output.${deps.losslessFormat}`;
-      const lossyOutputKey = `${prefix}/output.mp3`;
+      const stored = jobOutputKeys(kind, rowId);
+      const outputKey = stored.file(`output.${deps.losslessFormat}`);
+      const lossyOutputKey = stored.file("output.mp3");
       await Promise.all([
         deps.storage.putFile(outputKey, result.output),
         deps.storage.putFile(lossyOutputKey, result.lossyOutput),
       ]);
       return { outputKey, lossyOutputKey, synthesizer: synthesizerName };
     },
-    async discard({ rowId }) {
-      await deps.storage.deletePrefix(`outputs/tts/${rowId}/`);
+    async discard({ kind, rowId }) {
+      await deps.storage.deletePrefix(jobOutputKeys(kind, rowId).prefix);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
-import type { ObjectStorage } from "@mixdown/storage";
+import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
 import { readStoredConversionParams, StoredParamsError } from "@mixdown/voice/conversion-params";
 import type { JobHandler } from "../../run-job.ts";
 import { checkFreeSpace } from "../../steps/free-space.ts";
@@ -35,7 +35,7 @@ function readParams(stored: unknown) {
  */
 export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler<"voice-conversion"> {
   return {
-    async run({ row, rowId, workDir, log, reportProgress, signal }) {
+    async run({ kind, row, rowId, workDir, log, reportProgress, signal }) {
       const model = row.voiceModel;
       if (model.state !== "ready" || !model.fileKey)
         throw new JobFailure("bad-input", `Voice model ${model.id} is not usable (state ${model.state})`);
@@ -82,10 +82,10 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
       );
       log.info({ seconds: result.seconds, frames: result.frames }, "converted");
 
-      const prefix = `outputs/voice-conversion/${rowId}`;
-      const outputKey = `${prefix}/output.${deps.losslessFormat}`;
-      const lossyOutputKey = `${prefix}/output.mp3`;
-      const recombinedKey = result.recombined ? `${prefix}/recombined.${deps.losslessFormat}` : null;
+      const stored = jobOutputKeys(kind, rowId);
+      const outputKey = stored.file(`output.${deps.losslessFormat}`);
+      const lossyOutputKey = stored.file("output.mp3");
+      const recombinedKey = result.recombined ? stored.file(`recombined.${deps.losslessFormat}`) : null;
       await Promise.all([
         deps.storage.putFile(outputKey, result.output),
         deps.storage.putFile(lossyOutputKey, result.lossyOutput),
@@ -93,8 +93,8 @@ export function voiceConversionHandler(deps: VoiceConversionJobDeps): JobHandler
       ]);
       return { outputKey, lossyOutputKey, recombinedKey };
     },
-    async discard({ rowId }) {
-      await deps.storage.deletePrefix(`outputs/voice-conversion/${rowId}/`);
+    async discard({ kind, rowId }) {
+      await deps.storage.deletePrefix(jobOutputKeys(kind, rowId).prefix);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { BACKING_STEM, ManifestError, manifestFields } from "../../manifest.ts";
+import { BACKING_STEM, manifestFields } from "../../manifest.ts";
 import type { FamilyDescriptor } from "../family.ts";
 
 /**
@@ -114,13 +114,6 @@ export function parseMdx23cManifest(json: Record<string, unknown>, source: strin
   if (base.chunkSize % base.hopLength !== 0)
     f.fail(`"chunkSize" ${base.chunkSize} must be a multiple of "hopLength" ${base.hopLength}`);
   return { ...base, architecture: "mdx23c", dimF };
-}
-
-export function parseMsstManifest(json: unknown, source: string): MsstManifest {
-  if (typeof json !== "object" || json === null || Array.isArray(json))
-    throw new ManifestError(source, "manifest must be a JSON object");
-  const m = json as Record<string, unknown>;
-  return m.architecture === "mdx23c" ? parseMdx23cManifest(m, source) : parseRoformerManifest(m, source);
 }
 
 /**
