@@ -12,6 +12,12 @@ export interface JobOrigin {
 }
 
 /** The `webhookUrl` of every job create: a multipart text field, or a JSON property of the blender. */
+/**
+ * A voice model's id in a create's form: a row id (1 to 2^31 - 1), which the form's validation
+ * refuses otherwise ("voiceModelId must be a positive integer").
+ */
+export const VoiceModelIdField = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
+
 export const WebhookUrlField = Type.Optional(
   Type.String({
     format: "uri",

@@ -1,25 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { acceptUrlencodedForms, fieldsOfBody } from "../../http/plain-form.ts";
-import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
+import { describeFieldFailure, FormSchema } from "../../http/form-schema.ts";
+import { documentOnly } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
 import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { jobOrigin, VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { resolve } from "node:path";
 import { TtsJobRepository } from "@mixdown/db";
 import { installedLanguages } from "@mixdown/voice/speech-synthesizers";
 import type { ApiKind } from "../context.ts";
-import { TtsService, type TtsFields } from "./service.ts";
+import { TtsService } from "./service.ts";
 
-/** `/tts`: create (multipart, urlencoded or JSON form fields), list, fetch, cancel. */
-const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsService }> = async (app, { ctx, service }) => {
-  const maxChars = ctx.config.MAX_TTS_TEXT_CHARS;
-  const tags = ["Text to speech"];
-  const ttsForm = Type.Object({
-    voiceModelId: Type.Integer({ description: "Id of a ready voice model (public or the caller's own) that speaks the text" }),
+/** A text-to-speech create's fields: what the document shows and what a request is validated by. */
+const ttsForm = (maxChars: number) =>
+  Type.Object({
+    voiceModelId: VoiceModelIdField("Id of a ready voice model (public or the caller's own) that speaks the text"),
     inputTtsText: Type.String({
       minLength: 1,
       maxLength: maxChars,
@@ -33,7 +32,22 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
     ),
     webhookUrl: WebhookUrlField,
   });
-  const textFields = textFieldsOf(ttsForm);
+
+/** A text-to-speech create, as its form schema reads it. */
+export type TtsForm = Static<ReturnType<typeof ttsForm>>;
+
+/** `/tts`: create (multipart, urlencoded or JSON form fields), list, fetch, cancel. */
+const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsService }> = async (app, { ctx, service }) => {
+  const maxChars = ctx.config.MAX_TTS_TEXT_CHARS;
+  const tags = ["Text to speech"];
+  const form = new FormSchema(ttsForm(maxChars), {
+    inputTtsText: {
+      required: () => "inputTtsText is required: the text to speak",
+      minLength: () => "inputTtsText is empty: there is no text to speak",
+      maxLength: (failure) => `${describeFieldFailure(failure)} (MAX_TTS_TEXT_CHARS)`,
+    },
+  });
+  const textFields = form.textFields;
   // Python requests' `data={...}` sends the fields urlencoded; only this plugin's routes read such bodies.
   acceptUrlencodedForms(app, maxChars * 12 + 64 * 1024);
 
@@ -43,7 +57,8 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
     status: 201,
     current: (callerId, id) => service.get(callerId, id),
   };
-  const origin = (request: FastifyRequest, fields: TtsFields) => jobOrigin(request, fields.get("webhookUrl"), ctx.webhookPolicy);
+  const origin = (request: FastifyRequest, fields: ReadonlyMap<string, string>) =>
+    jobOrigin(request, fields.get("webhookUrl"), ctx.webhookPolicy);
 
   app.post(
     "/tts",
@@ -56,19 +71,19 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
         security: bearerSecurity,
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
-        body: ttsForm,
+        body: form.body,
         response: { 201: Type.Ref("TtsJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
     (request, reply) =>
       request.isMultipart()
-        ? multipartCreate(ctx, request, reply, { files: {}, textFields, textFileMaxBytes: maxChars * 4 }, route, (form) =>
-            service.create(origin(request, form.fields), form.fields),
+        ? multipartCreate(ctx, request, reply, { files: {}, textFields, textFileMaxBytes: maxChars * 4 }, route, (received) =>
+            service.create(origin(request, received.fields), form.read(received)),
           )
         : jsonCreate(ctx, request, reply, route, () => {
-            const fields = fieldsOfBody(request.body, textFields, ["voiceModelId"]);
-            return service.create(origin(request, fields), fields);
+            const fields = fieldsOfBody(request.body, textFields, form.numericFields);
+            return service.create(origin(request, fields), form.read({ fields }));
           }),
   );
 
@@ -93,7 +108,6 @@ export const ttsApi: ApiKind<TtsService> = {
       tts: new TtsJobRepository(prisma),
       models: voiceModels,
       assets: voiceAssets,
-      maxTextChars: config.MAX_TTS_TEXT_CHARS,
       languages: () => installedLanguages(resolve(config.MODELS_DIR, config.TTS_PIPER_DIR)),
     }),
   routes: ttsRoutes,

@@ -7,22 +7,17 @@ import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
-import { checkConvertibleModel, parseVoiceModelId } from "../voice-conversion/service.ts";
-
-/** A create's fields, however they came (multipart parts, a urlencoded form, JSON properties). */
-export type TtsFields = ReadonlyMap<string, string>;
+import { checkConvertibleModel } from "../voice-conversion/service.ts";
+import type { TtsForm } from "./routes.ts";
 
 /**
- * The text to speak, checked: present, something to say (letters or digits), and at most
- * `maxChars` characters (code points, as a person counts them). Throws a 422 naming the rule.
+ * What the form's schema cannot say of the text to speak (its presence and length it checks): not
+ * only white space, no NUL characters, something to say (letters or digits). Throws a 422 naming
+ * the rule; returns the text trimmed.
  */
-export function parseTtsText(raw: string | undefined, maxChars: number): string {
-  if (raw === undefined) throw unprocessable("inputTtsText is required: the text to speak");
+export function ttsText(raw: string): string {
   if (raw.trim() === "") throw unprocessable("inputTtsText is empty: there is no text to speak");
   if (raw.includes("\0")) throw unprocessable("inputTtsText must be text (it contains NUL characters)");
-  const chars = [...raw].length;
-  if (chars > maxChars)
-    throw unprocessable(`inputTtsText is ${chars} characters long; the limit is ${maxChars} characters (MAX_TTS_TEXT_CHARS)`);
   if (!/[\p{L}\p{N}]/u.test(raw)) throw unprocessable("inputTtsText has nothing to speak: it has no letters or digits");
   return raw.trim();
 }
@@ -55,8 +50,6 @@ export interface TtsServiceDeps {
   submitter: JobSubmitter;
   cancels: JobCancels;
   presenter: RecordPresenter;
-  /** MAX_TTS_TEXT_CHARS. */
-  maxTextChars: number;
   /** The languages the synthesizers on this machine speak (installedLanguages); empty when it has none. */
   languages: () => Promise<string[]>;
 }
@@ -73,10 +66,11 @@ export class TtsService extends CallerJobs<TtsJobWithModel, TtsJobRecord> {
     });
   }
 
-  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, fields: TtsFields): Promise<TtsJobRecord> {
-    const voiceModelId = parseVoiceModelId(fields.get("voiceModelId"));
-    const inputText = parseTtsText(fields.get("inputTtsText"), this.deps.maxTextChars);
-    const language = parseTtsLanguage(fields.get("language"), await this.deps.languages());
+  /** A create, its fields already read by the route's schema (TtsForm). */
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: TtsForm): Promise<TtsJobRecord> {
+    const { voiceModelId } = form;
+    const inputText = ttsText(form.inputTtsText);
+    const language = parseTtsLanguage(form.language, await this.deps.languages());
     await checkConvertibleModel(this.deps, callerId, voiceModelId);
     const row = await this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText, language });
     await this.deps.submitter.submit({ queue: "tts", payload: { jobId: row.id } }, () => this.deps.tts.markEnqueued(row.id));

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
-import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../../http/multipart-route.ts";
+import { FilePart, FormSchema } from "../../http/form-schema.ts";
+import { documentOnly, TEXT_PARTS_AS_FILES } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
 import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
 import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
-import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { jobOrigin, VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { VoiceConversionJobRepository } from "@mixdown/db";
 import type { ApiKind } from "../context.ts";
 import { documentedEffectName, POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
@@ -22,18 +23,11 @@ const describeEffects = (effects: Record<string, Record<string, { min: number; m
     )
     .join("; ");
 
-/** `/voice-conversions`: create (multipart), list, fetch. */
-const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: VoiceConversionService }> = async (
-  app,
-  { ctx, service },
-) => {
-  const { config } = ctx;
-  const maxBytes = config.MAX_CONVERSION_UPLOAD_BYTES;
-  const maxMb = Math.round(maxBytes / 1024 / 1024);
-  const tags = ["Voice conversions"];
-  const conversionForm = Type.Object({
-    voiceModelId: Type.Integer({ description: "Id of a ready voice model: public or the caller's own" }),
-    soundFile: Type.String({ format: "binary", description: `wav, mp3 or flac; max ${maxMb} MB` }),
+/** A conversion's create form: what the document shows and what a request is validated by. */
+const conversionForm = (maxMb: number) =>
+  Type.Object({
+    voiceModelId: VoiceModelIdField("Id of a ready voice model: public or the caller's own"),
+    soundFile: FilePart(`wav, mp3 or flac; max ${maxMb} MB`),
     conversionStrength: Type.Optional(
       Type.Number({
         minimum: CONVERSION_CONTROLS.conversionStrength.min,
@@ -61,12 +55,25 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
     pre: Type.Optional(Type.String({ description: "JSON object of preprocessing effects" })),
     post: Type.Optional(Type.String({ description: "JSON object of postprocessing effects" })),
     backingSoundFile: Type.Optional(
-      Type.String({
-        format: "binary",
-        description: "Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)",
-      }),
+      FilePart("Optional backing track: the converted voice is mixed onto it (recombinedAudioFileUrl)"),
     ),
     webhookUrl: WebhookUrlField,
+  });
+
+/** A conversion's create, as its form schema reads it. */
+export type ConversionForm = Static<ReturnType<typeof conversionForm>>;
+
+/** `/voice-conversions`: create (multipart), list, fetch. */
+const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: VoiceConversionService }> = async (
+  app,
+  { ctx, service },
+) => {
+  const { config } = ctx;
+  const maxBytes = config.MAX_CONVERSION_UPLOAD_BYTES;
+  const maxMb = Math.round(maxBytes / 1024 / 1024);
+  const tags = ["Voice conversions"];
+  const form = new FormSchema(conversionForm(maxMb), {
+    soundFile: { required: () => "soundFile is required (a wav, mp3 or flac file part)" },
   });
 
   app.post(
@@ -80,7 +87,7 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
         headers: CreateHeaders,
-        body: conversionForm,
+        body: form.body,
         response: { 201: Type.Ref("VoiceConversionJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
@@ -90,14 +97,15 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
         ctx,
         request,
         reply,
-        { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: textFieldsOf(conversionForm) },
+        { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: form.textFields },
         {
           resource: "voice_conversion",
           jobKind: "voice_conversion",
           status: 201,
           current: (callerId, id) => service.get(callerId, id),
         },
-        (form) => service.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), form),
+        (received) =>
+          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
       ),
   );
 

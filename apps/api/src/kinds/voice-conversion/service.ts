@@ -1,7 +1,7 @@
 import type { VoiceConversionJobRepository, VoiceConversionJobWithModel, VoiceModelRepository } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { VoiceAssets } from "@mixdown/voice/assets";
-import { CONVERSION_CONTROLS, type ConversionControlName, type ConversionParams } from "@mixdown/voice/conversion-params";
+import { CONVERSION_DEFAULTS, type ConversionParams } from "@mixdown/voice/conversion-params";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../../http/errors.ts";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
@@ -13,45 +13,23 @@ import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { VoiceConversionJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { AudioFormat } from "../../uploads/audio-format.ts";
-import type { ReceivedForm } from "../../uploads/receive-form.ts";
+import type { ConversionForm } from "./routes.ts";
 import { parseEffectChain } from "./effects.ts";
 
 /** Voice conversion takes no webm (the interface's rule). */
 export const CONVERSION_FORMATS: readonly AudioFormat[] = ["wav", "mp3", "flac"];
 
-/** A numeric control of the form, within its range (CONVERSION_CONTROLS); absent or empty is its default. */
-function numberField(form: ReceivedForm, name: ConversionControlName): number {
-  const { min, max, default: fallback } = CONVERSION_CONTROLS[name];
-  const raw = form.fields.get(name);
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw.trim());
-  if (!Number.isFinite(value))
-    throw unprocessable(`${name} must be a number between ${min} and ${max} (got ${JSON.stringify(raw)})`);
-  if (value < min || value > max) throw unprocessable(`${name} must be between ${min} and ${max} (got ${value})`);
-  return value;
-}
-
-/** A form's `voiceModelId` as a row id; throws a 422 when it is missing or not one. */
-export function parseVoiceModelId(raw: string | undefined): number {
-  const rawId = raw?.trim();
-  if (!rawId) throw unprocessable("voiceModelId is required");
-  if (!/^\d{1,10}$/.test(rawId) || Number(rawId) < 1 || Number(rawId) > 2147483647) {
-    throw unprocessable(`voiceModelId must be a positive integer (got ${JSON.stringify(rawId)})`);
-  }
-  return Number(rawId);
-}
-
-/** Parses the form's text parts; throws a 422 naming the first bad one. */
-export function parseConversionFields(form: ReceivedForm): { voiceModelId: number; params: ConversionParams } {
+/**
+ * What the form's schema cannot say: the effect chains inside `pre` and `post` (JSON sent as
+ * text, checked against the effect catalogue); absent controls take their defaults.
+ */
+export function conversionParams(form: ConversionForm): ConversionParams {
   return {
-    voiceModelId: parseVoiceModelId(form.fields.get("voiceModelId")),
-    params: {
-      conversionStrength: numberField(form, "conversionStrength"),
-      modelVolumeMix: numberField(form, "modelVolumeMix"),
-      pitchShift: numberField(form, "pitchShift"),
-      pre: parseEffectChain("pre", form.fields.get("pre")),
-      post: parseEffectChain("post", form.fields.get("post")),
-    },
+    conversionStrength: form.conversionStrength ?? CONVERSION_DEFAULTS.conversionStrength,
+    modelVolumeMix: form.modelVolumeMix ?? CONVERSION_DEFAULTS.modelVolumeMix,
+    pitchShift: form.pitchShift ?? CONVERSION_DEFAULTS.pitchShift,
+    pre: parseEffectChain("pre", form.pre),
+    post: parseEffectChain("post", form.post),
   };
 }
 
@@ -101,11 +79,10 @@ export class VoiceConversionService extends CallerJobs<VoiceConversionJobWithMod
     });
   }
 
-  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: ReceivedForm): Promise<VoiceConversionJobRecord> {
-    const { voiceModelId, params } = parseConversionFields(form);
-    const sound = form.files.get("soundFile");
-    if (!sound) throw unprocessable("soundFile is required (a wav, mp3 or flac file part)");
-    const backing = form.files.get("backingSoundFile");
+  /** A create, its form already read by the route's schema (ConversionForm). */
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: ConversionForm): Promise<VoiceConversionJobRecord> {
+    const { voiceModelId, soundFile: sound, backingSoundFile: backing } = form;
+    const params = conversionParams(form);
 
     await checkConvertibleModel(this.deps, callerId, voiceModelId);
 
