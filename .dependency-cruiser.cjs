@@ -32,10 +32,10 @@ module.exports = {
     {
       name: "config-is-a-leaf",
       comment:
-        "@mixdown/config imports no workspace package but the job catalogue (@mixdown/jobs, itself without dependencies): every process reads its settings from it.",
+        "@mixdown/config imports no workspace package but the job catalogue (@mixdown/jobs, itself without dependencies) and @mixdown/schema-check (TypeBox only): every process reads its settings from it.",
       severity: "error",
       from: { path: "^packages/config/src/" },
-      to: { path: "^(apps|packages)/", pathNot: "^packages/(config|jobs)/" },
+      to: { path: "^(apps|packages)/", pathNot: "^packages/(config|jobs|schema-check)/" },
     },
     {
       name: "jobs-is-a-leaf",
