@@ -3,7 +3,8 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSeparationModels } from "@mixdown/separation/catalog";
 import type { ImportFamily } from "@mixdown/separation/import";
-import { z } from "zod";
+import { SchemaCheck, typedAt, Url, type SchemaProblem } from "@mixdown/schema-check";
+import { Type, type Static } from "typebox";
 
 /** The catalogue committed with Mixdown (`models/catalogue.json`). */
 export const DEFAULT_CATALOGUE = fileURLToPath(new URL("../../../models/catalogue.json", import.meta.url));
@@ -22,97 +23,145 @@ const sameFamilies: [ImportFamily, (typeof SEPARATION_FAMILIES)[number]] extends
   : never = true;
 void sameFamilies;
 
-const hex = (length: number) => z.string().regex(new RegExp(`^[0-9a-f]{${length}}$`), `${length} lowercase hex digits`);
-const fileName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.+-]*$/, "a plain file name");
+const hex = (length: number) => {
+  const digits = new RegExp(`^[0-9a-f]{${length}}$`);
+  return Type.Refine(
+    Type.String(),
+    (text) => digits.test(text),
+    () => `${length} lowercase hex digits`,
+  );
+};
+const fileName = Type.Refine(
+  Type.String(),
+  (text) => /^[A-Za-z0-9][A-Za-z0-9_.+-]*$/.test(text),
+  () => "a plain file name",
+);
 
-const CatalogueFile = z
-  .object({
+const CatalogueFile = Type.Object(
+  {
     name: fileName,
-    url: z.url({ protocol: /^https$/ }),
-    sizeBytes: z.number().int().positive().nullable(),
-    sha256: hex(64).nullable(),
-    sha256Prefix: z
-      .string()
-      .regex(/^[0-9a-f]{4,63}$/)
-      .optional(),
-    uvrHash: hex(32).optional(),
-    md5: hex(32).optional(),
-    noHash: z.string().min(10).optional(),
-  })
-  .strict()
-  .refine((f) => f.sha256 !== null || f.noHash !== undefined, {
-    message: "a file without sha256 must say why in noHash",
-  })
-  .refine((f) => f.sha256 === null || f.noHash === undefined, { message: "noHash goes only with sha256: null" });
+    url: Url("https"),
+    sizeBytes: Type.Union([Type.Integer({ exclusiveMinimum: 0 }), Type.Null()]),
+    sha256: Type.Union([hex(64), Type.Null()]),
+    sha256Prefix: Type.Optional(Type.String({ pattern: "^[0-9a-f]{4,63}$" })),
+    uvrHash: Type.Optional(hex(32)),
+    md5: Type.Optional(hex(32)),
+    noHash: Type.Optional(Type.String({ minLength: 10 })),
+  },
+  { additionalProperties: false },
+);
 
-const Reported = z
-  .object({
-    stem: z.string(),
-    metric: z.string(),
-    value: z.number(),
-    benchmark: z.string(),
-    source: z.string(),
-  })
-  .strict();
+const Reported = Type.Object(
+  {
+    stem: Type.String(),
+    metric: Type.String(),
+    value: Type.Number(),
+    benchmark: Type.String(),
+    source: Type.String(),
+  },
+  { additionalProperties: false },
+);
 
-const CatalogueEntry = z
-  .object({
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/),
-    kind: z.enum(["separation", "voice-asset", "tts-voice"]),
-    family: z.enum([...SEPARATION_FAMILIES, ...VOICE_ASSET_FAMILIES, ...TTS_VOICE_FAMILIES]),
-    stems: z.array(z.string()).optional(),
-    description: z.string().min(10),
+const CatalogueEntry = Type.Object(
+  {
+    name: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$" }),
+    kind: Type.Enum(["separation", "voice-asset", "tts-voice"]),
+    family: Type.Enum([...SEPARATION_FAMILIES, ...VOICE_ASSET_FAMILIES, ...TTS_VOICE_FAMILIES]),
+    stems: Type.Optional(Type.Array(Type.String())),
+    description: Type.String({ minLength: 10 }),
     importFile: fileName,
-    importConfig: fileName.optional(),
-    mdx: z
-      .object({
-        nFft: z.number().int().positive(),
-        dimF: z.number().int().positive(),
-        dimT: z.number().int().positive(),
-        compensate: z.number().positive(),
-        primaryStem: z.string(),
-      })
-      .strict()
-      .optional(),
-    files: z.array(CatalogueFile).min(1),
-    licence: z.string().min(2),
-    source: z.url(),
-    reported: z.array(Reported),
-    evidence: z.array(z.string()).min(1),
-  })
-  .strict()
-  .superRefine((e, ctx) => {
-    const names = e.files.map((f) => f.name);
-    const problem = (message: string) => ctx.addIssue({ code: "custom", message });
-    if (new Set(names).size !== names.length) problem("two files have the same name");
-    if (!names.includes(e.importFile)) problem(`importFile ${e.importFile} is not one of its files`);
-    if (e.importConfig !== undefined && !names.includes(e.importConfig))
-      problem(`importConfig ${e.importConfig} is not one of its files`);
-    const separation = (SEPARATION_FAMILIES as readonly string[]).includes(e.family);
-    if (separation !== (e.kind === "separation")) problem(`family ${e.family} is not a ${e.kind} family`);
-    if (separation && !e.stems?.length) problem("a separation model lists its stems");
-    const ttsVoice = (TTS_VOICE_FAMILIES as readonly string[]).includes(e.family);
-    if (ttsVoice !== (e.kind === "tts-voice")) problem(`family ${e.family} is not a ${e.kind} family`);
-    if (ttsVoice && e.importConfig === undefined) problem("a Piper voice needs its importConfig (the .onnx.json)");
-    if ((e.family === "mdx") !== (e.mdx !== undefined)) problem("mdx geometry goes with, and only with, family mdx");
-    const msst = ["bs_roformer", "mel_band_roformer", "mdx23c"].includes(e.family);
-    if (msst && e.importConfig === undefined) problem(`a ${e.family} checkpoint needs its importConfig (the yaml)`);
-  });
+    importConfig: Type.Optional(fileName),
+    mdx: Type.Optional(
+      Type.Object(
+        {
+          nFft: Type.Integer({ exclusiveMinimum: 0 }),
+          dimF: Type.Integer({ exclusiveMinimum: 0 }),
+          dimT: Type.Integer({ exclusiveMinimum: 0 }),
+          compensate: Type.Number({ exclusiveMinimum: 0 }),
+          primaryStem: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    files: Type.Array(CatalogueFile, { minItems: 1 }),
+    licence: Type.String({ minLength: 2 }),
+    source: Url(),
+    reported: Type.Array(Reported),
+    evidence: Type.Array(Type.String(), { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
 
-export const ModelCatalogueSchema = z
-  .object({ version: z.literal(1), models: z.array(CatalogueEntry) })
-  .strict()
-  .superRefine((c, ctx) => {
-    const seen = new Set<string>();
-    for (const m of c.models) {
-      if (seen.has(m.name)) ctx.addIssue({ code: "custom", message: `two entries are named ${m.name}` });
-      seen.add(m.name);
-    }
-  });
+export const ModelCatalogueSchema = Type.Object(
+  { version: Type.Literal(1), models: Type.Array(CatalogueEntry) },
+  { additionalProperties: false },
+);
 
-export type ModelCatalogue = z.infer<typeof ModelCatalogueSchema>;
-export type CatalogueEntry = z.infer<typeof CatalogueEntry>;
-export type CatalogueFile = z.infer<typeof CatalogueFile>;
+export type ModelCatalogue = Static<typeof ModelCatalogueSchema>;
+export type CatalogueEntry = Static<typeof CatalogueEntry>;
+export type CatalogueFile = Static<typeof CatalogueFile>;
+
+const CATALOGUE_CHECK = new SchemaCheck(ModelCatalogueSchema);
+
+/** The rules a file's fields keep together. */
+function fileProblems(file: CatalogueFile): string[] {
+  const problems: string[] = [];
+  if (file.sha256 === null && file.noHash === undefined) problems.push("a file without sha256 must say why in noHash");
+  if (file.sha256 !== null && file.noHash !== undefined) problems.push("noHash goes only with sha256: null");
+  return problems;
+}
+
+/** The rules an entry's fields keep together. */
+function entryProblems(e: CatalogueEntry): string[] {
+  const problems: string[] = [];
+  const problem = (message: string) => problems.push(message);
+  const names = e.files.map((f) => f.name);
+  if (new Set(names).size !== names.length) problem("two files have the same name");
+  if (!names.includes(e.importFile)) problem(`importFile ${e.importFile} is not one of its files`);
+  if (e.importConfig !== undefined && !names.includes(e.importConfig))
+    problem(`importConfig ${e.importConfig} is not one of its files`);
+  const separation = (SEPARATION_FAMILIES as readonly string[]).includes(e.family);
+  if (separation !== (e.kind === "separation")) problem(`family ${e.family} is not a ${e.kind} family`);
+  if (separation && !e.stems?.length) problem("a separation model lists its stems");
+  const ttsVoice = (TTS_VOICE_FAMILIES as readonly string[]).includes(e.family);
+  if (ttsVoice !== (e.kind === "tts-voice")) problem(`family ${e.family} is not a ${e.kind} family`);
+  if (ttsVoice && e.importConfig === undefined) problem("a Piper voice needs its importConfig (the .onnx.json)");
+  if ((e.family === "mdx") !== (e.mdx !== undefined)) problem("mdx geometry goes with, and only with, family mdx");
+  const msst = ["bs_roformer", "mel_band_roformer", "mdx23c"].includes(e.family);
+  if (msst && e.importConfig === undefined) problem(`a ${e.family} checkpoint needs its importConfig (the yaml)`);
+  return problems;
+}
+
+/** A problem for each name that more than one entry has. */
+function sharedNameProblems(catalogue: ModelCatalogue): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const m of catalogue.models) {
+    if (seen.has(m.name)) problems.push(`two entries are named ${m.name}`);
+    seen.add(m.name);
+  }
+  return problems;
+}
+
+/**
+ * Every problem of a catalogue: its schema's, and those of the rules across the fields of each
+ * file, each entry and the whole, each rule run where the fields it reads are of their types.
+ */
+function catalogueProblems(raw: unknown): SchemaProblem[] {
+  const problems = CATALOGUE_CHECK.problems(raw);
+  const rules: SchemaProblem[] = [];
+  const rule = (path: Array<string | number>, messages: string[]) =>
+    rules.push(...messages.map((message) => ({ path, message, untyped: false })));
+  const models = (raw as { models?: unknown } | null)?.models;
+  (Array.isArray(models) ? (models as CatalogueEntry[]) : []).forEach((entry, i) => {
+    (Array.isArray(entry?.files) ? entry.files : []).forEach((file, j) => {
+      if (typedAt(problems, ["models", i, "files", j])) rule(["models", i, "files", j], fileProblems(file));
+    });
+    if (typedAt(problems, ["models", i])) rule(["models", i], entryProblems(entry));
+  });
+  if (typedAt(problems, [])) rule([], sharedNameProblems(raw as ModelCatalogue));
+  return rules.length > 0 ? CATALOGUE_CHECK.inOrder(raw, [...problems, ...rules]) : problems;
+}
 
 export class CatalogueError extends Error {
   override readonly name = "CatalogueError";
@@ -126,20 +175,20 @@ export async function readModelCatalogue(path = DEFAULT_CATALOGUE): Promise<Mode
   } catch (err) {
     throw new CatalogueError(`${path}: ${(err as Error).message}`);
   }
-  const parsed = ModelCatalogueSchema.safeParse(raw);
-  if (!parsed.success) {
-    const models = (raw as { models?: { name?: string }[] }).models;
-    const lines = parsed.error.issues.map((issue) => {
-      const [first, index] = issue.path;
+  const problems = catalogueProblems(raw);
+  if (problems.length > 0) {
+    const models = (raw as { models?: { name?: string }[] } | null)?.models;
+    const lines = problems.map(({ path: at, message }) => {
+      const [first, index] = at;
       const where =
         first === "models" && typeof index === "number"
-          ? `${models?.[index]?.name ?? `entry ${index}`}${issue.path.length > 2 ? `.${issue.path.slice(2).join(".")}` : ""}`
-          : issue.path.join(".") || "(top)";
-      return `  ${where}: ${issue.message}`;
+          ? `${models?.[index]?.name ?? `entry ${index}`}${at.length > 2 ? `.${at.slice(2).join(".")}` : ""}`
+          : at.join(".") || "(top)";
+      return `  ${where}: ${message}`;
     });
     throw new CatalogueError(`${path} is not a valid model catalogue:\n${lines.join("\n")}`);
   }
-  return parsed.data;
+  return raw as ModelCatalogue;
 }
 
 /** Where the RVC assets are installed (MODELS_DIR-relative settings, resolved). */
