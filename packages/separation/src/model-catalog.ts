@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { outputStemNames, readManifestDirectory, readsInputOnce } from "./families/manifests.ts";
+import { outputStemNames, readManifestDirectory, readsInputOnce, type SeparationManifest } from "./families/manifests.ts";
 import { ManifestError } from "./manifest.ts";
 import type { EnsembleStem } from "./ensemble-names.ts";
 
@@ -33,6 +33,11 @@ export interface SeparationModelEntry {
   sizeBytes: number;
   /** its family yields as it reads: it can split another model's stem in the same pass (splitStemStream) */
   readsInputOnce: boolean;
+  /**
+   * The manifest as read: a job hands it to the separation thread with its request, so a model
+   * the thread has not loaded yet is loaded from what the job planned with, not read again.
+   */
+  manifest: SeparationManifest;
 }
 
 export interface SeparationModelCatalog {
@@ -73,6 +78,7 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
       file,
       sizeBytes,
       readsInputOnce: readsInputOnce(manifest),
+      manifest,
     });
   }
   catalog.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -147,8 +153,8 @@ export function ensembleStemsFor(
 /**
  * Where a list of model names (one model, or an ensemble's) goes wrong for a job kind, if it does:
  * a name no installed model has, a model that cannot serve the kind (`fit`: the installed ones that
- * can), or an ensemble whose members have no stem in common. Each caller words it as its own error
- * (the API a 422, the worker's start-up check an error naming the setting, a job a failure).
+ * can), or an ensemble whose members have no stem in common. modelListProblemMessage words it, the
+ * same for every caller (the API's 422, the worker's start-up check, a job's failure).
  */
 export type ModelListProblem =
   | { problem: "not-installed"; name: string; installed: string[] }
@@ -178,6 +184,25 @@ export function resolveModelList(
   const ensemble = ensembleStemsFor(members, kind);
   if (ensemble.stems.length === 0) return { problem: "no-common-stem", members };
   return { members, ensemble };
+}
+
+/**
+ * A model-list problem in words: the API answers a create with it as it is (422), the worker's
+ * start-up check after the setting that names the models, and a job that cannot run fails with it.
+ */
+export function modelListProblemMessage(problem: ModelListProblem, kind: SeparationJobKindName): string {
+  switch (problem.problem) {
+    case "not-installed":
+      return `model ${JSON.stringify(problem.name)} is not an installed separation model (installed: ${problem.installed.join(", ") || "none"})`;
+    case "cannot-serve": {
+      const need = kind === "vocal-separation" ? "a model with a vocals stem" : "a multi-stem model";
+      return `model "${problem.name}" (stems: ${problem.model.stems.join(", ")}) cannot serve a ${kind}: it needs ${need} (installed that can: ${problem.fit.join(", ") || "none"})`;
+    }
+    case "no-common-stem": {
+      const { members } = problem;
+      return `the models ${members.map((m) => m.name).join(", ")} have no stem in common (${members.map((m) => `${m.name}: ${m.stems.join(", ")}`).join("; ")}), so their ${kind} cannot be combined`;
+    }
+  }
 }
 
 /** The stems a vocal-split model outputs; the service writes `harmony` and `reverb` and derives the lead. */

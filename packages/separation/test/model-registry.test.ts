@@ -165,6 +165,21 @@ describe("ModelRegistry", () => {
     await registry.close();
   });
 
+  it("loads a model from a manifest already read, without reading the directory for it", async () => {
+    const read = parseManifest(JSON.parse(await readFile(join(dir, "identity.json"), "utf8")), "identity.json");
+    // no `elsewhere.json` exists, and no manifest in the directory names it: only the one given does
+    const manifest = { ...read, name: "elsewhere" };
+    const registry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+    try {
+      await assert.rejects(registry.load("elsewhere"), UnknownModelError);
+      const model = await registry.load(manifest);
+      assert.equal(model.manifest.name, "elsewhere");
+      assert.equal(await registry.load("elsewhere"), model, "kept under its name, as a model loaded by name is");
+    } finally {
+      await registry.close();
+    }
+  });
+
   it("refuses a manifest of an unregistered architecture with a ManifestError naming the file and the known architectures", async () => {
     const own = await mkdtemp(join(tmpdir(), "mixdown-registry-arch-"));
     try {

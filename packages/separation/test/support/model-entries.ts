@@ -5,9 +5,9 @@ export function modelEntry(
   name: string,
   stems: string[],
   outputStems: string[],
-  more: Partial<SeparationModelEntry> = {},
+  more: Partial<Omit<SeparationModelEntry, "manifest">> = {},
 ): SeparationModelEntry {
-  return {
+  const entry = {
     name,
     family: "mdx",
     sampleRate: 44100,
@@ -18,4 +18,19 @@ export function modelEntry(
     readsInputOnce: true,
     ...more,
   };
+  // the manifest the entry would have been read from (an MDX-Net one at the entry's rate)
+  const manifest = {
+    name,
+    architecture: "mdx" as const,
+    file: `${name}.onnx`,
+    sampleRate: entry.sampleRate,
+    nFft: 4096,
+    hopLength: 1024,
+    dimF: 1024,
+    dimT: 256,
+    compensate: 1,
+    primaryStem: stems[0]!,
+    stems,
+  };
+  return { ...entry, manifest };
 }

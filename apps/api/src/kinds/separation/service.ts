@@ -54,7 +54,7 @@ export class SeparationService {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
     // Checked before anything is stored, so a wrong name leaves nothing behind.
-    const { model, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
+    const { models, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
     const format = await checkAudioUpload(input, SEPARATION_FORMATS, {
       seconds: this.deps.maxSeconds,
       setting: "MAX_SEPARATION_SECONDS",
@@ -70,7 +70,7 @@ export class SeparationService {
         inputKey,
         inputFormat: format,
         inputFileName: input.filename?.slice(0, 255) ?? null,
-        model,
+        models,
         ensemble,
       }),
     );

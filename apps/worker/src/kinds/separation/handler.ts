@@ -4,15 +4,16 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
-import type { OutputSpec } from "@mixdown/separation";
+import type { OutputSpec, SeparationManifest } from "@mixdown/separation";
 import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
-  parseModelList,
+  modelListProblemMessage,
   readSeparationModels,
   resolveModelList,
   resolveVocalSplit,
   vocalPairOf,
   type EnsembleAlgorithm,
+  type SeparationJobKindName,
   type SeparationModelEntry,
 } from "@mixdown/separation/catalog";
 import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "@mixdown/separation/job-plan";
@@ -32,11 +33,11 @@ export interface SeparationJobDeps {
   losslessFormat: "wav" | "flac";
   lossyBitrateKbps: number;
   /**
-   * Model names per separation kind (the manifests in MODELS_DIR): for jobs that name none; and
-   * the model that splits a vocal separation's whole vocal into lead, harmony and reverb
-   * (SEPARATION_MODEL_VOCAL_SPLIT, `none` for no split).
+   * Model names per separation kind (the manifests in MODELS_DIR): for jobs that name none, one
+   * model or an ensemble's; and the model that splits a vocal separation's whole vocal into lead,
+   * harmony and reverb (SEPARATION_MODEL_VOCAL_SPLIT, `none` for no split).
    */
-  models: { vocalSeparation: string; stemSplit: string; vocalSplit: string };
+  models: { vocalSeparation: readonly string[]; stemSplit: readonly string[]; vocalSplit: string };
   /** How a setting that names several models (an ensemble) combines them (SEPARATION_ENSEMBLE_*). */
   ensembles: { vocalSeparation: EnsembleAlgorithm; stemSplit: EnsembleAlgorithm };
   modelsDir: string;
@@ -46,18 +47,18 @@ export interface SeparationJobDeps {
 function planJob(
   deps: SeparationJobDeps,
   installed: readonly SeparationModelEntry[],
-  kind: "vocal-separation" | "stem-split",
-  row: { model: string | null; ensemble: string | null },
+  kind: SeparationJobKindName,
+  row: { models: string[]; ensemble: string | null },
 ): SeparationJobPlan {
   const vocals = kind === "vocal-separation";
   try {
     return planSeparationJob({
       kind,
       installed,
-      model: row.model,
+      models: row.models,
       ensemble: row.ensemble,
       settings: {
-        model: vocals ? deps.models.vocalSeparation : deps.models.stemSplit,
+        models: vocals ? deps.models.vocalSeparation : deps.models.stemSplit,
         ensemble: vocals ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit,
         vocalSplit: deps.models.vocalSplit,
       },
@@ -92,7 +93,8 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
-      // Read per job: the models directory may have changed since start.
+      // Read once per job (the models directory may have changed since start): the plan is made
+      // from it, and the thread loads a model it has not loaded yet from the manifests it carries.
       const { models: installed } = await readSeparationModels(deps.modelsDir);
       const plan = planJob(deps, installed, kind, row);
       if (plan.splitOff) log.warn({ reason: plan.splitOff }, "vocal separation without the vocal split");
@@ -151,7 +153,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       // Vocal and backing URLs come with either kind whenever the model has vocals.
       const pair = vocalPairOf(Object.keys(result.stems));
       if (kind === "vocal-separation" && !pair)
-        throw new JobFailure("permanent", `The separation model "${plan.name}" produced no vocals and backing`);
+        throw new JobFailure("permanent", `The separation model "${plan.models.join(",")}" produced no vocals and backing`);
       // record instrument -> published file
       let stemFiles: Array<[instrument: string, file: string]> =
         kind === "vocal-separation"
@@ -170,7 +172,14 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
           const whole = files.get(pair!.vocals)![lossless]!;
           const splitDir = join(workDir, "split");
           const parts = await deps.pool.run(
-            { inputPath: whole, modelName: splitModel!.name, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
+            {
+              inputPath: whole,
+              modelName: splitModel!.name,
+              manifests: [splitModel!.manifest],
+              outDir: splitDir,
+              outputs,
+              stems: ["harmony", "reverb"],
+            },
             (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
             signal,
           );
@@ -214,7 +223,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         backingKey: pair ? keys.get(pair.backing)!.lossless : null,
         stems,
         lossyStems,
-        model: plan.name,
+        models: plan.models,
         ensemble: plan.ensemble?.algorithm ?? null,
       } satisfies SeparationOutputs;
     },
@@ -227,36 +236,34 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
 /**
  * Refuses to start a separation worker whose settings name a model that is not installed, or one
  * that cannot serve its kind: otherwise every job that names no model would fail, one by one.
- * The vocal split is optional: returns the split model to preload, or why vocal separations will
- * publish vocals and backing only (the worker logs it).
+ * The vocal split is optional. Returns the manifests of the models to preload (the settings' and
+ * the split model), and the split model's name, or why vocal separations will publish vocals and
+ * backing only (the worker logs it).
  */
 export async function checkSeparationSettings(
   config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS" | "SEPARATION_MODEL_VOCAL_SPLIT">,
   modelsDir: string,
-): Promise<{ vocalSplit?: string; vocalSplitOff?: string }> {
+): Promise<{ preload: SeparationManifest[]; vocalSplit?: string; vocalSplitOff?: string }> {
   const { models, invalid } = await readSeparationModels(modelsDir);
-  const installed = models.length ? models.map((m) => m.name).join(", ") : "none";
   const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
   const settings = [
     ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
     ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
   ] as const;
-  for (const [setting, value, kind] of settings) {
+  const preload = new Set<SeparationModelEntry>();
+  for (const [setting, names, kind] of settings) {
     // one model, or an ensemble's (the config schema refused empty and repeated names)
-    const resolved = resolveModelList(models, parseModelList(value), kind);
-    if (resolved.problem === "not-installed")
+    const resolved = resolveModelList(models, names, kind);
+    if (resolved.problem)
       throw new Error(
-        `${setting}="${value}": no separation model "${resolved.name}" in ${modelsDir} (installed: ${installed}${broken})`,
+        `${setting}="${names.join(",")}" with the models in ${modelsDir}: ${modelListProblemMessage(resolved, kind)}${broken}`,
       );
-    if (resolved.problem === "cannot-serve")
-      throw new Error(
-        `${setting}="${value}": the model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${resolved.fit.join(", ") || "none"})`,
-      );
-    if (resolved.problem === "no-common-stem")
-      throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
+    for (const member of resolved.members) preload.add(member);
   }
   const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
-  return split.model ? { vocalSplit: split.model.name } : { vocalSplitOff: split.reason };
+  if (split.model) preload.add(split.model);
+  const manifests = [...preload].map((m) => m.manifest);
+  return split.model ? { preload: manifests, vocalSplit: split.model.name } : { preload: manifests, vocalSplitOff: split.reason };
 }
 
 /**
@@ -293,7 +300,7 @@ export function splitHasOwnThread(setting: Config["SEPARATION_VOCAL_SPLIT_THREAD
 /** Checks the settings' models, loads them on the separation threads and says where they run. */
 export const separationKind: WorkerKind<"separation"> = {
   async start({ config, logger, metrics, storage, modelsDir, output, pooled }) {
-    const { vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
+    const { preload, vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
     if (vocalSplitOff)
       logger.warn({ reason: vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
     const pool = pooled(
@@ -303,13 +310,7 @@ export const separationKind: WorkerKind<"separation"> = {
         providerFallback: config.ORT_PROVIDER_FALLBACK,
         intraOpThreads: config.ORT_INTRA_OP_THREADS,
         interOpThreads: config.ORT_INTER_OP_THREADS,
-        preload: [
-          ...new Set([
-            ...parseModelList(config.SEPARATION_MODEL_VOCALS),
-            ...parseModelList(config.SEPARATION_MODEL_STEMS),
-            ...(vocalSplit ? [vocalSplit] : []),
-          ]),
-        ],
+        preload,
         // it runs beside the vocals model, in the same pass: on a thread of its own neither waits
         // for the other's runs, which pays only where there are cores to spare
         ownThread: vocalSplit && splitHasOwnThread(config.SEPARATION_VOCAL_SPLIT_THREAD) ? [vocalSplit] : [],
