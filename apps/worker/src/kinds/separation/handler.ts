@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
-import type { OutputSpec, SeparationManifest } from "@mixdown/separation";
+import type { OutputSpec, SeparateFileResult, SeparationManifest } from "@mixdown/separation";
 import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
   modelListProblemMessage,
@@ -20,7 +20,8 @@ import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Config } from "@mixdown/config";
 import type { Logger } from "pino";
-import type { JobHandler } from "../../run-job.ts";
+import type { JobContext, JobHandler } from "../../run-job.ts";
+import { UploadQueue } from "../../upload-queue.ts";
 import type { WorkerMetrics } from "../../worker-metrics.ts";
 import type { WorkerKind } from "../context.ts";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./protocol.ts";
@@ -69,6 +70,113 @@ function planJob(
   }
 }
 
+type Format = "wav" | "flac" | "mp3";
+/** Every file a job publishes, by the name its key ends with: its path in each format. */
+type JobFiles = Map<string, Partial<Record<Format, string>>>;
+/** A published file's keys. */
+type UploadedFile = { lossless: string; lossy: string };
+/** The record's stems: each instrument and the published file it is. */
+type StemFiles = Array<[instrument: string, file: string]>;
+
+/**
+ * The files a separation publishes as the record's stems. A vocal separation publishes vocals and
+ * backing (its model's vocal pair), and with the vocal split the lead as its vocals, harmony and
+ * reverb beside them (the whole vocal stays the vocal URL); a stem split every stem the network
+ * outputs (all six of a 6-stem model), not the derived backing, which is no instrument.
+ */
+export function stemFilesOf(
+  kind: SeparationJobKindName,
+  plan: Pick<SeparationJobPlan, "instruments" | "split">,
+  pair: { vocals: string; backing: string } | undefined,
+): StemFiles {
+  if (kind === "stem-split") return plan.instruments.map((s) => [s, s]);
+  if (plan.split)
+    return [
+      ["vocals", "lead"],
+      ["harmony", "harmony"],
+      ["reverb", "reverb"],
+      ["backing", pair!.backing],
+    ];
+  return [
+    ["vocals", pair!.vocals],
+    ["backing", pair!.backing],
+  ];
+}
+
+/** The keys the row stores, once every upload finished: the record's stems, and the vocal pair's when the model has vocals. */
+function storedKeys(
+  stemFiles: StemFiles,
+  pair: { vocals: string; backing: string } | undefined,
+  uploads: UploadQueue<UploadedFile>,
+): Omit<SeparationOutputs, "models" | "ensemble"> {
+  const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: uploads.uploaded(f).lossless }));
+  const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: uploads.uploaded(f).lossy }));
+  return {
+    vocalKey: pair ? uploads.uploaded(pair.vocals).lossless : null,
+    lossyVocalKey: pair ? uploads.uploaded(pair.vocals).lossy : null,
+    backingKey: pair ? uploads.uploaded(pair.backing).lossless : null,
+    stems,
+    lossyStems,
+  };
+}
+
+/**
+ * The vocal split's second run, for a first run that could not split in the same pass (an
+ * ensemble's vocal, combined from files; a split model that reads its input twice): the whole vocal
+ * (its lossless file, as published) split into harmony and reverb, then the lead written as what
+ * they leave of it, so lead + harmony + reverb + backing is the input. Each file is queued for
+ * upload once it is final: the whole vocal and the backing while the split runs, harmony and reverb
+ * while the lead is written.
+ */
+async function splitAfterwards(
+  job: Pick<JobContext<"separation">, "workDir" | "log" | "reportProgress" | "signal">,
+  pool: SeparationPool,
+  step: {
+    splitModel: SeparationModelEntry;
+    pair: { vocals: string; backing: string };
+    outputs: OutputSpec[];
+    lossless: "wav" | "flac";
+    /** the share of the job's progress the first run took */
+    firstShare: number;
+  },
+  files: JobFiles,
+  uploads: UploadQueue<UploadedFile>,
+): Promise<void> {
+  const { workDir, log, reportProgress, signal } = job;
+  const { splitModel, pair, outputs, lossless, firstShare } = step;
+  uploads.add(pair.vocals);
+  uploads.add(pair.backing);
+  const whole = files.get(pair.vocals)![lossless]!;
+  const splitDir = join(workDir, "split");
+  const parts = await pool.run(
+    {
+      inputPath: whole,
+      modelName: splitModel.name,
+      manifests: [splitModel.manifest],
+      outDir: splitDir,
+      outputs,
+      stems: ["harmony", "reverb"],
+    },
+    (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
+    signal,
+  );
+  log.info({ timings: parts.timings, model: splitModel.name }, "split the vocal");
+  files.set("harmony", parts.stems.harmony!);
+  files.set("reverb", parts.stems.reverb!);
+  uploads.add("harmony");
+  uploads.add("reverb");
+  const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
+  const leadStarted = performance.now();
+  await writeRemainder(
+    whole,
+    [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
+    outputs.map((o) => ({ ...o, path: lead[o.format]! })),
+    signal,
+  );
+  log.info({ ms: performance.now() - leadStarted }, "wrote the lead");
+  files.set("lead", lead);
+}
+
 /**
  * Separates one uploaded file: download, separate in a thread, upload every output under the
  * row's own keys (`outputs/<kind>/<id>/<file>.<format>`, overwritten in place by a retry). A vocal
@@ -78,7 +186,8 @@ function planJob(
  */
 export function separationHandler(deps: SeparationJobDeps): JobHandler<"separation"> {
   return {
-    async run({ row, payload, rowId, workDir, log, reportProgress, signal }) {
+    async run(job) {
+      const { row, payload, rowId, workDir, log, reportProgress, signal } = job;
       const { kind } = payload;
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
@@ -98,24 +207,20 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const { models: installed } = await readSeparationModels(deps.modelsDir);
       const plan = planJob(deps, installed, kind, row);
       if (plan.splitOff) log.warn({ reason: plan.splitOff }, "vocal separation without the vocal split");
-      const splitModel = plan.split?.model;
-      const splitting = splitModel !== undefined;
-      const onePass = plan.split?.onePass === true;
       const seconds = probeSeconds(inputProbe);
       if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: plan.outputFiles, formats: outputs });
       const firstShare = plan.firstShare;
-      const result = await deps.pool.run(
+      const result: SeparateFileResult = await deps.pool.run(
         { inputPath, ...(inputProbe ? { inputProbe } : {}), outDir: join(workDir, "out"), outputs, ...plan.run },
-        splitting ? (f) => reportProgress(f * firstShare) : reportProgress,
+        plan.split ? (f) => reportProgress(f * firstShare) : reportProgress,
         signal,
       );
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
       const lossless = deps.losslessFormat;
       const prefix = `outputs/${kind}/${rowId}`;
-      // every file this job publishes, by the name its key ends with
-      const files = new Map<string, Partial<Record<"wav" | "flac" | "mp3", string>>>(Object.entries(result.stems));
-      const upload = async (file: string, format: "wav" | "flac" | "mp3"): Promise<string> => {
+      const files: JobFiles = new Map(Object.entries(result.stems));
+      const upload = async (file: string, format: Format): Promise<string> => {
         const path = files.get(file)?.[format];
         if (!path) throw new Error(`the separation produced no ${format} file for ${file}`);
         const key = `${prefix}/${file}.${format}`;
@@ -123,106 +228,39 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         await deps.storage.putFile(key, path, { final: true });
         return key;
       };
-      // Uploads run one file (both formats) at a time, in the background from when the file is final:
-      // the first pass's files while the vocal split runs, the split's while the lead is written. A
-      // failed upload stops the ones queued after it; the job waits for all of them to settle before
-      // it ends either way, so a failed job's discard finds every object it made.
-      const keys = new Map<string, { lossless: string; lossy: string }>(); // filled as each file's uploads finish
-      const queued = new Set<string>();
-      let queue: Promise<unknown> = Promise.resolve();
-      let uploadMs = 0;
-      const queueUpload = (file: string) => {
-        if (queued.has(file)) return;
-        queued.add(file);
-        queue = queue.then(async () => {
-          signal.throwIfAborted();
-          const started = performance.now();
-          // both formats settle before this step does, so nothing is still being written when it fails
-          const results = await Promise.allSettled([upload(file, lossless), upload(file, "mp3")]);
-          uploadMs += performance.now() - started;
-          const [losslessKey, lossyKey] = results.map((r) => {
-            if (r.status === "rejected") throw r.reason;
-            return r.value;
-          });
-          keys.set(file, { lossless: losslessKey!, lossy: lossyKey! });
+      const uploads = new UploadQueue<UploadedFile>(async (file) => {
+        // both formats settle before this upload does, so nothing is still being written when it fails
+        const results = await Promise.allSettled([upload(file, lossless), upload(file, "mp3")]);
+        const [losslessKey, lossyKey] = results.map((r) => {
+          if (r.status === "rejected") throw r.reason;
+          return r.value;
         });
-        queue.catch(() => {}); // awaited below, by the job or by its failure path
-      };
-      // A vocal separation publishes vocals and backing; a stem split every stem the network
-      // outputs (all six of a 6-stem model), not the derived backing, which is no instrument.
+        return { lossless: losslessKey!, lossy: lossyKey! };
+      }, signal);
       // Vocal and backing URLs come with either kind whenever the model has vocals.
       const pair = vocalPairOf(Object.keys(result.stems));
       if (kind === "vocal-separation" && !pair)
         throw new JobFailure("permanent", `The separation model "${plan.models.join(",")}" produced no vocals and backing`);
-      // record instrument -> published file
-      let stemFiles: Array<[instrument: string, file: string]> =
-        kind === "vocal-separation"
-          ? [
-              ["vocals", pair!.vocals],
-              ["backing", pair!.backing],
-            ]
-          : plan.instruments.map((s) => [s, s]);
+      const stemFiles = stemFilesOf(kind, plan, pair);
       try {
-        if (splitting && !onePass) {
-          // The whole vocal and the backing are final: they upload while the vocal is split.
-          queueUpload(pair!.vocals);
-          queueUpload(pair!.backing);
-          // The whole vocal (its lossless file, as published) split into harmony and reverb; the lead
-          // is what they leave of it, so lead + harmony + reverb + backing is the input.
-          const whole = files.get(pair!.vocals)![lossless]!;
-          const splitDir = join(workDir, "split");
-          const parts = await deps.pool.run(
-            {
-              inputPath: whole,
-              modelName: splitModel!.name,
-              manifests: [splitModel!.manifest],
-              outDir: splitDir,
-              outputs,
-              stems: ["harmony", "reverb"],
-            },
-            (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
-            signal,
+        if (plan.split && !plan.split.onePass)
+          await splitAfterwards(
+            job,
+            deps.pool,
+            { splitModel: plan.split.model, pair: pair!, outputs, lossless, firstShare },
+            files,
+            uploads,
           );
-          log.info({ timings: parts.timings, model: splitModel!.name }, "split the vocal");
-          files.set("harmony", parts.stems.harmony!);
-          files.set("reverb", parts.stems.reverb!);
-          queueUpload("harmony");
-          queueUpload("reverb");
-          const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
-          const leadStarted = performance.now();
-          await writeRemainder(
-            whole,
-            [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
-            outputs.map((o) => ({ ...o, path: lead[o.format]! })),
-            signal,
-          );
-          log.info({ ms: performance.now() - leadStarted }, "wrote the lead");
-          files.set("lead", lead);
-        }
-        // the record's vocals are the lead; the whole vocal stays the vocal URL
-        if (splitting)
-          stemFiles = [
-            ["vocals", "lead"],
-            ["harmony", "harmony"],
-            ["reverb", "reverb"],
-            ["backing", pair!.backing],
-          ];
         const waitStarted = performance.now();
-        for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) queueUpload(file);
-        await queue;
-        log.info({ ms: uploadMs, waitedMs: performance.now() - waitStarted, files: queued.size * 2 }, "uploaded");
+        for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) uploads.add(file);
+        await uploads.finished();
+        log.info({ ms: uploads.uploadMs, waitedMs: performance.now() - waitStarted, files: uploads.files * 2 }, "uploaded");
       } catch (err) {
-        await queue.catch(() => {});
+        await uploads.settled();
         throw err;
       }
-      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossless }));
-      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossy }));
       return {
-        vocalKey: pair ? keys.get(pair.vocals)!.lossless : null,
-        lossyVocalKey: pair ? keys.get(pair.vocals)!.lossy : null,
-        backingKey: pair ? keys.get(pair.backing)!.lossless : null,
-        stems,
-        lossyStems,
+        ...storedKeys(stemFiles, pair, uploads),
         models: plan.models,
         ensemble: plan.ensemble?.algorithm ?? null,
       } satisfies SeparationOutputs;
