@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { SeparationJobRepository } from "@mixdown/db";
-import { SeparationModels } from "../src/kinds/separation/models.ts";
+import { InstalledSeparationModels } from "../src/kinds/separation/installed-models.ts";
 import { assertUnchanged, audio, footprint, multipart, startHarness, type Harness, type FilePart } from "./helpers.ts";
 
 const REPO_MODELS = resolve(import.meta.dirname, "../../../models");
@@ -266,7 +266,10 @@ describe("ensembles: a model field naming several models", () => {
   });
 
   test("GET /separation-models marks every member of a default ensemble as a default", async () => {
-    const listed = await new SeparationModels(modelsDir, { vocalSeparation: ["vocals", "stems"], stemSplit: ["six"] }).list();
+    const listed = await new InstalledSeparationModels(modelsDir, {
+      vocalSeparation: ["vocals", "stems"],
+      stemSplit: ["six"],
+    }).list();
     assert.deepEqual(
       listed.map((m) => [m.name, m.default.vocalSeparation, m.default.stemSplit]),
       [

@@ -9,14 +9,14 @@ import {
   type EnsembleAlgorithm,
   type EnsembleStem,
   type SeparationJobKindName,
-  type SeparationModelEntry,
-} from "./model-catalog.ts";
+  type InstalledModel,
+} from "./installed-models.ts";
 
 /** What a separation job asks for and what the worker's settings say for its kind. */
 export interface SeparationJobRequest {
   kind: SeparationJobKindName;
   /** the installed models, as read for this job */
-  installed: readonly SeparationModelEntry[];
+  installed: readonly InstalledModel[];
   /** the job's own models (one, or several for an ensemble); empty: the setting's */
   models: readonly string[];
   /** the job's own ensemble algorithm; null: the setting's */
@@ -35,7 +35,7 @@ export interface SeparationJobRequest {
 export interface SeparationJobPlan {
   /** the row's `models`: the members' names, in order */
   models: string[];
-  members: SeparationModelEntry[];
+  members: InstalledModel[];
   /** an ensemble's algorithm and what each written stem combines; one model: none */
   ensemble?: { algorithm: EnsembleAlgorithm; stems: EnsembleStem[]; instruments: string[] };
   /**
@@ -49,7 +49,7 @@ export interface SeparationJobPlan {
    * (`onePass`), or afterwards over the written whole vocal (an ensemble's vocal is combined from
    * files; a split model that reads its input twice), with the lead written by `writeRemainder`.
    */
-  split?: { model: SeparationModelEntry; onePass: boolean };
+  split?: { model: InstalledModel; onePass: boolean };
   /** why a vocal separation has no split (the setting is `none`, or names no installed split model) */
   splitOff?: string;
   /** the stems a stem split publishes (an ensemble's in common, else the model's own) */

@@ -28,19 +28,14 @@ export interface ModelRegistryOptions extends InferenceOptions {
   warmUp?: boolean;
 }
 
-export interface ModelListing {
-  manifests: SeparationManifest[];
-  /** manifests that failed validation, so an operator sees why a model is missing */
-  invalid: { path: string; error: string }[];
-}
-
 export class UnknownModelError extends Error {
   override readonly name = "UnknownModelError";
 }
 
 /**
- * The models in one directory. Each model's session is created on first use
- * and kept, so jobs after the first pay no load time.
+ * The separation models one thread has loaded from a directory, by name. Each model's session is
+ * created on first use and kept, so jobs after the first pay no load time. It lists nothing: what
+ * is installed there is readInstalledModels' to say.
  */
 export class ModelRegistry {
   readonly modelsDir: string;
@@ -55,11 +50,6 @@ export class ModelRegistry {
     this.#inference = inference;
     this.#ownThread = new Set(ownThread);
     this.#warmUp = warmUp ?? true;
-  }
-
-  async list(): Promise<ModelListing> {
-    const { manifests, invalid } = await readManifestDirectory(this.modelsDir);
-    return { manifests: manifests.map((m) => m.manifest), invalid };
   }
 
   /**
@@ -174,10 +164,10 @@ export class ModelRegistry {
       const manifest = parseManifest(parseManifestJson(text, direct), direct);
       if (manifest.name === name) return manifest;
     }
-    const { manifests } = await this.list();
-    const found = manifests.find((m) => m.name === name);
+    const { manifests } = await readManifestDirectory(this.modelsDir);
+    const found = manifests.find((m) => m.manifest.name === name);
     if (!found) throw new UnknownModelError(`no model named "${name}" in ${this.modelsDir}`);
-    return found;
+    return found.manifest;
   }
 }
 

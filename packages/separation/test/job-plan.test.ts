@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { planSeparationJob, SeparationPlanError, type SeparationJobRequest } from "../src/job-plan.ts";
-import { modelEntry as entry } from "./support/model-entries.ts";
+import { installedModel as entry } from "./support/installed-models.ts";
 
 const vocals = entry("vocals", ["vocals"], ["vocals", "instrumental"]);
 const vocals2 = entry("vocals2", ["vocals"], ["vocals", "instrumental"]);

@@ -16,6 +16,7 @@ import {
   stftHelperRequests,
   UnknownModelError,
 } from "../src/index.ts";
+import { readInstalledModels } from "../src/installed-models.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
 import { OnnxGraphBuilder } from "./support/onnx-builder.ts";
 import { familyFor } from "../src/families/index.ts";
@@ -113,19 +114,18 @@ describe("ModelRegistry", () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it("lists valid manifests and reports invalid ones", async () => {
-    const registry = new ModelRegistry({ modelsDir: dir });
-    const { manifests, invalid } = await registry.list();
+  it("the installed models are the valid manifests, and the invalid ones are reported", async () => {
+    const { models, invalid } = await readInstalledModels(dir);
     assert.deepEqual(
-      manifests.map((m) => m.name),
+      models.map((m) => m.name),
       ["identity", "two"],
     );
     assert.equal(invalid.length, 1);
     assert.match(invalid[0].path, /broken\.json$/);
   });
 
-  it("lists nothing for a missing directory", async () => {
-    assert.deepEqual(await new ModelRegistry({ modelsDir: join(dir, "nope") }).list(), { manifests: [], invalid: [] });
+  it("a missing directory has no installed models", async () => {
+    assert.deepEqual(await readInstalledModels(join(dir, "nope")), { models: [], invalid: [] });
   });
 
   it("creates one session per model and reuses it", async () => {
@@ -198,8 +198,8 @@ describe("ModelRegistry", () => {
       assert.throws(() => parseManifest(manifest, path), expected);
       const registry = new ModelRegistry({ modelsDir: own });
       await assert.rejects(registry.load("drums6"), expected);
-      const { manifests, invalid } = await registry.list();
-      assert.deepEqual(manifests, []);
+      const { models, invalid } = await readInstalledModels(own);
+      assert.deepEqual(models, []);
       assert.deepEqual(invalid, [
         {
           path,

@@ -13,7 +13,7 @@ import type { SeparationJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { AudioFormat } from "../../uploads/audio-format.ts";
 import type { ReceivedForm } from "../../uploads/receive-form.ts";
-import type { SeparationModels } from "./models.ts";
+import type { InstalledSeparationModels } from "./installed-models.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
@@ -26,7 +26,7 @@ export interface SeparationServiceDeps {
   cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
-  models: SeparationModels;
+  models: InstalledSeparationModels;
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
 }
@@ -41,7 +41,7 @@ export class SeparationService {
   }
 
   /** The installed models a job may name (`GET /separation-models`). */
-  listModels(): ReturnType<SeparationModels["list"]> {
+  listModels(): ReturnType<InstalledSeparationModels["list"]> {
     return this.deps.models.list();
   }
 

@@ -8,14 +8,14 @@ import type { OutputSpec, SeparateFileResult, SeparationManifest } from "@mixdow
 import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
   modelListProblemMessage,
-  readSeparationModels,
+  readInstalledModels,
   resolveModelList,
   resolveVocalSplit,
   vocalPairOf,
   type EnsembleAlgorithm,
   type SeparationJobKindName,
-  type SeparationModelEntry,
-} from "@mixdown/separation/catalog";
+  type InstalledModel,
+} from "@mixdown/separation/installed-models";
 import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "@mixdown/separation/job-plan";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Config } from "@mixdown/config";
@@ -47,7 +47,7 @@ export interface SeparationJobDeps {
 /** The job's plan (see planSeparationJob), its problems as the job's failure. */
 function planJob(
   deps: SeparationJobDeps,
-  installed: readonly SeparationModelEntry[],
+  installed: readonly InstalledModel[],
   kind: SeparationJobKindName,
   row: { models: string[]; ensemble: string | null },
 ): SeparationJobPlan {
@@ -132,7 +132,7 @@ async function splitAfterwards(
   job: Pick<JobContext<"separation">, "workDir" | "log" | "reportProgress" | "signal">,
   pool: SeparationPool,
   step: {
-    splitModel: SeparationModelEntry;
+    splitModel: InstalledModel;
     pair: { vocals: string; backing: string };
     outputs: OutputSpec[];
     lossless: "wav" | "flac";
@@ -204,7 +204,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       ];
       // Read once per job (the models directory may have changed since start): the plan is made
       // from it, and the thread loads a model it has not loaded yet from the manifests it carries.
-      const { models: installed } = await readSeparationModels(deps.modelsDir);
+      const { models: installed } = await readInstalledModels(deps.modelsDir);
       const plan = planJob(deps, installed, kind, row);
       if (plan.splitOff) log.warn({ reason: plan.splitOff }, "vocal separation without the vocal split");
       const seconds = probeSeconds(inputProbe);
@@ -282,13 +282,13 @@ export async function checkSeparationSettings(
   config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS" | "SEPARATION_MODEL_VOCAL_SPLIT">,
   modelsDir: string,
 ): Promise<{ preload: SeparationManifest[]; vocalSplit?: string; vocalSplitOff?: string }> {
-  const { models, invalid } = await readSeparationModels(modelsDir);
+  const { models, invalid } = await readInstalledModels(modelsDir);
   const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
   const settings = [
     ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
     ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
   ] as const;
-  const preload = new Set<SeparationModelEntry>();
+  const preload = new Set<InstalledModel>();
   for (const [setting, names, kind] of settings) {
     // one model, or an ensemble's (the config schema refused empty and repeated names)
     const resolved = resolveModelList(models, names, kind);

@@ -16,9 +16,9 @@ export {
 /**
  * What the installed separation models are, read from their manifests alone: no ONNX session is
  * opened, so the API process (which never loads onnxruntime) and the CLI can list and check them.
- * This file imports nothing that pulls in onnxruntime; `@mixdown/separation/catalog` is its entry.
+ * This file imports nothing that pulls in onnxruntime; `@mixdown/separation/installed-models` is its entry.
  */
-export interface SeparationModelEntry {
+export interface InstalledModel {
   name: string;
   /** the model family (the manifest's `architecture`) */
   family: string;
@@ -40,16 +40,16 @@ export interface SeparationModelEntry {
   manifest: SeparationManifest;
 }
 
-export interface SeparationModelCatalog {
-  models: SeparationModelEntry[];
+export interface InstalledModels {
+  models: InstalledModel[];
   /** manifests that failed validation, so an operator sees why a model is missing */
   invalid: { path: string; error: string }[];
 }
 
-/** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory is an empty catalogue. */
-export async function readSeparationModels(modelsDir: string): Promise<SeparationModelCatalog> {
+/** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory has none installed. */
+export async function readInstalledModels(modelsDir: string): Promise<InstalledModels> {
   const directory = await readManifestDirectory(modelsDir);
-  const catalog: SeparationModelCatalog = { models: [], invalid: directory.invalid };
+  const installed: InstalledModels = { models: [], invalid: directory.invalid };
   for (const { path, manifest } of directory.manifests) {
     const file = resolve(modelsDir, manifest.file);
     // A manifest without its weights is not an installed model: a job naming it could only fail.
@@ -66,10 +66,10 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
       else sizeBytes += size;
     }
     if (missing.length > 0) {
-      catalog.invalid.push({ path, error: new ManifestError(path, `weights file ${missing.join(", ")} is missing`).message });
+      installed.invalid.push({ path, error: new ManifestError(path, `weights file ${missing.join(", ")} is missing`).message });
       continue;
     }
-    catalog.models.push({
+    installed.models.push({
       name: manifest.name,
       family: manifest.architecture,
       sampleRate: manifest.sampleRate,
@@ -81,8 +81,8 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
       manifest,
     });
   }
-  catalog.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return catalog;
+  installed.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return installed;
 }
 
 /**
@@ -104,8 +104,8 @@ export function vocalPairOf(outputStems: readonly string[]): { vocals: string; b
  * the split runs afterwards over the first model's written stem (writeRemainder for the remainder).
  */
 export function splitsInOnePass(
-  first: Pick<SeparationModelEntry, "sampleRate">,
-  split: Pick<SeparationModelEntry, "sampleRate" | "readsInputOnce">,
+  first: Pick<InstalledModel, "sampleRate">,
+  split: Pick<InstalledModel, "sampleRate" | "readsInputOnce">,
 ): boolean {
   return split.readsInputOnce && split.sampleRate === first.sampleRate;
 }
@@ -117,7 +117,7 @@ export type SeparationJobKindName = "vocal-separation" | "stem-split";
  * vocalPairOf). A stem split needs a multi-stem model: a single-stem model's split would be
  * the same two files as a vocal separation, which is not what a caller asking for stems wants.
  */
-export function modelServes(model: Pick<SeparationModelEntry, "stems" | "outputStems">, kind: SeparationJobKindName): boolean {
+export function modelServes(model: Pick<InstalledModel, "stems" | "outputStems">, kind: SeparationJobKindName): boolean {
   return kind === "vocal-separation" ? vocalPairOf(model.outputStems) !== undefined : model.stems.length > 1;
 }
 
@@ -129,7 +129,7 @@ export function modelServes(model: Pick<SeparationModelEntry, "stems" | "outputS
  * plus the derived backing when each has one (for the record's backing URL). No stem in common: none.
  */
 export function ensembleStemsFor(
-  members: readonly Pick<SeparationModelEntry, "stems" | "outputStems">[],
+  members: readonly Pick<InstalledModel, "stems" | "outputStems">[],
   kind: SeparationJobKindName,
 ): { stems: EnsembleStem[]; instruments: string[] } {
   if (kind === "vocal-separation") {
@@ -158,21 +158,21 @@ export function ensembleStemsFor(
  */
 export type ModelListProblem =
   | { problem: "not-installed"; name: string; installed: string[] }
-  | { problem: "cannot-serve"; name: string; model: SeparationModelEntry; fit: string[] }
-  | { problem: "no-common-stem"; members: SeparationModelEntry[] };
+  | { problem: "cannot-serve"; name: string; model: InstalledModel; fit: string[] }
+  | { problem: "no-common-stem"; members: InstalledModel[] };
 
 /**
  * The installed models `names` picks for a job kind, in order, with what an ensemble of them writes
  * (see ensembleStemsFor; one model: none), or the first problem.
  */
 export function resolveModelList(
-  models: readonly SeparationModelEntry[],
+  models: readonly InstalledModel[],
   names: readonly string[],
   kind: SeparationJobKindName,
 ):
-  | { members: SeparationModelEntry[]; ensemble?: { stems: EnsembleStem[]; instruments: string[] }; problem?: undefined }
+  | { members: InstalledModel[]; ensemble?: { stems: EnsembleStem[]; instruments: string[] }; problem?: undefined }
   | ModelListProblem {
-  const members: SeparationModelEntry[] = [];
+  const members: InstalledModel[] = [];
   for (const name of names) {
     const model = models.find((m) => m.name === name);
     if (!model) return { problem: "not-installed", name, installed: models.map((m) => m.name) };
@@ -212,7 +212,7 @@ export const VOCAL_SPLIT_STEMS = ["lead", "harmony", "reverb"] as const;
 export const VOCAL_SPLIT_OFF = "none";
 
 /** Whether a model splits a whole vocal into lead, harmony and reverb. */
-export function splitsVocals(model: Pick<SeparationModelEntry, "stems">): boolean {
+export function splitsVocals(model: Pick<InstalledModel, "stems">): boolean {
   return VOCAL_SPLIT_STEMS.every((s) => model.stems.includes(s));
 }
 
@@ -221,7 +221,7 @@ export function splitsVocals(model: Pick<SeparationModelEntry, "stems">): boolea
  * when installed and able to split, else `reason` says why vocal separations stay at vocals and
  * backing.
  */
-export function resolveVocalSplit<Entry extends Pick<SeparationModelEntry, "name" | "stems">>(
+export function resolveVocalSplit<Entry extends Pick<InstalledModel, "name" | "stems">>(
   setting: string,
   installed: readonly Entry[],
 ): { model: Entry; reason?: undefined } | { model?: undefined; reason: string } {

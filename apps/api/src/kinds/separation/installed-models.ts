@@ -6,9 +6,9 @@ import {
   modelListProblemMessage,
   modelServes,
   parseModelList,
-  readSeparationModels,
+  readInstalledModels,
   resolveModelList,
-} from "@mixdown/separation/catalog";
+} from "@mixdown/separation/installed-models";
 import { Type, type Static } from "typebox";
 import { unprocessable } from "../../http/errors.ts";
 
@@ -41,14 +41,14 @@ export type SeparationModelRecord = Static<typeof SeparationModelRecord>;
  * The separation models installed in MODELS_DIR, from their manifests (the API never loads
  * onnxruntime). Read on every call: a model imported while the API runs is listed at once.
  */
-export class SeparationModels {
+export class InstalledSeparationModels {
   constructor(
     private readonly modelsDir: string,
     private readonly defaults: { vocalSeparation: readonly string[]; stemSplit: readonly string[] },
   ) {}
 
   async list(): Promise<SeparationModelRecord[]> {
-    const { models } = await readSeparationModels(this.modelsDir);
+    const { models } = await readInstalledModels(this.modelsDir);
     const { vocalSeparation: vocalDefaults, stemSplit: stemDefaults } = this.defaults;
     return models.map((m) => ({
       name: m.name,
@@ -82,7 +82,7 @@ export class SeparationModels {
       throw unprocessable(`model ${JSON.stringify(modelField)} has an empty model name`);
     const twice = names.find((n, i) => names.indexOf(n) !== i);
     if (twice !== undefined) throw unprocessable(`model names "${twice}" twice: an ensemble's models must differ`);
-    const { models } = await readSeparationModels(this.modelsDir);
+    const { models } = await readInstalledModels(this.modelsDir);
     const jobKind = separationKindOf(kind);
     const resolved = resolveModelList(models, names, jobKind);
     if (resolved.problem === "not-installed" || resolved.problem === "cannot-serve")

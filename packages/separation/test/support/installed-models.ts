@@ -1,12 +1,12 @@
-import type { SeparationModelEntry } from "../../src/model-catalog.ts";
+import type { InstalledModel } from "../../src/installed-models.ts";
 
-/** An installed model's catalogue entry as `readSeparationModels` gives it, without files: for the resolution and planning tests. */
-export function modelEntry(
+/** An installed model as `readInstalledModels` gives it, without files: for the resolution and planning tests. */
+export function installedModel(
   name: string,
   stems: string[],
   outputStems: string[],
-  more: Partial<Omit<SeparationModelEntry, "manifest">> = {},
-): SeparationModelEntry {
+  more: Partial<Omit<InstalledModel, "manifest">> = {},
+): InstalledModel {
   const entry = {
     name,
     family: "mdx",
