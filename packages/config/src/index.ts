@@ -18,7 +18,10 @@ function isNetworkEntry(entry: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-/** A separation model setting: one name, or a comma-separated list of distinct names (an ensemble). */
+/**
+ * A separation model setting: one name, or a comma-separated list of distinct names (an ensemble),
+ * read as the list of names.
+ */
 const modelList = (fallback: string) =>
   z
     .string()
@@ -29,7 +32,7 @@ const modelList = (fallback: string) =>
       else if (new Set(names).size !== names.length)
         ctx.addIssue({ code: "custom", message: `a model named twice in "${value}"` });
     })
-    .transform((value) => parseModelList(value).join(","));
+    .transform((value) => parseModelList(value));
 
 const MB = 1024 * 1024;
 

@@ -226,8 +226,8 @@ function ConversionForm() {
       <ControlSlider label="Conversion strength" name="conversionStrength" step={0.01} value={strength} onChange={setStrength} />
       <ControlSlider label="Model volume mix" name="modelVolumeMix" step={0.01} value={mix} onChange={setMix} />
       <ControlSlider label="Pitch shift" name="pitchShift" step={1} value={pitch} onChange={setPitch} unit=" st" />
-      <EffectChain legend="Effects before conversion (pre)" id="pre" catalogue={PRE_EFFECTS} value={pre} onChange={setPre} />
-      <EffectChain legend="Effects after conversion (post)" id="post" catalogue={POST_EFFECTS} value={post} onChange={setPost} />
+      <EffectChain legend="Effects before conversion (pre)" id="pre" effects={PRE_EFFECTS} value={pre} onChange={setPre} />
+      <EffectChain legend="Effects after conversion (post)" id="post" effects={POST_EFFECTS} value={post} onChange={setPost} />
       <FileDrop
         label="Backing track"
         name="backingSoundFile"

@@ -9,9 +9,9 @@ import { jobReadRoutes } from "../../http/job-routes.ts";
 import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
-import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/catalog";
+import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/installed-models";
 import type { ApiKind } from "../context.ts";
-import { SeparationModels } from "./models.ts";
+import { InstalledSeparationModels } from "./installed-models.ts";
 import { SeparationService } from "./service.ts";
 
 const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: string; operation: string }> = Object.values(
@@ -107,7 +107,7 @@ export const separationApi: ApiKind<SeparationService> = {
     new SeparationService({
       ...deps,
       separations: new SeparationJobRepository(prisma),
-      models: new SeparationModels(resolve(config.MODELS_DIR), {
+      models: new InstalledSeparationModels(resolve(config.MODELS_DIR), {
         vocalSeparation: config.SEPARATION_MODEL_VOCALS,
         stemSplit: config.SEPARATION_MODEL_STEMS,
       }),

@@ -13,7 +13,7 @@ import type { SeparationJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { AudioFormat } from "../../uploads/audio-format.ts";
 import type { ReceivedForm } from "../../uploads/receive-form.ts";
-import type { SeparationModels } from "./models.ts";
+import type { InstalledSeparationModels } from "./installed-models.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
@@ -26,7 +26,7 @@ export interface SeparationServiceDeps {
   cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
-  models: SeparationModels;
+  models: InstalledSeparationModels;
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
 }
@@ -41,7 +41,7 @@ export class SeparationService {
   }
 
   /** The installed models a job may name (`GET /separation-models`). */
-  listModels(): ReturnType<SeparationModels["list"]> {
+  listModels(): ReturnType<InstalledSeparationModels["list"]> {
     return this.deps.models.list();
   }
 
@@ -54,7 +54,7 @@ export class SeparationService {
     const input = form.files.get("inputFile");
     if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
     // Checked before anything is stored, so a wrong name leaves nothing behind.
-    const { model, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
+    const { models, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
     const format = await checkAudioUpload(input, SEPARATION_FORMATS, {
       seconds: this.deps.maxSeconds,
       setting: "MAX_SEPARATION_SECONDS",
@@ -70,7 +70,7 @@ export class SeparationService {
         inputKey,
         inputFormat: format,
         inputFileName: input.filename?.slice(0, 255) ?? null,
-        model,
+        models,
         ensemble,
       }),
     );
