@@ -1,4 +1,4 @@
-import { separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
+import { modelListProblem, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import {
   DEFAULT_ENSEMBLE,
   ENSEMBLE_ALGORITHMS,
@@ -77,11 +77,10 @@ export class InstalledSeparationModels {
         throw unprocessable("ensemble needs a model field naming two or more models (comma-separated), e.g. model=vocals,stems");
       return { models: [], ensemble: null };
     }
+    // One name is taken as written (an unknown one is named by the installed models' check).
     const names = modelField.includes(",") ? parseModelList(modelField) : [modelField];
-    if (names.length > 1 && names.some((n) => n === ""))
-      throw unprocessable(`model ${JSON.stringify(modelField)} has an empty model name`);
-    const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice !== undefined) throw unprocessable(`model names "${twice}" twice: an ensemble's models must differ`);
+    const problem = names.length > 1 ? modelListProblem(modelField, names) : null;
+    if (problem) throw unprocessable(`model ${problem}`);
     const { models } = await readInstalledModels(this.modelsDir);
     const jobKind = separationKindOf(kind);
     const resolved = resolveModelList(models, names, jobKind);
