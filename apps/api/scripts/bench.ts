@@ -146,7 +146,7 @@ async function main(): Promise<void> {
           status: "success",
           progress: 100,
           jobEndTime: new Date(),
-          model: "vocals",
+          models: ["vocals"],
           vocalKey: out("vocals", "wav"),
           lossyVocalKey: out("vocals", "mp3"),
           backingKey: out("instrumental", "wav"),

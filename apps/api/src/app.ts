@@ -43,7 +43,7 @@ import { sharedRecordSchemas } from "@mixdown/records";
 import { JOB_TABLE_KINDS } from "@mixdown/jobs";
 import type { ApiKindDeps } from "./kinds/context.ts";
 import { API_KINDS } from "./kinds/index.ts";
-import { SeparationModelRecord } from "./kinds/separation/models.ts";
+import { SeparationModelRecord } from "./kinds/separation/installed-models.ts";
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { voiceModelRoutes } from "./voice-models/routes.ts";

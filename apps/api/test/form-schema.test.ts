@@ -13,6 +13,7 @@ const schema = Type.Object({
   mode: Type.Optional(Type.String({ enum: ["fast", "best"] })),
   text: Type.Optional(Type.String({ minLength: 1, maxLength: 5 })),
   cover: Type.Optional(FilePart("a picture")),
+  link: Type.Optional(Type.String({ format: "uri", maxLength: 40 })),
 });
 const song: ReceivedFile = { field: "song", path: "/tmp/x", size: 1, filename: "x.wav", head: Buffer.alloc(0), sha256: "" };
 
@@ -33,7 +34,7 @@ function messageOf(
 
 test("a form's text fields are converted to their declared types and checked against the schema's constraints", () => {
   const form = new FormSchema(schema);
-  assert.deepEqual(form.textFields, ["modelId", "strength", "shift", "mode", "text"]);
+  assert.deepEqual(form.textFields, ["modelId", "strength", "shift", "mode", "text", "link"]);
   assert.deepEqual(form.numericFields, ["modelId", "strength", "shift"]);
   const values = form.read({
     fields: new Map([
@@ -80,6 +81,9 @@ test("each failure is worded as the multipart creates have always worded it, nam
     [{ modelId: "1", text: "" }, "text must be at least 1 characters long"],
     [{ modelId: "1", text: "😀😀😀😀😀😀" }, "text is 6 characters long; the limit is 5 characters"],
     [{ modelId: "1", text: "😀😀😀😀😀" }, "ok"],
+    // A link's format is the kind's own rules' to judge (jobOrigin, a model's link): an IRI passes here.
+    [{ modelId: "1", link: "https://example.com/ü a" }, "ok"],
+    [{ modelId: "1", link: `https://example.com/${"x".repeat(30)}` }, "link is 50 characters long; the limit is 40 characters"],
   ];
   for (const [fields, expected] of cases) assert.equal(messageOf(form, fields), expected, JSON.stringify(fields));
 });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { SeparationJobRepository } from "@mixdown/db";
-import { SeparationModels } from "../src/kinds/separation/models.ts";
+import { InstalledSeparationModels } from "../src/kinds/separation/installed-models.ts";
 import { assertUnchanged, audio, footprint, multipart, startHarness, type Harness, type FilePart } from "./helpers.ts";
 
 const REPO_MODELS = resolve(import.meta.dirname, "../../../models");
@@ -139,7 +139,7 @@ describe("the model field of a create", () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().model, "stems");
     const row = await new SeparationJobRepository(h.prisma).findById(res.json().id);
-    assert.equal(row?.model, "stems");
+    assert.deepEqual(row?.models, ["stems"]);
   });
 
   test("is accepted as a text file part too", async () => {
@@ -199,7 +199,7 @@ describe("ensembles: a model field naming several models", () => {
     assert.equal(res.json().model, "vocals,stems");
     assert.equal(res.json().ensemble, "avg_wave");
     const row = await new SeparationJobRepository(h.prisma).findById(res.json().id);
-    assert.deepEqual([row?.model, row?.ensemble], ["vocals,stems", "avg_wave"]);
+    assert.deepEqual([row?.models, row?.ensemble], [["vocals", "stems"], "avg_wave"]);
   });
 
   test("a stem split of six and stems with the algorithm named; a single model's record says ensemble null", async () => {
@@ -266,7 +266,10 @@ describe("ensembles: a model field naming several models", () => {
   });
 
   test("GET /separation-models marks every member of a default ensemble as a default", async () => {
-    const listed = await new SeparationModels(modelsDir, { vocalSeparation: "vocals,stems", stemSplit: "six" }).list();
+    const listed = await new InstalledSeparationModels(modelsDir, {
+      vocalSeparation: ["vocals", "stems"],
+      stemSplit: ["six"],
+    }).list();
     assert.deepEqual(
       listed.map((m) => [m.name, m.default.vocalSeparation, m.default.stemSplit]),
       [

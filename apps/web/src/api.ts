@@ -38,21 +38,10 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 
 /**
  * The job kinds, as the API's document has them: every path with a cancel route
- * (`/api/kits/v1/<kind>/{id}/cancel`). A kind the API gains is a kind here, and KIND_LABELS does
- * not compile until it has a label.
+ * (`/api/kits/v1/<kind>/{id}/cancel`). A kind the API gains is a kind here, and the dashboard's
+ * views (kinds/index.ts) do not compile until it has one.
  */
 export type JobKind = keyof paths extends infer P ? (P extends `/api/kits/v1/${infer K}/{id}/cancel` ? K : never) : never;
-
-export const KIND_LABELS: Record<JobKind, string> = {
-  "vocal-separations": "Vocal separation",
-  "stem-splits": "Stem split",
-  "voice-conversions": "Voice conversion",
-  tts: "Text to speech",
-  "voice-blender": "Voice blend",
-};
-
-/** Every job kind, in the order the dashboard offers them. */
-export const JOB_KINDS = Object.keys(KIND_LABELS) as JobKind[];
 
 type JobPath = `/api/kits/v1/${JobKind}/{id}`;
 /** The record a kind's GET answers with. */
@@ -60,10 +49,6 @@ export type JobOf<K extends JobKind> = paths[`/api/kits/v1/${K}/{id}`]["get"]["r
 
 /** A job with its kind: narrowing on `kind` narrows `job` to that kind's record. */
 export type AnyJob = { [K in JobKind]: { kind: K; job: JobOf<K> } }[JobKind];
-
-export function isJobKind(value: string): value is JobKind {
-  return Object.hasOwn(KIND_LABELS, value);
-}
 
 /** Pairs a record with its kind (the API's answer for `kind` is that kind's record). */
 function jobOfKind(kind: JobKind, job: unknown): AnyJob {
@@ -89,11 +74,15 @@ export interface JobPage {
  * Every kind's jobs, newest first. The API pages each kind on its own, so page `n` of the merged
  * list needs the newest `n * perPage` of each kind (at most 100 a kind: deeper pages stop there).
  */
-export async function listJobs(page: number, perPage: number): Promise<JobPage & { truncated: boolean }> {
+export async function listJobs(
+  kinds: readonly JobKind[],
+  page: number,
+  perPage: number,
+): Promise<JobPage & { truncated: boolean }> {
   const depth = Math.min(100, page * perPage);
   const query = { params: { query: { order: "desc" as const, page: 1, perPage: depth } } };
   const pages = await Promise.all(
-    JOB_KINDS.map(async (kind) => ({
+    kinds.map(async (kind) => ({
       kind,
       page: await unwrap(kits.GET(`/api/kits/v1/${kind}` as `/api/kits/v1/${JobKind}`, query)),
     })),

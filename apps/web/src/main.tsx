@@ -1,9 +1,10 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { apiKey, isJobKind } from "./api.ts";
+import { apiKey } from "./api.ts";
+import { isJobKind } from "./kinds/index.ts";
 import { JobPage } from "./pages/JobPage.tsx";
 import { JobsPage } from "./pages/JobsPage.tsx";
-import { NewJobPage, type NewKind } from "./pages/NewJobPage.tsx";
+import { NewJobPage } from "./pages/NewJobPage.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { VoicesPage } from "./pages/VoicesPage.tsx";
 import { ModelsPage } from "./pages/ModelsPage.tsx";
@@ -23,8 +24,6 @@ function useHash(): string {
   return hash;
 }
 
-const NEW_KINDS: NewKind[] = ["vocal-separations", "stem-splits", "voice-conversions", "tts", "voice-blender"];
-
 function route(hash: string, signedIn: boolean) {
   const [path, query = ""] = hash.replace(/^#/, "").split("?");
   const parts = (path || "/").split("/").filter(Boolean);
@@ -32,8 +31,7 @@ function route(hash: string, signedIn: boolean) {
   if (parts[0] === "sign-in") return <SignInPage code={parts[1]} />;
   if (!signedIn) return <SignInPage />;
   if (parts[0] === "new") {
-    const kind = NEW_KINDS.find((k) => k === parts[1]) ?? "vocal-separations";
-    return <NewJobPage kind={kind} />;
+    return <NewJobPage kind={parts[1] && isJobKind(parts[1]) ? parts[1] : "vocal-separations"} />;
   }
   if (parts[0] === "jobs" && parts[1] && isJobKind(parts[1]) && parts[2]) {
     return <JobPage kind={parts[1]} id={Number(parts[2])} />;

@@ -108,7 +108,7 @@ const outputs = (vocalKey = "v") => ({
   backingKey: "b",
   stems: [],
   lossyStems: [],
-  model: "vocals",
+  models: ["vocals"],
 });
 
 async function waitFor<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {

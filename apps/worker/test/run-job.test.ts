@@ -75,7 +75,7 @@ async function runSeparation(
   return { rowId: row.id, row: await prisma.separationJob.findUniqueOrThrow({ where: { id: row.id } }) };
 }
 
-const outputs = { vocalKey: "v", lossyVocalKey: "lv", backingKey: "b", stems: [], lossyStems: [], model: "vocals" };
+const outputs = { vocalKey: "v", lossyVocalKey: "lv", backingKey: "b", stems: [], lossyStems: [], models: ["vocals"] };
 
 test("a successful handler's outputs are published, its work directory removed, and the end announced once with the caller", async () => {
   let workDir = "";

@@ -177,13 +177,17 @@ describe("separation jobs run with the model they chose", () => {
     [
       "SEPARATION_MODEL_VOCALS",
       "htdemucs",
-      /SEPARATION_MODEL_VOCALS="htdemucs": no separation model "htdemucs" in .* \(installed: bs_roformer, htdemucs-tiny, six, stems, vocals\)/,
+      /SEPARATION_MODEL_VOCALS="htdemucs" with the models in .*: model "htdemucs" is not an installed separation model \(installed: bs_roformer, htdemucs-tiny, six, stems, vocals\)/,
     ],
-    ["SEPARATION_MODEL_VOCALS", "vocals,ghost", /SEPARATION_MODEL_VOCALS="vocals,ghost": no separation model "ghost" in /],
+    [
+      "SEPARATION_MODEL_VOCALS",
+      "vocals,ghost",
+      /SEPARATION_MODEL_VOCALS="vocals,ghost" with the models in .*: model "ghost" is not an installed separation model/,
+    ],
     [
       "SEPARATION_MODEL_STEMS",
       "vocals",
-      /SEPARATION_MODEL_STEMS="vocals": the model "vocals" \(stems: vocals\) cannot serve a stem-split \(models that can: htdemucs-tiny, six, stems\)/,
+      /SEPARATION_MODEL_STEMS="vocals" with the models in .*: model "vocals" \(stems: vocals\) cannot serve a stem-split: it needs a multi-stem model \(installed that can: htdemucs-tiny, six, stems\)/,
     ],
   ] as const) {
     it(`refuses to start when ${setting} names ${value === "vocals" ? "a model that cannot serve its kind" : value.includes(",") ? "an ensemble with a missing model" : "a missing model"}`, async () => {

@@ -18,6 +18,8 @@ import { Value } from "typebox/value";
 interface Setting<S extends TSchema = TSchema> {
   schema: S;
   read: (text: string) => unknown;
+  /** What is wrong with the text itself, where only the text as written can say it. */
+  textProblem?: (text: string) => string | undefined;
 }
 
 const setting = <S extends TSchema>(schema: S, read: (text: string) => unknown = (text) => text): Setting<S> => ({
@@ -49,27 +51,22 @@ const flag = (fallback: boolean) =>
 /** An absolute URL, read without the spaces around it (nor tabs and line breaks within). */
 const url = () => setting(Url(), (text) => text.trim().replace(/[\t\n\r]/g, ""));
 
-/** What is wrong with a separation model setting (one name, or several as an ensemble), if anything. */
-function modelListProblem(value: string): string | undefined {
-  const names = parseModelList(value);
-  if (names.some((n) => n === "")) return `empty model name in "${value}"`;
-  if (new Set(names).size !== names.length) return `a model named twice in "${value}"`;
+/** What is wrong with a separation model setting as written (an empty name, a name twice), if anything. */
+function modelSettingProblem(text: string): string | undefined {
+  const names = parseModelList(text);
+  if (names.some((n) => n === "")) return `empty model name in "${text}"`;
+  if (new Set(names).size !== names.length) return `a model named twice in "${text}"`;
   return undefined;
 }
 
 /**
  * A separation model setting: one name, or a comma-separated list of distinct names (an ensemble),
- * normalised to `a,b`. A list with a problem is left as written, for its message to quote.
+ * read as the list of names. Its problems are its text's, and quote it as written.
  */
-const modelList = (fallback: string) =>
-  setting(
-    Type.Refine(
-      Type.String({ default: fallback }),
-      (value) => modelListProblem(value) === undefined,
-      (value) => modelListProblem(value)!,
-    ),
-    (text) => (modelListProblem(text) === undefined ? parseModelList(text).join(",") : text),
-  );
+const modelList = (fallback: string) => ({
+  ...setting(Type.Array(Type.String(), { default: [fallback] }), parseModelList),
+  textProblem: modelSettingProblem,
+});
 
 /** `private`, or an IPv4/IPv6 CIDR (`10.0.0.0/8`, `fd00::/8`; a bare address is a /32 or /128). */
 function isNetworkEntry(entry: string): boolean {
@@ -226,7 +223,7 @@ const SETTINGS = {
    */
   WORKER_MIN_FREE_DISK_MB: int({ minimum: 0, default: 1024 }),
   WORKER_DISK_WAIT_SECONDS: int({ minimum: 0, default: 300 }),
-  /** One model, or several (comma-separated) run as an ensemble; normalised to `a,b`. */
+  /** One model, or several (comma-separated) run as an ensemble; read as the list of names. */
   SEPARATION_MODEL_VOCALS: modelList("vocals"),
   SEPARATION_MODEL_STEMS: modelList("stems"),
   /** How an ensemble named by SEPARATION_MODEL_VOCALS / _STEMS combines its models' outputs. */
@@ -325,21 +322,26 @@ const CONFIG_CHECK = new SchemaCheck(EnvSchema);
 
 /**
  * The settings `check` covers, read from `env`: each one's text read as its value, an absent one
- * given its default. With the problems of those values, each named by its setting (an entry of a
- * list by its list).
+ * given its default. With the problems of their texts and values, each named by its setting (an
+ * entry of a list by its list), in the settings' order.
  */
 function readSettings(check: SchemaCheck<TObject>, env: Record<string, string | undefined>) {
   const values: Record<string, unknown> = {};
+  const textProblems: SchemaProblem[] = [];
   for (const name of Object.keys(check.schema.properties)) {
-    const { schema, read } = SETTINGS[name as SettingName] as Setting;
+    const { schema, read, textProblem } = SETTINGS[name as SettingName] as Setting;
     const text = env[name];
-    if (text !== undefined) values[name] = read(text);
-    else {
+    if (text !== undefined) {
+      const message = textProblem?.(text);
+      if (message !== undefined) textProblems.push({ path: [name], message, untyped: false });
+      values[name] = read(text);
+    } else {
       const value = Value.Default(schema, undefined);
       if (value !== undefined || name in env) values[name] = value;
     }
   }
-  return { values, problems: check.problems(values) };
+  const problems = check.problems(values);
+  return { values, problems: textProblems.length > 0 ? check.inOrder(values, [...textProblems, ...problems]) : problems };
 }
 
 const describeProblems = (problems: SchemaProblem[]) =>

@@ -12,6 +12,20 @@ test("fills every default from a minimal environment", () => {
   assert.equal(publicBaseUrl(config), "http://127.0.0.1:8080");
 });
 
+test("reads a separation model setting as its list of names, and refuses an empty or repeated one", () => {
+  const config = loadConfig({ ...minimal, SEPARATION_MODEL_VOCALS: " vocals , stems" });
+  assert.deepEqual(config.SEPARATION_MODEL_VOCALS, ["vocals", "stems"]);
+  assert.deepEqual(config.SEPARATION_MODEL_STEMS, ["stems"], "the default, one model");
+  assert.throws(
+    () => loadConfig({ ...minimal, SEPARATION_MODEL_STEMS: "six,,stems" }),
+    /SEPARATION_MODEL_STEMS.*empty model name/s,
+  );
+  assert.throws(
+    () => loadConfig({ ...minimal, SEPARATION_MODEL_STEMS: "six,six" }),
+    /SEPARATION_MODEL_STEMS.*a model named twice/s,
+  );
+});
+
 test("names every bad setting at once", () => {
   assert.throws(
     () => loadConfig({ PORT: "http", LOSSY_BITRATE_KBPS: "8" }),

@@ -53,7 +53,8 @@ describe("hot reads", () => {
         inputKey: `in/${i}.wav`,
         inputFormat: "wav",
         inputFileName: i % 2 ? `song ${i}.wav` : null,
-        model: i % 5 === 0 ? "vocals,stems" : null,
+        // an ensemble's list, one model's, and none (the column's default: the worker's setting)
+        models: i % 5 === 0 ? ["vocals", "stems"] : i % 5 === 1 ? ["six"] : undefined,
         ensemble: i % 5 === 0 ? "median_wave" : null,
       });
       if (i % 2 === 0) {

@@ -5,7 +5,14 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
-import { applyMigrations, defaultMigrationsDir, MigrationError, readMigrations } from "../src/index.ts";
+import {
+  applyMigrations,
+  createPrismaClient,
+  defaultMigrationsDir,
+  MigrationError,
+  readMigrations,
+  SeparationJobRepository,
+} from "../src/index.ts";
 import { startTestCluster, type TestCluster } from "./postgres.ts";
 
 let cluster: TestCluster;
@@ -26,6 +33,15 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string): Pro
   } finally {
     await client.end();
   }
+}
+
+/** A copy of the committed migrations before `name`: a database as the release before it left it. */
+async function migrationsBefore(name: string): Promise<string> {
+  const dir = await copyOfMigrations();
+  const names = (await readMigrations(dir)).map((m) => m.name);
+  assert.ok(names.includes(name), `${name} is a committed migration`);
+  for (const later of names.filter((n) => n >= name)) await rm(path.join(dir, later), { recursive: true });
+  return dir;
 }
 
 /** A copy of the committed migrations that a test may change. */
@@ -184,5 +200,46 @@ describe("applyMigrations", () => {
     const result = await applyMigrations(url);
     assert.deepEqual(result.applied, []);
     assert.deepEqual(result.unknown, ["30000101000000_from_a_newer_release"]);
+  });
+});
+
+describe("upgrades keep the rows a release before wrote", () => {
+  test("a separation's comma-joined model becomes its list of models, and none named (null) the empty list", async () => {
+    const url = await cluster.freshDatabase();
+    await applyMigrations(url, await migrationsBefore("20261127120000_separation_model_list"));
+    await query(
+      url,
+      `INSERT INTO "Caller" (id, name) VALUES (1, 'before');
+       INSERT INTO "SeparationJob" (id, "callerId", kind, "inputKey", "inputFormat", model, ensemble) VALUES
+         (1, 1, 'vocal_separation', 'uploads/a.wav', 'wav', 'vocals,stems', 'max_mag'),
+         (2, 1, 'stem_split', 'uploads/b.wav', 'wav', 'six', NULL),
+         (3, 1, 'vocal_separation', 'uploads/c.wav', 'wav', NULL, NULL)`,
+    );
+    assert.deepEqual((await applyMigrations(url)).applied, ["20261127120000_separation_model_list"]);
+
+    const rows = await query<{ id: number; models: string[] }>(url, `SELECT id, models FROM "SeparationJob" ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.models]),
+      [
+        [1, ["vocals", "stems"]],
+        [2, ["six"]],
+        [3, []],
+      ],
+    );
+    const columns = await query<{ column_name: string }>(
+      url,
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'SeparationJob'`,
+    );
+    assert.ok(!columns.some((c) => c.column_name === "model"), "the comma-joined column is gone");
+    // and Prisma reads them as the repositories hand them on
+    const prisma = createPrismaClient(url);
+    try {
+      const separations = new SeparationJobRepository(prisma);
+      assert.deepEqual((await separations.findById(1))?.models, ["vocals", "stems"]);
+      assert.equal((await separations.findById(1))?.ensemble, "max_mag");
+      assert.deepEqual((await separations.findById(3))?.models, []);
+    } finally {
+      await prisma.$disconnect();
+    }
   });
 });

@@ -25,8 +25,22 @@ export function isEnsembleAlgorithm(value: string): value is EnsembleAlgorithm {
 
 /**
  * A `model` value as a list of names: `"vocals, stems"` -> `["vocals", "stems"]`. Empty names
- * (`"a,,b"`, a trailing comma) are kept as "" so the caller refuses them by name.
+ * (`"a,,b"`, a trailing comma) are kept as "" so the caller refuses them by name
+ * (modelListProblem).
  */
 export function parseModelList(value: string): string[] {
   return value.split(",").map((name) => name.trim());
+}
+
+/**
+ * What is wrong with a list of model names as written, in the words that follow the name of the
+ * field or setting that gave it (`model "a,,b" has an empty model name`): an empty name, or a name
+ * given twice. Null when neither. The API's form, the CLI's `--model` and the config's model
+ * settings all word it so. Whether each name is installed is the installed models' to say.
+ */
+export function modelListProblem(value: string, names: readonly string[] = parseModelList(value)): string | null {
+  if (names.some((name) => name === "")) return `${JSON.stringify(value)} has an empty model name`;
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) return `names "${twice}" twice: an ensemble's models must differ`;
+  return null;
 }

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readSeparationModels } from "@mixdown/separation/catalog";
+import { readInstalledModels } from "@mixdown/separation/installed-models";
 import type { ImportFamily } from "@mixdown/separation/import";
 import { SchemaCheck, typedAt, Url, type SchemaProblem } from "@mixdown/schema-check";
 import { Type, type Static } from "typebox";
@@ -229,7 +229,7 @@ export async function installedEntries(
   modelsDir: string,
   assets: VoiceAssetPaths,
 ): Promise<Set<string>> {
-  const { models } = await readSeparationModels(modelsDir);
+  const { models } = await readInstalledModels(modelsDir);
   const separation = new Set(models.map((m) => m.name));
   const installed = new Set<string>();
   for (const entry of catalogue.models) {

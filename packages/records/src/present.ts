@@ -88,7 +88,8 @@ export class RecordPresenter {
       backingAudioFileUrl: backing,
       stemFileUrls: stems,
       lossyStemFileUrls: lossyStems,
-      model: row.model,
+      // the record keeps the interface's one string: the names comma-separated, null for none yet
+      model: row.models.length > 0 ? row.models.join(",") : null,
       ensemble: row.ensemble,
       progress: row.progress,
       errorMessage: row.errorMessage,

@@ -136,7 +136,7 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
       { instrument: "harmony", key: "outputs/vocal-separation/41/harmony.wav" },
     ],
     lossyStems: [],
-    model: "vocals",
+    models: ["vocals"],
     ensemble: null,
     ...fields,
   };
@@ -210,6 +210,14 @@ test("a finished separation's record validates, with each stored key's URL signe
   assert.equal(record.type, "separate");
   assert.equal(record.createdAt, "2026-11-22 09:41:07.123000 +00:00");
   assert.equal(record.jobEndTime, "2026-11-22 09:42:00.000000 +00:00");
+});
+
+test("a separation's stored model list is the record's `model` as Kits clients read it: comma-joined, null for the setting's", async () => {
+  const record = (models: string[]) =>
+    presenter.separationJob(separationRow({ models, ensemble: models.length > 1 ? "avg_wave" : null }));
+  assert.equal((await record(["vocals"])).model, "vocals");
+  assert.equal((await record(["vocals", "stems"])).model, "vocals,stems");
+  assert.equal((await record([])).model, null);
 });
 
 test("a running separation's record has no URLs and no end time, and a stem entry without a key is left out", async () => {

@@ -27,15 +27,15 @@ export {
 } from "./allocator.ts";
 export { MdxModel } from "./families/mdx/model.ts";
 export {
-  readSeparationModels,
+  readInstalledModels,
   vocalPairOf,
   modelServes,
   ensembleStemsFor,
-  type SeparationModelEntry,
-  type SeparationModelCatalog,
+  type InstalledModel,
+  type InstalledModels,
   type SeparationJobKindName,
-} from "./model-catalog.ts";
-export { ModelRegistry, UnknownModelError, type ModelRegistryOptions, type ModelListing } from "./model-registry.ts";
+} from "./installed-models.ts";
+export { ModelRegistry, UnknownModelError, type ModelRegistryOptions } from "./model-registry.ts";
 export { MdxStft, MDX_ZEROED_LOW_BINS, type MdxStftConfig } from "./families/mdx/stft.ts";
 export { HelperThreadStft, stftHelperRequests, type HelperThreadStftOptions } from "./families/mdx/helper-thread-stft.ts";
 export { createRealFft, pffftSupports, type RealFft } from "./real-fft.ts";

@@ -1,6 +1,7 @@
+import type { SeparationManifest } from "./families/manifests.ts";
 import {
   isEnsembleAlgorithm,
-  parseModelList,
+  modelListProblemMessage,
   resolveModelList,
   resolveVocalSplit,
   splitsInOnePass,
@@ -8,21 +9,21 @@ import {
   type EnsembleAlgorithm,
   type EnsembleStem,
   type SeparationJobKindName,
-  type SeparationModelEntry,
-} from "./model-catalog.ts";
+  type InstalledModel,
+} from "./installed-models.ts";
 
 /** What a separation job asks for and what the worker's settings say for its kind. */
 export interface SeparationJobRequest {
   kind: SeparationJobKindName;
   /** the installed models, as read for this job */
-  installed: readonly SeparationModelEntry[];
-  /** the job's own `model` (one name, or several comma-separated for an ensemble); null: the setting's */
-  model: string | null;
+  installed: readonly InstalledModel[];
+  /** the job's own models (one, or several for an ensemble); empty: the setting's */
+  models: readonly string[];
   /** the job's own ensemble algorithm; null: the setting's */
   ensemble: string | null;
   settings: {
     /** SEPARATION_MODEL_VOCALS or SEPARATION_MODEL_STEMS, as the kind has it */
-    model: string;
+    models: readonly string[];
     /** SEPARATION_ENSEMBLE_VOCALS or SEPARATION_ENSEMBLE_STEMS */
     ensemble: EnsembleAlgorithm;
     /** SEPARATION_MODEL_VOCAL_SPLIT */
@@ -32,28 +33,23 @@ export interface SeparationJobRequest {
 
 /** How a separation job runs: which models, what the first run writes, and the vocal split. */
 export interface SeparationJobPlan {
-  /** the row's `model`: the names, comma-separated */
-  name: string;
-  members: SeparationModelEntry[];
+  /** the row's `models`: the members' names, in order */
+  models: string[];
+  members: InstalledModel[];
   /** an ensemble's algorithm and what each written stem combines; one model: none */
   ensemble?: { algorithm: EnsembleAlgorithm; stems: EnsembleStem[]; instruments: string[] };
   /**
    * The first run (one model, or the ensemble), as the separation thread takes it: a vocal
    * separation writes the first model's vocal pair only, and splits the whole vocal in the same
-   * pass when `split.onePass`.
+   * pass when `split.onePass`. `manifests` are those of the models it runs, as read for the job.
    */
-  run: {
-    modelName: string;
-    stems?: string[];
-    split?: { modelName: string; of: string; stems: string[]; remainder: string };
-    ensemble?: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
-  };
+  run: SeparationRun;
   /**
    * A vocal separation's split of its whole vocal into lead, harmony and reverb: in the first run
    * (`onePass`), or afterwards over the written whole vocal (an ensemble's vocal is combined from
    * files; a split model that reads its input twice), with the lead written by `writeRemainder`.
    */
-  split?: { model: SeparationModelEntry; onePass: boolean };
+  split?: { model: InstalledModel; onePass: boolean };
   /** why a vocal separation has no split (the setting is `none`, or names no installed split model) */
   splitOff?: string;
   /** the stems a stem split publishes (an ensemble's in common, else the model's own) */
@@ -63,6 +59,27 @@ export interface SeparationJobPlan {
   /** the share of the job's progress the first run takes when a second run follows */
   firstShare: number;
 }
+
+/**
+ * What the separation thread runs: one model (`modelName`, with the vocal split in the same pass
+ * when `split`), or an ensemble's members combined; `manifests` carries the manifests of the models
+ * it names as the job read them, so the thread loads a model it has not loaded yet from these.
+ */
+export type SeparationRun = {
+  stems?: string[];
+  manifests?: SeparationManifest[];
+} & (
+  | {
+      modelName: string;
+      split?: { modelName: string; of: string; stems: string[]; remainder: string };
+      ensemble?: undefined;
+    }
+  | {
+      modelName?: undefined;
+      split?: undefined;
+      ensemble: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
+    }
+);
 
 /** Why a job cannot run as asked: `bad-input` will never succeed, `permanent` needs the operator. */
 export class SeparationPlanError extends Error {
@@ -84,17 +101,14 @@ export class SeparationPlanError extends Error {
  */
 export function planSeparationJob(request: SeparationJobRequest): SeparationJobPlan {
   const { kind, installed, settings } = request;
-  const names = parseModelList(request.model ?? settings.model);
+  const names = request.models.length > 0 ? request.models : settings.models;
   const resolved = resolveModelList(installed, names, kind);
-  if (resolved.problem === "not-installed")
-    throw new SeparationPlanError("permanent", `The separation model "${resolved.name}" is not installed`);
-  if (resolved.problem === "cannot-serve")
+  // a model missing is the operator's to install; one that cannot serve the kind never will
+  if (resolved.problem)
     throw new SeparationPlanError(
-      "bad-input",
-      `The separation model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind}`,
+      resolved.problem === "not-installed" ? "permanent" : "bad-input",
+      modelListProblemMessage(resolved, kind),
     );
-  if (resolved.problem === "no-common-stem")
-    throw new SeparationPlanError("bad-input", `The separation models ${names.join(", ")} have no stem in common`);
   const { members } = resolved;
   let ensemble: SeparationJobPlan["ensemble"];
   if (resolved.ensemble) {
@@ -103,7 +117,6 @@ export function planSeparationJob(request: SeparationJobRequest): SeparationJobP
     ensemble = { algorithm, ...resolved.ensemble };
   }
   const first = members[0]!;
-  const name = ensemble ? names.join(",") : first.name;
 
   const vocalSplit = kind === "vocal-separation" ? resolveVocalSplit(settings.vocalSplit, installed) : undefined;
   // A single first model's whole vocal is split as that model yields it, in the same pass, when
@@ -114,21 +127,21 @@ export function planSeparationJob(request: SeparationJobRequest): SeparationJobP
     model: vocalSplit.model,
     onePass: firstPair !== undefined && splitsInOnePass(first, vocalSplit.model),
   };
+  const run: SeparationRun = ensemble
+    ? { ensemble: { models: members.map((m) => m.name), algorithm: ensemble.algorithm, stems: ensemble.stems } }
+    : {
+        modelName: first.name,
+        // a vocal separation publishes the vocal pair only: the model's other stems are not written
+        ...(kind === "vocal-separation" && firstPair ? { stems: [firstPair.vocals, firstPair.backing] } : {}),
+        ...(split?.onePass
+          ? { split: { modelName: split.model.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
+          : {}),
+      };
   return {
-    name,
+    models: members.map((m) => m.name),
     members,
     ...(ensemble ? { ensemble } : {}),
-    run: {
-      modelName: name,
-      // a vocal separation publishes the vocal pair only: the model's other stems are not written
-      ...(kind === "vocal-separation" && firstPair ? { stems: [firstPair.vocals, firstPair.backing] } : {}),
-      ...(split?.onePass
-        ? { split: { modelName: split.model.name, of: firstPair!.vocals, stems: ["harmony", "reverb"], remainder: "lead" } }
-        : {}),
-      ...(ensemble
-        ? { ensemble: { models: members.map((m) => m.name), algorithm: ensemble.algorithm, stems: ensemble.stems } }
-        : {}),
-    },
+    run: { ...run, manifests: [...members, ...(split?.onePass ? [split.model] : [])].map((m) => m.manifest) },
     ...(split ? { split } : {}),
     ...(vocalSplit?.reason ? { splitOff: vocalSplit.reason } : {}),
     instruments: ensemble?.instruments ?? first.stems,

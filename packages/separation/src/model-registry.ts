@@ -28,19 +28,14 @@ export interface ModelRegistryOptions extends InferenceOptions {
   warmUp?: boolean;
 }
 
-export interface ModelListing {
-  manifests: SeparationManifest[];
-  /** manifests that failed validation, so an operator sees why a model is missing */
-  invalid: { path: string; error: string }[];
-}
-
 export class UnknownModelError extends Error {
   override readonly name = "UnknownModelError";
 }
 
 /**
- * The models in one directory. Each model's session is created on first use
- * and kept, so jobs after the first pay no load time.
+ * The separation models one thread has loaded from a directory, by name. Each model's session is
+ * created on first use and kept, so jobs after the first pay no load time. It lists nothing: what
+ * is installed there is readInstalledModels' to say.
  */
 export class ModelRegistry {
   readonly modelsDir: string;
@@ -57,33 +52,34 @@ export class ModelRegistry {
     this.#warmUp = warmUp ?? true;
   }
 
-  async list(): Promise<ModelListing> {
-    const { manifests, invalid } = await readManifestDirectory(this.modelsDir);
-    return { manifests: manifests.map((m) => m.manifest), invalid };
-  }
-
   /**
    * The model whose manifest is named `name` (normally `<name>.json`), loaded
    * (and warmed up, unless `warmUp` is off) once. A model that can no longer run (its inference thread
-   * died, or someone released it) is loaded again.
+   * died, or someone released it) is loaded again. Given its manifest as already read (a job's, from
+   * the installed models it was planned with), a model not loaded yet is loaded from that manifest
+   * instead of reading the directory again.
    */
-  async load(name: string): Promise<SeparationModel> {
+  async load(model: string | SeparationManifest): Promise<SeparationModel> {
+    const name = typeof model === "string" ? model : model.name;
     const cached = this.#loaded.get(name);
     if (cached) {
-      const model = await cached.catch(() => undefined);
+      const loaded = await cached.catch(() => undefined);
       // a failed load has already removed itself: the caller sees its error
-      if (!model) return cached;
-      if (!model.unusable) return model;
+      if (!loaded) return cached;
+      if (!loaded.unusable) return loaded;
       if (this.#loaded.get(name) === cached) this.#loaded.delete(name);
     }
-    let model = this.#loaded.get(name);
-    if (!model) {
-      model = this.#openOnProvider(name);
-      this.#loaded.set(name, model);
+    let loading = this.#loaded.get(name);
+    if (!loading) {
+      // set before anything is awaited, so that callers at the same time share the one load
+      loading = (typeof model === "string" ? this.#manifestOf(model) : Promise.resolve(model)).then((manifest) =>
+        this.#openOnProvider(manifest),
+      );
+      this.#loaded.set(name, loading);
       // a failed load is not cached: the file may be fixed or still being written
-      model.catch(() => this.#loaded.delete(name));
+      loading.catch(() => this.#loaded.delete(name));
     }
-    return model;
+    return loading;
   }
 
   /** Releases every loaded session. */
@@ -108,11 +104,11 @@ export class ModelRegistry {
    * `cpu`. The warm-up is inside the attempt because a provider can create a
    * session and still fail on its first run.
    */
-  async #openOnProvider(name: string): Promise<SeparationModel> {
+  async #openOnProvider(manifest: SeparationManifest): Promise<SeparationModel> {
     const provider = this.#inference.executionProvider ?? "cpu";
     let opened: SeparationModel | undefined;
     try {
-      opened = await this.#open(name, this.#inference);
+      opened = await this.#open(manifest, this.#inference);
       if (provider !== "cpu") {
         await opened.prepare();
         return opened;
@@ -121,13 +117,13 @@ export class ModelRegistry {
       await opened.prepare();
       // the fresh session is opened before the warmed one is released, so that an inference
       // thread of the model's own lives on rather than ending and starting again
-      const fresh = await this.#open(name, this.#inference);
+      const fresh = await this.#open(manifest, this.#inference);
       await opened.release().catch(() => undefined);
       return fresh;
     } catch (err) {
       await opened?.release().catch(() => undefined);
       if (provider === "cpu") throw err;
-      const onCpu = await this.#open(name, { ...this.#inference, executionProvider: "cpu" });
+      const onCpu = await this.#open(manifest, { ...this.#inference, executionProvider: "cpu" });
       try {
         await onCpu.prepare();
       } catch (cpuErr) {
@@ -149,8 +145,14 @@ export class ModelRegistry {
     }
   }
 
-  async #open(name: string, options: InferenceOptions): Promise<SeparationModel> {
-    const inference = this.#ownThread.has(name) && options.thread !== false ? { ...options, thread: `model:${name}` } : options;
+  async #open(manifest: SeparationManifest, options: InferenceOptions): Promise<SeparationModel> {
+    const inference =
+      this.#ownThread.has(manifest.name) && options.thread !== false ? { ...options, thread: `model:${manifest.name}` } : options;
+    return familyFor(manifest.architecture, manifest.name).load(manifest, this.modelsDir, inference);
+  }
+
+  /** The manifest named `name`: `<name>.json` when it names that model, else the one in the directory that does. */
+  async #manifestOf(name: string): Promise<SeparationManifest> {
     const direct = join(this.modelsDir, `${name}.json`);
     let text: string | undefined;
     try {
@@ -160,12 +162,12 @@ export class ModelRegistry {
     }
     if (text !== undefined) {
       const manifest = parseManifest(parseManifestJson(text, direct), direct);
-      if (manifest.name === name) return familyFor(manifest.architecture, direct).load(manifest, this.modelsDir, inference);
+      if (manifest.name === name) return manifest;
     }
-    const { manifests } = await this.list();
-    const found = manifests.find((m) => m.name === name);
+    const { manifests } = await readManifestDirectory(this.modelsDir);
+    const found = manifests.find((m) => m.manifest.name === name);
     if (!found) throw new UnknownModelError(`no model named "${name}" in ${this.modelsDir}`);
-    return familyFor(found.architecture, found.name).load(found, this.modelsDir, inference);
+    return found.manifest;
   }
 }
 

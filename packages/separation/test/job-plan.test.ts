@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { planSeparationJob, SeparationPlanError, type SeparationJobRequest } from "../src/job-plan.ts";
-import { modelEntry as entry } from "./support/model-entries.ts";
+import { installedModel as entry } from "./support/installed-models.ts";
 
 const vocals = entry("vocals", ["vocals"], ["vocals", "instrumental"]);
 const vocals2 = entry("vocals2", ["vocals"], ["vocals", "instrumental"]);
@@ -15,20 +15,21 @@ const plan = (
   planSeparationJob({
     kind: "vocal-separation",
     installed,
-    model: null,
+    models: [],
     ensemble: null,
     ...over,
-    settings: { model: "vocals", ensemble: "avg_wave", vocalSplit: "vocalsplit", ...over.settings },
+    settings: { models: ["vocals"], ensemble: "avg_wave", vocalSplit: "vocalsplit", ...over.settings },
   });
 
 describe("planSeparationJob", () => {
   it("a vocal separation with the setting's model writes the vocal pair and splits the vocal in the same pass", () => {
     const p = plan();
-    assert.equal(p.name, "vocals");
+    assert.deepEqual(p.models, ["vocals"]);
     assert.deepEqual(p.run, {
       modelName: "vocals",
       stems: ["vocals", "instrumental"],
       split: { modelName: "vocalsplit", of: "vocals", stems: ["harmony", "reverb"], remainder: "lead" },
+      manifests: [vocals.manifest, split.manifest],
     });
     assert.deepEqual(p.split, { model: split, onePass: true });
     assert.equal(p.splitOff, undefined);
@@ -41,27 +42,35 @@ describe("planSeparationJob", () => {
       const p = plan({ installed: [vocals, { ...split, ...other }] });
       assert.equal(p.split?.onePass, false);
       assert.equal(p.run.split, undefined);
+      assert.deepEqual(p.run.manifests, [vocals.manifest], "the split model's manifest goes with its own, later run");
       assert.equal(p.firstShare, 1 / 2);
     }
   });
 
   it("an ensemble combines the members' vocal pairs and splits the combined vocal afterwards", () => {
-    const p = plan({ model: "vocals,vocals2", ensemble: "median_wave" });
-    assert.equal(p.name, "vocals,vocals2");
+    const p = plan({ models: ["vocals", "vocals2"], ensemble: "median_wave" });
+    assert.deepEqual(p.models, ["vocals", "vocals2"]);
     assert.equal(p.ensemble?.algorithm, "median_wave");
+    assert.equal(p.run.modelName, undefined);
     assert.deepEqual(p.run.ensemble?.models, ["vocals", "vocals2"]);
+    assert.deepEqual(p.run.manifests, [vocals.manifest, vocals2.manifest]);
     assert.equal(p.run.stems, undefined);
     assert.equal(p.run.split, undefined);
     assert.equal(p.split?.onePass, false);
     assert.equal(p.outputFiles, 1 + 1 + 2 + 3);
     assert.equal(p.firstShare, 2 / 3);
-    assert.equal(plan({ model: "vocals,vocals2" }).ensemble?.algorithm, "avg_wave", "the setting's algorithm");
+    assert.equal(plan({ models: ["vocals", "vocals2"] }).ensemble?.algorithm, "avg_wave", "the setting's algorithm");
+    assert.deepEqual(
+      plan({ settings: { models: ["vocals", "vocals2"] } }).models,
+      ["vocals", "vocals2"],
+      "the setting's ensemble",
+    );
   });
 
   it("a stem split publishes the model's stems and is never split", () => {
-    const p = plan({ kind: "stem-split", settings: { model: "stems" } });
+    const p = plan({ kind: "stem-split", settings: { models: ["stems"] } });
     assert.deepEqual(p.instruments, ["vocals", "drums", "bass", "other"]);
-    assert.deepEqual(p.run, { modelName: "stems" });
+    assert.deepEqual(p.run, { modelName: "stems", manifests: [stems.manifest] });
     assert.equal(p.split, undefined);
     assert.equal(p.splitOff, undefined);
     assert.equal(p.outputFiles, 4);
@@ -83,11 +92,25 @@ describe("planSeparationJob", () => {
       }
       assert.fail("planned");
     };
-    assert.equal(failure({ model: "nope" }), 'permanent: The separation model "nope" is not installed');
     assert.equal(
-      failure({ model: "vocalsplit" }),
-      'bad-input: The separation model "vocalsplit" (stems: lead, harmony, reverb) cannot serve a vocal-separation',
+      failure({ models: ["nope"] }),
+      'permanent: model "nope" is not an installed separation model (installed: vocals, vocals2, stems, vocalsplit)',
     );
-    assert.equal(failure({ model: "vocals,vocals2", ensemble: "loudest" }), 'permanent: Unknown ensemble algorithm "loudest"');
+    assert.equal(
+      failure({ models: ["vocalsplit"] }),
+      'bad-input: model "vocalsplit" (stems: lead, harmony, reverb) cannot serve a vocal-separation: it needs a model with a vocals stem (installed that can: vocals, vocals2, stems)',
+    );
+    assert.equal(
+      failure({
+        kind: "stem-split",
+        models: ["stems", "duo"],
+        installed: [stems, entry("duo", ["guitar_l", "guitar_r"], ["guitar_l", "guitar_r"])],
+      }),
+      "bad-input: the models stems, duo have no stem in common (stems: vocals, drums, bass, other; duo: guitar_l, guitar_r), so their stem-split cannot be combined",
+    );
+    assert.equal(
+      failure({ models: ["vocals", "vocals2"], ensemble: "loudest" }),
+      'permanent: Unknown ensemble algorithm "loudest"',
+    );
   });
 });

@@ -16,6 +16,7 @@ import {
   stftHelperRequests,
   UnknownModelError,
 } from "../src/index.ts";
+import { readInstalledModels } from "../src/installed-models.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";
 import { OnnxGraphBuilder } from "../testing/onnx-builder.ts";
 import { familyFor } from "../src/families/index.ts";
@@ -113,19 +114,18 @@ describe("ModelRegistry", () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it("lists valid manifests and reports invalid ones", async () => {
-    const registry = new ModelRegistry({ modelsDir: dir });
-    const { manifests, invalid } = await registry.list();
+  it("the installed models are the valid manifests, and the invalid ones are reported", async () => {
+    const { models, invalid } = await readInstalledModels(dir);
     assert.deepEqual(
-      manifests.map((m) => m.name),
+      models.map((m) => m.name),
       ["identity", "two"],
     );
     assert.equal(invalid.length, 1);
     assert.match(invalid[0].path, /broken\.json$/);
   });
 
-  it("lists nothing for a missing directory", async () => {
-    assert.deepEqual(await new ModelRegistry({ modelsDir: join(dir, "nope") }).list(), { manifests: [], invalid: [] });
+  it("a missing directory has no installed models", async () => {
+    assert.deepEqual(await readInstalledModels(join(dir, "nope")), { models: [], invalid: [] });
   });
 
   it("creates one session per model and reuses it", async () => {
@@ -165,6 +165,21 @@ describe("ModelRegistry", () => {
     await registry.close();
   });
 
+  it("loads a model from a manifest already read, without reading the directory for it", async () => {
+    const read = parseManifest(JSON.parse(await readFile(join(dir, "identity.json"), "utf8")), "identity.json");
+    // no `elsewhere.json` exists, and no manifest in the directory names it: only the one given does
+    const manifest = { ...read, name: "elsewhere" };
+    const registry = new ModelRegistry({ modelsDir: dir, intraOpThreads: 1 });
+    try {
+      await assert.rejects(registry.load("elsewhere"), UnknownModelError);
+      const model = await registry.load(manifest);
+      assert.equal(model.manifest.name, "elsewhere");
+      assert.equal(await registry.load("elsewhere"), model, "kept under its name, as a model loaded by name is");
+    } finally {
+      await registry.close();
+    }
+  });
+
   it("refuses a manifest of an unregistered architecture with a ManifestError naming the file and the known architectures", async () => {
     const own = await mkdtemp(join(tmpdir(), "mixdown-registry-arch-"));
     try {
@@ -183,8 +198,8 @@ describe("ModelRegistry", () => {
       assert.throws(() => parseManifest(manifest, path), expected);
       const registry = new ModelRegistry({ modelsDir: own });
       await assert.rejects(registry.load("drums6"), expected);
-      const { manifests, invalid } = await registry.list();
-      assert.deepEqual(manifests, []);
+      const { models, invalid } = await readInstalledModels(own);
+      assert.deepEqual(models, []);
       assert.deepEqual(invalid, [
         {
           path,

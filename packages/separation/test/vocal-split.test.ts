@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { concatSamples, decodeToPcm, encodeStereoPcm } from "@mixdown/audio";
-import { resolveVocalSplit, splitsInOnePass } from "../src/model-catalog.ts";
+import { resolveVocalSplit, splitsInOnePass } from "../src/installed-models.ts";
 import { writeRemainder } from "../src/vocal-split.ts";
 
 const split = { name: "vocalsplit", stems: ["lead", "harmony", "reverb"] };

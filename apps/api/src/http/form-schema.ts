@@ -112,7 +112,10 @@ export class FormSchema<S extends TObject> {
       schema: schema as FieldSchema,
       required: required.has(name),
       file: (schema as FieldSchema).format === "binary",
-      check: Compile(schema as TSchema),
+      // A string's `format` (a link's `uri`) documents it: the kind's own rules for links
+      // (jobOrigin's webhookUrl, a model's modelUrl) decide, as they always have, and take what a
+      // browser would (an IRI, a space) that the strict RFC 3986 check refuses.
+      check: Compile({ ...(schema as TSchema), format: undefined } as TSchema),
     }));
     this.#fields = [...fields.filter((f) => !f.file), ...fields.filter((f) => f.file)];
     this.#messages = messages as Partial<Record<string, FieldMessages>>;

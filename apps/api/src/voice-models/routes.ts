@@ -1,52 +1,62 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
+import { MAX_WEBHOOK_URL_LENGTH } from "@mixdown/webhooks";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery, pageOf } from "../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
 import { acceptUrlencodedForms, fieldsOfBody } from "../http/plain-form.ts";
 import { listOf } from "@mixdown/records";
-import { documentOnly, TEXT_PARTS_AS_FILES, textFieldsOf } from "../http/multipart-route.ts";
+import { FilePart, FormSchema, type FieldFailure } from "../http/form-schema.ts";
+import { documentOnly, TEXT_PARTS_AS_FILES } from "../http/multipart-route.ts";
+
+/** An import's form: what the document shows and what a request is validated by. */
+const importForm = Type.Object({
+  metadata: Type.String({ description: "JSON object with title (required), tags, links and sampleRate" }),
+  modelFile: Type.Optional(FilePart("RVC .pth, or ONNX voice model")),
+  indexFile: Type.Optional(
+    FilePart(
+      "RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)",
+    ),
+  ),
+  modelUrl: Type.Optional(
+    Type.String({
+      format: "uri",
+      maxLength: 2048,
+      description:
+        "Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)",
+    }),
+  ),
+  indexUrl: Type.Optional(
+    Type.String({
+      format: "uri",
+      maxLength: 2048,
+      description:
+        "With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both",
+    }),
+  ),
+  referenceFile: Type.Optional(FilePart("Recording to build a native voice from")),
+  image: Type.Optional(
+    FilePart(
+      "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one",
+    ),
+  ),
+});
+
+/** A voice model import, as its form schema reads it. */
+export type VoiceModelImportForm = Static<typeof importForm>;
 
 /** `/voice-models`: list (public catalogue + own, or own only) and fetch. */
 export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const tags = ["Voice models"];
-  const importForm = Type.Object({
-    metadata: Type.String({ description: "JSON object with title (required), tags, links and sampleRate" }),
-    modelFile: Type.Optional(Type.String({ format: "binary", description: "RVC .pth, or ONNX voice model" })),
-    indexFile: Type.Optional(
-      Type.String({
-        format: "binary",
-        description:
-          "RVC's feature index for an RVC modelFile (the faiss IVF-Flat `.index` its training wrote, `added_IVF*_Flat_*.index`; MAX_VOICE_MODEL_INDEX_BYTES, 1 GB by default)",
-      }),
-    ),
-    modelUrl: Type.Optional(
-      Type.String({
-        format: "uri",
-        maxLength: 2048,
-        description:
-          "Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)",
-      }),
-    ),
-    indexUrl: Type.Optional(
-      Type.String({
-        format: "uri",
-        maxLength: 2048,
-        description:
-          "With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both",
-      }),
-    ),
-    referenceFile: Type.Optional(Type.String({ format: "binary", description: "Recording to build a native voice from" })),
-    image: Type.Optional(
-      Type.String({
-        format: "binary",
-        description:
-          "Cover image (PNG, JPEG or WebP, judged by its bytes; MAX_VOICE_MODEL_IMAGE_BYTES, 5 MB by default); without it the worker draws one",
-      }),
-    ),
+  // A link's length is refused as every link the service follows is (outboundUrlProblem's words).
+  const linkTooLong = { maxLength: ({ name }: FieldFailure) => `${name} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
+  const form = new FormSchema(importForm, {
+    metadata: { required: () => 'metadata is required: a JSON object such as {"title": "My voice"}' },
+    modelUrl: linkTooLong,
+    indexUrl: linkTooLong,
   });
-  const textFields = textFieldsOf(importForm);
+  const textFields = form.textFields;
   // Enough for the text fields (metadata, links): a model itself needs the multipart form.
   acceptUrlencodedForms(app, 64 * 1024);
   app.get(
@@ -102,7 +112,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         security: bearerSecurity,
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
-        body: importForm,
+        body: form.body,
         response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
@@ -117,8 +127,10 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       };
       if (!request.isMultipart()) {
         // An import by link has text fields only: a urlencoded form (or a JSON object) carries them.
-        const form = { files: new Map(), fields: fieldsOfBody(request.body, textFields), cleanup: async () => {} };
-        return jsonCreate(ctx, request, reply, route, () => ctx.modelImports.import(request.auth.caller.id, form));
+        const fields = fieldsOfBody(request.body, textFields);
+        return jsonCreate(ctx, request, reply, route, () =>
+          ctx.modelImports.import(request.auth.caller.id, form.read({ fields })),
+        );
       }
       return multipartCreate(
         ctx,
@@ -134,7 +146,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           textFields,
         },
         route,
-        (form) => ctx.modelImports.import(request.auth.caller.id, form),
+        (received) => ctx.modelImports.import(request.auth.caller.id, form.read(received)),
       );
     },
   );

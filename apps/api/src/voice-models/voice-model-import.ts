@@ -16,7 +16,8 @@ import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
 import { checkImageUpload } from "../uploads/image-check.ts";
-import type { ReceivedFile, ReceivedForm } from "../uploads/receive-form.ts";
+import type { ReceivedFile } from "../uploads/receive-form.ts";
+import type { VoiceModelImportForm } from "./routes.ts";
 
 const LINKS = ["twitterLink", "instagramLink", "tiktokLink", "spotifyLink", "youtubeLink", "imageUrl", "demoUrl"] as const;
 const RVC_RATES = [32000, 40000, 48000];
@@ -103,22 +104,24 @@ export class VoiceModelImportService {
     },
   ) {}
 
-  async import(callerId: number, form: ReceivedForm): Promise<VoiceModelRecord> {
-    const metadata = parseModelMetadata(form.fields.get("metadata"));
-    const modelFile = form.files.get("modelFile");
-    const reference = form.files.get("referenceFile");
-    const modelUrl = this.#link(form, "modelUrl");
-    const indexUrl = this.#link(form, "indexUrl");
+  /**
+   * An import, its form already read by the route's schema (VoiceModelImportForm); what the
+   * schema cannot say is checked here: the metadata's JSON, which parts go together, the links'
+   * addresses and the files' contents.
+   */
+  async import(callerId: number, form: VoiceModelImportForm): Promise<VoiceModelRecord> {
+    const metadata = parseModelMetadata(form.metadata);
+    const { modelFile, referenceFile: reference, indexFile, image: imageFile } = form;
+    const modelUrl = this.#link("modelUrl", form.modelUrl);
+    const indexUrl = this.#link("indexUrl", form.indexUrl);
     if ([modelFile, modelUrl, reference].filter(Boolean).length !== 1)
       throw unprocessable(
         "send exactly one of modelFile (an RVC .pth or ONNX voice model), modelUrl (a link to one: .pth, .onnx, or a .zip holding a .pth and its .index) or referenceFile (a recording to build a native voice from)",
       );
-    const indexFile = form.files.get("indexFile");
     if (indexUrl && !modelUrl) throw unprocessable("indexUrl goes with a modelUrl (it is that model's feature index)");
     if (indexFile && modelUrl)
       throw unprocessable("indexFile goes with a modelFile; with a modelUrl, send the index's link as indexUrl");
     if (indexFile && !modelFile) throw unprocessable("indexFile goes with an RVC modelFile (it is that model's feature index)");
-    const imageFile = form.files.get("image");
     const image = imageFile ? await checkImageUpload(imageFile) : undefined;
     const fields = {
       ownerId: callerId,
@@ -316,8 +319,8 @@ export class VoiceModelImportService {
    * address in WEBHOOK_DENIED_NETWORKS; host names are checked by the worker's download on the
    * address it connects to); a Hugging Face page link (`/blob/`) becomes its download link.
    */
-  #link(form: ReceivedForm, field: "modelUrl" | "indexUrl"): string | undefined {
-    const raw = form.fields.get(field)?.trim();
+  #link(field: "modelUrl" | "indexUrl", value: string | undefined): string | undefined {
+    const raw = value?.trim();
     if (!raw) return undefined;
     const url = downloadUrlOf(raw);
     const problem = outboundUrlProblem(field, url, this.deps.policy, {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { modelServes, readSeparationModels } from "@mixdown/separation/catalog";
+import { modelServes, readInstalledModels } from "@mixdown/separation/installed-models";
 import {
   CatalogueError,
   entrySize,
@@ -219,7 +219,7 @@ export async function pullConfiguredModels(
   ctx.log(`MIXDOWN_MODELS: ${names.join(", ")}`);
   const code = await pullModels(names, ctx, env, say);
   if (code !== 0) return { code, defaults };
-  const { models } = await readSeparationModels(ctx.modelsDir);
+  const { models } = await readInstalledModels(ctx.modelsDir);
   const settings = [
     ["SEPARATION_MODEL_VOCALS", "vocal-separation"],
     ["SEPARATION_MODEL_STEMS", "stem-split"],
@@ -341,7 +341,7 @@ export async function modelsCommand(argv: string[], env: Record<string, string |
   if (action !== "list") throw new UsageError(`Usage:\n${modelsUsage}`);
   const { values } = parseArgs({ args: rest, options: { "models-dir": { type: "string" } } });
   const modelsDir = resolve(values["models-dir"] ?? env.MODELS_DIR ?? REPO_MODELS);
-  const [{ models, invalid }, speeds] = await Promise.all([readSeparationModels(modelsDir), lastSpeeds(modelsDir)]);
+  const [{ models, invalid }, speeds] = await Promise.all([readInstalledModels(modelsDir), lastSpeeds(modelsDir)]);
   const table = [
     ["name", "family", "stems", "size", "speed"],
     ...models.map((m) => [

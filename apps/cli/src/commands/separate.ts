@@ -14,6 +14,7 @@ import {
   type OutputSpec,
   type SeparateFileResult,
 } from "@mixdown/separation";
+import { modelListProblem } from "@mixdown/jobs";
 import { repoRoot } from "../local-state.ts";
 
 const USAGE = `usage: mixdown separate <file> --model <name> --out <dir> [options]
@@ -92,8 +93,8 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
     if (!values.model) throw new UsageError("--model is required");
     if (!values.out) throw new UsageError("--out is required");
     const names = parseModelList(values.model);
-    if (names.some((n) => n === "")) throw new UsageError(`--model ${values.model}: an empty model name`);
-    if (new Set(names).size !== names.length) throw new UsageError(`--model ${values.model}: a model named twice`);
+    const problem = modelListProblem(values.model, names);
+    if (problem) throw new UsageError(`--model ${problem}`);
     if (values.ensemble !== undefined && names.length < 2)
       throw new UsageError("--ensemble needs --model naming two or more models");
     const algorithm = values.ensemble ?? DEFAULT_ENSEMBLE;

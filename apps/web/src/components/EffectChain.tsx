@@ -12,15 +12,15 @@ const words = (name: string) =>
 export function EffectChain(props: {
   legend: string;
   id: string;
-  catalogue: Record<string, EffectSpec>;
+  effects: Record<string, EffectSpec>;
   value: Chain;
   onChange(chain: Chain): void;
 }) {
-  const { catalogue, value } = props;
+  const { effects, value } = props;
   const set = (effect: string, params: Record<string, number> | null) => {
     const next: Chain = {};
-    // The chain applies effects in key order: keep the catalogue's order.
-    for (const name of Object.keys(catalogue)) {
+    // The chain applies effects in key order: keep the order of `effects`.
+    for (const name of Object.keys(effects)) {
       const current = name === effect ? params : value[name];
       if (current) next[name] = current;
     }
@@ -29,7 +29,7 @@ export function EffectChain(props: {
   return (
     <fieldset class="effects">
       <legend>{props.legend}</legend>
-      {Object.entries(catalogue).map(([effect, spec]) => {
+      {Object.entries(effects).map(([effect, spec]) => {
         const on = value[effect];
         const defaults = Object.fromEntries(Object.entries(spec).map(([p, s]) => [p, s.default]));
         return (

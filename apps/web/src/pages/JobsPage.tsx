@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { cancelJob, KIND_LABELS, listJobs, type AnyJob, type JobPage as Page } from "../api.ts";
+import { cancelJob, listJobs, type AnyJob, type JobPage as Page } from "../api.ts";
+import { JOB_KINDS, KINDS } from "../kinds/index.ts";
 import { StatusBadge } from "./JobPage.tsx";
 
 const PER_PAGE = 10;
@@ -12,7 +13,7 @@ export function JobsPage({ page }: { page: number }) {
 
   useEffect(() => {
     let stopped = false;
-    listJobs(page, PER_PAGE)
+    listJobs(JOB_KINDS, page, PER_PAGE)
       .then((result) => {
         if (stopped) return;
         setData(result);
@@ -71,7 +72,7 @@ export function JobsPage({ page }: { page: number }) {
               <tr key={`${row.kind}-${row.job.id}`}>
                 <td>
                   <a href={`#/jobs/${row.kind}/${row.job.id}`}>
-                    {KIND_LABELS[row.kind]} #{row.job.id}
+                    {KINDS[row.kind].label} #{row.job.id}
                   </a>
                 </td>
                 <td>{row.job.createdAt.slice(0, 19)}</td>

@@ -37,7 +37,7 @@ export {
   type VoiceModelToBuild,
 } from "./voice-model-builds.ts";
 export { HealthRepository } from "./health.ts";
-export { registerVoiceCatalogue, type CatalogueEntry } from "./voice-model-catalogue.ts";
+export { registerVoiceCatalogue, type VoiceCatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";
 export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";

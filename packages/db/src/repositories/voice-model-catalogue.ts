@@ -1,6 +1,6 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
 
-export interface CatalogueEntry {
+export interface VoiceCatalogueEntry {
   slug: string;
   title: string;
   tags: string[];
@@ -17,7 +17,7 @@ export interface CatalogueEntry {
  * existing ones get the current file and rate; titles and tags an operator edited are kept.
  * Safe when the API and a worker run it at the same time.
  */
-export async function registerVoiceCatalogue(prisma: PrismaClient, entries: CatalogueEntry[]): Promise<number> {
+export async function registerVoiceCatalogue(prisma: PrismaClient, entries: VoiceCatalogueEntry[]): Promise<number> {
   let created = 0;
   for (const entry of entries) {
     const { slug, title, tags, ...technical } = entry;

@@ -13,7 +13,7 @@ export type SeparationManifest = MdxManifest | HtdemucsManifest | MsstManifest;
  * Every family, by its manifest side: what a manifest's `architecture` may name. The loaders are
  * registered against these names in `families/index.ts` (a name without one does not compile).
  * Kept apart from the families' models (onnxruntime), so the API and the CLI can list and check
- * the installed models without loading a session (`@mixdown/separation/catalog`).
+ * the installed models without loading a session (`@mixdown/separation/installed-models`).
  */
 export const FAMILY_DESCRIPTORS = [
   mdxDescriptor,
@@ -92,7 +92,7 @@ export interface ManifestDirectory {
 
 /**
  * Every `*.json` manifest directly in `modelsDir`, read and validated (a missing directory holds
- * none): what the registry loads by name and the catalogue lists, read the one way.
+ * none): what the registry loads by name and readInstalledModels lists, read the one way.
  */
 export async function readManifestDirectory(modelsDir: string): Promise<ManifestDirectory> {
   let files: string[];

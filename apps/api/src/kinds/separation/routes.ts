@@ -2,16 +2,17 @@ import { resolve } from "node:path";
 import { SeparationJobRepository } from "@mixdown/db";
 import { SEPARATION_KINDS, type SeparationDbKind } from "@mixdown/jobs";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
-import { documentOnly, textFieldsOf } from "../../http/multipart-route.ts";
+import { FilePart, FormSchema } from "../../http/form-schema.ts";
+import { documentOnly } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
 import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
-import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/catalog";
+import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/installed-models";
 import type { ApiKind } from "../context.ts";
-import { SeparationModels } from "./models.ts";
+import { InstalledSeparationModels } from "./installed-models.ts";
 import { SeparationService } from "./service.ts";
 
 const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: string; operation: string }> = Object.values(
@@ -25,15 +26,10 @@ const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: st
   operation: k.noun.replace(/(?:^| )(\w)/g, (_, c: string) => c.toUpperCase()),
 }));
 
-/** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch, cancel. */
-const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: SeparationService }> = async (
-  app,
-  { ctx, service },
-) => {
-  const { config } = ctx;
-  const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
-  const separationForm = Type.Object({
-    inputFile: Type.String({ format: "binary", description: `wav, webm, mp3 or flac; max ${maxMb} MB` }),
+/** A vocal separation's or stem split's create form: what the document shows and what a request is validated by. */
+const separationForm = (maxMb: number) =>
+  Type.Object({
+    inputFile: FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB`),
     webhookUrl: WebhookUrlField,
     model: Type.Optional(
       Type.String({
@@ -48,6 +44,24 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
           "How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model",
       }),
     ),
+  });
+
+/** A separation's create, as its form schema reads it. */
+export type SeparationForm = Static<ReturnType<typeof separationForm>>;
+
+/** `/vocal-separations` and `/stem-splits`: create (multipart), list, fetch, cancel. */
+const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: SeparationService }> = async (
+  app,
+  { ctx, service },
+) => {
+  const { config } = ctx;
+  const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
+  const form = new FormSchema(separationForm(maxMb), {
+    inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
+    ensemble: {
+      enum: ({ raw }) =>
+        `ensemble ${JSON.stringify(raw)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`,
+    },
   });
   app.get(
     "/separation-models",
@@ -77,7 +91,7 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
           headers: CreateHeaders,
-          body: separationForm,
+          body: form.body,
           response: { 200: Type.Ref("SeparationJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
         },
         validatorCompiler: documentOnly,
@@ -87,9 +101,10 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
           ctx,
           request,
           reply,
-          { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: textFieldsOf(separationForm) },
+          { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: form.textFields },
           { resource: kind, jobKind: kind, status: 200, current: (callerId, id) => service.jobs[kind].get(callerId, id) },
-          (form) => service.create(jobOrigin(request, form.fields.get("webhookUrl"), ctx.webhookPolicy), kind, form),
+          (received) =>
+            service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), kind, form.read(received)),
         ),
     );
 
@@ -107,7 +122,7 @@ export const separationApi: ApiKind<SeparationService> = {
     new SeparationService({
       ...deps,
       separations: new SeparationJobRepository(prisma),
-      models: new SeparationModels(resolve(config.MODELS_DIR), {
+      models: new InstalledSeparationModels(resolve(config.MODELS_DIR), {
         vocalSeparation: config.SEPARATION_MODEL_VOCALS,
         stemSplit: config.SEPARATION_MODEL_STEMS,
       }),

@@ -2,7 +2,6 @@ import type { SeparationJob, SeparationJobRepository } from "@mixdown/db";
 import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
-import { unprocessable } from "../../http/errors.ts";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
@@ -12,8 +11,8 @@ import type { RecordPresenter } from "@mixdown/records";
 import type { SeparationJobRecord } from "@mixdown/records";
 import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { AudioFormat } from "../../uploads/audio-format.ts";
-import type { ReceivedForm } from "../../uploads/receive-form.ts";
-import type { SeparationModels } from "./models.ts";
+import type { SeparationForm } from "./routes.ts";
+import type { InstalledSeparationModels } from "./installed-models.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
@@ -26,7 +25,7 @@ export interface SeparationServiceDeps {
   cancels: JobCancels;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
-  models: SeparationModels;
+  models: InstalledSeparationModels;
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
 }
@@ -41,7 +40,7 @@ export class SeparationService {
   }
 
   /** The installed models a job may name (`GET /separation-models`). */
-  listModels(): ReturnType<SeparationModels["list"]> {
+  listModels(): ReturnType<InstalledSeparationModels["list"]> {
     return this.deps.models.list();
   }
 
@@ -49,12 +48,12 @@ export class SeparationService {
   async create(
     { callerId, apiKeyId, webhookUrl }: JobOrigin,
     kind: SeparationDbKind,
-    form: ReceivedForm,
+    form: SeparationForm,
   ): Promise<SeparationJobRecord> {
-    const input = form.files.get("inputFile");
-    if (!input) throw unprocessable("inputFile is required (a wav, webm, mp3 or flac file part)");
-    // Checked before anything is stored, so a wrong name leaves nothing behind.
-    const { model, ensemble } = await this.deps.models.resolve(kind, form.fields.get("model"), form.fields.get("ensemble"));
+    const input = form.inputFile;
+    // What the form's schema cannot say (the installed models, an ensemble's members), checked
+    // before anything is stored, so a wrong name leaves nothing behind.
+    const { models, ensemble } = await this.deps.models.resolve(kind, form.model, form.ensemble);
     const format = await checkAudioUpload(input, SEPARATION_FORMATS, {
       seconds: this.deps.maxSeconds,
       setting: "MAX_SEPARATION_SECONDS",
@@ -70,7 +69,7 @@ export class SeparationService {
         inputKey,
         inputFormat: format,
         inputFileName: input.filename?.slice(0, 255) ?? null,
-        model,
+        models,
         ensemble,
       }),
     );

@@ -4,22 +4,24 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
 import { JobFailure } from "@mixdown/jobs";
-import type { OutputSpec } from "@mixdown/separation";
+import type { OutputSpec, SeparateFileResult, SeparationManifest } from "@mixdown/separation";
 import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
-  parseModelList,
-  readSeparationModels,
+  modelListProblemMessage,
+  readInstalledModels,
   resolveModelList,
   resolveVocalSplit,
   vocalPairOf,
   type EnsembleAlgorithm,
-  type SeparationModelEntry,
-} from "@mixdown/separation/catalog";
+  type SeparationJobKindName,
+  type InstalledModel,
+} from "@mixdown/separation/installed-models";
 import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "@mixdown/separation/job-plan";
 import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
 import type { Config } from "@mixdown/config";
 import type { Logger } from "pino";
-import type { JobHandler } from "../../run-job.ts";
+import type { JobContext, JobHandler } from "../../run-job.ts";
+import { UploadQueue } from "../../upload-queue.ts";
 import type { WorkerMetrics } from "../../worker-metrics.ts";
 import type { WorkerKind } from "../context.ts";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./protocol.ts";
@@ -32,11 +34,11 @@ export interface SeparationJobDeps {
   losslessFormat: "wav" | "flac";
   lossyBitrateKbps: number;
   /**
-   * Model names per separation kind (the manifests in MODELS_DIR): for jobs that name none; and
-   * the model that splits a vocal separation's whole vocal into lead, harmony and reverb
-   * (SEPARATION_MODEL_VOCAL_SPLIT, `none` for no split).
+   * Model names per separation kind (the manifests in MODELS_DIR): for jobs that name none, one
+   * model or an ensemble's; and the model that splits a vocal separation's whole vocal into lead,
+   * harmony and reverb (SEPARATION_MODEL_VOCAL_SPLIT, `none` for no split).
    */
-  models: { vocalSeparation: string; stemSplit: string; vocalSplit: string };
+  models: { vocalSeparation: readonly string[]; stemSplit: readonly string[]; vocalSplit: string };
   /** How a setting that names several models (an ensemble) combines them (SEPARATION_ENSEMBLE_*). */
   ensembles: { vocalSeparation: EnsembleAlgorithm; stemSplit: EnsembleAlgorithm };
   modelsDir: string;
@@ -45,19 +47,19 @@ export interface SeparationJobDeps {
 /** The job's plan (see planSeparationJob), its problems as the job's failure. */
 function planJob(
   deps: SeparationJobDeps,
-  installed: readonly SeparationModelEntry[],
-  kind: "vocal-separation" | "stem-split",
-  row: { model: string | null; ensemble: string | null },
+  installed: readonly InstalledModel[],
+  kind: SeparationJobKindName,
+  row: { models: string[]; ensemble: string | null },
 ): SeparationJobPlan {
   const vocals = kind === "vocal-separation";
   try {
     return planSeparationJob({
       kind,
       installed,
-      model: row.model,
+      models: row.models,
       ensemble: row.ensemble,
       settings: {
-        model: vocals ? deps.models.vocalSeparation : deps.models.stemSplit,
+        models: vocals ? deps.models.vocalSeparation : deps.models.stemSplit,
         ensemble: vocals ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit,
         vocalSplit: deps.models.vocalSplit,
       },
@@ -66,6 +68,113 @@ function planJob(
     if (err instanceof SeparationPlanError) throw new JobFailure(err.failure, err.message);
     throw err;
   }
+}
+
+type Format = "wav" | "flac" | "mp3";
+/** Every file a job publishes, by the name its key ends with: its path in each format. */
+type JobFiles = Map<string, Partial<Record<Format, string>>>;
+/** A published file's keys. */
+type UploadedFile = { lossless: string; lossy: string };
+/** The record's stems: each instrument and the published file it is. */
+type StemFiles = Array<[instrument: string, file: string]>;
+
+/**
+ * The files a separation publishes as the record's stems. A vocal separation publishes vocals and
+ * backing (its model's vocal pair), and with the vocal split the lead as its vocals, harmony and
+ * reverb beside them (the whole vocal stays the vocal URL); a stem split every stem the network
+ * outputs (all six of a 6-stem model), not the derived backing, which is no instrument.
+ */
+export function stemFilesOf(
+  kind: SeparationJobKindName,
+  plan: Pick<SeparationJobPlan, "instruments" | "split">,
+  pair: { vocals: string; backing: string } | undefined,
+): StemFiles {
+  if (kind === "stem-split") return plan.instruments.map((s) => [s, s]);
+  if (plan.split)
+    return [
+      ["vocals", "lead"],
+      ["harmony", "harmony"],
+      ["reverb", "reverb"],
+      ["backing", pair!.backing],
+    ];
+  return [
+    ["vocals", pair!.vocals],
+    ["backing", pair!.backing],
+  ];
+}
+
+/** The keys the row stores, once every upload finished: the record's stems, and the vocal pair's when the model has vocals. */
+function storedKeys(
+  stemFiles: StemFiles,
+  pair: { vocals: string; backing: string } | undefined,
+  uploads: UploadQueue<UploadedFile>,
+): Omit<SeparationOutputs, "models" | "ensemble"> {
+  const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: uploads.uploaded(f).lossless }));
+  const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: uploads.uploaded(f).lossy }));
+  return {
+    vocalKey: pair ? uploads.uploaded(pair.vocals).lossless : null,
+    lossyVocalKey: pair ? uploads.uploaded(pair.vocals).lossy : null,
+    backingKey: pair ? uploads.uploaded(pair.backing).lossless : null,
+    stems,
+    lossyStems,
+  };
+}
+
+/**
+ * The vocal split's second run, for a first run that could not split in the same pass (an
+ * ensemble's vocal, combined from files; a split model that reads its input twice): the whole vocal
+ * (its lossless file, as published) split into harmony and reverb, then the lead written as what
+ * they leave of it, so lead + harmony + reverb + backing is the input. Each file is queued for
+ * upload once it is final: the whole vocal and the backing while the split runs, harmony and reverb
+ * while the lead is written.
+ */
+async function splitAfterwards(
+  job: Pick<JobContext<"separation">, "workDir" | "log" | "reportProgress" | "signal">,
+  pool: SeparationPool,
+  step: {
+    splitModel: InstalledModel;
+    pair: { vocals: string; backing: string };
+    outputs: OutputSpec[];
+    lossless: "wav" | "flac";
+    /** the share of the job's progress the first run took */
+    firstShare: number;
+  },
+  files: JobFiles,
+  uploads: UploadQueue<UploadedFile>,
+): Promise<void> {
+  const { workDir, log, reportProgress, signal } = job;
+  const { splitModel, pair, outputs, lossless, firstShare } = step;
+  uploads.add(pair.vocals);
+  uploads.add(pair.backing);
+  const whole = files.get(pair.vocals)![lossless]!;
+  const splitDir = join(workDir, "split");
+  const parts = await pool.run(
+    {
+      inputPath: whole,
+      modelName: splitModel.name,
+      manifests: [splitModel.manifest],
+      outDir: splitDir,
+      outputs,
+      stems: ["harmony", "reverb"],
+    },
+    (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
+    signal,
+  );
+  log.info({ timings: parts.timings, model: splitModel.name }, "split the vocal");
+  files.set("harmony", parts.stems.harmony!);
+  files.set("reverb", parts.stems.reverb!);
+  uploads.add("harmony");
+  uploads.add("reverb");
+  const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
+  const leadStarted = performance.now();
+  await writeRemainder(
+    whole,
+    [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
+    outputs.map((o) => ({ ...o, path: lead[o.format]! })),
+    signal,
+  );
+  log.info({ ms: performance.now() - leadStarted }, "wrote the lead");
+  files.set("lead", lead);
 }
 
 /**
@@ -77,7 +186,8 @@ function planJob(
  */
 export function separationHandler(deps: SeparationJobDeps): JobHandler<"separation"> {
   return {
-    async run({ row, payload, rowId, workDir, log, reportProgress, signal }) {
+    async run(job) {
+      const { row, payload, rowId, workDir, log, reportProgress, signal } = job;
       const { kind } = payload;
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
@@ -92,28 +202,25 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
-      // Read per job: the models directory may have changed since start.
-      const { models: installed } = await readSeparationModels(deps.modelsDir);
+      // Read once per job (the models directory may have changed since start): the plan is made
+      // from it, and the thread loads a model it has not loaded yet from the manifests it carries.
+      const { models: installed } = await readInstalledModels(deps.modelsDir);
       const plan = planJob(deps, installed, kind, row);
       if (plan.splitOff) log.warn({ reason: plan.splitOff }, "vocal separation without the vocal split");
-      const splitModel = plan.split?.model;
-      const splitting = splitModel !== undefined;
-      const onePass = plan.split?.onePass === true;
       const seconds = probeSeconds(inputProbe);
       if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: plan.outputFiles, formats: outputs });
       const firstShare = plan.firstShare;
-      const result = await deps.pool.run(
+      const result: SeparateFileResult = await deps.pool.run(
         { inputPath, ...(inputProbe ? { inputProbe } : {}), outDir: join(workDir, "out"), outputs, ...plan.run },
-        splitting ? (f) => reportProgress(f * firstShare) : reportProgress,
+        plan.split ? (f) => reportProgress(f * firstShare) : reportProgress,
         signal,
       );
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
       const lossless = deps.losslessFormat;
       const stored = jobOutputKeys(kind, rowId);
-      // every file this job publishes, by the name its key ends with
-      const files = new Map<string, Partial<Record<"wav" | "flac" | "mp3", string>>>(Object.entries(result.stems));
-      const upload = async (file: string, format: "wav" | "flac" | "mp3"): Promise<string> => {
+      const files: JobFiles = new Map(Object.entries(result.stems));
+      const upload = async (file: string, format: Format): Promise<string> => {
         const path = files.get(file)?.[format];
         if (!path) throw new Error(`the separation produced no ${format} file for ${file}`);
         const key = stored.file(`${file}.${format}`);
@@ -121,100 +228,40 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         await deps.storage.putFile(key, path, { final: true });
         return key;
       };
-      // Uploads run one file (both formats) at a time, in the background from when the file is final:
-      // the first pass's files while the vocal split runs, the split's while the lead is written. A
-      // failed upload stops the ones queued after it; the job waits for all of them to settle before
-      // it ends either way, so a failed job's discard finds every object it made.
-      const keys = new Map<string, { lossless: string; lossy: string }>(); // filled as each file's uploads finish
-      const queued = new Set<string>();
-      let queue: Promise<unknown> = Promise.resolve();
-      let uploadMs = 0;
-      const queueUpload = (file: string) => {
-        if (queued.has(file)) return;
-        queued.add(file);
-        queue = queue.then(async () => {
-          signal.throwIfAborted();
-          const started = performance.now();
-          // both formats settle before this step does, so nothing is still being written when it fails
-          const results = await Promise.allSettled([upload(file, lossless), upload(file, "mp3")]);
-          uploadMs += performance.now() - started;
-          const [losslessKey, lossyKey] = results.map((r) => {
-            if (r.status === "rejected") throw r.reason;
-            return r.value;
-          });
-          keys.set(file, { lossless: losslessKey!, lossy: lossyKey! });
+      const uploads = new UploadQueue<UploadedFile>(async (file) => {
+        // both formats settle before this upload does, so nothing is still being written when it fails
+        const results = await Promise.allSettled([upload(file, lossless), upload(file, "mp3")]);
+        const [losslessKey, lossyKey] = results.map((r) => {
+          if (r.status === "rejected") throw r.reason;
+          return r.value;
         });
-        queue.catch(() => {}); // awaited below, by the job or by its failure path
-      };
-      // A vocal separation publishes vocals and backing; a stem split every stem the network
-      // outputs (all six of a 6-stem model), not the derived backing, which is no instrument.
+        return { lossless: losslessKey!, lossy: lossyKey! };
+      }, signal);
       // Vocal and backing URLs come with either kind whenever the model has vocals.
       const pair = vocalPairOf(Object.keys(result.stems));
       if (kind === "vocal-separation" && !pair)
-        throw new JobFailure("permanent", `The separation model "${plan.name}" produced no vocals and backing`);
-      // record instrument -> published file
-      let stemFiles: Array<[instrument: string, file: string]> =
-        kind === "vocal-separation"
-          ? [
-              ["vocals", pair!.vocals],
-              ["backing", pair!.backing],
-            ]
-          : plan.instruments.map((s) => [s, s]);
+        throw new JobFailure("permanent", `The separation model "${plan.models.join(",")}" produced no vocals and backing`);
+      const stemFiles = stemFilesOf(kind, plan, pair);
       try {
-        if (splitting && !onePass) {
-          // The whole vocal and the backing are final: they upload while the vocal is split.
-          queueUpload(pair!.vocals);
-          queueUpload(pair!.backing);
-          // The whole vocal (its lossless file, as published) split into harmony and reverb; the lead
-          // is what they leave of it, so lead + harmony + reverb + backing is the input.
-          const whole = files.get(pair!.vocals)![lossless]!;
-          const splitDir = join(workDir, "split");
-          const parts = await deps.pool.run(
-            { inputPath: whole, modelName: splitModel!.name, outDir: splitDir, outputs, stems: ["harmony", "reverb"] },
-            (f) => reportProgress(firstShare + f * (0.95 - firstShare)),
-            signal,
+        if (plan.split && !plan.split.onePass)
+          await splitAfterwards(
+            job,
+            deps.pool,
+            { splitModel: plan.split.model, pair: pair!, outputs, lossless, firstShare },
+            files,
+            uploads,
           );
-          log.info({ timings: parts.timings, model: splitModel!.name }, "split the vocal");
-          files.set("harmony", parts.stems.harmony!);
-          files.set("reverb", parts.stems.reverb!);
-          queueUpload("harmony");
-          queueUpload("reverb");
-          const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
-          const leadStarted = performance.now();
-          await writeRemainder(
-            whole,
-            [parts.stems.harmony![lossless]!, parts.stems.reverb![lossless]!],
-            outputs.map((o) => ({ ...o, path: lead[o.format]! })),
-            signal,
-          );
-          log.info({ ms: performance.now() - leadStarted }, "wrote the lead");
-          files.set("lead", lead);
-        }
-        // the record's vocals are the lead; the whole vocal stays the vocal URL
-        if (splitting)
-          stemFiles = [
-            ["vocals", "lead"],
-            ["harmony", "harmony"],
-            ["reverb", "reverb"],
-            ["backing", pair!.backing],
-          ];
         const waitStarted = performance.now();
-        for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) queueUpload(file);
-        await queue;
-        log.info({ ms: uploadMs, waitedMs: performance.now() - waitStarted, files: queued.size * 2 }, "uploaded");
+        for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) uploads.add(file);
+        await uploads.finished();
+        log.info({ ms: uploads.uploadMs, waitedMs: performance.now() - waitStarted, files: uploads.files * 2 }, "uploaded");
       } catch (err) {
-        await queue.catch(() => {});
+        await uploads.settled();
         throw err;
       }
-      const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossless }));
-      const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: keys.get(f)!.lossy }));
       return {
-        vocalKey: pair ? keys.get(pair.vocals)!.lossless : null,
-        lossyVocalKey: pair ? keys.get(pair.vocals)!.lossy : null,
-        backingKey: pair ? keys.get(pair.backing)!.lossless : null,
-        stems,
-        lossyStems,
-        model: plan.name,
+        ...storedKeys(stemFiles, pair, uploads),
+        models: plan.models,
         ensemble: plan.ensemble?.algorithm ?? null,
       } satisfies SeparationOutputs;
     },
@@ -227,36 +274,34 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
 /**
  * Refuses to start a separation worker whose settings name a model that is not installed, or one
  * that cannot serve its kind: otherwise every job that names no model would fail, one by one.
- * The vocal split is optional: returns the split model to preload, or why vocal separations will
- * publish vocals and backing only (the worker logs it).
+ * The vocal split is optional. Returns the manifests of the models to preload (the settings' and
+ * the split model), and the split model's name, or why vocal separations will publish vocals and
+ * backing only (the worker logs it).
  */
 export async function checkSeparationSettings(
   config: Pick<Config, "SEPARATION_MODEL_VOCALS" | "SEPARATION_MODEL_STEMS" | "SEPARATION_MODEL_VOCAL_SPLIT">,
   modelsDir: string,
-): Promise<{ vocalSplit?: string; vocalSplitOff?: string }> {
-  const { models, invalid } = await readSeparationModels(modelsDir);
-  const installed = models.length ? models.map((m) => m.name).join(", ") : "none";
+): Promise<{ preload: SeparationManifest[]; vocalSplit?: string; vocalSplitOff?: string }> {
+  const { models, invalid } = await readInstalledModels(modelsDir);
   const broken = invalid.length ? `; invalid manifests: ${invalid.map((i) => i.error).join("; ")}` : "";
   const settings = [
     ["SEPARATION_MODEL_VOCALS", config.SEPARATION_MODEL_VOCALS, "vocal-separation"],
     ["SEPARATION_MODEL_STEMS", config.SEPARATION_MODEL_STEMS, "stem-split"],
   ] as const;
-  for (const [setting, value, kind] of settings) {
+  const preload = new Set<InstalledModel>();
+  for (const [setting, names, kind] of settings) {
     // one model, or an ensemble's (the config schema refused empty and repeated names)
-    const resolved = resolveModelList(models, parseModelList(value), kind);
-    if (resolved.problem === "not-installed")
+    const resolved = resolveModelList(models, names, kind);
+    if (resolved.problem)
       throw new Error(
-        `${setting}="${value}": no separation model "${resolved.name}" in ${modelsDir} (installed: ${installed}${broken})`,
+        `${setting}="${names.join(",")}" with the models in ${modelsDir}: ${modelListProblemMessage(resolved, kind)}${broken}`,
       );
-    if (resolved.problem === "cannot-serve")
-      throw new Error(
-        `${setting}="${value}": the model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${kind} (models that can: ${resolved.fit.join(", ") || "none"})`,
-      );
-    if (resolved.problem === "no-common-stem")
-      throw new Error(`${setting}="${value}": the models have no stem in common, so their ${kind} cannot be combined`);
+    for (const member of resolved.members) preload.add(member);
   }
   const split = resolveVocalSplit(config.SEPARATION_MODEL_VOCAL_SPLIT, models);
-  return split.model ? { vocalSplit: split.model.name } : { vocalSplitOff: split.reason };
+  if (split.model) preload.add(split.model);
+  const manifests = [...preload].map((m) => m.manifest);
+  return split.model ? { preload: manifests, vocalSplit: split.model.name } : { preload: manifests, vocalSplitOff: split.reason };
 }
 
 /**
@@ -293,7 +338,7 @@ export function splitHasOwnThread(setting: Config["SEPARATION_VOCAL_SPLIT_THREAD
 /** Checks the settings' models, loads them on the separation threads and says where they run. */
 export const separationKind: WorkerKind<"separation"> = {
   async start({ config, logger, metrics, storage, modelsDir, output, pooled }) {
-    const { vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
+    const { preload, vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
     if (vocalSplitOff)
       logger.warn({ reason: vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
     const pool = pooled(
@@ -303,13 +348,7 @@ export const separationKind: WorkerKind<"separation"> = {
         providerFallback: config.ORT_PROVIDER_FALLBACK,
         intraOpThreads: config.ORT_INTRA_OP_THREADS,
         interOpThreads: config.ORT_INTER_OP_THREADS,
-        preload: [
-          ...new Set([
-            ...parseModelList(config.SEPARATION_MODEL_VOCALS),
-            ...parseModelList(config.SEPARATION_MODEL_STEMS),
-            ...(vocalSplit ? [vocalSplit] : []),
-          ]),
-        ],
+        preload,
         // it runs beside the vocals model, in the same pass: on a thread of its own neither waits
         // for the other's runs, which pays only where there are cores to spare
         ownThread: vocalSplit && splitHasOwnThread(config.SEPARATION_VOCAL_SPLIT_THREAD) ? [vocalSplit] : [],

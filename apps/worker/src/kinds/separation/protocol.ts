@@ -1,12 +1,12 @@
 import type { AudioProbe } from "@mixdown/audio";
 import type {
-  EnsembleAlgorithm,
-  EnsembleStem,
   ExecutionProvider,
   OutputSpec,
   ProviderFallback,
   SeparateFileResult,
+  SeparationManifest,
 } from "@mixdown/separation";
+import type { SeparationRun } from "@mixdown/separation/job-plan";
 import { siblingModule } from "@mixdown/separation/sibling-module";
 import { TaskThreadPool } from "../../task-threads.ts";
 
@@ -17,32 +17,24 @@ export interface SeparationThreadData {
   providerFallback: ProviderFallback;
   intraOpThreads: number;
   interOpThreads: number;
-  /** Models loaded at start, so the first job pays no load time. */
-  preload: string[];
+  /** Models loaded at start, so the first job pays no load time: their manifests, as the start-up check read them. */
+  preload: SeparationManifest[];
   /** Models on an inference thread of their own (ModelRegistryOptions.ownThread): the vocal split's. */
   ownThread: string[];
 }
 
-export interface SeparationRequest {
+/**
+ * One run of the separation thread: an input, where its files go, and what runs over it (one
+ * model, the vocal split in the same pass, or an ensemble: see SeparationRun). `stems` are the
+ * stems to write (default: all the model outputs).
+ */
+export type SeparationRequest = {
   inputPath: string;
   /** the input's probe, when the job has one (saves probing it again) */
   inputProbe?: AudioProbe;
-  modelName: string;
   outDir: string;
   outputs: OutputSpec[];
-  /** the stems to write (default: all the model outputs) */
-  stems?: string[];
-  /**
-   * Run several models and combine their outputs (separateEnsemble) instead of `modelName` alone:
-   * the members in order, the algorithm, and what each written stem combines.
-   */
-  ensemble?: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
-  /**
-   * A second model over one of the written stems in the same pass (a vocal separation's whole
-   * vocal into harmony and reverb, the lead their remainder): see StemSplit. Not with `ensemble`.
-   */
-  split?: { modelName: string; of: string; stems: string[]; remainder: string };
-}
+} & SeparationRun;
 
 /** What a separation thread reports once its models are loaded: where each one runs. */
 export interface SeparationModelProvider {

@@ -18,10 +18,10 @@ const registry = new ModelRegistry({
 serveTasks<SeparationRequest, SeparateFileResult>({
   async preload(): Promise<SeparationModelProvider[]> {
     const providers: SeparationModelProvider[] = [];
-    for (const name of data.preload) {
-      const model = await registry.load(name);
+    for (const manifest of data.preload) {
+      const model = await registry.load(manifest);
       providers.push({
-        model: name,
+        model: manifest.name,
         requested: data.executionProvider,
         running: model.executionProvider,
         ...(model.fallbackReason ? { fallbackReason: model.fallbackReason } : {}),
@@ -30,10 +30,11 @@ serveTasks<SeparationRequest, SeparateFileResult>({
     return providers;
   },
   async run(request, onProgress, signal) {
+    // a model this thread has not loaded yet is loaded from the manifest the job read, when it sent one
+    const load = (name: string) => registry.load(request.manifests?.find((m) => m.name === name) ?? name);
     if (request.ensemble) {
-      if (request.split) throw new Error("an ensemble's vocal is split in a second run, not in the same pass");
       const models = [];
-      for (const name of request.ensemble.models) models.push(await registry.load(name));
+      for (const name of request.ensemble.models) models.push(await load(name));
       return separateEnsemble({
         signal,
         inputPath: request.inputPath,
@@ -46,7 +47,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
         onProgress: (p) => onProgress(p.fraction ?? 0),
       });
     }
-    const model = await registry.load(request.modelName);
+    const model = await load(request.modelName);
     const { split } = request;
     return separateFile({
       signal,
@@ -57,7 +58,7 @@ serveTasks<SeparationRequest, SeparateFileResult>({
       outputs: request.outputs,
       ...(request.stems ? { stems: request.stems } : {}),
       ...(split
-        ? { split: { model: await registry.load(split.modelName), of: split.of, stems: split.stems, remainder: split.remainder } }
+        ? { split: { model: await load(split.modelName), of: split.of, stems: split.stems, remainder: split.remainder } }
         : {}),
       onProgress: (p) => onProgress(p.fraction ?? 0),
     });

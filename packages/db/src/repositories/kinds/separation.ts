@@ -16,8 +16,8 @@ export interface SeparationOutputs {
   backingKey: string | null;
   stems: StoredStem[];
   lossyStems: StoredStem[];
-  /** the model that served the job (a comma list for an ensemble) */
-  model: string;
+  /** the models that served the job, in order (several: an ensemble) */
+  models: string[];
   /** the ensemble's algorithm (null or absent: one model) */
   ensemble?: string | null;
 }
@@ -28,9 +28,9 @@ export interface NewSeparationJob {
   inputKey: string;
   inputFormat: string;
   inputFileName?: string | null;
-  /** The model the caller chose (null: the worker's setting for the kind); a comma list for an ensemble. */
-  model?: string | null;
-  /** The ensemble's algorithm when `model` names several. */
+  /** The models the caller chose, in order (several: an ensemble); empty or absent: the worker's setting for the kind. */
+  models?: string[];
+  /** The ensemble's algorithm when `models` names several. */
   ensemble?: string | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { outputStemNames, readManifestDirectory, readsInputOnce } from "./families/manifests.ts";
+import { outputStemNames, readManifestDirectory, readsInputOnce, type SeparationManifest } from "./families/manifests.ts";
 import { ManifestError } from "./manifest.ts";
 import type { EnsembleStem } from "./ensemble-names.ts";
 
@@ -16,9 +16,9 @@ export {
 /**
  * What the installed separation models are, read from their manifests alone: no ONNX session is
  * opened, so the API process (which never loads onnxruntime) and the CLI can list and check them.
- * This file imports nothing that pulls in onnxruntime; `@mixdown/separation/catalog` is its entry.
+ * This file imports nothing that pulls in onnxruntime; `@mixdown/separation/installed-models` is its entry.
  */
-export interface SeparationModelEntry {
+export interface InstalledModel {
   name: string;
   /** the model family (the manifest's `architecture`) */
   family: string;
@@ -33,18 +33,23 @@ export interface SeparationModelEntry {
   sizeBytes: number;
   /** its family yields as it reads: it can split another model's stem in the same pass (splitStemStream) */
   readsInputOnce: boolean;
+  /**
+   * The manifest as read: a job hands it to the separation thread with its request, so a model
+   * the thread has not loaded yet is loaded from what the job planned with, not read again.
+   */
+  manifest: SeparationManifest;
 }
 
-export interface SeparationModelCatalog {
-  models: SeparationModelEntry[];
+export interface InstalledModels {
+  models: InstalledModel[];
   /** manifests that failed validation, so an operator sees why a model is missing */
   invalid: { path: string; error: string }[];
 }
 
-/** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory is an empty catalogue. */
-export async function readSeparationModels(modelsDir: string): Promise<SeparationModelCatalog> {
+/** Every `*.json` manifest directly in `modelsDir`, by name; a missing directory has none installed. */
+export async function readInstalledModels(modelsDir: string): Promise<InstalledModels> {
   const directory = await readManifestDirectory(modelsDir);
-  const catalog: SeparationModelCatalog = { models: [], invalid: directory.invalid };
+  const installed: InstalledModels = { models: [], invalid: directory.invalid };
   for (const { path, manifest } of directory.manifests) {
     const file = resolve(modelsDir, manifest.file);
     // A manifest without its weights is not an installed model: a job naming it could only fail.
@@ -61,10 +66,10 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
       else sizeBytes += size;
     }
     if (missing.length > 0) {
-      catalog.invalid.push({ path, error: new ManifestError(path, `weights file ${missing.join(", ")} is missing`).message });
+      installed.invalid.push({ path, error: new ManifestError(path, `weights file ${missing.join(", ")} is missing`).message });
       continue;
     }
-    catalog.models.push({
+    installed.models.push({
       name: manifest.name,
       family: manifest.architecture,
       sampleRate: manifest.sampleRate,
@@ -73,10 +78,11 @@ export async function readSeparationModels(modelsDir: string): Promise<Separatio
       file,
       sizeBytes,
       readsInputOnce: readsInputOnce(manifest),
+      manifest,
     });
   }
-  catalog.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return catalog;
+  installed.models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return installed;
 }
 
 /**
@@ -98,8 +104,8 @@ export function vocalPairOf(outputStems: readonly string[]): { vocals: string; b
  * the split runs afterwards over the first model's written stem (writeRemainder for the remainder).
  */
 export function splitsInOnePass(
-  first: Pick<SeparationModelEntry, "sampleRate">,
-  split: Pick<SeparationModelEntry, "sampleRate" | "readsInputOnce">,
+  first: Pick<InstalledModel, "sampleRate">,
+  split: Pick<InstalledModel, "sampleRate" | "readsInputOnce">,
 ): boolean {
   return split.readsInputOnce && split.sampleRate === first.sampleRate;
 }
@@ -111,7 +117,7 @@ export type SeparationJobKindName = "vocal-separation" | "stem-split";
  * vocalPairOf). A stem split needs a multi-stem model: a single-stem model's split would be
  * the same two files as a vocal separation, which is not what a caller asking for stems wants.
  */
-export function modelServes(model: Pick<SeparationModelEntry, "stems" | "outputStems">, kind: SeparationJobKindName): boolean {
+export function modelServes(model: Pick<InstalledModel, "stems" | "outputStems">, kind: SeparationJobKindName): boolean {
   return kind === "vocal-separation" ? vocalPairOf(model.outputStems) !== undefined : model.stems.length > 1;
 }
 
@@ -123,7 +129,7 @@ export function modelServes(model: Pick<SeparationModelEntry, "stems" | "outputS
  * plus the derived backing when each has one (for the record's backing URL). No stem in common: none.
  */
 export function ensembleStemsFor(
-  members: readonly Pick<SeparationModelEntry, "stems" | "outputStems">[],
+  members: readonly Pick<InstalledModel, "stems" | "outputStems">[],
   kind: SeparationJobKindName,
 ): { stems: EnsembleStem[]; instruments: string[] } {
   if (kind === "vocal-separation") {
@@ -147,26 +153,26 @@ export function ensembleStemsFor(
 /**
  * Where a list of model names (one model, or an ensemble's) goes wrong for a job kind, if it does:
  * a name no installed model has, a model that cannot serve the kind (`fit`: the installed ones that
- * can), or an ensemble whose members have no stem in common. Each caller words it as its own error
- * (the API a 422, the worker's start-up check an error naming the setting, a job a failure).
+ * can), or an ensemble whose members have no stem in common. modelListProblemMessage words it, the
+ * same for every caller (the API's 422, the worker's start-up check, a job's failure).
  */
 export type ModelListProblem =
   | { problem: "not-installed"; name: string; installed: string[] }
-  | { problem: "cannot-serve"; name: string; model: SeparationModelEntry; fit: string[] }
-  | { problem: "no-common-stem"; members: SeparationModelEntry[] };
+  | { problem: "cannot-serve"; name: string; model: InstalledModel; fit: string[] }
+  | { problem: "no-common-stem"; members: InstalledModel[] };
 
 /**
  * The installed models `names` picks for a job kind, in order, with what an ensemble of them writes
  * (see ensembleStemsFor; one model: none), or the first problem.
  */
 export function resolveModelList(
-  models: readonly SeparationModelEntry[],
+  models: readonly InstalledModel[],
   names: readonly string[],
   kind: SeparationJobKindName,
 ):
-  | { members: SeparationModelEntry[]; ensemble?: { stems: EnsembleStem[]; instruments: string[] }; problem?: undefined }
+  | { members: InstalledModel[]; ensemble?: { stems: EnsembleStem[]; instruments: string[] }; problem?: undefined }
   | ModelListProblem {
-  const members: SeparationModelEntry[] = [];
+  const members: InstalledModel[] = [];
   for (const name of names) {
     const model = models.find((m) => m.name === name);
     if (!model) return { problem: "not-installed", name, installed: models.map((m) => m.name) };
@@ -180,6 +186,25 @@ export function resolveModelList(
   return { members, ensemble };
 }
 
+/**
+ * A model-list problem in words: the API answers a create with it as it is (422), the worker's
+ * start-up check after the setting that names the models, and a job that cannot run fails with it.
+ */
+export function modelListProblemMessage(problem: ModelListProblem, kind: SeparationJobKindName): string {
+  switch (problem.problem) {
+    case "not-installed":
+      return `model ${JSON.stringify(problem.name)} is not an installed separation model (installed: ${problem.installed.join(", ") || "none"})`;
+    case "cannot-serve": {
+      const need = kind === "vocal-separation" ? "a model with a vocals stem" : "a multi-stem model";
+      return `model "${problem.name}" (stems: ${problem.model.stems.join(", ")}) cannot serve a ${kind}: it needs ${need} (installed that can: ${problem.fit.join(", ") || "none"})`;
+    }
+    case "no-common-stem": {
+      const { members } = problem;
+      return `the models ${members.map((m) => m.name).join(", ")} have no stem in common (${members.map((m) => `${m.name}: ${m.stems.join(", ")}`).join("; ")}), so their ${kind} cannot be combined`;
+    }
+  }
+}
+
 /** The stems a vocal-split model outputs; the service writes `harmony` and `reverb` and derives the lead. */
 export const VOCAL_SPLIT_STEMS = ["lead", "harmony", "reverb"] as const;
 
@@ -187,7 +212,7 @@ export const VOCAL_SPLIT_STEMS = ["lead", "harmony", "reverb"] as const;
 export const VOCAL_SPLIT_OFF = "none";
 
 /** Whether a model splits a whole vocal into lead, harmony and reverb. */
-export function splitsVocals(model: Pick<SeparationModelEntry, "stems">): boolean {
+export function splitsVocals(model: Pick<InstalledModel, "stems">): boolean {
   return VOCAL_SPLIT_STEMS.every((s) => model.stems.includes(s));
 }
 
@@ -196,7 +221,7 @@ export function splitsVocals(model: Pick<SeparationModelEntry, "stems">): boolea
  * when installed and able to split, else `reason` says why vocal separations stay at vocals and
  * backing.
  */
-export function resolveVocalSplit<Entry extends Pick<SeparationModelEntry, "name" | "stems">>(
+export function resolveVocalSplit<Entry extends Pick<InstalledModel, "name" | "stems">>(
   setting: string,
   installed: readonly Entry[],
 ): { model: Entry; reason?: undefined } | { model?: undefined; reason: string } {

@@ -1,13 +1,14 @@
-import { separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
+import { modelListProblem, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import {
   DEFAULT_ENSEMBLE,
   ENSEMBLE_ALGORITHMS,
   isEnsembleAlgorithm,
+  modelListProblemMessage,
   modelServes,
   parseModelList,
-  readSeparationModels,
+  readInstalledModels,
   resolveModelList,
-} from "@mixdown/separation/catalog";
+} from "@mixdown/separation/installed-models";
 import { Type, type Static } from "typebox";
 import { unprocessable } from "../../http/errors.ts";
 
@@ -40,16 +41,15 @@ export type SeparationModelRecord = Static<typeof SeparationModelRecord>;
  * The separation models installed in MODELS_DIR, from their manifests (the API never loads
  * onnxruntime). Read on every call: a model imported while the API runs is listed at once.
  */
-export class SeparationModels {
+export class InstalledSeparationModels {
   constructor(
     private readonly modelsDir: string,
-    private readonly defaults: { vocalSeparation: string; stemSplit: string },
+    private readonly defaults: { vocalSeparation: readonly string[]; stemSplit: readonly string[] },
   ) {}
 
   async list(): Promise<SeparationModelRecord[]> {
-    const { models } = await readSeparationModels(this.modelsDir);
-    const vocalDefaults = parseModelList(this.defaults.vocalSeparation);
-    const stemDefaults = parseModelList(this.defaults.stemSplit);
+    const { models } = await readInstalledModels(this.modelsDir);
+    const { vocalSeparation: vocalDefaults, stemSplit: stemDefaults } = this.defaults;
     return models.map((m) => ({
       name: m.name,
       family: m.family,
@@ -64,50 +64,40 @@ export class SeparationModels {
    * The `model` and `ensemble` fields of a create, checked before anything is stored (422 naming the
    * problem): each name installed and able to serve the kind, none twice; `ensemble` (default
    * avg_wave) only with two or more models; an ensemble's models must have a stem in common.
-   * Returns what the row stores: the names normalised (`a,b`), and the algorithm of an ensemble.
+   * Returns what the row stores: the names, in order (none: the worker's setting), and the
+   * algorithm of an ensemble.
    */
   async resolve(
     kind: SeparationDbKind,
     modelField: string | undefined,
     ensembleField: string | undefined,
-  ): Promise<{ model: string | null; ensemble: string | null }> {
+  ): Promise<{ models: string[]; ensemble: string | null }> {
     if (modelField === undefined) {
       if (ensembleField !== undefined)
         throw unprocessable("ensemble needs a model field naming two or more models (comma-separated), e.g. model=vocals,stems");
-      return { model: null, ensemble: null };
+      return { models: [], ensemble: null };
     }
+    // One name is taken as written (an unknown one is named by the installed models' check).
     const names = modelField.includes(",") ? parseModelList(modelField) : [modelField];
-    if (names.length > 1 && names.some((n) => n === ""))
-      throw unprocessable(`model ${JSON.stringify(modelField)} has an empty model name`);
-    const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice !== undefined) throw unprocessable(`model names "${twice}" twice: an ensemble's models must differ`);
-    const { models } = await readSeparationModels(this.modelsDir);
+    const problem = names.length > 1 ? modelListProblem(modelField, names) : null;
+    if (problem) throw unprocessable(`model ${problem}`);
+    const { models } = await readInstalledModels(this.modelsDir);
     const jobKind = separationKindOf(kind);
     const resolved = resolveModelList(models, names, jobKind);
-    if (resolved.problem === "not-installed")
-      throw unprocessable(
-        `model ${JSON.stringify(resolved.name)} is not an installed separation model (installed: ${resolved.installed.join(", ") || "none"})`,
-      );
-    if (resolved.problem === "cannot-serve") {
-      const need = jobKind === "vocal-separation" ? "a model with a vocals stem" : "a multi-stem model";
-      throw unprocessable(
-        `model "${resolved.name}" (stems: ${resolved.model.stems.join(", ")}) cannot serve a ${jobKind}: it needs ${need} (installed that can: ${resolved.fit.join(", ") || "none"})`,
-      );
-    }
+    if (resolved.problem === "not-installed" || resolved.problem === "cannot-serve")
+      throw unprocessable(modelListProblemMessage(resolved, jobKind));
     if (names.length === 1) {
       if (ensembleField !== undefined)
         throw unprocessable(`ensemble needs two or more models (model=a,b); model names one (${JSON.stringify(names[0])})`);
-      return { model: names[0]!, ensemble: null };
+      return { models: names, ensemble: null };
     }
     const ensemble = ensembleField ?? DEFAULT_ENSEMBLE;
     if (!isEnsembleAlgorithm(ensemble))
       throw unprocessable(
         `ensemble ${JSON.stringify(ensemble)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`,
       );
-    if (resolved.problem === "no-common-stem")
-      throw unprocessable(
-        `the models ${names.join(", ")} have no stem in common (${resolved.members.map((m) => `${m.name}: ${m.stems.join(", ")}`).join("; ")}), so their ${jobKind} cannot be combined`,
-      );
-    return { model: names.join(","), ensemble };
+    // the ensemble fields are checked before what the members have in common
+    if (resolved.problem === "no-common-stem") throw unprocessable(modelListProblemMessage(resolved, jobKind));
+    return { models: names, ensemble };
   }
 }

@@ -3,13 +3,13 @@ import { copyFile, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, test } from "node:test";
-import { ensembleStemsFor, readSeparationModels, resolveModelList } from "../src/model-catalog.ts";
-import { modelEntry as entry } from "./support/model-entries.ts";
+import { ensembleStemsFor, readInstalledModels, resolveModelList } from "../src/installed-models.ts";
+import { installedModel as entry } from "./support/installed-models.ts";
 
 const HTDEMUCS = join(import.meta.dirname, "fixtures/htdemucs");
 
-test("the catalogue counts every member file of a bag in its size, and lists a bag with a missing member as invalid", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "mixdown-catalog-bag-"));
+test("the installed models count every member file of a bag in its size, and lists a bag with a missing member as invalid", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "mixdown-installed-bag-"));
   try {
     const single = JSON.parse(await readFile(join(HTDEMUCS, "htdemucs-tiny.json"), "utf8"));
     const bag = {
@@ -22,12 +22,12 @@ test("the catalogue counts every member file of a bag in its size, and lists a b
     await writeFile(join(dir, "bag.json"), JSON.stringify(bag));
     for (const i of [0, 1]) await copyFile(join(HTDEMUCS, "htdemucs-tiny.onnx"), join(dir, `bag.${i}.onnx`));
     const one = (await stat(join(HTDEMUCS, "htdemucs-tiny.onnx"))).size;
-    const { models } = await readSeparationModels(dir);
+    const { models } = await readInstalledModels(dir);
     assert.equal(models.length, 1);
     assert.equal(models[0]!.family, "htdemucs");
     assert.equal(models[0]!.sizeBytes, 2 * one);
     await unlink(join(dir, "bag.1.onnx"));
-    const after = await readSeparationModels(dir);
+    const after = await readInstalledModels(dir);
     assert.deepEqual(after.models, []);
     assert.match(after.invalid[0]!.error, /weights file bag\.1\.onnx is missing/);
   } finally {
