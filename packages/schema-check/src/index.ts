@@ -10,8 +10,9 @@ export interface SchemaProblem {
   path: Array<string | number>;
   message: string;
   /**
-   * The value there is not of its type at all: absent, of another type, not one of its choices. A
-   * rule that reads it (one across fields, or a refinement of an object) cannot run on it.
+   * The value there is not of its type at all: absent, of another type, not one of its choices, not
+   * a whole number where one is due. A rule that reads it (one across fields, or across an
+   * object's) cannot run on it.
    */
   untyped: boolean;
 }
@@ -22,21 +23,24 @@ export interface SchemaProblem {
  * string to have >=16 characters"), found all at once and listed in the schema's order.
  */
 export class SchemaCheck<S extends TSchema> {
-  #validator: ReturnType<typeof Compile<S>> | undefined;
+  #compiled: ReturnType<typeof Compile<S>> | undefined;
 
   constructor(readonly schema: S) {}
 
+  /** Compiled on first use: a process that never reads the file does not pay for it. */
+  get #validator() {
+    return (this.#compiled ??= Compile(this.schema));
+  }
+
   check(value: unknown): value is Static<S> {
-    // Compiled on first use: a process that never reads the file does not pay for it.
-    this.#validator ??= Compile(this.schema);
     return this.#validator.Check(value);
   }
 
   /** Every problem of `value`, none when it passes. */
   problems(value: unknown): SchemaProblem[] {
     if (this.check(value)) return [];
-    const validator = this.#validator!;
-    return this.inOrder(value, describeErrors(this.schema, withoutErrorLimit(() => validator.Errors(value)), value));
+    const errors = withoutErrorLimit(() => this.#validator.Errors(value));
+    return this.inOrder(value, describeErrors(this.schema, errors, value));
   }
 
   /**
@@ -56,7 +60,7 @@ export function typedAt(problems: SchemaProblem[], path: Array<string | number>)
   return !problems.some((p) => p.untyped && path.every((key, i) => p.path[i] === key));
 }
 
-/** An absolute URL (one `new URL()` takes, around spaces aside), of `protocol` when one is named. */
+/** An absolute URL: text `new URL()` takes once the spaces around it are trimmed, of `protocol` when one is named. */
 export const Url = (protocol?: string) =>
   Type.Refine(
     Type.String(),
