@@ -2,6 +2,7 @@ import {
   concurrencySettings,
   DEFAULT_ENSEMBLE,
   ENSEMBLE_ALGORITHMS,
+  modelListProblem,
   parseModelList,
   type ConcurrencySetting,
 } from "@mixdown/jobs";
@@ -53,10 +54,7 @@ const url = () => setting(Url(), (text) => text.trim().replace(/[\t\n\r]/g, ""))
 
 /** What is wrong with a separation model setting as written (an empty name, a name twice), if anything. */
 function modelSettingProblem(text: string): string | undefined {
-  const names = parseModelList(text);
-  if (names.some((n) => n === "")) return `empty model name in "${text}"`;
-  if (new Set(names).size !== names.length) return `a model named twice in "${text}"`;
-  return undefined;
+  return modelListProblem(text) ?? undefined;
 }
 
 /**

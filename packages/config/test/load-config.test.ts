@@ -18,11 +18,11 @@ test("reads a separation model setting as its list of names, and refuses an empt
   assert.deepEqual(config.SEPARATION_MODEL_STEMS, ["stems"], "the default, one model");
   assert.throws(
     () => loadConfig({ ...minimal, SEPARATION_MODEL_STEMS: "six,,stems" }),
-    /SEPARATION_MODEL_STEMS.*empty model name/s,
+    /SEPARATION_MODEL_STEMS: "six,,stems" has an empty model name/s,
   );
   assert.throws(
     () => loadConfig({ ...minimal, SEPARATION_MODEL_STEMS: "six,six" }),
-    /SEPARATION_MODEL_STEMS.*a model named twice/s,
+    /SEPARATION_MODEL_STEMS.*names "six" twice: an ensemble's models must differ/s,
   );
 });
 
