@@ -46,7 +46,17 @@ async function s3Request(target, method, objectPath) {
   const signature = crypto.createHmac("sha256", key).update(toSign).digest("hex");
   const authorization = `AWS4-HMAC-SHA256 Credential=${target.accessKey}/${scope}, SignedHeaders=${signed.join(";")}, Signature=${signature}`;
   const { host, ...sent } = headers;
-  return fetch(url, { method, headers: { ...sent, authorization } });
+  // As the real mc does (minio-go retries a request that met a network error up to 10 times, the
+  // waits growing from 1 s): a freshly created compose network may not resolve or route the
+  // server's name for a moment after its health check passed (seen after `compose down` + `up`).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, { method, headers: { ...sent, authorization } });
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * attempt, 5000)));
+    }
+  }
 }
 
 async function main(args) {
