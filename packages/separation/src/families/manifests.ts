@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ManifestError } from "../manifest.ts";
+import { Type } from "typebox";
+import { ManifestBaseSchema, ManifestError, manifestReader } from "../manifest.ts";
 import type { FamilyDescriptor } from "./family.ts";
 import { htdemucsDescriptor, type HtdemucsManifest } from "./htdemucs/manifest.ts";
 import { mdxDescriptor, type MdxManifest } from "./mdx/manifest.ts";
@@ -49,13 +50,12 @@ function readerFor(architecture: string, source: string) {
   return reader;
 }
 
+/** What a manifest must hold before a family can read it: the architecture that names the family. */
+const readArchitecture = manifestReader(Type.Object({ architecture: ManifestBaseSchema.properties.architecture }));
+
 /** Validates parsed JSON as a manifest of whichever family its `architecture` names. */
 export function parseManifest(json: unknown, source: string): SeparationManifest {
-  if (typeof json !== "object" || json === null || Array.isArray(json))
-    throw new ManifestError(source, "manifest must be a JSON object");
-  const { architecture } = json as Record<string, unknown>;
-  if (typeof architecture !== "string" || architecture.length === 0)
-    throw new ManifestError(source, '"architecture" must be a non-empty string');
+  const { architecture } = readArchitecture(json, source);
   return readerFor(architecture, source).parseManifest(json as Record<string, unknown>, source);
 }
 

@@ -1,13 +1,30 @@
-import { BACKING_STEM, ManifestError, manifestFields } from "../../manifest.ts";
+import { Type, type Static } from "typebox";
+import {
+  BACKING_STEM,
+  IntegerField,
+  ManifestBaseSchema,
+  manifestReader,
+  NonEmptyString,
+  StemNames,
+  type FieldWording,
+} from "../../manifest.ts";
 import type { FamilyDescriptor } from "../family.ts";
 
+/** A member's segment is at least nFft long, which its wording names. */
+const segmentWording: FieldWording<{ nFft: number }> = (m, name) => `${name} must be an integer ≥ nFft (${m.nFft})`;
+
+/** The weights are a row per member of a number per stem, which their wording names. */
+const weightsWording: FieldWording<{ members: unknown[]; stems: unknown[] }> = (m, name) =>
+  `${name} must be ${m.members.length} row(s) of ${m.stems.length} finite numbers (per member, per stem)`;
+
 /** One model of an HTDemucs bag (a single model is a bag of one). */
-export interface HtdemucsMember {
+const HtdemucsMemberSchema = Type.Object({
   /** ONNX file, relative to the manifest's directory: inputs `mix`, `spec`; outputs `time`, `spec_out` */
-  file: string;
+  file: NonEmptyString,
   /** the model's training segment in samples: every chunk it runs is this long */
-  segmentSamples: number;
-}
+  segmentSamples: Type.Integer({ wording: segmentWording }),
+});
+export type HtdemucsMember = Static<typeof HtdemucsMemberSchema>;
 
 /**
  * An HTDemucs model or bag as `python -m mixdown_export htdemucs` writes it:
@@ -18,84 +35,47 @@ export interface HtdemucsMember {
  *   "members": [{ "file": "htdemucs_ft.0.onnx", "segmentSamples": 343980 }, ...],
  *   "weights": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]] }
  * ```
+ *
+ * Its fields are declared in the order they are checked, so that the first a manifest gets wrong
+ * is the one its error names. `file` is the first member's.
  */
-export interface HtdemucsManifest {
-  name: string;
-  architecture: "htdemucs";
-  /** the first member's file */
-  file: string;
-  sampleRate: number;
-  nFft: number;
+const HtdemucsManifestSchema = Type.Object({
+  ...ManifestBaseSchema.properties,
+  architecture: Type.Literal("htdemucs"),
+  nFft: IntegerField({ minimum: 16, multipleOf: 4 }),
   /** nFft / 4, as HTDemucs requires */
-  hopLength: number;
+  hopLength: IntegerField({ minimum: 1 }),
   /** the sources, in the models' output order */
-  stems: string[];
-  members: HtdemucsMember[];
+  stems: StemNames,
+  members: Type.Array(HtdemucsMemberSchema, { minItems: 1 }),
   /** per member, per source: demucs.apply.BagOfModels's weights */
-  weights: number[][];
+  weights: Type.Array(Type.Array(Type.Number()), { wording: weightsWording }),
   /** the separations' `shifts` when the caller gives none (an operator's choice; absent: 0) */
-  shifts?: number;
-}
+  shifts: Type.Optional(IntegerField({ minimum: 0 })),
+});
+export type HtdemucsManifest = Static<typeof HtdemucsManifestSchema>;
 
-/** Validates parsed JSON as an HTDemucs manifest; `source` names it in errors. */
-export function parseHtdemucsManifest(json: unknown, source: string): HtdemucsManifest {
-  if (typeof json !== "object" || json === null || Array.isArray(json))
-    throw new ManifestError(source, "manifest must be a JSON object");
-  const m = json as Record<string, unknown>;
-  const { fail, string, integer, stemName } = manifestFields(m, source);
-  const name = string("name");
-  const architecture = string("architecture");
-  if (architecture !== "htdemucs") fail(`unsupported architecture "${architecture}" (only "htdemucs")`);
-  const file = string("file");
-  const sampleRate = integer("sampleRate", 1000, 384000);
-  const nFft = integer("nFft", 16);
-  if (nFft % 4 !== 0) fail('"nFft" must be a multiple of 4');
-  const hopLength = integer("hopLength", 1);
-  if (hopLength !== nFft / 4) fail(`"hopLength" must be nFft / 4 = ${nFft / 4}`);
-  if (!Array.isArray(m.stems) || m.stems.length === 0) fail('"stems" must be a non-empty array');
-  const stems = (m.stems as unknown[]).map((s, i) => stemName(s, `"stems[${i}]"`));
-  if (new Set(stems).size !== stems.length) fail('"stems" has duplicates');
-  if (stems.includes(BACKING_STEM)) fail(`"stems" must not name "${BACKING_STEM}": it is derived (mixture − vocals)`);
-  if (!Array.isArray(m.members) || m.members.length === 0) fail('"members" must be a non-empty array');
-  const members = (m.members as unknown[]).map((entry, i): HtdemucsMember => {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return fail(`"members[${i}]" must be an object`);
-    const fields = manifestFields(entry as Record<string, unknown>, source);
-    const memberFile = (entry as Record<string, unknown>).file;
-    if (typeof memberFile !== "string" || memberFile.length === 0) return fail(`"members[${i}].file" must be a non-empty string`);
-    const segment = (entry as Record<string, unknown>).segmentSamples;
-    if (typeof segment !== "number" || !Number.isInteger(segment) || segment < nFft)
-      return fields.fail(`"members[${i}].segmentSamples" must be an integer ≥ nFft (${nFft})`);
-    return { file: memberFile, segmentSamples: segment };
-  });
-  if (members[0].file !== file) fail(`"file" must be the first member's file ("${members[0].file}")`);
-  const weights = m.weights;
-  if (
-    !Array.isArray(weights) ||
-    weights.length !== members.length ||
-    weights.some(
-      (row) =>
-        !Array.isArray(row) || row.length !== stems.length || row.some((w) => typeof w !== "number" || !Number.isFinite(w)),
-    )
-  )
-    fail(`"weights" must be ${members.length} row(s) of ${stems.length} finite numbers (per member, per stem)`);
-  const rows = weights as number[][];
-  stems.forEach((stem, k) => {
-    if (rows.reduce((sum, row) => sum + row[k], 0) === 0) fail(`"weights" for stem "${stem}" sum to 0`);
-  });
-  const shifts = m.shifts === undefined ? undefined : integer("shifts", 0);
-  return {
-    name,
-    architecture: "htdemucs",
-    file,
-    sampleRate,
-    nFft,
-    hopLength,
-    stems,
-    members,
-    weights: rows.map((row) => [...row]),
-    ...(shifts !== undefined ? { shifts } : {}),
-  };
-}
+/** Validates parsed JSON as an HTDemucs manifest; `source` names it in errors. The rules are what the schema cannot say. */
+export const parseHtdemucsManifest = manifestReader(HtdemucsManifestSchema, {
+  hopLength: (m, { fail }) => {
+    if (m.hopLength !== m.nFft / 4) fail(`"hopLength" must be nFft / 4 = ${m.nFft / 4}`);
+  },
+  stems: (m, { fail }) => {
+    if (m.stems.includes(BACKING_STEM)) fail(`"stems" must not name "${BACKING_STEM}": it is derived (mixture − vocals)`);
+  },
+  members: (m, { fail, failAt }) => {
+    m.members.forEach((member, i) => {
+      if (member.segmentSamples < m.nFft) failAt("members", i, "segmentSamples");
+    });
+    if (m.members[0].file !== m.file) fail(`"file" must be the first member's file ("${m.members[0].file}")`);
+  },
+  weights: (m, { fail, failAt }) => {
+    if (m.weights.length !== m.members.length || m.weights.some((row) => row.length !== m.stems.length)) failAt("weights");
+    m.stems.forEach((stem, k) => {
+      if (m.weights.reduce((sum, row) => sum + row[k], 0) === 0) fail(`"weights" for stem "${stem}" sum to 0`);
+    });
+  },
+});
 
 /** The sources, plus `backing` (mixture − vocals) when there is a vocals source. */
 export function htdemucsOutputStemNames(manifest: HtdemucsManifest): string[] {

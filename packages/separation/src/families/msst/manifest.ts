@@ -1,28 +1,38 @@
-import { BACKING_STEM, manifestFields } from "../../manifest.ts";
+import { Type, type Static } from "typebox";
+import {
+  BACKING_STEM,
+  IntegerField,
+  ManifestBaseSchema,
+  manifestReader,
+  SecondaryStem,
+  StemNames,
+  type ManifestRules,
+} from "../../manifest.ts";
 import type { FamilyDescriptor } from "../family.ts";
 
 /**
  * What MSST's `demix` reads (utils/model_utils.py at ZFTurbo/Music-Source-Separation-Training
  * ccc011a): chunks of `chunkSize` samples every `chunkSize / numOverlap`, `batchSize` chunks per
- * model call, which also decides which chunks keep their linear fades (see demix.ts).
+ * model call, which also decides which chunks keep their linear fades (see demix.ts). Its fields
+ * are declared in the order they are checked, so that the first a manifest gets wrong is the one
+ * its error names.
  */
-interface MsstManifestBase {
-  name: string;
-  file: string;
-  sampleRate: number;
-  nFft: number;
-  hopLength: number;
+const msstFields = <A extends string>(architecture: A) => ({
+  ...ManifestBaseSchema.properties,
+  architecture: Type.Literal(architecture),
+  nFft: IntegerField({ minimum: 16, multipleOf: 2 }),
+  hopLength: IntegerField({ minimum: 1, range: (m: { nFft: number }) => [1, m.nFft] }),
   /** `audio.chunk_size` (or `inference.chunk_size`) */
-  chunkSize: number;
+  chunkSize: IntegerField({ minimum: 1, range: (m: { nFft: number }) => [m.nFft, Number.MAX_SAFE_INTEGER] }),
   /** `inference.num_overlap` */
-  numOverlap: number;
+  numOverlap: IntegerField({ minimum: 1, range: (m: { chunkSize: number }) => [1, m.chunkSize] }),
   /** `inference.batch_size`: MSST's grouping of chunks, which its fades depend on */
-  batchSize: number;
+  batchSize: IntegerField({ minimum: 1, maximum: 1024 }),
   /** stems the model outputs, in output order (MSST's prefer_target_instrument) */
-  stems: string[];
+  stems: StemNames,
   /** single-stem models: the name of mixture − the stem */
-  secondaryStem?: string;
-}
+  secondaryStem: SecondaryStem,
+});
 
 /**
  * BS-RoFormer and Mel-Band RoFormer: the graph maps the chunk's STFT (per channel, torch
@@ -34,87 +44,65 @@ interface MsstManifestBase {
  *   "numOverlap": 2, "batchSize": 4, "stems": ["vocals"], "secondaryStem": "backing" }
  * ```
  */
-export interface RoformerManifest extends MsstManifestBase {
-  architecture: "bs_roformer" | "mel_band_roformer";
-  /** torch.stft(normalized=...) */
-  normalized: boolean;
-  /** the DC bin is zeroed before the iSTFT (MSST since 2025-09-23; true at the pinned commit) */
-  zeroDc: boolean;
-}
+const roformerSchema = <A extends "bs_roformer" | "mel_band_roformer">(architecture: A) =>
+  Type.Object({
+    ...msstFields(architecture),
+    /** torch.stft(normalized=...) */
+    normalized: Type.Boolean({ default: false }),
+    /** the DC bin is zeroed before the iSTFT (MSST since 2025-09-23; true at the pinned commit) */
+    zeroDc: Type.Boolean({ default: true }),
+  });
+const BsRoformerManifestSchema = roformerSchema("bs_roformer");
+const MelBandRoformerManifestSchema = roformerSchema("mel_band_roformer");
+export type RoformerManifest = Static<typeof BsRoformerManifestSchema> | Static<typeof MelBandRoformerManifestSchema>;
 
 /**
  * MDX23C (TFC-TDF v3): the graph maps the cropped STFT [4 (L re, L im, R re, R im), dimF,
  * frames] to [stems, 4, dimF, frames]; the bins from dimF up are zero for the inverse.
  */
-export interface Mdx23cManifest extends MsstManifestBase {
-  architecture: "mdx23c";
-  dimF: number;
-}
+const Mdx23cManifestSchema = Type.Object({
+  ...msstFields("mdx23c"),
+  dimF: IntegerField({ minimum: 1, range: (m: { nFft: number }) => [1, m.nFft / 2 + 1] }),
+});
+export type Mdx23cManifest = Static<typeof Mdx23cManifestSchema>;
 
 export type MsstManifest = RoformerManifest | Mdx23cManifest;
 
-function parseBase(json: Record<string, unknown>, source: string, architecture: string) {
-  const f = manifestFields(json, source);
-  const { fail, string, integer, stemName } = f;
-  const name = string("name");
-  if (string("architecture") !== architecture) fail(`"architecture" must be "${architecture}"`);
-  const file = string("file");
-  const sampleRate = integer("sampleRate", 1000, 384000);
-  const nFft = integer("nFft", 16);
-  if (nFft % 2 !== 0) fail('"nFft" must be even');
-  const hopLength = integer("hopLength", 1, nFft);
-  const chunkSize = integer("chunkSize", nFft);
-  if (Math.floor(chunkSize / 10) < 1) fail('"chunkSize" is too short for the fades (chunkSize / 10 ≥ 1)');
-  const numOverlap = integer("numOverlap", 1, chunkSize);
-  const batchSize = integer("batchSize", 1, 1024);
-  if (!Array.isArray(json.stems) || json.stems.length === 0) fail('"stems" must be a non-empty array');
-  const stems = (json.stems as unknown[]).map((s, i) => stemName(s, `"stems[${i}]"`));
-  if (new Set(stems).size !== stems.length) fail('"stems" has duplicates');
-  let secondaryStem: string | undefined;
-  if (stems.length === 1) {
-    secondaryStem = stemName(json.secondaryStem, '"secondaryStem" (required for single-stem models)');
-    if (secondaryStem === stems[0]) fail('"secondaryStem" must differ from the stem');
-  } else if (json.secondaryStem !== undefined) fail('"secondaryStem" is only for single-stem models');
-  const base = {
-    name,
-    file,
-    sampleRate,
-    nFft,
-    hopLength,
-    chunkSize,
-    numOverlap,
-    batchSize,
-    stems,
-    ...(secondaryStem !== undefined ? { secondaryStem } : {}),
-  };
-  return { base, f };
-}
+/** What every MSST family's manifest must hold beyond its schema: relations between its fields. */
+const msstRules: ManifestRules<MsstManifest> = {
+  hopLength: (m, { failAt }) => {
+    if (m.hopLength > m.nFft) failAt("hopLength");
+  },
+  chunkSize: (m, { fail, failAt }) => {
+    if (m.chunkSize < m.nFft) failAt("chunkSize");
+    if (Math.floor(m.chunkSize / 10) < 1) fail('"chunkSize" is too short for the fades (chunkSize / 10 ≥ 1)');
+  },
+  numOverlap: (m, { failAt }) => {
+    if (m.numOverlap > m.chunkSize) failAt("numOverlap");
+  },
+  secondaryStem: (m, { fail, failAt }) => {
+    if (m.stems.length === 1) {
+      if (m.secondaryStem === undefined) failAt("secondaryStem");
+      if (m.secondaryStem === m.stems[0]) fail('"secondaryStem" must differ from the stem');
+    } else if (m.secondaryStem !== undefined) failAt("secondaryStem");
+  },
+};
 
-function bool(json: Record<string, unknown>, key: string, fallback: boolean, fail: (m: string) => never): boolean {
-  const v = json[key] ?? fallback;
-  if (typeof v !== "boolean") fail(`"${key}" must be true or false`);
-  return v as boolean;
-}
+/** Validates parsed JSON as a BS-RoFormer manifest; `source` names it in errors. */
+export const parseBsRoformerManifest = manifestReader(BsRoformerManifestSchema, msstRules);
 
-export function parseRoformerManifest(json: Record<string, unknown>, source: string): RoformerManifest {
-  const architecture = json.architecture === "mel_band_roformer" ? "mel_band_roformer" : "bs_roformer";
-  const { base, f } = parseBase(json, source, architecture);
-  return {
-    ...base,
-    architecture,
-    normalized: bool(json, "normalized", false, f.fail),
-    zeroDc: bool(json, "zeroDc", true, f.fail),
-  };
-}
+/** Validates parsed JSON as a Mel-Band RoFormer manifest. */
+export const parseMelBandRoformerManifest = manifestReader(MelBandRoformerManifestSchema, msstRules);
 
-export function parseMdx23cManifest(json: Record<string, unknown>, source: string): Mdx23cManifest {
-  const { base, f } = parseBase(json, source, "mdx23c");
-  const dimF = f.integer("dimF", 1, base.nFft / 2 + 1);
-  // MSST's MDX23C inverts without a length: its output is (frames − 1)·hop samples long
-  if (base.chunkSize % base.hopLength !== 0)
-    f.fail(`"chunkSize" ${base.chunkSize} must be a multiple of "hopLength" ${base.hopLength}`);
-  return { ...base, architecture: "mdx23c", dimF };
-}
+/** Validates parsed JSON as an MDX23C manifest. */
+export const parseMdx23cManifest = manifestReader(Mdx23cManifestSchema, {
+  ...msstRules,
+  dimF: (m, { fail, failAt }) => {
+    if (m.dimF > m.nFft / 2 + 1) failAt("dimF");
+    // MSST's MDX23C inverts without a length: its output is (frames − 1)·hop samples long
+    if (m.chunkSize % m.hopLength !== 0) fail(`"chunkSize" ${m.chunkSize} must be a multiple of "hopLength" ${m.hopLength}`);
+  },
+});
 
 /**
  * The stem mixture − stems is taken from, with its name: the model's vocals (named `backing`,
@@ -135,7 +123,7 @@ export function msstOutputStemNames(manifest: MsstManifest): string[] {
 /** BS-RoFormer's manifest side (the family adds its loader in `index.ts`). */
 export const bsRoformerDescriptor = {
   architecture: "bs_roformer",
-  parseManifest: parseRoformerManifest,
+  parseManifest: parseBsRoformerManifest,
   outputStems: msstOutputStemNames,
   readsInputOnce: true,
 } as const satisfies FamilyDescriptor<MsstManifest>;
@@ -143,7 +131,7 @@ export const bsRoformerDescriptor = {
 /** Mel-Band RoFormer's manifest side. */
 export const melBandRoformerDescriptor = {
   architecture: "mel_band_roformer",
-  parseManifest: parseRoformerManifest,
+  parseManifest: parseMelBandRoformerManifest,
   outputStems: msstOutputStemNames,
   readsInputOnce: true,
 } as const satisfies FamilyDescriptor<MsstManifest>;
