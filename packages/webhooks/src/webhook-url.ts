@@ -21,13 +21,18 @@ export function webhookUrlProblem(value: string, policy: WebhookAddressPolicy): 
  * `field` names it in the message; `why` says what the credentials rule and the policy mean for
  * that use. Null when the URL passes.
  */
+/** The words for a link longer than MAX_WEBHOOK_URL_LENGTH, wherever a link is refused for its length. */
+export function urlLengthProblem(field: string): string {
+  return `${field} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+}
+
 export function outboundUrlProblem(
   field: string,
   value: string,
   policy: WebhookAddressPolicy,
   why: { credentials: string; denied: string },
 ): string | null {
-  if (value.length > MAX_WEBHOOK_URL_LENGTH) return `${field} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  if (value.length > MAX_WEBHOOK_URL_LENGTH) return urlLengthProblem(field);
   let url: URL;
   try {
     url = new URL(value);

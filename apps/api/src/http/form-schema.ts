@@ -2,6 +2,7 @@ import { Type, type Static, type TObject, type TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ReceivedFile, ReceivedForm } from "../uploads/receive-form.ts";
 import { unprocessable } from "./errors.ts";
+import { fieldsOfBody } from "./plain-form.ts";
 
 /**
  * A file part of a form: documented as OpenAPI's `{ type: string, format: binary }`, typed as
@@ -131,6 +132,11 @@ export class FormSchema<S extends TObject> {
     return this.#fields.filter((f) => f.schema.type === "integer" || f.schema.type === "number").map((f) => f.name);
   }
 
+  /** A urlencoded or JSON body's text fields, as a multipart form's would be (`fieldsOfBody`), ready for `read`. */
+  fieldsOf(body: unknown): Map<string, string> {
+    return fieldsOfBody(body, this.textFields, this.numericFields);
+  }
+
   /** The form's values, typed by the schema: text converted and checked, file parts as stored. */
   read(form: Pick<ReceivedForm, "fields"> & { files?: ReadonlyMap<string, ReceivedFile> }): Static<S> {
     const values: Record<string, unknown> = {};
@@ -142,8 +148,9 @@ export class FormSchema<S extends TObject> {
         continue;
       }
       const raw = form.fields.get(field.name);
-      const empty = raw === undefined || (field.schema.type !== "string" && raw.trim() === "");
-      if (empty || (field.schema.enum && raw.trim() === "")) {
+      // An unfilled input: absent, or blank where the field is a number or a choice.
+      const choice = field.schema.type !== "string" || field.schema.enum !== undefined;
+      if (raw === undefined || (choice && raw.trim() === "")) {
         if (field.required) this.#fail(field, "required", raw);
         continue;
       }

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type, type Static } from "typebox";
-import { MAX_WEBHOOK_URL_LENGTH } from "@mixdown/webhooks";
+import { MAX_WEBHOOK_URL_LENGTH, urlLengthProblem } from "@mixdown/webhooks";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery, pageOf } from "../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
-import { acceptUrlencodedForms, fieldsOfBody } from "../http/plain-form.ts";
+import { acceptUrlencodedForms } from "../http/plain-form.ts";
 import { listOf } from "@mixdown/records";
 import { FilePart, FormSchema, type FieldFailure } from "../http/form-schema.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES } from "../http/multipart-route.ts";
@@ -22,7 +22,7 @@ const importForm = Type.Object({
   modelUrl: Type.Optional(
     Type.String({
       format: "uri",
-      maxLength: 2048,
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
       description:
         "Instead of modelFile: a link to the model, the way RVC voices are shared: a `.pth`, an RVC `.onnx`, or a `.zip` holding exactly one `.pth` (or `.onnx`) and at most one `.index` (folders, `__MACOSX/` and `.DS_Store` are ignored). A Hugging Face page link (`/blob/`) is taken as its download link (`/resolve/`). Absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS (else 422); host names are checked on the address the download connects to. The answer is the model `pending`; the worker downloads it (at most MAX_VOICE_MODEL_UPLOAD_BYTES, also unpacked from a zip), refuses a zip entry leading out of its folder, and continues as for an uploaded file; the model ends `ready`, or `failed` with the reason as `errorMessage` (not found, too large, not a model, a bad zip, an address refused)",
     }),
@@ -30,7 +30,7 @@ const importForm = Type.Object({
   indexUrl: Type.Optional(
     Type.String({
       format: "uri",
-      maxLength: 2048,
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
       description:
         "With modelUrl only: a link to the model's feature index (`.index`, at most MAX_VOICE_MODEL_INDEX_BYTES), same rules as modelUrl. A zip at modelUrl that holds an index too ends the model `failed` naming both",
     }),
@@ -49,14 +49,13 @@ export type VoiceModelImportForm = Static<typeof importForm>;
 /** `/voice-models`: list (public catalogue + own, or own only) and fetch. */
 export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const tags = ["Voice models"];
-  // A link's length is refused as every link the service follows is (outboundUrlProblem's words).
-  const linkTooLong = { maxLength: ({ name }: FieldFailure) => `${name} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
+  // A link's length is refused in the words of every link the service follows (urlLengthProblem).
+  const linkTooLong = { maxLength: ({ name }: FieldFailure) => urlLengthProblem(name) };
   const form = new FormSchema(importForm, {
     metadata: { required: () => 'metadata is required: a JSON object such as {"title": "My voice"}' },
     modelUrl: linkTooLong,
     indexUrl: linkTooLong,
   });
-  const textFields = form.textFields;
   // Enough for the text fields (metadata, links): a model itself needs the multipart form.
   acceptUrlencodedForms(app, 64 * 1024);
   app.get(
@@ -127,7 +126,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       };
       if (!request.isMultipart()) {
         // An import by link has text fields only: a urlencoded form (or a JSON object) carries them.
-        const fields = fieldsOfBody(request.body, textFields);
+        const fields = form.fieldsOf(request.body);
         return jsonCreate(ctx, request, reply, route, () =>
           ctx.modelImports.import(request.auth.caller.id, form.read({ fields })),
         );
@@ -143,7 +142,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
             referenceFile: { maxBytes: ctx.config.MAX_CONVERSION_UPLOAD_BYTES },
             image: { maxBytes: ctx.config.MAX_VOICE_MODEL_IMAGE_BYTES },
           },
-          textFields,
+          textFields: form.textFields,
         },
         route,
         (received) => ctx.modelImports.import(request.auth.caller.id, form.read(received)),

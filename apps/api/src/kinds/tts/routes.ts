@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
-import { acceptUrlencodedForms, fieldsOfBody } from "../../http/plain-form.ts";
+import { acceptUrlencodedForms } from "../../http/plain-form.ts";
 import { describeFieldFailure, FormSchema } from "../../http/form-schema.ts";
 import { documentOnly } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
@@ -47,7 +47,6 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
       maxLength: (failure) => `${describeFieldFailure(failure)} (MAX_TTS_TEXT_CHARS)`,
     },
   });
-  const textFields = form.textFields;
   // Python requests' `data={...}` sends the fields urlencoded; only this plugin's routes read such bodies.
   acceptUrlencodedForms(app, maxChars * 12 + 64 * 1024);
 
@@ -78,11 +77,16 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
     },
     (request, reply) =>
       request.isMultipart()
-        ? multipartCreate(ctx, request, reply, { files: {}, textFields, textFileMaxBytes: maxChars * 4 }, route, (received) =>
-            service.create(origin(request, received.fields), form.read(received)),
+        ? multipartCreate(
+            ctx,
+            request,
+            reply,
+            { files: {}, textFields: form.textFields, textFileMaxBytes: maxChars * 4 },
+            route,
+            (received) => service.create(origin(request, received.fields), form.read(received)),
           )
         : jsonCreate(ctx, request, reply, route, () => {
-            const fields = fieldsOfBody(request.body, textFields, form.numericFields);
+            const fields = form.fieldsOf(request.body);
             return service.create(origin(request, fields), form.read({ fields }));
           }),
   );
