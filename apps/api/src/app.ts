@@ -119,9 +119,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
 
   // What RVC models still need on this server: named in voice model records, a 422 at a conversion's create.
   const voiceAssets = voiceAssetsOf(config);
-  const presenter = new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
-    voiceAssets.missingFor(row),
-  );
+  const presenter = new RecordPresenter(storage, {
+    ttlSeconds: config.SIGNED_URL_TTL_SECONDS,
+    apiBaseUrl: `${publicBaseUrl(config)}${API_PREFIX}`,
+    missingAssets: (row) => voiceAssets.missingFor(row),
+    outputRetentionMinutes: config.RETENTION_OUTPUT_MINUTES,
+  });
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Config } from "@mixdown/config";
 import {
   createJobTables,
+  JobRetention,
   createPrismaClient,
   listModelsOwedMedia,
   queueOwedWebhooks,
@@ -14,12 +15,13 @@ import {
   type PrismaClient,
 } from "@mixdown/db";
 import { concurrencyOf, QUEUE_GROUPS, queuesOf, type JobKind } from "@mixdown/jobs";
-import { startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
+import { MAINTENANCE_QUEUE, startMaintenance, startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import { runsOnJemalloc } from "@mixdown/separation/allocator";
 import { JobFolderKeeper } from "./job-folders.ts";
+import { RetentionSweeper } from "./retention.ts";
 import { JobRunner, type JobHandler } from "./run-job.ts";
 import type { ThreadPool, WorkerKindContext } from "./kinds/context.ts";
 import { checkWorkerKinds, WORKER_KINDS } from "./kinds/index.ts";
@@ -202,6 +204,28 @@ export async function startWorkerApp(
     return worker;
   });
 
+  // The retention sweep (RETENTION_*), scheduled on the maintenance queue: one worker at a time.
+  const sweeper = new RetentionSweeper({
+    retention: new JobRetention(prisma),
+    storage,
+    settings: {
+      inputMinutes: config.RETENTION_INPUT_MINUTES,
+      outputMinutes: config.RETENTION_OUTPUT_MINUTES,
+      batch: config.RETENTION_SWEEP_BATCH,
+    },
+    log: logger,
+    metrics,
+  });
+  const maintenance = await startMaintenance({
+    connection,
+    prefix: config.QUEUE_PREFIX,
+    everyMs: { "retention-sweep": config.RETENTION_SWEEP_INTERVAL_SECONDS * 1000 },
+    run: (task, signal) => sweeper.sweep(signal),
+    lockDurationMs: config.WORKER_LOCK_DURATION_MS,
+    stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+    onError: (err) => logger.warn({ queue: MAINTENANCE_QUEUE, err: err.message }, "maintenance queue error"),
+  });
+
   // Rows whose queue entry never made it (a crash between insert and enqueue) are re-queued here
   // too, so a deployment that runs only workers still loses nothing.
   const reconciler =
@@ -230,7 +254,7 @@ export async function startWorkerApp(
     async close() {
       folders.stop();
       await reconciler?.stop();
-      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([...workers.map((w) => w.close()), maintenance.close()]);
       await cancels.close();
       await Promise.all(pools.map((p) => p.close()));
       await jobQueues.close();

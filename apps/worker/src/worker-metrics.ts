@@ -22,6 +22,10 @@ export class WorkerMetrics {
   private readonly provider: Gauge<"model" | "requested" | "provider">;
   private readonly swept: Counter;
   private readonly sweptBytes: Counter;
+  private readonly retentionJobs: Counter<"kind" | "files">;
+  private readonly retentionObjects: Counter<"files">;
+  private readonly retentionBytes: Counter<"files">;
+  private readonly retentionLastSweep: Gauge;
   private tmpDir: string | undefined;
   private readonly active = new Map<string, Set<string>>();
 
@@ -79,6 +83,29 @@ export class WorkerMetrics {
       help: "Bytes those swept job folders held",
       registers,
     });
+    this.retentionJobs = new Counter({
+      name: "mixdown_retention_expired_jobs_total",
+      help: "Ended jobs whose inputs or outputs (files) the retention sweeps of this worker deleted (RETENTION_*_MINUTES), by kind",
+      labelNames: ["kind", "files"],
+      registers,
+    });
+    this.retentionObjects = new Counter({
+      name: "mixdown_retention_deleted_objects_total",
+      help: "Stored objects the retention sweeps of this worker deleted: a job's uploaded inputs or its outputs",
+      labelNames: ["files"],
+      registers,
+    });
+    this.retentionBytes = new Counter({
+      name: "mixdown_retention_deleted_bytes_total",
+      help: "Bytes those deleted objects held",
+      labelNames: ["files"],
+      registers,
+    });
+    this.retentionLastSweep = new Gauge({
+      name: "mixdown_retention_last_sweep_timestamp_seconds",
+      help: "When this worker last finished a retention sweep (one worker sweeps at a time: take the max over workers)",
+      registers,
+    });
     const metrics = this;
     new Gauge({
       name: "mixdown_disk_free_bytes",
@@ -95,6 +122,20 @@ export class WorkerMetrics {
   jobFoldersSwept(folders: number, bytes: number): void {
     this.swept.inc(folders);
     this.sweptBytes.inc(bytes);
+  }
+
+  /** A retention sweep's batch: `jobs` of `kind` lost their `files` (RetentionSweeper's metrics). */
+  retentionExpired(files: "inputs" | "outputs", kind: string, jobs: number): void {
+    this.retentionJobs.inc({ kind, files }, jobs);
+  }
+
+  retentionDeleted(files: "inputs" | "outputs", objects: number, bytes: number): void {
+    this.retentionObjects.inc({ files }, objects);
+    this.retentionBytes.inc({ files }, bytes);
+  }
+
+  retentionSweepEnded(at: Date): void {
+    this.retentionLastSweep.set(at.getTime() / 1000);
   }
 
   /** TMP_DIR, whose free space each scrape reports. */

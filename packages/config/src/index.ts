@@ -221,6 +221,19 @@ const SETTINGS = {
    */
   WORKER_MIN_FREE_DISK_MB: int({ minimum: 0, default: 1024 }),
   WORKER_DISK_WAIT_SECONDS: int({ minimum: 0, default: 300 }),
+  /**
+   * Retention, in minutes after a job ended (0: kept for good). A job's outputs are deleted
+   * RETENTION_OUTPUT_MINUTES after its end (its record then has null URLs and `outputsExpiredAt`),
+   * its uploaded inputs RETENTION_INPUT_MINUTES after (nothing reads them once a job has ended),
+   * and the ended job's row itself, with whatever files it still has, RETENTION_JOB_MINUTES after.
+   * A worker's retention sweep does it every RETENTION_SWEEP_INTERVAL_SECONDS, one sweep at a
+   * time across all workers, RETENTION_SWEEP_BATCH jobs per table and step at a time.
+   */
+  RETENTION_OUTPUT_MINUTES: int({ minimum: 0, default: 7 * 24 * 60 }),
+  RETENTION_INPUT_MINUTES: int({ minimum: 0, default: 60 }),
+  RETENTION_JOB_MINUTES: int({ minimum: 0, default: 0 }),
+  RETENTION_SWEEP_INTERVAL_SECONDS: int({ minimum: 1, default: 300 }),
+  RETENTION_SWEEP_BATCH: int({ minimum: 1, maximum: 1000, default: 200 }),
   /** One model, or several (comma-separated) run as an ensemble; read as the list of names. */
   SEPARATION_MODEL_VOCALS: modelList("vocals"),
   SEPARATION_MODEL_STEMS: modelList("stems"),

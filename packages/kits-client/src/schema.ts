@@ -609,6 +609,10 @@ export interface components {
             }[];
             lossyVocalAudioFileUrl: string | null;
             model: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
             /** @description Percent done */
             progress: number;
             /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
@@ -665,6 +669,10 @@ export interface components {
             lossyOutputFileUrl: string | null;
             model: components["schemas"]["VoiceModel"];
             outputFileUrl: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
             /** @description Percent done */
             progress: number;
             /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
@@ -726,6 +734,10 @@ export interface components {
             lossyOutputFileUrl: string | null;
             model: components["schemas"]["VoiceModel"];
             outputFileUrl: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
             /** @description Percent done */
             progress: number;
             recombinedAudioFileUrl: string | null;

@@ -15,3 +15,11 @@ export {
   type CancelNotice,
   type CancelSubscription,
 } from "./job-cancels.ts";
+export {
+  MAINTENANCE_QUEUE,
+  MAINTENANCE_TASKS,
+  startMaintenance,
+  type Maintenance,
+  type MaintenanceOptions,
+  type MaintenanceTask,
+} from "./maintenance.ts";

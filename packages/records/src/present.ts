@@ -44,15 +44,48 @@ type PresenterMap = { [R in JobRecordType]: (row: RecordRows[R]) => unknown };
  * Turns rows into the interface's records. Rows hold storage keys, never URLs: download URLs
  * are signed here, at read time, so they are always fresh.
  */
+export interface PresenterOptions {
+  /** How long a signed download URL stays valid (SIGNED_URL_TTL_SECONDS). */
+  ttlSeconds: number;
+  /** Absolute base of the API's own routes (`https://host/api/kits/v1`), for stable media links. */
+  apiBaseUrl: string;
+  /** What a voice model still needs on this server (`missingAssets`); none when not given. */
+  missingAssets?: VoiceAssetCheck;
+  /** RETENTION_OUTPUT_MINUTES: when an ended job's outputs are deleted (0: never), for `outputsExpireAt`. */
+  outputRetentionMinutes?: number;
+}
+
+/**
+ * Turns rows into the interface's records. Rows hold storage keys, never URLs: download URLs
+ * are signed here, at read time, so they are always fresh.
+ */
 export class RecordPresenter {
+  private readonly ttlSeconds: number;
+  private readonly apiBaseUrl: string;
+  private readonly missingAssets: VoiceAssetCheck;
+  private readonly outputRetentionMs: number;
+
   constructor(
     private readonly storage: ObjectStorage,
-    private readonly ttlSeconds: number,
-    /** Absolute base of the API's own routes (`https://host/api/kits/v1`), for stable media links. */
-    private readonly apiBaseUrl: string,
-    /** What a voice model still needs on this server (`missingAssets`); none when not given. */
-    private readonly missingAssets: VoiceAssetCheck = async () => [],
-  ) {}
+    options: PresenterOptions,
+  ) {
+    this.ttlSeconds = options.ttlSeconds;
+    this.apiBaseUrl = options.apiBaseUrl;
+    this.missingAssets = options.missingAssets ?? (async () => []);
+    this.outputRetentionMs = (options.outputRetentionMinutes ?? 0) * 60_000;
+  }
+
+  /**
+   * A job's `outputsExpireAt` and `outputsExpiredAt`: once swept, both say when; before, the
+   * first says when the sweep will take them (its end plus the retention), null while it runs or
+   * when outputs are kept for good.
+   */
+  private outputRetention(row: { jobEndTime: Date | null; outputsExpiredAt: Date | null }) {
+    const due =
+      row.outputsExpiredAt ??
+      (row.jobEndTime && this.outputRetentionMs > 0 ? new Date(row.jobEndTime.getTime() + this.outputRetentionMs) : null);
+    return { outputsExpireAt: formatTimestamp(due), outputsExpiredAt: formatTimestamp(row.outputsExpiredAt) };
+  }
 
   private url(key: string | null | undefined): Promise<string | null> {
     return key ? this.storage.signedUrl(key, this.ttlSeconds) : Promise.resolve(null);
@@ -93,6 +126,7 @@ export class RecordPresenter {
       ensemble: row.ensemble,
       progress: row.progress,
       errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
     };
   }
 
@@ -157,6 +191,7 @@ export class RecordPresenter {
       model,
       progress: row.progress,
       errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
     };
   }
 
@@ -182,6 +217,7 @@ export class RecordPresenter {
       synthesizer: row.synthesizer,
       progress: row.progress,
       errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
     };
   }
 

@@ -14,6 +14,18 @@ const jobExtras = {
   errorMessage: Nullable(Type.String({ description: "Why the job failed (status `error`)" })),
 };
 
+/** When a job's outputs are deleted by the retention sweep (RETENTION_OUTPUT_MINUTES): every kind with audio outputs has both. */
+const outputRetention = {
+  outputsExpireAt: Type.Union([Timestamp, Type.Null()], {
+    description:
+      "When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good",
+  }),
+  outputsExpiredAt: Type.Union([Timestamp, Type.Null()], {
+    description:
+      "When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored",
+  }),
+};
+
 export const SeparationJobRecord = Type.Object(
   {
     id: Type.Integer(),
@@ -40,6 +52,7 @@ export const SeparationJobRecord = Type.Object(
       }),
     ),
     ...jobExtras,
+    ...outputRetention,
   },
   { $id: "SeparationJob", description: "A vocal separation or stem split job" },
 );
@@ -116,6 +129,7 @@ export const VoiceConversionJobRecord = Type.Object(
     recombinedAudioFileUrl: SignedUrl,
     model: Type.Ref("VoiceModel"),
     ...jobExtras,
+    ...outputRetention,
   },
   { $id: "VoiceConversionJob", description: "A voice conversion (inference) job" },
 );
@@ -147,6 +161,7 @@ export const TtsJobRecord = Type.Object(
       }),
     ),
     ...jobExtras,
+    ...outputRetention,
   },
   {
     $id: "TtsJob",

@@ -43,7 +43,11 @@ before(async () => {
     rmvpe: "rmvpe.onnx",
     pitchMethod: "auto",
   });
-  presenter = new RecordPresenter(storage, TTL_SECONDS, API_BASE, (row) => assets.missingFor(row));
+  presenter = new RecordPresenter(storage, {
+    ttlSeconds: TTL_SECONDS,
+    apiBaseUrl: API_BASE,
+    missingAssets: (row) => assets.missingFor(row),
+  });
 });
 
 after(() => rm(modelsDir, { recursive: true, force: true }));
@@ -254,7 +258,7 @@ test("every job status reaches the record as the row has it, and the schema refu
 
 test("URLs are signed when a row is presented, for the presenter's TTL, never read from the row", async () => {
   const row = separationRow();
-  const longer = new RecordPresenter(storage, 7_200, API_BASE);
+  const longer = new RecordPresenter(storage, { ttlSeconds: 7_200, apiBaseUrl: API_BASE });
   assertSignedUrlOf((await presenter.separationJob(row)).vocalAudioFileUrl, row.vocalKey!);
   assertSignedUrlOf((await longer.separationJob(row)).vocalAudioFileUrl, row.vocalKey!, 7_200);
 });

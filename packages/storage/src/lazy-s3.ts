@@ -46,6 +46,11 @@ export class LazyS3Storage implements ObjectStorage {
     return (await this.storage()).delete(key);
   }
 
+  /** A bucket has no folders to remove. */
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    return (await this.storage()).deleteMany(keys);
+  }
+
   async deletePrefix(prefix: string): Promise<number> {
     return (await this.storage()).deletePrefix(prefix);
   }

@@ -130,10 +130,28 @@ export class LocalDiskStorage implements ObjectStorage {
     }
   }
 
+  async deleteMany(keys: readonly string[], options: { folders?: readonly string[] } = {}): Promise<void> {
+    for (const key of keys) await this.delete(key);
+    for (const folder of options.folders ?? []) await this.#removeFolder(folder);
+  }
+
+  /**
+   * Deletes the objects under `prefix`; a prefix that is a folder (`outputs/stem-split/12/`) goes
+   * with its files, so a year of deleted jobs leaves no empty folders behind.
+   */
   async deletePrefix(prefix: string): Promise<number> {
     const keys = await this.list(prefix);
-    for (const key of keys) await this.delete(key);
+    await this.deleteMany(keys, { folders: [prefix] });
     return keys.length;
+  }
+
+  /**
+   * Removes a folder prefix (`outputs/stem-split/12/`) with whatever is in it. Only a job's own
+   * folder is ever named: the shared ones (`uploads/<kind>/`) stay, as a create may be writing there.
+   */
+  async #removeFolder(prefix: string): Promise<void> {
+    if (prefix.length < 2 || !prefix.endsWith("/")) return;
+    await rm(this.pathFor(prefix.slice(0, -1)), { recursive: true, force: true });
   }
 
   async list(prefix: string): Promise<string[]> {

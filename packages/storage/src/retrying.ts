@@ -84,6 +84,10 @@ export class RetryingStorage implements ObjectStorage {
     return this.retry("delete", key, () => this.inner.delete(key));
   }
 
+  deleteMany(keys: readonly string[], options?: { folders?: readonly string[] }): Promise<void> {
+    return this.retry("delete", keys[0], () => this.inner.deleteMany(keys, options));
+  }
+
   deletePrefix(prefix: string): Promise<number> {
     return this.retry("delete", prefix, () => this.inner.deletePrefix(prefix));
   }

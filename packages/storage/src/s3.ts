@@ -221,11 +221,12 @@ export class S3Storage implements ObjectStorage {
     await reaching("delete", key, () => this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key })));
   }
 
-  async deletePrefix(prefix: string): Promise<number> {
-    const keys = await this.list(prefix);
+  /** A bucket has no folders: `options.folders` has nothing to remove. */
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    for (const key of keys) assertValidKey(key);
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const out = await reaching("delete", prefix, () =>
+      const out = await reaching("delete", batch[0], () =>
         this.client.send(
           new DeleteObjectsCommand({
             Bucket: this.options.bucket,
@@ -234,9 +235,15 @@ export class S3Storage implements ObjectStorage {
         ),
       );
       if (out.Errors && out.Errors.length > 0) {
-        throw new Error(`deleting ${out.Errors.length} objects under ${prefix} failed: ${out.Errors[0]?.Message}`);
+        const first = out.Errors[0];
+        throw new Error(`deleting ${out.Errors.length} of ${batch.length} objects failed: ${first?.Key}: ${first?.Message}`);
       }
     }
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    const keys = await this.list(prefix);
+    await this.deleteMany(keys);
     return keys.length;
   }
 

@@ -33,6 +33,13 @@ export interface ObjectStorage {
   exists(key: string): Promise<boolean>;
   /** Deletes one object; deleting an absent key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Deletes many objects at once (S3: DeleteObjects, 1,000 keys a request); absent keys are not
+   * an error. Rejects when any could not be deleted (deleting the same keys again is safe).
+   * `folders`: prefixes ending in `/` that held them (a job's output folders, which nothing writes
+   * to any more), removed too where the backend has folders (local disk).
+   */
+  deleteMany(keys: readonly string[], options?: { folders?: readonly string[] }): Promise<void>;
   /** Deletes every object whose key starts with `prefix`; returns how many were deleted. */
   deletePrefix(prefix: string): Promise<number>;
   /** Lists keys under a prefix (tests, maintenance); not meant for hot paths. */

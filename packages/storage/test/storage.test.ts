@@ -74,6 +74,20 @@ for (const driver of ["s3", "local"] as const) {
       assert.equal(await storage.exists("t/other/c.wav"), true);
     });
 
+    test("deletes many keys at once, more than one request's 1,000, absent ones included, and nothing else", async () => {
+      const keys = Array.from({ length: 1_203 }, (_, i) => `t/many/${String(i).padStart(4, "0")}.txt`);
+      for (let i = 0; i < keys.length; i += 50)
+        await Promise.all(keys.slice(i, i + 50).map((key) => storage.putStream(key, Readable.from([Buffer.from(key)]))));
+      await storage.putStream("t/many-kept/x.txt", Readable.from([Buffer.from("x")]));
+      await storage.deleteMany([...keys.slice(0, 1_200), "t/many/never-existed.txt"]);
+      assert.deepEqual(await storage.list("t/many/"), keys.slice(1_200));
+      await storage.deleteMany(keys);
+      await storage.deleteMany([]);
+      assert.deepEqual(await storage.list("t/many/"), []);
+      assert.equal(await storage.exists("t/many-kept/x.txt"), true);
+      await assert.rejects(storage.deleteMany(["t/ok.txt", "../escape"]), /invalid storage key/);
+    });
+
     test("puts a multi-megabyte file in one streamed request, byte for byte", async () => {
       const src = path.join(scratch, `${driver}-big.bin`);
       const bytes = Buffer.alloc(7 * 1024 * 1024 + 17);
@@ -146,6 +160,18 @@ for (const driver of ["s3", "local"] as const) {
     });
   });
 }
+
+test("local storage removes a deleted folder prefix's folder, and never a shared one above it", async () => {
+  const dir = path.join(scratch, "local-folders");
+  const storage = new LocalDiskStorage({ rootDir: dir, signingSecret: "0123456789abcdef0123456789abcdef", publicBaseUrl: "http://x" });
+  await storage.putStream("outputs/stem-split/7/a.wav", Readable.from([Buffer.from("a")]));
+  await storage.putStream("outputs/stem-split/7/sub/b.wav", Readable.from([Buffer.from("b")]));
+  await storage.putStream("outputs/stem-split/70/c.wav", Readable.from([Buffer.from("c")]));
+  assert.equal(await storage.deletePrefix("outputs/stem-split/7/"), 2);
+  await assert.rejects(stat(path.join(dir, "outputs/stem-split/7")), { code: "ENOENT" });
+  assert.ok((await stat(path.join(dir, "outputs/stem-split"))).isDirectory());
+  assert.deepEqual(await storage.list("outputs/stem-split/"), ["outputs/stem-split/70/c.wav"]);
+});
 
 test("local storage links a final file into place on its own filesystem, and copies it from another or when not final", async () => {
   const storage = createStorage(loadConfig({ ...stack.env, STORAGE_DRIVER: "local" }));

@@ -2,6 +2,7 @@ export type { Page, PageRequest } from "./paging.ts";
 export * from "./kinds/index.ts";
 export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository } from "./running-jobs.ts";
+export { JobRetention, jobFileTables, type ExpiringJob, type JobFiles, type RetentionStep } from "./job-files.ts";
 export {
   endInTransaction,
   endJobRow,

@@ -1,5 +1,6 @@
 import type { JobKind, JobRef, JobTableKind, RecordKind } from "@mixdown/jobs";
 import type { JobStatus, Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import type { JobFiles } from "./job-files.ts";
 
 /** A row the reconciler must keep queued, as `@mixdown/queue`'s ReconcileSource returns it. */
 export interface RunningRow {
@@ -183,6 +184,8 @@ export interface JobTableRows<K extends JobTableKind, Runnable, Output, WebhookR
   countByStatus(prisma: PrismaClient): Promise<JobCount[]>;
   /** The ended job as its webhook presents it (the catalogue entry's `record`); null when the row is gone. */
   webhookRow(prisma: PrismaClient, id: number): Promise<WebhookRow | null>;
+  /** The files its rows keep in object storage (retention, deletion); null for a kind that stores none. */
+  files: JobFiles | null;
 }
 
 export interface JobCount {

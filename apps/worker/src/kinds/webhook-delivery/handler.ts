@@ -60,9 +60,12 @@ export const webhookDeliveryKind: WorkerKind<"webhook-delivery"> = {
   start: ({ config, storage, voiceAssets, prisma }) =>
     webhookDeliveryHandler({
       // Records as the API presents them, links included: API_PREFIX is the interface's fixed path.
-      presenter: new RecordPresenter(storage, config.SIGNED_URL_TTL_SECONDS, `${publicBaseUrl(config)}${API_PREFIX}`, (row) =>
-        voiceAssets.missingFor(row),
-      ),
+      presenter: new RecordPresenter(storage, {
+        ttlSeconds: config.SIGNED_URL_TTL_SECONDS,
+        apiBaseUrl: `${publicBaseUrl(config)}${API_PREFIX}`,
+        missingAssets: (row) => voiceAssets.missingFor(row),
+        outputRetentionMinutes: config.RETENTION_OUTPUT_MINUTES,
+      }),
       policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       recordAttempt: (id, outcome) => recordWebhookAttempt(prisma, id, outcome),

@@ -114,4 +114,13 @@ export const separationRows: JobTableRows<"separation", SeparationJob, Separatio
       count: g._count._all,
     })),
   webhookRow: (prisma, id) => prisma.separationJob.findUnique({ where: { id } }),
+  files: {
+    table: "SeparationJob",
+    inputColumns: ["inputKey"],
+    outputColumns: ["vocalKey", "lossyVocalKey", "backingKey"],
+    outputListColumns: ["stems", "lossyStems"],
+    recordKindSql: `"kind"::text`,
+    // the payload's spelling of the kind (`stem_split` -> `stem-split`), as the worker's keys have it
+    outputKindSql: `replace("kind"::text, '_', '-')`,
+  },
 };

@@ -73,4 +73,13 @@ export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithMod
     return groupByStatus(groups, "tts");
   },
   webhookRow: (prisma, id) => prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } }),
+  files: {
+    table: "TtsJob",
+    // the text is on the row: nothing uploaded
+    inputColumns: [],
+    outputColumns: ["outputKey", "lossyOutputKey"],
+    outputListColumns: [],
+    recordKindSql: `'tts'`,
+    outputKindSql: `'tts'`,
+  },
 };

@@ -194,4 +194,6 @@ export const voiceBlendRows: JobTableRows<"voice-blend", RunnableVoiceBlend, Voi
     return groupByStatus(groups, "voice_blend");
   },
   webhookRow: (prisma, id) => prisma.voiceBlendJob.findUnique({ where: { id } }),
+  // a blend's output is a voice model, whose files are the model's, not the job's
+  files: null,
 };

@@ -89,4 +89,12 @@ export const voiceConversionRows: JobTableRows<
     return groupByStatus(groups, "voice_conversion");
   },
   webhookRow: (prisma, id) => prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } }),
+  files: {
+    table: "VoiceConversionJob",
+    inputColumns: ["inputKey", "backingKey"],
+    outputColumns: ["outputKey", "lossyOutputKey", "recombinedKey"],
+    outputListColumns: [],
+    recordKindSql: `'voice_conversion'`,
+    outputKindSql: `'voice-conversion'`,
+  },
 };

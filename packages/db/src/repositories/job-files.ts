@@ -1,0 +1,115 @@
+import type { JobTableKind, RecordKind } from "@mixdown/jobs";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import { poolOf } from "../client.ts";
+import { JOB_TABLE_ROWS } from "./kinds/index.ts";
+
+/**
+ * The files a job table's rows keep in object storage, declared once per kind beside its rows
+ * (`JobTableRows.files`): what the retention sweep takes when they expire, and what deleting a job
+ * removes. A job's outputs all live under its output folder, `outputs/<outputKind>/<id>/`
+ * (`@mixdown/storage`'s jobOutputKeys); the key columns name the ones its record links to.
+ */
+export interface JobFiles {
+  /** The table, as SQL names it. */
+  table: "SeparationJob" | "VoiceConversionJob" | "TtsJob";
+  /** Columns holding the keys of the uploads the job read (an input, a backing track): none for a kind without uploads. */
+  inputColumns: readonly string[];
+  /** Columns holding output keys (nulled when the outputs expire). */
+  outputColumns: readonly string[];
+  /** JSON columns of `[{ instrument, key }]` outputs (emptied when the outputs expire). */
+  outputListColumns: readonly string[];
+  /** SQL giving a row's record kind (`vocal_separation`, `tts`), for the metrics. */
+  recordKindSql: string;
+  /** SQL giving the kind spelled in a row's output keys (`vocal-separation`, `voice-conversion`). */
+  outputKindSql: string;
+}
+
+/** Which of a job's files the retention sweep takes in one step. */
+export type RetentionStep = "inputs" | "outputs";
+
+/** An ended job whose inputs or outputs are due for deletion. */
+export interface ExpiringJob {
+  kind: JobTableKind;
+  id: number;
+  recordKind: RecordKind;
+  /** The kind in its output keys: its output folder is `jobOutputKeys(outputKind, id).prefix`. */
+  outputKind: string;
+  /** The keys its columns name for the step (inputs, or the outputs its record links to). */
+  keys: string[];
+}
+
+const q = (column: string) => `"${column}"`;
+const EXPIRED_AT: Record<RetentionStep, string> = { inputs: q("inputsExpiredAt"), outputs: q("outputsExpiredAt") };
+
+/** The job table kinds whose rows keep files, with their files. */
+export function jobFileTables(): Array<{ kind: JobTableKind; files: JobFiles }> {
+  return Object.values(JOB_TABLE_ROWS).flatMap((rows) => (rows.files ? [{ kind: rows.kind, files: rows.files }] : []));
+}
+
+/** The keys a row's columns name (text columns and `[{ key }]` lists), each once. */
+function keysOf(row: Record<string, unknown>, columns: readonly string[], listColumns: readonly string[]): string[] {
+  const keys = new Set<string>();
+  for (const column of columns) if (typeof row[column] === "string" && row[column]) keys.add(row[column] as string);
+  for (const column of listColumns) {
+    const list = row[column];
+    if (!Array.isArray(list)) continue;
+    for (const entry of list)
+      if (entry && typeof entry === "object" && typeof (entry as { key?: unknown }).key === "string")
+        keys.add((entry as { key: string }).key);
+  }
+  return [...keys];
+}
+
+/**
+ * The database side of the retention sweep. A step deletes the files first and marks the rows
+ * after (`markExpired`), so a sweep killed between the two leaves rows that the next sweep finds
+ * again and deletes again (deleting an absent object is not an error): nothing is orphaned, and a
+ * record never says its files are gone while they are still stored. Only ended jobs are read
+ * (a running job's row has no `jobEndTime`, and its status is checked besides).
+ */
+export class JobRetention {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** The ended jobs of `kind` whose `step` files are still stored and whose end is before `endedBefore`, oldest end first. */
+  async due(kind: JobTableKind, files: JobFiles, step: RetentionStep, endedBefore: Date, take: number): Promise<ExpiringJob[]> {
+    const columns = step === "inputs" ? files.inputColumns : files.outputColumns;
+    const listColumns = step === "inputs" ? [] : files.outputListColumns;
+    if (step === "inputs" && columns.length === 0) return [];
+    const selected = [...columns, ...listColumns].map(q).join(", ");
+    const { rows } = await poolOf(this.prisma).query<
+      Record<string, unknown> & { id: number; recordKind: RecordKind; outputKind: string }
+    >(
+      `SELECT id, ${files.recordKindSql} AS "recordKind", ${files.outputKindSql} AS "outputKind", ${selected}
+         FROM ${q(files.table)}
+        WHERE ${EXPIRED_AT[step]} IS NULL AND "jobEndTime" < $1 AND status <> 'running'
+        ORDER BY "jobEndTime", id
+        LIMIT $2`,
+      [endedBefore, take],
+    );
+    return rows.map((row) => ({
+      kind,
+      id: row.id,
+      recordKind: row.recordKind,
+      outputKind: row.outputKind,
+      keys: keysOf(row, columns, listColumns),
+    }));
+  }
+
+  /**
+   * Marks `ids` as having lost their `step` files at `at` (outputs: their key columns nulled and
+   * stem lists emptied, so records present null URLs). Only rows not yet marked; returns how many.
+   */
+  async markExpired(files: JobFiles, step: RetentionStep, ids: readonly number[], at: Date): Promise<number> {
+    if (ids.length === 0) return 0;
+    const cleared =
+      step === "outputs"
+        ? [...files.outputColumns.map((c) => `${q(c)} = NULL`), ...files.outputListColumns.map((c) => `${q(c)} = '[]'::jsonb`)]
+        : [];
+    const { rowCount } = await poolOf(this.prisma).query(
+      `UPDATE ${q(files.table)} SET ${[`${EXPIRED_AT[step]} = $2`, ...cleared].join(", ")}
+        WHERE id = ANY($1::int[]) AND ${EXPIRED_AT[step]} IS NULL AND status <> 'running'`,
+      [ids, at],
+    );
+    return rowCount ?? 0;
+  }
+}
