@@ -23,6 +23,8 @@ const SEPARATION_KEYS = [
   "lossyStemFileUrls",
   "lossyVocalAudioFileUrl",
   "model",
+  "outputsExpireAt",
+  "outputsExpiredAt",
   "progress",
   "status",
   "stemFileUrls",
@@ -43,6 +45,9 @@ function assertNewSeparation(record: Record<string, unknown>): void {
   assert.equal(record.backingAudioFileUrl, null);
   assert.deepEqual(record.stemFileUrls, []);
   assert.deepEqual(record.lossyStemFileUrls, []);
+  // a running job's outputs have no expiry yet
+  assert.equal(record.outputsExpireAt, null);
+  assert.equal(record.outputsExpiredAt, null);
   assert.equal(record.progress, 0);
   assert.equal(record.errorMessage, null);
   assert.equal(record.model, null, "a create that names no model leaves it to the worker's setting");

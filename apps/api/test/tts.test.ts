@@ -59,6 +59,8 @@ const RECORD_KEYS = [
   "lossyOutputFileUrl",
   "model",
   "outputFileUrl",
+  "outputsExpireAt",
+  "outputsExpiredAt",
   "progress",
   "status",
   "synthesizer",

@@ -153,6 +153,8 @@ describe("voice conversions", () => {
       "lossyOutputFileUrl",
       "model",
       "outputFileUrl",
+      "outputsExpireAt",
+      "outputsExpiredAt",
       "progress",
       "recombinedAudioFileUrl",
       "status",

@@ -9,7 +9,10 @@ const logger = pino({ level: config.LOG_LEVEL, base: { service: "worker", pid: p
 
 let shuttingDown = false;
 const metrics = config.METRICS_ENABLED ? new WorkerMetrics() : undefined;
-const app = await startWorkerApp(config, logger, metrics).catch((err: Error) => {
+/** Set in the environment of a worker that restarted itself after idling (see restartCold). */
+const COLD = "MIXDOWN_WORKER_RESTARTED_IDLE";
+const cold = process.env[COLD] === "1";
+const app = await startWorkerApp(config, logger, metrics, { cold, onModelsIdle: () => restartCold() }).catch((err: Error) => {
   logger.fatal({ err: err.message }, "worker could not start");
   process.exit(1);
 });
@@ -42,6 +45,43 @@ const shutDown = (signal: string) => {
     });
 };
 for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => shutDown(signal));
+
+/**
+ * Every model this worker loaded has been idle WORKER_MODEL_IDLE_SECONDS and its threads are gone,
+ * but the memory they used stays with the process: jemalloc, which the models run on, keeps freed
+ * pages mapped (packages/separation/src/allocator.ts says why). So the worker stops taking jobs,
+ * lets any running one finish, and replaces itself (execve: the same pid, stdin, stdout and
+ * environment, so `up` and container runtimes see nothing) with a fresh process that loads its
+ * models only when a job needs them.
+ */
+function restartCold(): void {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  const before = process.memoryUsage.rss();
+  logger.info({ rssMb: Math.round(before / 1e6) }, "models idle: restarting to give their memory back");
+  app
+    .close()
+    .then(
+      () =>
+        new Promise<void>((resolve) => {
+          if (!health) return resolve();
+          health.close(() => resolve());
+          health.closeAllConnections();
+        }),
+    )
+    .then(() => {
+      process.execve!(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+        ...process.env,
+        [COLD]: "1",
+      });
+    })
+    .catch((err: Error) => {
+      logger.error({ err: err.message }, "restart after idling failed");
+      process.exit(1);
+    });
+}
+if (cold)
+  logger.info({ rssMb: Math.round(process.memoryUsage.rss() / 1e6) }, "restarted after idling: models load with the next job");
 
 // `mixdown up` died (its end of our stdin closed): its Redis and PostgreSQL go with it, so a
 // running job cannot finish here; what it had left is the next worker's, once its lock lapses.

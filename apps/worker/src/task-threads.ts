@@ -19,6 +19,22 @@ interface Slot<Res> {
   pending?: { id: number; resolve: (r: Res) => void; reject: (e: Error) => void; onProgress: (f: number) => void };
   /** Fails the slot's task with `error`, terminates the thread and puts a fresh one in its place. */
   retire(error: Error): void;
+  /** Terminated by an idle unload: its exit is not a death to repair. */
+  unloaded?: boolean;
+}
+
+export interface PoolOptions {
+  /**
+   * After this long without a task (WORKER_MODEL_IDLE_SECONDS; 0 or absent: never) the threads
+   * are terminated, and what they loaded goes with them; the next task starts them again and
+   * waits for their preload (the models' load).
+   */
+  idleMs?: number;
+  /** Start with no threads: the first task starts them (a worker restarted cold, see main.ts). */
+  startUnloaded?: boolean;
+  /** Told when the threads are terminated for idleness, and when a task starts them again. */
+  onUnload?(): void;
+  onLoad?(): void;
 }
 
 /**
@@ -35,23 +51,30 @@ export const CANCEL_GRACE_MS = 1_500;
  * never keeps a core busy.
  */
 export class TaskThreadPool<Req, Res> {
-  readonly #slots: Slot<Res>[] = [];
+  #slots: Slot<Res>[] = [];
   readonly #waiting: Array<() => void> = [];
   #nextId = 1;
   #closed = false;
+  #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly name: string,
     private readonly threadUrl: URL,
-    size: number,
+    private readonly size: number,
     private readonly workerData: unknown,
+    private readonly options: PoolOptions = {},
   ) {
-    for (let i = 0; i < size; i++) this.#slots.push(this.#spawn());
+    if (!options.startUnloaded) this.#load();
   }
 
   /** Resolves once every thread has loaded what it preloads, with what each one's preload returned; rejects when one cannot. */
   async ready(): Promise<unknown[]> {
     return Promise.all(this.#slots.map((s) => s.ready));
+  }
+
+  /** Whether the threads are up (false once an idle unload has terminated them, until the next task). */
+  get loaded(): boolean {
+    return this.#slots.length > 0;
   }
 
   /** Runs one task on a free thread; rejects with `signal.reason` once a cancelled task has stopped (or its thread was replaced). */
@@ -83,17 +106,49 @@ export class TaskThreadPool<Req, Res> {
       slot.pending = undefined;
       slot.busy = false;
       this.#waiting.shift()?.();
+      this.#armIdleTimer();
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#idleTimer);
     await Promise.all(this.#slots.map((s) => s.worker.terminate()));
   }
 
+  #load(): void {
+    for (let i = 0; i < this.size; i++) this.#slots.push(this.#spawn());
+  }
+
+  /** Once no thread is busy and nobody waits, the idle time starts; a task taken meanwhile stops it. */
+  #armIdleTimer(): void {
+    const idleMs = this.options.idleMs ?? 0;
+    if (idleMs <= 0 || this.#closed || this.#waiting.length > 0 || this.#slots.some((s) => s.busy)) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => this.#unload(), idleMs);
+    // an idle pool's timer does not keep a process alive that has nothing else to do
+    this.#idleTimer.unref();
+  }
+
+  #unload(): void {
+    if (this.#closed || this.#slots.length === 0 || this.#slots.some((s) => s.busy)) return;
+    const slots = this.#slots;
+    this.#slots = [];
+    for (const slot of slots) {
+      slot.unloaded = true;
+      void slot.worker.terminate();
+    }
+    this.options.onUnload?.();
+  }
+
   async #acquire(): Promise<Slot<Res>> {
+    clearTimeout(this.#idleTimer);
     for (;;) {
       if (this.#closed) throw new Error(`${this.name} pool is closed`);
+      if (this.#slots.length === 0) {
+        this.#load();
+        this.options.onLoad?.();
+      }
       const free = this.#slots.find((s) => !s.busy);
       if (free) {
         free.busy = true;
@@ -131,7 +186,7 @@ export class TaskThreadPool<Req, Res> {
     });
     let dead = false;
     const replace = (error: Error) => {
-      if (dead) return;
+      if (dead || slot.unloaded) return;
       dead = true;
       markFatal(error);
       slot.pending?.reject(error);

@@ -24,6 +24,7 @@ import { JobFolderKeeper } from "./job-folders.ts";
 import { RetentionSweeper } from "./retention.ts";
 import { JobRunner, type JobHandler } from "./run-job.ts";
 import type { ThreadPool, WorkerKindContext } from "./kinds/context.ts";
+import type { PoolOptions } from "./task-threads.ts";
 import { checkWorkerKinds, WORKER_KINDS } from "./kinds/index.ts";
 import { voiceConversionPoolFor, type VoiceConversionPool } from "./kinds/voice-conversion/protocol.ts";
 import { VoiceModelFiles } from "./voice-model-files.ts";
@@ -79,8 +80,19 @@ export async function startWorkerApp(
   config: Config,
   logger: Logger,
   metrics?: WorkerMetrics,
-  options: { rowCheckIntervalMs?: number } = {},
+  options: {
+    rowCheckIntervalMs?: number;
+    /** Start the model threads only when a job needs them (a worker restarted after idling). */
+    cold?: boolean;
+    /**
+     * Told once every model thread pool this worker had loaded has unloaded for idleness
+     * (WORKER_MODEL_IDLE_SECONDS): main.ts restarts the process cold, which gives the memory
+     * back whatever the allocator (jemalloc, as the models run on it, keeps freed pages).
+     */
+    onModelsIdle?: () => void;
+  } = {},
 ): Promise<WorkerApp> {
+  const { cold = false, onModelsIdle, ...runnerOptions } = options;
   checkWorkerKinds(WORKER_KINDS);
   const queues = selectQueues(config.WORKER_QUEUES);
   const prisma: PrismaClient = createPrismaClient(config.DATABASE_URL);
@@ -94,6 +106,21 @@ export async function startWorkerApp(
     return pool;
   };
   let conversionPool: VoiceConversionPool | undefined;
+  // Idle threads go with their models after WORKER_MODEL_IDLE_SECONDS; the next job loads them again.
+  const idle = (name: string, onLoad?: () => void): PoolOptions => ({
+    idleMs: config.WORKER_MODEL_IDLE_SECONDS * 1000,
+    startUnloaded: cold,
+    onUnload: () => {
+      logger.info({ pool: name, idleSeconds: config.WORKER_MODEL_IDLE_SECONDS }, "idle: threads and their models unloaded");
+      metrics?.modelsLoaded(name, false);
+      if (pools.every((pool) => !pool.loaded)) onModelsIdle?.();
+    },
+    onLoad: () => {
+      logger.info({ pool: name }, "a job arrived: loading the threads' models again");
+      metrics?.modelsLoaded(name, true);
+      onLoad?.();
+    },
+  });
   // Blends and builds queue their model's media; the reconciler uses the same queues.
   const jobQueues = new JobQueues({
     connection: config.REDIS_URL,
@@ -122,7 +149,8 @@ export async function startWorkerApp(
     }),
     output: { losslessFormat: config.LOSSLESS_FORMAT, lossyBitrateKbps: config.LOSSY_BITRATE_KBPS },
     pooled,
-    voiceConversionPool: () => (conversionPool ??= pooled(voiceConversionPoolFor(config, modelsDir))),
+    idle,
+    voiceConversionPool: () => (conversionPool ??= pooled(voiceConversionPoolFor(config, modelsDir, idle("voice conversion")))),
   };
   // Each kind this worker serves, started side by side (a separation worker loads its models
   // meanwhile); a kind that cannot start stops the worker, with whatever the others started closed.
@@ -151,7 +179,7 @@ export async function startWorkerApp(
     rowWrites: { attempts: config.JOB_END_WRITE_ATTEMPTS, delayMs: config.JOB_END_WRITE_DELAY_MS },
     minFreeDiskBytes: config.WORKER_MIN_FREE_DISK_MB * 1e6,
     diskWaitMs: config.WORKER_DISK_WAIT_SECONDS * 1000,
-    ...options,
+    ...runnerOptions,
   });
   // What killed workers left in TMP_DIR/jobs goes before this worker takes a job, and every minute.
   const folders = new JobFolderKeeper({

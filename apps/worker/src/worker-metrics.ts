@@ -26,6 +26,7 @@ export class WorkerMetrics {
   private readonly retentionObjects: Counter<"files">;
   private readonly retentionBytes: Counter<"files">;
   private readonly retentionLastSweep: Gauge;
+  private readonly loaded: Gauge<"pool">;
   private tmpDir: string | undefined;
   private readonly active = new Map<string, Set<string>>();
 
@@ -106,6 +107,12 @@ export class WorkerMetrics {
       help: "When this worker last finished a retention sweep (one worker sweeps at a time: take the max over workers)",
       registers,
     });
+    this.loaded = new Gauge({
+      name: "mixdown_worker_models_loaded",
+      help: "1 while a thread pool's threads (and the models they load) are up, 0 once WORKER_MODEL_IDLE_SECONDS of idleness unloaded them, by pool",
+      labelNames: ["pool"],
+      registers,
+    });
     const metrics = this;
     new Gauge({
       name: "mixdown_disk_free_bytes",
@@ -136,6 +143,11 @@ export class WorkerMetrics {
 
   retentionSweepEnded(at: Date): void {
     this.retentionLastSweep.set(at.getTime() / 1000);
+  }
+
+  /** A thread pool unloaded for idleness (false), or loaded again by a job (true). */
+  modelsLoaded(pool: string, loaded: boolean): void {
+    this.loaded.set({ pool }, loaded ? 1 : 0);
   }
 
   /** TMP_DIR, whose free space each scrape reports. */

@@ -3,6 +3,10 @@
 import { serveTasks } from "../src/task-threads.ts";
 
 serveTasks<{ op: "spin" | "cooperate" | "echo"; value?: number }, { value: number; threadId: number }>({
+  // what a model thread loads before it is ready; here, which thread it is
+  async preload() {
+    return (await import("node:worker_threads")).threadId;
+  },
   async run(request, onProgress, signal) {
     const { threadId } = await import("node:worker_threads");
     if (request.op === "spin") {

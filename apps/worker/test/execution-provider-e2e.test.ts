@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { startDeployment, type Deployment } from "../testing/harness.ts";
+import { logLines, startDeployment, type Deployment } from "../testing/harness.ts";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -15,18 +14,6 @@ async function freePort(): Promise<number> {
 }
 
 /** The worker's log lines (pino JSON on stdout) as they come. */
-function logLines(child: ChildProcess): Array<Record<string, unknown>> {
-  const lines: Array<Record<string, unknown>> = [];
-  let buffered = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buffered += d.toString();
-    const parts = buffered.split("\n");
-    buffered = parts.pop() ?? "";
-    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
-  });
-  return lines;
-}
-
 // WebGPU cannot run on these CPU machines (Dawn finds no Vulkan adapter, or refuses lavapipe),
 // so a worker asked for it shows what an operator sees on a GPU node that lost its GPU. Where
 // WebGPU does run, these tests are skipped rather than passed.

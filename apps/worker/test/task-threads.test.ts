@@ -59,3 +59,73 @@ describe("task thread pool cancellation", () => {
     assert.equal((await pool.run({ op: "echo", value: 4 }, () => {})).value, 4);
   });
 });
+
+describe("task thread pool idle unload", () => {
+  const thread = new URL("./busy-loop-thread.ts", import.meta.url);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("terminates its threads after idleMs without a task, says so, and the next task starts fresh ones (preloaded again)", async () => {
+    const events: string[] = [];
+    const pool = new TaskThreadPool<Req, Res>("test", thread, 2, undefined, {
+      idleMs: 300,
+      onUnload: () => events.push("unload"),
+      onLoad: () => events.push("load"),
+    });
+    try {
+      const first = (await pool.ready()) as number[];
+      const a = await pool.run({ op: "echo", value: 1 }, () => {});
+      assert.ok(first.includes(a.threadId));
+      // tasks keep it loaded: each one restarts the idle time
+      for (let i = 0; i < 4; i++) {
+        await sleep(150);
+        await pool.run({ op: "echo", value: i }, () => {});
+      }
+      assert.equal(pool.loaded, true);
+      assert.deepEqual(events, []);
+      await sleep(600);
+      assert.equal(pool.loaded, false);
+      assert.deepEqual(events, ["unload"]);
+      assert.deepEqual(await pool.ready(), [], "no threads left");
+      const b = await pool.run({ op: "echo", value: 2 }, () => {});
+      assert.equal(b.value, 2);
+      assert.deepEqual(events, ["unload", "load"]);
+      const second = (await pool.ready()) as number[];
+      assert.equal(second.length, 2);
+      assert.ok(
+        second.every((id) => !first.includes(id)),
+        "new threads, which ran their preload again",
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("never unloads while a task runs, however long it takes", async () => {
+    const pool = new TaskThreadPool<Req, Res>("test", thread, 1, undefined, { idleMs: 100 });
+    try {
+      const controller = new AbortController();
+      const running = pool.run({ op: "cooperate" }, () => {}, controller.signal).catch(() => undefined);
+      await sleep(500);
+      assert.equal(pool.loaded, true);
+      controller.abort(new JobFailure("cancelled", "done"));
+      await running;
+      await sleep(400);
+      assert.equal(pool.loaded, false);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("a pool started unloaded starts its threads with its first task", async () => {
+    let loads = 0;
+    const pool = new TaskThreadPool<Req, Res>("test", thread, 1, undefined, { startUnloaded: true, onLoad: () => loads++ });
+    try {
+      assert.equal(pool.loaded, false);
+      assert.equal((await pool.run({ op: "echo", value: 7 }, () => {})).value, 7);
+      assert.equal(pool.loaded, true);
+      assert.equal(loads, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+});

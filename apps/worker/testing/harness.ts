@@ -282,3 +282,16 @@ export async function download(url: string): Promise<string> {
 }
 
 export { stopChild };
+
+/** The JSON log lines a worker started with `startWorker("pipe")` writes, parsed, as they come. */
+export function logLines(child: ChildProcess): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  let buffered = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buffered += d.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop() ?? "";
+    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
+  });
+  return lines;
+}

@@ -195,6 +195,12 @@ const SETTINGS = {
    * malloc, an onnxruntime arena per session). Read at launch; the worker logs which it runs on.
    */
   MODEL_ALLOCATOR: choice(["jemalloc", "system"], "jemalloc"),
+  /**
+   * A worker's model threads (separation, voice conversion, voice build) that have run nothing
+   * this long are terminated with their models, giving their memory back; the next job starts
+   * them again and waits for the load. 0: never. Read by the launchers too (jemalloc's decay).
+   */
+  WORKER_MODEL_IDLE_SECONDS: int({ minimum: 0, default: 300 }),
   JOB_ATTEMPTS: int({ minimum: 1, default: 5 }),
   /**
    * A job's end (and its start) written while PostgreSQL is away is tried this many times, the

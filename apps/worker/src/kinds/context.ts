@@ -6,12 +6,12 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import type { Logger } from "pino";
 import type { JobHandler } from "../run-job.ts";
-import type { TaskThreadPool } from "../task-threads.ts";
+import type { PoolOptions, TaskThreadPool } from "../task-threads.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
 import type { WorkerMetrics } from "../worker-metrics.ts";
 import type { VoiceConversionPool } from "./voice-conversion/protocol.ts";
 
-export type ThreadPool = Pick<TaskThreadPool<unknown, unknown>, "ready" | "close">;
+export type ThreadPool = Pick<TaskThreadPool<unknown, unknown>, "ready" | "close" | "loaded">;
 
 /** What a worker process holds for the kinds it serves (`startWorkerApp` builds it once). */
 export interface WorkerKindContext {
@@ -33,6 +33,11 @@ export interface WorkerKindContext {
   output: { losslessFormat: Config["LOSSLESS_FORMAT"]; lossyBitrateKbps: number };
   /** Registers a thread pool: the worker waits for it to be ready before taking jobs and closes it at the end. */
   pooled<P extends ThreadPool>(pool: P): P;
+  /**
+   * The idle policy of a thread pool named `name` (WORKER_MODEL_IDLE_SECONDS), with its log lines
+   * and metrics; `onLoad` is told each time a job starts the unloaded threads again.
+   */
+  idle(name: string, onLoad?: () => void): PoolOptions;
   /** The conversion threads (and their loaded models) that conversions, TTS jobs and demo renders share, made on first use. */
   voiceConversionPool(): VoiceConversionPool;
 }

@@ -337,24 +337,31 @@ export function splitHasOwnThread(setting: Config["SEPARATION_VOCAL_SPLIT_THREAD
 
 /** Checks the settings' models, loads them on the separation threads and says where they run. */
 export const separationKind: WorkerKind<"separation"> = {
-  async start({ config, logger, metrics, storage, modelsDir, output, pooled }) {
+  async start({ config, logger, metrics, storage, modelsDir, output, pooled, idle }) {
     const { preload, vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
     if (vocalSplitOff)
       logger.warn({ reason: vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
-    const pool = pooled(
-      createSeparationPool(config.WORKER_CONCURRENCY_SEPARATION, {
-        modelsDir,
-        executionProvider: config.ORT_EXECUTION_PROVIDER,
-        providerFallback: config.ORT_PROVIDER_FALLBACK,
-        intraOpThreads: config.ORT_INTRA_OP_THREADS,
-        interOpThreads: config.ORT_INTER_OP_THREADS,
-        preload,
-        // it runs beside the vocals model, in the same pass: on a thread of its own neither waits
-        // for the other's runs, which pays only where there are cores to spare
-        ownThread: vocalSplit && splitHasOwnThread(config.SEPARATION_VOCAL_SPLIT_THREAD) ? [vocalSplit] : [],
-      }),
+    // where each model runs, said once its threads have loaded them: at start, or (a worker
+    // restarted cold, or unloaded for idleness) when a job loads them again
+    const report = (threads: unknown[]) => reportProviders(threads as SeparationModelProvider[][], logger, metrics);
+    const pool: SeparationPool = pooled(
+      createSeparationPool(
+        config.WORKER_CONCURRENCY_SEPARATION,
+        {
+          modelsDir,
+          executionProvider: config.ORT_EXECUTION_PROVIDER,
+          providerFallback: config.ORT_PROVIDER_FALLBACK,
+          intraOpThreads: config.ORT_INTRA_OP_THREADS,
+          interOpThreads: config.ORT_INTER_OP_THREADS,
+          preload,
+          // it runs beside the vocals model, in the same pass: on a thread of its own neither waits
+          // for the other's runs, which pays only where there are cores to spare
+          ownThread: vocalSplit && splitHasOwnThread(config.SEPARATION_VOCAL_SPLIT_THREAD) ? [vocalSplit] : [],
+        },
+        idle("separation", () => void pool.ready().then(report, () => undefined)),
+      ),
     );
-    reportProviders((await pool.ready()) as SeparationModelProvider[][], logger, metrics);
+    report(await pool.ready());
     return separationHandler({
       storage,
       maxInputSeconds: config.MAX_SEPARATION_SECONDS,

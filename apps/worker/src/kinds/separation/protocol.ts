@@ -8,7 +8,7 @@ import type {
 } from "@mixdown/separation";
 import type { SeparationRun } from "@mixdown/separation/job-plan";
 import { siblingModule } from "@mixdown/separation/sibling-module";
-import { TaskThreadPool } from "../../task-threads.ts";
+import { TaskThreadPool, type PoolOptions } from "../../task-threads.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
 export interface SeparationThreadData {
@@ -47,6 +47,6 @@ export interface SeparationModelProvider {
 
 export type SeparationPool = TaskThreadPool<SeparationRequest, SeparateFileResult>;
 
-export function createSeparationPool(size: number, data: SeparationThreadData): SeparationPool {
-  return new TaskThreadPool("separation", siblingModule("./thread", import.meta.url), size, data);
+export function createSeparationPool(size: number, data: SeparationThreadData, options?: PoolOptions): SeparationPool {
+  return new TaskThreadPool("separation", siblingModule("./thread", import.meta.url), size, data, options);
 }

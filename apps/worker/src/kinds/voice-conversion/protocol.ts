@@ -3,7 +3,7 @@ import type { AudioProbe } from "@mixdown/audio";
 import type { Config } from "@mixdown/config";
 import type { ConversionParams, ConvertVoiceFileResult } from "@mixdown/voice";
 import { siblingModule } from "@mixdown/separation/sibling-module";
-import { TaskThreadPool } from "../../task-threads.ts";
+import { TaskThreadPool, type PoolOptions } from "../../task-threads.ts";
 
 /** What a voice conversion thread is started with (plain data: it crosses the thread boundary). */
 export interface VoiceThreadData {
@@ -37,19 +37,23 @@ export interface VoiceConversionRequest {
 
 export type VoiceConversionPool = TaskThreadPool<VoiceConversionRequest, ConvertVoiceFileResult>;
 
-export function createVoiceConversionPool(size: number, data: VoiceThreadData): VoiceConversionPool {
-  return new TaskThreadPool("voice conversion", siblingModule("./thread", import.meta.url), size, data);
+export function createVoiceConversionPool(size: number, data: VoiceThreadData, options?: PoolOptions): VoiceConversionPool {
+  return new TaskThreadPool("voice conversion", siblingModule("./thread", import.meta.url), size, data, options);
 }
 
 /** The conversion threads a worker's settings ask for (WORKER_CONCURRENCY_VOICE_CONVERSION of them, VOICE_* models). */
-export function voiceConversionPoolFor(config: Config, modelsDir: string): VoiceConversionPool {
-  return createVoiceConversionPool(config.WORKER_CONCURRENCY_VOICE_CONVERSION, {
-    contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
-    contentVecV1Path: resolve(modelsDir, config.VOICE_CONTENTVEC_V1_MODEL),
-    rmvpePath: resolve(modelsDir, config.VOICE_RMVPE_MODEL),
-    pitchMethod: config.VOICE_PITCH_METHOD,
-    intraOpThreads: config.ORT_INTRA_OP_THREADS,
-    interOpThreads: config.ORT_INTER_OP_THREADS,
-    cachedModels: config.VOICE_MODEL_CACHE_SIZE,
-  });
+export function voiceConversionPoolFor(config: Config, modelsDir: string, options?: PoolOptions): VoiceConversionPool {
+  return createVoiceConversionPool(
+    config.WORKER_CONCURRENCY_VOICE_CONVERSION,
+    {
+      contentVecPath: resolve(modelsDir, config.VOICE_CONTENTVEC_MODEL),
+      contentVecV1Path: resolve(modelsDir, config.VOICE_CONTENTVEC_V1_MODEL),
+      rmvpePath: resolve(modelsDir, config.VOICE_RMVPE_MODEL),
+      pitchMethod: config.VOICE_PITCH_METHOD,
+      intraOpThreads: config.ORT_INTRA_OP_THREADS,
+      interOpThreads: config.ORT_INTER_OP_THREADS,
+      cachedModels: config.VOICE_MODEL_CACHE_SIZE,
+    },
+    options,
+  );
 }

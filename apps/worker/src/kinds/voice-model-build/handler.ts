@@ -290,10 +290,10 @@ export function voiceModelBuildHandler(deps: VoiceModelBuildJobDeps): JobHandler
 }
 
 export const voiceModelBuildKind: WorkerKind<"voice-model-build"> = {
-  start: ({ config, storage, queues, logger, pooled }) =>
+  start: ({ config, storage, queues, logger, pooled, idle }) =>
     voiceModelBuildHandler({
       storage,
-      pool: pooled(createVoiceBuildPool(1)),
+      pool: pooled(createVoiceBuildPool(1, idle("voice build"))),
       queues,
       python: () => ensurePyTorch((line) => logger.info(line)),
       links: {

@@ -1,5 +1,5 @@
 import { siblingModule } from "@mixdown/separation/sibling-module";
-import { TaskThreadPool } from "../../task-threads.ts";
+import { TaskThreadPool, type PoolOptions } from "../../task-threads.ts";
 
 export interface VoiceBuildRequest {
   referencePath: string;
@@ -15,6 +15,6 @@ export interface VoiceBuildResult {
 
 export type VoiceBuildPool = TaskThreadPool<VoiceBuildRequest, VoiceBuildResult>;
 
-export function createVoiceBuildPool(size: number): VoiceBuildPool {
-  return new TaskThreadPool("voice build", siblingModule("./thread", import.meta.url), size, {});
+export function createVoiceBuildPool(size: number, options?: PoolOptions): VoiceBuildPool {
+  return new TaskThreadPool("voice build", siblingModule("./thread", import.meta.url), size, {}, options);
 }
