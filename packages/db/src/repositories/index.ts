@@ -1,6 +1,6 @@
 export type { Page, PageRequest } from "./paging.ts";
 export * from "./kinds/index.ts";
-export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
+export { VoiceModelRepository, voiceModelStorage, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository } from "./running-jobs.ts";
 export {
   endInTransaction,
@@ -11,6 +11,8 @@ export {
   type JobTable,
   type JobTableRows,
   type JobTableOptions,
+  type OwnedJob,
+  type OwnedStorage,
   type JobTables,
   type RunningRow,
   type WebhookOwedListener,
@@ -41,3 +43,10 @@ export { registerVoiceCatalogue, type VoiceCatalogueEntry } from "./voice-model-
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";
 export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";
+export {
+  ResourceDeletions,
+  VoiceModelInUseError,
+  type DeletableKind,
+  type DeletionEffects,
+  type PurgeReport,
+} from "./deletions.ts";

@@ -30,6 +30,7 @@ export type WebhookRowOf<K extends JobTableKind> = NonNullable<Awaited<ReturnTyp
 export {
   SeparationJobRepository,
   separationRows,
+  separationStorage,
   type NewSeparationJob,
   type SeparationOutputs,
   type StoredStem,
@@ -37,6 +38,7 @@ export {
 export {
   VoiceConversionJobRepository,
   voiceConversionRows,
+  voiceConversionStorage,
   type NewVoiceConversionJob,
   type RunnableVoiceConversion,
   type VoiceConversionJobWithModel,
@@ -45,8 +47,17 @@ export {
 export {
   VoiceBlendJobRepository,
   voiceBlendRows,
+  voiceBlendStorage,
   type NewVoiceBlendJob,
   type RunnableVoiceBlend,
   type VoiceBlendOutput,
 } from "./voice-blend.ts";
-export { TtsJobRepository, ttsRows, type NewTtsJob, type RunnableTts, type TtsJobWithModel, type TtsOutputs } from "./tts.ts";
+export {
+  TtsJobRepository,
+  ttsRows,
+  ttsStorage,
+  type NewTtsJob,
+  type RunnableTts,
+  type TtsJobWithModel,
+  type TtsOutputs,
+} from "./tts.ts";

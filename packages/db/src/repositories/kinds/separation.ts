@@ -1,7 +1,8 @@
 import { separationKindOf } from "@mixdown/jobs";
+import { jobOutputKeys } from "@mixdown/storage/keys";
 import type { PrismaClient, SeparationJob, SeparationKind } from "../../generated/prisma/client.ts";
 import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, statusTable, type JobTableRows } from "../job-table.ts";
+import { endInTransaction, endJobRow, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readPage, type Page, type PageRequest } from "../paging.ts";
 
 export interface StoredStem {
@@ -82,9 +83,15 @@ export class SeparationJobRepository {
 
 const TABLE = { kind: "separation", model: "separationJob" } as const;
 
+/** What a separation row owns in storage: its upload and its outputs' folder (every stem, whole and lossy). */
+export function separationStorage(row: Pick<SeparationJob, "id" | "kind" | "inputKey">): OwnedStorage {
+  return { keys: [row.inputKey], prefixes: [jobOutputKeys(separationKindOf(row.kind), row.id).prefix] };
+}
+
 /** The `separation` kind's rows (both separation kinds share the table): what the worker, the reconciler, /metrics and webhooks read and write. */
 export const separationRows: JobTableRows<"separation", SeparationJob, SeparationOutputs, SeparationJob> = {
   kind: "separation",
+  model: TABLE.model,
   table: (prisma, options = {}) => ({
     ...statusTable(
       prisma,
@@ -113,5 +120,9 @@ export const separationRows: JobTableRows<"separation", SeparationJob, Separatio
       status: g.status,
       count: g._count._all,
     })),
+  owned: async (prisma, id) => {
+    const row = await prisma.separationJob.findUnique({ where: { id } });
+    return row && { callerId: row.callerId, status: row.status, recordKind: row.kind, storage: separationStorage(row) };
+  },
   webhookRow: (prisma, id) => prisma.separationJob.findUnique({ where: { id } }),
 };

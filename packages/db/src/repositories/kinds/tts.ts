@@ -1,6 +1,7 @@
 import type { PrismaClient, TtsJob, VoiceModel } from "../../generated/prisma/client.ts";
+import { jobOutputKeys } from "@mixdown/storage/keys";
 import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows } from "../job-table.ts";
+import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "../paging.ts";
 
 export interface NewTtsJob {
@@ -56,9 +57,15 @@ export class TtsJobRepository {
 
 const TABLE = { kind: "tts", model: "ttsJob" } as const;
 
+/** What a text-to-speech row owns in storage: its outputs' folder (the text is in the row; nothing is uploaded). */
+export function ttsStorage(row: Pick<TtsJob, "id">): OwnedStorage {
+  return { keys: [], prefixes: [jobOutputKeys("tts", row.id).prefix] };
+}
+
 /** The `tts` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
 export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithModel> = {
   kind: "tts",
+  model: TABLE.model,
   table: (prisma, options = {}) => ({
     ...statusTable(prisma, TABLE, (r) => ({ queue: "tts", payload: { jobId: r.id } }), undefined, options),
     findRunnable: (id) => prisma.ttsJob.findFirst({ where: { id, status: "running" }, include: { voiceModel: true } }),
@@ -71,6 +78,10 @@ export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithMod
   countByStatus: async (prisma) => {
     const groups = await prisma.ttsJob.groupBy({ by: ["status"], _count: { _all: true } });
     return groupByStatus(groups, "tts");
+  },
+  owned: async (prisma, id) => {
+    const row = await prisma.ttsJob.findUnique({ where: { id } });
+    return row && { callerId: row.callerId, status: row.status, recordKind: "tts", storage: ttsStorage(row) };
   },
   webhookRow: (prisma, id) => prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } }),
 };

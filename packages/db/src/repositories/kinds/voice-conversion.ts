@@ -1,6 +1,7 @@
 import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../../generated/prisma/client.ts";
+import { jobOutputKeys } from "@mixdown/storage/keys";
 import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows } from "../job-table.ts";
+import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "../paging.ts";
 
 export interface VoiceConversionOutputs {
@@ -66,6 +67,14 @@ export class VoiceConversionJobRepository {
 
 const TABLE = { kind: "voice-conversion", model: "voiceConversionJob" } as const;
 
+/** What a voice conversion row owns in storage: its uploads (the take, and the backing it is recombined with) and its outputs' folder. */
+export function voiceConversionStorage(row: Pick<VoiceConversionJob, "id" | "inputKey" | "backingKey">): OwnedStorage {
+  return {
+    keys: [row.inputKey, ...(row.backingKey ? [row.backingKey] : [])],
+    prefixes: [jobOutputKeys("voice-conversion", row.id).prefix],
+  };
+}
+
 /** The `voice-conversion` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
 export const voiceConversionRows: JobTableRows<
   "voice-conversion",
@@ -74,6 +83,7 @@ export const voiceConversionRows: JobTableRows<
   VoiceConversionJobWithModel
 > = {
   kind: "voice-conversion",
+  model: TABLE.model,
   table: (prisma, options = {}) => ({
     ...statusTable(prisma, TABLE, (r) => ({ queue: "voice-conversion", payload: { jobId: r.id } }), undefined, options),
     findRunnable: (id) =>
@@ -87,6 +97,12 @@ export const voiceConversionRows: JobTableRows<
   countByStatus: async (prisma) => {
     const groups = await prisma.voiceConversionJob.groupBy({ by: ["status"], _count: { _all: true } });
     return groupByStatus(groups, "voice_conversion");
+  },
+  owned: async (prisma, id) => {
+    const row = await prisma.voiceConversionJob.findUnique({ where: { id } });
+    return (
+      row && { callerId: row.callerId, status: row.status, recordKind: "voice_conversion", storage: voiceConversionStorage(row) }
+    );
   },
   webhookRow: (prisma, id) => prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } }),
 };
