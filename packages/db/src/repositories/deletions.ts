@@ -170,7 +170,8 @@ export class ResourceDeletions {
       voiceModels: 0,
       apiKeys: 0,
       dashboardSignInCodes: 0,
-      idempotencyKeys: 0,
+      // Counted first: deleting each job takes the keys that name it.
+      idempotencyKeys: await this.prisma.idempotencyKey.count({ where: { callerId } }),
       webhookDeliveries: 0,
       storedObjects: 0,
     };
@@ -198,8 +199,7 @@ export class ResourceDeletions {
     const keyIds = (await this.prisma.apiKey.findMany({ where: { callerId }, select: { id: true } })).map((k) => k.id);
     report.apiKeys = keyIds.length;
     report.dashboardSignInCodes = await this.prisma.dashboardSignInCode.count({ where: { apiKeyId: { in: keyIds } } });
-    report.idempotencyKeys = await this.prisma.idempotencyKey.count({ where: { callerId } });
-    // Keys, sign-in codes and idempotency keys cascade with the caller.
+    // Keys, sign-in codes and the idempotency keys left (those of failed creates) cascade with the caller.
     await this.prisma.caller.deleteMany({ where: { id: callerId } });
     return report;
   }
