@@ -1,5 +1,5 @@
 import type { Config } from "@mixdown/config";
-import type { ApiKeyRepository, PrismaClient } from "@mixdown/db";
+import type { ApiKeyRepository, PrismaClient, ResourceDeletions } from "@mixdown/db";
 import type { JobQueues } from "@mixdown/queue";
 import type { IdempotentCreates } from "./idempotency/idempotent-creates.ts";
 import type { ApiMetrics } from "./metrics/api-metrics.ts";
@@ -20,6 +20,8 @@ export interface AppContext {
   models: VoiceModelService;
   modelImports: VoiceModelImportService;
   idempotency: IdempotentCreates;
+  /** Deletions of jobs and voice models, and the sweep that finishes those cut short. */
+  deletions: ResourceDeletions;
   /** Which addresses `webhookUrl`s may reach (WEBHOOK_DENIED_NETWORKS). */
   webhookPolicy: WebhookAddressPolicy;
   /** Absent when METRICS_ENABLED is false. */

@@ -29,6 +29,7 @@ import { DEFAULT_WEB_DIR, dashboardRoutes } from "./dashboard/routes.ts";
 import { installErrorHandling } from "./http/errors.ts";
 import { ErrorResponse } from "./http/schemas.ts";
 import { IDEMPOTENCY_WINDOW_MS, IdempotentCreates } from "./idempotency/idempotent-creates.ts";
+import { CallerDeletions } from "./jobs/caller-deletions.ts";
 import { JobCancels } from "./jobs/job-cancels.ts";
 import { JobSubmitter } from "./jobs/job-submitter.ts";
 import { ApiMetrics } from "./metrics/api-metrics.ts";
@@ -137,8 +138,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     queues,
     app.log,
   );
+  const deletions = new CallerDeletions(prisma, storage, cancels, queues);
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
-  const kindDeps: ApiKindDeps = { ...serviceDeps, config, prisma, voiceModels: modelsRepo, voiceAssets };
+  const kindDeps: ApiKindDeps = { ...serviceDeps, deletions, config, prisma, voiceModels: modelsRepo, voiceAssets };
   const webhookPolicy = new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS);
   const ctx: AppContext = {
     config,
@@ -146,7 +148,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     queues,
     storage,
     apiKeys: new ApiKeyRepository(prisma),
-    models: new VoiceModelService({ models: modelsRepo, presenter }),
+    models: new VoiceModelService({ models: modelsRepo, presenter, deletions }),
     modelImports: new VoiceModelImportService({
       ...serviceDeps,
       imports: new VoiceModelImportRepository(prisma),
@@ -154,6 +156,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       maxReferenceSeconds: config.MAX_CONVERSION_SECONDS,
     }),
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
+    deletions: deletions.resources,
     webhookPolicy,
     metrics: config.METRICS_ENABLED
       ? new ApiMetrics({
@@ -177,6 +180,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     });
   }
   pruneIdempotencyKeys(app, idempotencyKeys);
+  finishPendingDeletions(app, deletions, config.DELETION_RETRY_SECONDS);
 
   installErrorHandling(app);
   installLingeringClose(app, { maxBytes: LINGER_MAX_BYTES, maxMs: LINGER_MAX_MS });
@@ -244,6 +248,26 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     { prefix: API_PREFIX },
   );
   return app as unknown as App;
+}
+
+/**
+ * Deletions cut short (storage down, a process killed between a deletion's steps) are finished
+ * here: once at start, then every `intervalSeconds` (0: only at start), each one that has waited
+ * that long. Several APIs may run it at once: every step of a deletion can be repeated.
+ */
+function finishPendingDeletions(app: FastifyInstance, deletions: CallerDeletions, intervalSeconds: number): void {
+  const finish = () =>
+    deletions.resources
+      .finishPending(new Date(Date.now() - intervalSeconds * 1000))
+      .then((count) => {
+        if (count > 0) app.log.info({ count }, "finished deletions left pending");
+      })
+      .catch((error: unknown) => app.log.warn({ err: error }, "could not finish pending deletions"));
+  const timer = intervalSeconds > 0 ? setInterval(finish, intervalSeconds * 1000).unref() : undefined;
+  app.addHook("onReady", async () => {
+    void finish();
+  });
+  app.addHook("onClose", async () => clearInterval(timer));
 }
 
 /**

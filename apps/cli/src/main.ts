@@ -1,6 +1,6 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
-import { keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
+import { callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
@@ -11,6 +11,7 @@ with the project's own Node and pnpm).
                                 .mixdown/logs/
 ./mixdown.sh migrate            apply the committed database migrations
 ${keysUsage}
+${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
 ${modelsUsage}
 ${voicesUsage}
@@ -26,6 +27,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/migrate.ts")).migrateCommand(env);
     case "keys":
       return (await import("./commands/keys.ts")).keysCommand(rest, env);
+    case "callers":
+      return (await import("./commands/callers.ts")).callersCommand(rest, env);
     case "voices":
       return (await import("./commands/voices.ts")).voicesCommand(rest, env);
     case "models":

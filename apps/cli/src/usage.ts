@@ -10,6 +10,13 @@ export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   c
 ./mixdown.sh keys webhook-secret <id|prefix>         print the secret that signs the key's webhooks
 ./mixdown.sh keys list                               list keys (never the keys themselves)`;
 
+export const callersUsage = `./mixdown.sh callers purge <caller id|name> [--yes]
+                                 deletes everything of one caller, for a person's request to be
+                                 forgotten: every job (running ones cancelled first) and voice model
+                                 with their stored files, API keys, dashboard sign-in codes,
+                                 idempotency keys, webhook deliveries and queue entries; asks first
+                                 unless --yes, then prints what it removed`;
+
 export const modelsUsage = `./mixdown.sh models list [--models-dir DIR]   the installed separation models: family, stems,
                                 size, and speed (the last \`pnpm bench:separation\` figure for the
                                 model on this machine, else "-": listing measures nothing)

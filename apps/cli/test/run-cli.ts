@@ -9,18 +9,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `pnpm mixdown <args>` the way the root script does (node --import tsx apps/cli/src/main.ts). */
-export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+/** Runs `pnpm mixdown <args>` the way the root script does (node --import tsx apps/cli/src/main.ts); `input` is written to its stdin. */
+export function runCli(args: string[], env: Record<string, string | undefined>, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", ...args], {
       cwd: repoRoot,
       env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
+    child.stdout!.on("data", (c) => (stdout += c));
+    child.stderr!.on("data", (c) => (stderr += c));
     child.once("error", reject);
     child.once("exit", (code) => resolve({ code, stdout, stderr }));
   });

@@ -65,6 +65,23 @@ export async function cancelJob(kind: JobKind, id: number): Promise<AnyJob> {
   return jobOfKind(kind, await unwrap(kits.POST(path, { params: { path: { id } } })));
 }
 
+/** A DELETE's answer: 204 and no body, else the API's error. */
+async function removed(call: Promise<{ error?: unknown; response: Response }>): Promise<void> {
+  const { error, response } = await call;
+  if (!response.ok) throw new ApiFailure(errorText(error, response), response.status);
+}
+
+/** Deletes the job with its files (a running one is cancelled first). */
+export async function deleteJob(kind: JobKind, id: number): Promise<void> {
+  const path = `/api/kits/v1/${kind}/{id}` as JobPath;
+  await removed(kits.DELETE(path, { params: { path: { id } } }));
+}
+
+/** Deletes one of the caller's voice models with its files and the ended jobs that used it. */
+export async function deleteVoiceModel(id: number): Promise<void> {
+  await removed(kits.DELETE("/api/kits/v1/voice-models/{id}", { params: { path: { id } } }));
+}
+
 export interface JobPage {
   rows: AnyJob[];
   total: number;

@@ -305,3 +305,70 @@ test(
       assert.deepEqual(problems, []);
     }),
 );
+
+test(
+  "Delete on a job's page and on a voice model asks first: dismissed, nothing goes; accepted, the job or model is gone from the API and the page",
+  { timeout: 300_000 },
+  () =>
+    explain(async () => {
+      const apiKeys = new ApiKeyRepository(prisma);
+      const { key, id } = await apiKeys.createApiKey({ name: "dashboard deletes" });
+      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto(`${baseUrl}/#/sign-in/${code}`);
+      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const api = (route: string, init: RequestInit = {}) =>
+        fetch(`${baseUrl}/api/kits/v1${route}`, {
+          ...init,
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        });
+      const voices = ((await (await api("/voice-models?perPage=2")).json()) as { data: Array<{ id: number }> }).data;
+      const blend = async (title: string) =>
+        (await (
+          await api("/voice-blender", {
+            method: "POST",
+            body: JSON.stringify({ modelId1: voices[0]!.id, modelId2: voices[1]!.id, alpha: 0.5, title }),
+          })
+        ).json()) as { id: number; outputModelId: number };
+
+      // A job: its page's Delete, dismissed then accepted.
+      const first = await blend("Blend to delete");
+      await page.goto(`${baseUrl}/#/jobs/voice-blender/${first.id}`);
+      await watchJob();
+      const questions: string[] = [];
+      page.once("dialog", (dialog) => {
+        questions.push(dialog.message());
+        void dialog.dismiss();
+      });
+      await page.getByRole("button", { name: "Delete", exact: true }).click();
+      await page.waitForFunction(() => true);
+      assert.equal((await api(`/voice-blender/${first.id}`)).status, 200, "dismissed: still there");
+      page.once("dialog", (dialog) => {
+        questions.push(dialog.message());
+        void dialog.accept();
+      });
+      await page.getByRole("button", { name: "Delete", exact: true }).click();
+      await waitForHash(/^#\/jobs$/);
+      assert.match(questions[0]!, new RegExp(`^Delete Voice blend #${first.id} and all its files for good\\?`));
+      assert.equal((await api(`/voice-blender/${first.id}`)).status, 404);
+      assert.equal((await api(`/voice-models/${first.outputModelId}`)).status, 404, "its output model went with it");
+      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      assert.equal(await page.getByRole("link", { name: `Voice blend #${first.id}` }).count(), 0);
+
+      // A voice model: the Voices page's Delete, on the caller's own models only.
+      const second = await blend("Model to delete");
+      await page.goto(`${baseUrl}/#/jobs/voice-blender/${second.id}`);
+      await watchJob();
+      await page.getByRole("link", { name: "Voice models" }).click();
+      await page.getByText("Model to delete").waitFor();
+      assert.equal(await page.getByRole("button", { name: /^Delete / }).count(), 1, "only the caller's own model has one");
+      page.once("dialog", (dialog) => void dialog.accept());
+      await shot("voices-delete");
+      await page.getByRole("button", { name: "Delete Model to delete" }).click();
+      await page.getByText("Model to delete").waitFor({ state: "detached" });
+      assert.equal((await api(`/voice-models/${second.outputModelId}`)).status, 404);
+      assert.equal((await api(`/voice-blender/${second.id}`)).status, 404, "the blend that made it went with it");
+
+      assert.deepEqual(problems, []);
+    }),
+);

@@ -1,6 +1,6 @@
 import type { ExpiringJob, JobFiles, JobRetention, RetentionStep } from "@mixdown/db";
 import { jobFileTables } from "@mixdown/db";
-import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
+import type { ObjectStorage } from "@mixdown/storage";
 import type { Logger } from "pino";
 
 /** RETENTION_*: minutes after a job's end (0: kept for good), and jobs per table and step at a time. */
@@ -88,9 +88,8 @@ export class RetentionSweeper {
       // Everything in each job's output folder (what its record links to, and anything else an
       // attempt left there), with the sizes the listing gives.
       for (const job of due) {
-        const { prefix } = jobOutputKeys(job.outputKind, job.id);
-        folders.push(prefix);
-        await storage.forEachObject(prefix, (key, bytes) => void sizes.set(key, bytes));
+        folders.push(job.outputPrefix);
+        await storage.forEachObject(job.outputPrefix, (key, bytes) => void sizes.set(key, bytes));
       }
     }
     for (const job of due) for (const key of job.keys) if (!sizes.has(key)) sizes.set(key, (await storage.stat(key))?.size ?? -1);

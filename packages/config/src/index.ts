@@ -180,6 +180,12 @@ const SETTINGS = {
   S3_FORCE_PATH_STYLE: flag(true),
   SIGNED_URL_SECRET: optional(text({ minLength: 16 })),
   SIGNED_URL_TTL_SECONDS: int({ minimum: 1, default: 900 }),
+  /**
+   * How often the API finishes deletions cut short (a DELETE answered 503 while object storage
+   * was down, a process killed mid-deletion), and how long one must have waited first; also once at
+   * start. 0 = only at start.
+   */
+  DELETION_RETRY_SECONDS: int({ minimum: 0, default: 60 }),
 
   // Worker
   /**

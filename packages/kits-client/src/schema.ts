@@ -79,7 +79,11 @@ export interface paths {
         get: operations["getStemSplit"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a stem split job and its files
+         * @description Deletes the caller's stem split job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteStemSplit"];
         options?: never;
         head?: never;
         patch?: never;
@@ -143,7 +147,11 @@ export interface paths {
         get: operations["getTextToSpeechJob"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a text-to-speech job and its files
+         * @description Deletes the caller's text-to-speech job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteTextToSpeechJob"];
         options?: never;
         head?: never;
         patch?: never;
@@ -207,7 +215,11 @@ export interface paths {
         get: operations["getVocalSeparation"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a vocal separation job and its files
+         * @description Deletes the caller's vocal separation job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteVocalSeparation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -271,7 +283,11 @@ export interface paths {
         get: operations["getVoiceBlend"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a voice blender job and its files
+         * @description Deletes the caller's voice blender job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. Its output voice model is the job's product and is deleted with it, as `DELETE /voice-models/{outputModelId}` does (which deletes this job too): with its files and the ended conversion and text-to-speech jobs that used it. 409 naming them while a running job uses that model. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteVoiceBlend"];
         options?: never;
         head?: never;
         patch?: never;
@@ -335,7 +351,11 @@ export interface paths {
         get: operations["getVoiceConversion"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a voice conversion job and its files
+         * @description Deletes the caller's voice conversion job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteVoiceConversion"];
         options?: never;
         head?: never;
         patch?: never;
@@ -399,7 +419,11 @@ export interface paths {
         get: operations["getVoiceModel"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete one of the caller's voice models and its files
+         * @description Deletes one of the caller's own voice models for good: its files (model, index, cover, demo, the recording it was built from), the voice blender job that made it (cancelled first while running), and every ended voice conversion and text-to-speech job that used it, with their files: what was made in a voice goes with it, and a job record's `voiceModelId` always names a model. A blend that used it as an input keeps its own output model. Answers 204 with an empty body. 404 for a public (catalogue) model, another caller's, or one already deleted; 409 naming the jobs while a running job (conversion, text to speech, blend) uses it, or while the model is still being built. 503 with `Retry-After` while object storage cannot be reached: the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteVoiceModel"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1106,6 +1130,63 @@ export interface operations {
             };
         };
     };
+    deleteStemSplit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     cancelStemSplit: {
         parameters: {
             query?: never;
@@ -1410,6 +1491,63 @@ export interface operations {
             };
         };
     };
+    deleteTextToSpeechJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     cancelTextToSpeechJob: {
         parameters: {
             query?: never;
@@ -1685,6 +1823,63 @@ export interface operations {
             };
             /** @description Every error response */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteVocalSeparation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1996,6 +2191,72 @@ export interface operations {
             };
         };
     };
+    deleteVoiceBlend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     cancelVoiceBlend: {
         parameters: {
             query?: never;
@@ -2287,6 +2548,63 @@ export interface operations {
             };
             /** @description Every error response */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteVoiceConversion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2658,6 +2976,72 @@ export interface operations {
             };
             /** @description Every error response */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteVoiceModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

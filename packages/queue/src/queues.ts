@@ -100,6 +100,15 @@ export class JobQueues {
     await this.queue(notice.kind).remove(bullJobId(notice.kind, notice.rowId));
   }
 
+  /**
+   * Removes a row's entry (waiting, delayed, completed or failed) once its row is deleted, so
+   * nothing of a deleted job stays in Redis; an active entry is locked and stays until its worker,
+   * which finds the row gone, completes it.
+   */
+  async removeEntry(kind: JobKind, rowId: number): Promise<void> {
+    await this.queue(kind).remove(bullJobId(kind, rowId));
+  }
+
   /** Resolves when Redis answers (readiness checks). */
   async ping(): Promise<void> {
     const answer = await this.connection.ping();

@@ -122,6 +122,8 @@ const FINISHED_JOB = {
   jobEndTime: ENDED,
   webhookUrl: null,
   apiKeyId: null,
+  inputsExpiredAt: null,
+  outputsExpiredAt: null,
 } as const;
 
 function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {

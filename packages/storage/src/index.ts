@@ -7,7 +7,8 @@ export * from "./types.ts";
 export * from "./signing.ts";
 export * from "./signed-url-cache.ts";
 export { diskFreeBytes } from "./disk.ts";
-export { jobOutputKeys, KEY_AREAS, uploadKey, voiceModelKeys } from "./keys.ts";
+// spelled in @mixdown/jobs, beside the kinds they name (the database reads them too)
+export { jobOutputKeys, KEY_AREAS, uploadKey, voiceModelKeys } from "@mixdown/jobs";
 export { LocalDiskStorage, type LocalDiskStorageOptions } from "./local.ts";
 export type { S3Storage, S3StorageOptions } from "./s3.ts";
 export { LazyS3Storage } from "./lazy-s3.ts";

@@ -163,7 +163,11 @@ for (const driver of ["s3", "local"] as const) {
 
 test("local storage removes a deleted folder prefix's folder, and never a shared one above it", async () => {
   const dir = path.join(scratch, "local-folders");
-  const storage = new LocalDiskStorage({ rootDir: dir, signingSecret: "0123456789abcdef0123456789abcdef", publicBaseUrl: "http://x" });
+  const storage = new LocalDiskStorage({
+    rootDir: dir,
+    signingSecret: "0123456789abcdef0123456789abcdef",
+    publicBaseUrl: "http://x",
+  });
   await storage.putStream("outputs/stem-split/7/a.wav", Readable.from([Buffer.from("a")]));
   await storage.putStream("outputs/stem-split/7/sub/b.wav", Readable.from([Buffer.from("b")]));
   await storage.putStream("outputs/stem-split/70/c.wav", Readable.from([Buffer.from("c")]));

@@ -13,11 +13,13 @@ export interface JobReads {
   list(callerId: number, page: PageRequest): Promise<{ rows: unknown[]; total: number }>;
   get(callerId: number, id: number): Promise<unknown>;
   cancel(callerId: number, id: number): Promise<unknown>;
+  delete(callerId: number, id: number): Promise<void>;
 }
 
 /**
- * The three routes every job kind has beside its create, the same for each: `GET /<path>` (the
- * caller's jobs, a page at a time), `GET /<path>/:id` and `POST /<path>/:id/cancel`.
+ * The four routes every job kind has beside its create, the same for each: `GET /<path>` (the
+ * caller's jobs, a page at a time), `GET /<path>/:id`, `POST /<path>/:id/cancel` and
+ * `DELETE /<path>/:id`.
  */
 export function jobReadRoutes(
   app: App,
@@ -37,6 +39,8 @@ export function jobReadRoutes(
     maxPerPage: number;
     /** what a cancel of this kind does besides (`cancelRouteSchema`'s note) */
     cancelNote?: string;
+    /** what a delete of this kind does besides; a kind with one may answer 409 (its reason is in the note) */
+    deleteNote?: string;
   },
   reads: JobReads,
 ): void {
@@ -89,5 +93,30 @@ export function jobReadRoutes(
       }),
     },
     (request) => reads.cancel(request.auth.caller.id, request.params.id),
+  );
+
+  app.delete(
+    `/${path}/:id`,
+    {
+      schema: {
+        tags,
+        operationId: `delete${operation}`,
+        summary: `Delete a ${noun} job and its files`,
+        description:
+          `Deletes the caller's ${noun} job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect.` +
+          (route.deleteNote ? ` ${route.deleteNote}` : "") +
+          " 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.",
+        security: bearerSecurity,
+        params: IdParams,
+        response: {
+          204: Type.Null({ description: "Deleted: no body" }),
+          ...errorResponses(...(route.deleteNote ? [401, 404, 409, 429, 503] : [401, 404, 429, 503])),
+        },
+      },
+    },
+    async (request, reply) => {
+      await reads.delete(request.auth.caller.id, request.params.id);
+      return reply.code(204).send(null);
+    },
   );
 }

@@ -1,5 +1,6 @@
 import type { Page, PageRequest } from "@mixdown/db";
 import { notFound } from "../http/errors.ts";
+import type { CallerDeletions } from "./caller-deletions.ts";
 import type { CancellableKind, JobCancels } from "./job-cancels.ts";
 
 /** How a job kind reads its caller's rows (its `@mixdown/db` repository). */
@@ -9,8 +10,8 @@ export interface CallerRows<Row> {
 }
 
 /**
- * A caller's jobs of one kind as records: get (404 when not theirs), list (a page) and cancel
- * (see `JobCancels`: 409 once ended, 404 when not theirs). Every kind's service is one of these,
+ * A caller's jobs of one kind as records: get (404 when not theirs), list (a page), cancel
+ * (see `JobCancels`: 409 once ended, 404 when not theirs) and delete (`CallerDeletions`). Every kind's service is one of these,
  * plus its own create; `jobReadRoutes` serves them.
  */
 export class CallerJobs<Row extends { status: string }, Record> {
@@ -22,6 +23,7 @@ export class CallerJobs<Row extends { status: string }, Record> {
       rows: CallerRows<Row>;
       present(row: Row): Record | Promise<Record>;
       cancels: JobCancels;
+      deletions: CallerDeletions;
     },
   ) {}
 
@@ -40,5 +42,11 @@ export class CallerJobs<Row extends { status: string }, Record> {
   async cancel(callerId: number, id: number): Promise<Record> {
     const { kind, noun, rows, cancels } = this.jobs;
     return this.jobs.present(await cancels.cancelOwned(kind, id, noun, () => rows.findForCaller(callerId, id)));
+  }
+
+  /** Deletes the caller's job with its files (a running one is cancelled first; see `CallerDeletions`); 404 when it is not the caller's. */
+  async delete(callerId: number, id: number): Promise<void> {
+    const { kind, noun, rows, deletions } = this.jobs;
+    await deletions.deleteJob(kind, id, noun, () => rows.findForCaller(callerId, id));
   }
 }

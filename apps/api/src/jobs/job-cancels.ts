@@ -40,6 +40,11 @@ export class JobCancels {
     throw conflict(`${noun} ${rowId} has already ended (status ${now.status}); only a running job can be cancelled`);
   }
 
+  /** Ends a running job `cancelled` (no owner check: a deletion checked it) and tells the workers; nothing when it has ended. */
+  async cancelRunning(kind: CancellableKind, rowId: number): Promise<void> {
+    if (await this.tables[kind].cancel(rowId)) await this.#announce({ kind, rowId });
+  }
+
   async #announce(notice: CancelNotice): Promise<void> {
     // The row is cancelled already; a worker that misses the message finds that out by itself.
     await this.queues

@@ -6,6 +6,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import type { FastifyBaseLogger } from "fastify";
 import type { AppContext } from "../app-context.ts";
+import type { CallerDeletions } from "../jobs/caller-deletions.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 
@@ -16,6 +17,7 @@ export interface ApiKindDeps {
   storage: ObjectStorage;
   submitter: JobSubmitter;
   cancels: JobCancels;
+  deletions: CallerDeletions;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
   voiceModels: VoiceModelRepository;

@@ -189,4 +189,24 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
     },
     (request) => ctx.models.get(request.auth.caller.id, request.params.id),
   );
+
+  app.delete(
+    "/voice-models/:id",
+    {
+      schema: {
+        tags,
+        operationId: "deleteVoiceModel",
+        summary: "Delete one of the caller's voice models and its files",
+        description:
+          "Deletes one of the caller's own voice models for good: its files (model, index, cover, demo, the recording it was built from), the voice blender job that made it (cancelled first while running), and every ended voice conversion and text-to-speech job that used it, with their files: what was made in a voice goes with it, and a job record's `voiceModelId` always names a model. A blend that used it as an input keeps its own output model. Answers 204 with an empty body. 404 for a public (catalogue) model, another caller's, or one already deleted; 409 naming the jobs while a running job (conversion, text to speech, blend) uses it, or while the model is still being built. 503 with `Retry-After` while object storage cannot be reached: the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.",
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 204: Type.Null({ description: "Deleted: no body" }), ...errorResponses(401, 404, 409, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      await ctx.models.delete(request.auth.caller.id, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 };

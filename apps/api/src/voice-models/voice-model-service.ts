@@ -2,10 +2,24 @@ import type { PageRequest, VoiceModelRepository } from "@mixdown/db";
 import { conflict, notFound } from "../http/errors.ts";
 import type { RecordPresenter } from "@mixdown/records";
 import type { VoiceModelRecord } from "@mixdown/records";
+import type { CallerDeletions } from "../jobs/caller-deletions.ts";
 
 /** Voice models a caller can see: the public catalogue and its own. */
 export class VoiceModelService {
-  constructor(private readonly deps: { models: VoiceModelRepository; presenter: RecordPresenter }) {}
+  constructor(private readonly deps: { models: VoiceModelRepository; presenter: RecordPresenter; deletions: CallerDeletions }) {}
+
+  /**
+   * Deletes the caller's own model with its files, the blend job that made it and the ended jobs
+   * that used it (`ResourceDeletions.deleteVoiceModel`); 404 for a public or another caller's
+   * model, 409 while a running job uses it.
+   */
+  async delete(callerId: number, id: number): Promise<void> {
+    await this.deps.deletions.deleteVoiceModel(
+      callerId,
+      id,
+      async (modelId) => (await this.deps.models.findById(modelId))?.ownerId,
+    );
+  }
 
   async get(callerId: number, id: number): Promise<VoiceModelRecord> {
     const row = await this.deps.models.findVisible(callerId, id);

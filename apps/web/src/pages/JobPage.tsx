@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { cancelJob, fetchJob, type AnyJob, type JobKind } from "../api.ts";
+import { cancelJob, deleteJob, fetchJob, type AnyJob, type JobKind } from "../api.ts";
 import { KINDS, type KindView } from "../kinds/index.ts";
 
 export function StatusBadge({ job }: { job: AnyJob["job"] }) {
@@ -54,6 +54,18 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
     }
   };
 
+  const remove = async () => {
+    const running = current?.job.status === "running";
+    const question = `Delete ${KINDS[kind].label} #${id} and all its files for good?${running ? " It is still running: it will be cancelled first." : ""}`;
+    if (!window.confirm(question)) return;
+    try {
+      await deleteJob(kind, id);
+      location.hash = "#/jobs";
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
   const job = current?.job;
   return (
     <section>
@@ -76,6 +88,9 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
               Cancel
             </button>
           )}
+          <button type="button" class="small danger" onClick={() => void remove()}>
+            Delete
+          </button>
           {job.errorMessage && <p class="error">{job.errorMessage}</p>}
         </div>
       )}

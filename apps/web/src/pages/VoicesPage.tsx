@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type VoiceModel } from "@mixdown/kits-client";
-import { kits, listVoiceModels, unwrap } from "../api.ts";
+import { deleteVoiceModel, kits, listVoiceModels, unwrap } from "../api.ts";
 import { FileDrop } from "../components/FileDrop.tsx";
 import { Cover, DemoButton } from "../components/VoicePicker.tsx";
 
@@ -16,6 +16,17 @@ export function VoicesPage() {
       .catch((err: Error) => setError(err.message));
   }, [mine, tick]);
   const pending = models?.some((m) => m.state === "pending") ?? false;
+  const remove = async (model: VoiceModel) => {
+    const question = `Delete voice model "${model.title}" (#${model.id}) and its files for good? Ended voice conversions and text-to-speech jobs that used it are deleted with it.`;
+    if (!window.confirm(question)) return;
+    try {
+      await deleteVoiceModel(model.id);
+      setError(null);
+      setTick((t) => t + 1);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
   useEffect(() => {
     if (!pending) return;
     const timer = setTimeout(() => setTick((t) => t + 1), 2000);
@@ -51,6 +62,16 @@ export function VoicesPage() {
               <span class={`status ${model.state}`}>{model.state}</span>
               {model.errorMessage && <p class="error small">{model.errorMessage}</p>}
               <DemoButton model={model} />
+              {!model.public && (
+                <button
+                  type="button"
+                  class="small danger"
+                  onClick={() => void remove(model)}
+                  aria-label={`Delete ${model.title}`}
+                >
+                  Delete
+                </button>
+              )}
             </div>
           </li>
         ))}

@@ -1,8 +1,8 @@
 export type { Page, PageRequest } from "./paging.ts";
 export * from "./kinds/index.ts";
-export { VoiceModelRepository, type NewVoiceModel } from "./voice-models.ts";
+export { VoiceModelRepository, voiceModelStorage, type NewVoiceModel } from "./voice-models.ts";
 export { RunningJobRepository } from "./running-jobs.ts";
-export { JobRetention, jobFileTables, type ExpiringJob, type JobFiles, type RetentionStep } from "./job-files.ts";
+export { JobRetention, ownedStorage, type ExpiringJob, type JobFiles, type RetentionStep } from "./job-files.ts";
 export {
   endInTransaction,
   endJobRow,
@@ -12,6 +12,8 @@ export {
   type JobTable,
   type JobTableRows,
   type JobTableOptions,
+  type OwnedJob,
+  type OwnedStorage,
   type JobTables,
   type RunningRow,
   type WebhookOwedListener,
@@ -42,3 +44,10 @@ export { registerVoiceCatalogue, type VoiceCatalogueEntry } from "./voice-model-
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";
 export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";
+export {
+  ResourceDeletions,
+  VoiceModelInUseError,
+  type DeletableKind,
+  type DeletionEffects,
+  type PurgeReport,
+} from "./deletions.ts";

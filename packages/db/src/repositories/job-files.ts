@@ -1,7 +1,7 @@
 import type { JobTableKind, RecordKind } from "@mixdown/jobs";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { poolOf } from "../client.ts";
-import { JOB_TABLE_ROWS } from "./kinds/index.ts";
+import type { OwnedStorage } from "./job-table.ts";
 
 /**
  * The files a job table's rows keep in object storage, declared once per kind beside its rows
@@ -18,10 +18,23 @@ export interface JobFiles {
   outputColumns: readonly string[];
   /** JSON columns of `[{ instrument, key }]` outputs (emptied when the outputs expire). */
   outputListColumns: readonly string[];
-  /** SQL giving a row's record kind (`vocal_separation`, `tts`), for the metrics. */
-  recordKindSql: string;
-  /** SQL giving the kind spelled in a row's output keys (`vocal-separation`, `voice-conversion`). */
-  outputKindSql: string;
+  /** The columns besides `id` that `recordKind` and `outputPrefix` read (a separation's `kind`). */
+  kindColumns: readonly string[];
+  /** A row's record kind (`vocal_separation`, `tts`), for the metrics. */
+  recordKind(row: Record<string, unknown>): RecordKind;
+  /** A row's output folder, `outputs/<kind>/<id>/` (`@mixdown/storage`'s jobOutputKeys). */
+  outputPrefix(row: Record<string, unknown> & { id: number }): string;
+}
+
+/**
+ * Everything a row owns in storage, as a deletion removes it: the keys its columns name (uploads
+ * and outputs) and its output folder, whatever else an attempt left there.
+ */
+export function ownedStorage(files: JobFiles, row: Record<string, unknown> & { id: number }): OwnedStorage {
+  return {
+    keys: keysOf(row, [...files.inputColumns, ...files.outputColumns], files.outputListColumns),
+    prefixes: [files.outputPrefix(row)],
+  };
 }
 
 /** Which of a job's files the retention sweep takes in one step. */
@@ -32,19 +45,14 @@ export interface ExpiringJob {
   kind: JobTableKind;
   id: number;
   recordKind: RecordKind;
-  /** The kind in its output keys: its output folder is `jobOutputKeys(outputKind, id).prefix`. */
-  outputKind: string;
+  /** Its output folder (`outputs/<kind>/<id>/`). */
+  outputPrefix: string;
   /** The keys its columns name for the step (inputs, or the outputs its record links to). */
   keys: string[];
 }
 
 const q = (column: string) => `"${column}"`;
 const EXPIRED_AT: Record<RetentionStep, string> = { inputs: q("inputsExpiredAt"), outputs: q("outputsExpiredAt") };
-
-/** The job table kinds whose rows keep files, with their files. */
-export function jobFileTables(): Array<{ kind: JobTableKind; files: JobFiles }> {
-  return Object.values(JOB_TABLE_ROWS).flatMap((rows) => (rows.files ? [{ kind: rows.kind, files: rows.files }] : []));
-}
 
 /** The keys a row's columns name (text columns and `[{ key }]` lists), each once. */
 function keysOf(row: Record<string, unknown>, columns: readonly string[], listColumns: readonly string[]): string[] {
@@ -75,11 +83,9 @@ export class JobRetention {
     const columns = step === "inputs" ? files.inputColumns : files.outputColumns;
     const listColumns = step === "inputs" ? [] : files.outputListColumns;
     if (step === "inputs" && columns.length === 0) return [];
-    const selected = [...columns, ...listColumns].map(q).join(", ");
-    const { rows } = await poolOf(this.prisma).query<
-      Record<string, unknown> & { id: number; recordKind: RecordKind; outputKind: string }
-    >(
-      `SELECT id, ${files.recordKindSql} AS "recordKind", ${files.outputKindSql} AS "outputKind", ${selected}
+    const selected = ["id", ...files.kindColumns, ...columns, ...listColumns].map(q).join(", ");
+    const { rows } = await poolOf(this.prisma).query<Record<string, unknown> & { id: number }>(
+      `SELECT ${selected}
          FROM ${q(files.table)}
         WHERE ${EXPIRED_AT[step]} IS NULL AND "jobEndTime" < $1 AND status <> 'running'
         ORDER BY "jobEndTime", id
@@ -89,8 +95,8 @@ export class JobRetention {
     return rows.map((row) => ({
       kind,
       id: row.id,
-      recordKind: row.recordKind,
-      outputKind: row.outputKind,
+      recordKind: files.recordKind(row),
+      outputPrefix: files.outputPrefix(row),
       keys: keysOf(row, columns, listColumns),
     }));
   }

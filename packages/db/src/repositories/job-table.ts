@@ -179,13 +179,44 @@ export type JobTables<Types extends { [K in JobKind]: { runnable: unknown; outpu
  */
 export interface JobTableRows<K extends JobTableKind, Runnable, Output, WebhookRow> {
   kind: K;
+  /** The Prisma model of the kind's rows (what a deletion deletes the row from). */
+  model: StatusTableModel;
   table(prisma: PrismaClient, options?: JobTableOptions): JobTable<Runnable, Output>;
   /** Jobs by record kind and status, for /metrics: a grouped count over the table's status index. */
   countByStatus(prisma: PrismaClient): Promise<JobCount[]>;
+  /**
+   * The job as a deletion sees it (`ResourceDeletions`): its owner, status, record kind (its
+   * IdempotencyKey rows name it so) and every storage key and prefix the row owns; null when the
+   * row is gone. Each kind says what it owns here, and only here.
+   */
+  owned(prisma: PrismaClient, id: number): Promise<OwnedJob | null>;
   /** The ended job as its webhook presents it (the catalogue entry's `record`); null when the row is gone. */
   webhookRow(prisma: PrismaClient, id: number): Promise<WebhookRow | null>;
   /** The files its rows keep in object storage (retention, deletion); null for a kind that stores none. */
   files: JobFiles | null;
+}
+
+/**
+ * The stored files a row owns: whole keys (its uploads) and prefixes (with their trailing slash:
+ * its outputs' folder), as `ObjectStorage.delete` and `deletePrefix` take them.
+ */
+export interface OwnedStorage {
+  keys: string[];
+  prefixes: string[];
+}
+
+/** A job as `JobTableRows.owned` reads it for a deletion. */
+export interface OwnedJob {
+  callerId: number;
+  status: JobStatus;
+  /** The record kind its IdempotencyKey rows name (`resourceKind`). */
+  recordKind: RecordKind;
+  storage: OwnedStorage;
+  /**
+   * A voice blend's output model: the job's only product, deleted with it (and the job with the
+   * model: the row's foreign key cascades).
+   */
+  outputModelId?: number;
 }
 
 export interface JobCount {

@@ -1,4 +1,6 @@
+import { voiceModelKeys } from "@mixdown/jobs";
 import type { Prisma, PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
+import type { OwnedStorage } from "./job-table.ts";
 import { pageArgs, type Page, type PageRequest } from "./paging.ts";
 
 /** A model is visible to a caller when it is public (no owner) or the caller's own. */
@@ -49,4 +51,22 @@ export class VoiceModelRepository {
   count(where: Prisma.VoiceModelWhereInput = {}): Promise<number> {
     return this.prisma.voiceModel.count({ where });
   }
+}
+
+/**
+ * What a voice model owns in storage: its folder (`voice-models/<id>/`: the model, its index, an
+ * uploaded checkpoint, its cover and demo) and any key it names outside it (a native voice's
+ * reference recording under `uploads/`). A built-in catalogue model's files (`models:...`, read
+ * from MODELS_DIR) are not storage's and are never named.
+ */
+export function voiceModelStorage(
+  model: Pick<VoiceModel, "id" | "fileKey" | "imageKey" | "demoKey" | "referenceKey" | "metadata">,
+): OwnedStorage {
+  const prefix = `${voiceModelKeys(model.id).prefix}/`;
+  const meta = model.metadata && typeof model.metadata === "object" && !Array.isArray(model.metadata) ? model.metadata : {};
+  const named = [model.fileKey, model.imageKey, model.demoKey, model.referenceKey, (meta as Record<string, unknown>).indexKey];
+  const keys = named.filter(
+    (key): key is string => typeof key === "string" && !key.startsWith(prefix) && !key.startsWith("models:"),
+  );
+  return { keys: [...new Set(keys)], prefixes: [prefix] };
 }

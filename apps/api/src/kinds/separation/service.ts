@@ -3,6 +3,7 @@ import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixd
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
+import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
@@ -23,6 +24,7 @@ export interface SeparationServiceDeps {
   storage: ObjectStorage;
   submitter: JobSubmitter;
   cancels: JobCancels;
+  deletions: CallerDeletions;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
   models: InstalledSeparationModels;
@@ -80,7 +82,7 @@ export class SeparationService {
   }
 
   #callerJobs(kind: SeparationDbKind): CallerJobs<SeparationJob, SeparationJobRecord> {
-    const { separations, presenter, cancels } = this.deps;
+    const { separations, presenter, cancels, deletions } = this.deps;
     return new CallerJobs({
       kind: "separation",
       noun: NOUN(kind),
@@ -90,6 +92,7 @@ export class SeparationService {
       },
       present: (row) => presenter.separationJob(row),
       cancels,
+      deletions,
     });
   }
 }

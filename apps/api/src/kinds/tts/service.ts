@@ -4,6 +4,7 @@ import type { VoiceAssets } from "@mixdown/voice/assets";
 import { checkLanguage, LanguageUnavailableError } from "@mixdown/voice/speech-synthesizers";
 import { unprocessable } from "../../http/errors.ts";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
+import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
@@ -49,6 +50,7 @@ export interface TtsServiceDeps {
   assets: Pick<VoiceAssets, "missingFor">;
   submitter: JobSubmitter;
   cancels: JobCancels;
+  deletions: CallerDeletions;
   presenter: RecordPresenter;
   /** The languages the synthesizers on this machine speak (installedLanguages); empty when it has none. */
   languages: () => Promise<string[]>;
@@ -63,6 +65,7 @@ export class TtsService extends CallerJobs<TtsJobWithModel, TtsJobRecord> {
       rows: deps.tts,
       present: (row) => deps.presenter.ttsJob(row),
       cancels: deps.cancels,
+      deletions: deps.deletions,
     });
   }
 

@@ -85,13 +85,22 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
       operation: "VoiceBlend",
       maxPerPage: ctx.config.MAX_PER_PAGE,
       cancelNote: "Its output voice model ends `failed`.",
+      deleteNote:
+        "Its output voice model is the job's product and is deleted with it, as `DELETE /voice-models/{outputModelId}` does (which deletes this job too): with its files and the ended conversion and text-to-speech jobs that used it. 409 naming them while a running job uses that model.",
     },
     service,
   );
 };
 
 export const voiceBlendApi: ApiKind<VoiceBlendService> = {
-  service: ({ prisma, voiceModels, submitter, cancels, presenter }) =>
-    new VoiceBlendService({ blends: new VoiceBlendJobRepository(prisma), models: voiceModels, submitter, cancels, presenter }),
+  service: ({ prisma, voiceModels, submitter, cancels, deletions, presenter }) =>
+    new VoiceBlendService({
+      blends: new VoiceBlendJobRepository(prisma),
+      models: voiceModels,
+      submitter,
+      cancels,
+      deletions,
+      presenter,
+    }),
   routes: voiceBlendRoutes,
 };

@@ -1,6 +1,7 @@
 import type { VoiceBlendJob, VoiceBlendJobRepository, VoiceModel, VoiceModelRepository } from "@mixdown/db";
 import { unprocessable } from "../../http/errors.ts";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
+import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { RecordPresenter } from "@mixdown/records";
@@ -69,6 +70,7 @@ export interface VoiceBlendServiceDeps {
   models: VoiceModelRepository;
   submitter: JobSubmitter;
   cancels: JobCancels;
+  deletions: CallerDeletions;
   presenter: RecordPresenter;
 }
 
@@ -80,6 +82,7 @@ export class VoiceBlendService extends CallerJobs<VoiceBlendJob, VoiceBlendJobRe
       rows: deps.blends,
       present: (row) => deps.presenter.voiceBlendJob(row),
       cancels: deps.cancels,
+      deletions: deps.deletions,
     });
   }
 

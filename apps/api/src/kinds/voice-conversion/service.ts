@@ -5,6 +5,7 @@ import { CONVERSION_DEFAULTS, type ConversionParams } from "@mixdown/voice/conve
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../../http/errors.ts";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
+import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import { StoredUploads } from "../../jobs/stored-upload.ts";
@@ -62,6 +63,7 @@ export interface VoiceConversionServiceDeps {
   storage: ObjectStorage;
   submitter: JobSubmitter;
   cancels: JobCancels;
+  deletions: CallerDeletions;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
   /** MAX_CONVERSION_SECONDS: the longest input (and backing track) a conversion takes. */
@@ -76,6 +78,7 @@ export class VoiceConversionService extends CallerJobs<VoiceConversionJobWithMod
       rows: deps.conversions,
       present: (row) => deps.presenter.voiceConversionJob(row),
       cancels: deps.cancels,
+      deletions: deps.deletions,
     });
   }
 

@@ -1,4 +1,5 @@
 import type { JobTableKind } from "@mixdown/jobs";
+import type { JobFiles } from "../job-files.ts";
 import type { JobTable, JobTableRows } from "../job-table.ts";
 import { separationRows } from "./separation.ts";
 import { ttsRows } from "./tts.ts";
@@ -17,6 +18,11 @@ export const JOB_TABLE_ROWS = {
   tts: ttsRows,
 } satisfies JobTableRowsByKind;
 
+/** The job table kinds whose rows keep files, with their files (the retention sweep's tables). */
+export function jobFileTables(): Array<{ kind: JobTableKind; files: JobFiles }> {
+  return Object.values(JOB_TABLE_ROWS).flatMap((rows) => (rows.files ? [{ kind: rows.kind, files: rows.files }] : []));
+}
+
 /** One `JobTableRows` per job table kind (a test holds a map missing one to a compile error). */
 export type JobTableRowsByKind = { [K in JobTableKind]: JobTableRows<K, any, any, any> };
 
@@ -30,6 +36,7 @@ export type WebhookRowOf<K extends JobTableKind> = NonNullable<Awaited<ReturnTyp
 export {
   SeparationJobRepository,
   separationRows,
+  separationStorage,
   type NewSeparationJob,
   type SeparationOutputs,
   type StoredStem,
@@ -37,6 +44,7 @@ export {
 export {
   VoiceConversionJobRepository,
   voiceConversionRows,
+  voiceConversionStorage,
   type NewVoiceConversionJob,
   type RunnableVoiceConversion,
   type VoiceConversionJobWithModel,
@@ -45,8 +53,17 @@ export {
 export {
   VoiceBlendJobRepository,
   voiceBlendRows,
+  voiceBlendStorage,
   type NewVoiceBlendJob,
   type RunnableVoiceBlend,
   type VoiceBlendOutput,
 } from "./voice-blend.ts";
-export { TtsJobRepository, ttsRows, type NewTtsJob, type RunnableTts, type TtsJobWithModel, type TtsOutputs } from "./tts.ts";
+export {
+  TtsJobRepository,
+  ttsRows,
+  ttsStorage,
+  type NewTtsJob,
+  type RunnableTts,
+  type TtsJobWithModel,
+  type TtsOutputs,
+} from "./tts.ts";

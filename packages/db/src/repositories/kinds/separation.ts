@@ -1,8 +1,10 @@
 import { separationKindOf } from "@mixdown/jobs";
+import { jobOutputKeys } from "@mixdown/jobs";
 import type { PrismaClient, SeparationJob, SeparationKind } from "../../generated/prisma/client.ts";
 import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, statusTable, type JobTableRows } from "../job-table.ts";
+import { endInTransaction, endJobRow, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readPage, type Page, type PageRequest } from "../paging.ts";
+import { ownedStorage, type JobFiles } from "../job-files.ts";
 
 export interface StoredStem {
   instrument: string;
@@ -82,9 +84,26 @@ export class SeparationJobRepository {
 
 const TABLE = { kind: "separation", model: "separationJob" } as const;
 
+/** The files a separation row keeps: its upload, and its outputs (every stem, whole and lossy) in its folder. */
+const FILES: JobFiles = {
+  table: "SeparationJob",
+  inputColumns: ["inputKey"],
+  outputColumns: ["vocalKey", "lossyVocalKey", "backingKey"],
+  outputListColumns: ["stems", "lossyStems"],
+  kindColumns: ["kind"],
+  recordKind: (row) => row.kind as SeparationKind,
+  outputPrefix: (row) => jobOutputKeys(separationKindOf(row.kind as SeparationKind), row.id).prefix,
+};
+
+/** What a separation row owns in storage (deleted with it). */
+export function separationStorage(row: SeparationJob): OwnedStorage {
+  return ownedStorage(FILES, row as unknown as Record<string, unknown> & { id: number });
+}
+
 /** The `separation` kind's rows (both separation kinds share the table): what the worker, the reconciler, /metrics and webhooks read and write. */
 export const separationRows: JobTableRows<"separation", SeparationJob, SeparationOutputs, SeparationJob> = {
   kind: "separation",
+  model: TABLE.model,
   table: (prisma, options = {}) => ({
     ...statusTable(
       prisma,
@@ -113,14 +132,10 @@ export const separationRows: JobTableRows<"separation", SeparationJob, Separatio
       status: g.status,
       count: g._count._all,
     })),
-  webhookRow: (prisma, id) => prisma.separationJob.findUnique({ where: { id } }),
-  files: {
-    table: "SeparationJob",
-    inputColumns: ["inputKey"],
-    outputColumns: ["vocalKey", "lossyVocalKey", "backingKey"],
-    outputListColumns: ["stems", "lossyStems"],
-    recordKindSql: `"kind"::text`,
-    // the payload's spelling of the kind (`stem_split` -> `stem-split`), as the worker's keys have it
-    outputKindSql: `replace("kind"::text, '_', '-')`,
+  owned: async (prisma, id) => {
+    const row = await prisma.separationJob.findUnique({ where: { id } });
+    return row && { callerId: row.callerId, status: row.status, recordKind: row.kind, storage: separationStorage(row) };
   },
+  webhookRow: (prisma, id) => prisma.separationJob.findUnique({ where: { id } }),
+  files: FILES,
 };

@@ -1,7 +1,9 @@
 import type { PrismaClient, TtsJob, VoiceModel } from "../../generated/prisma/client.ts";
+import { jobOutputKeys } from "@mixdown/jobs";
 import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows } from "../job-table.ts";
+import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "../paging.ts";
+import { ownedStorage, type JobFiles } from "../job-files.ts";
 
 export interface NewTtsJob {
   callerId: number;
@@ -56,9 +58,26 @@ export class TtsJobRepository {
 
 const TABLE = { kind: "tts", model: "ttsJob" } as const;
 
+/** What a text-to-speech row owns in storage: its outputs' folder (the text is in the row; nothing is uploaded). */
+const FILES: JobFiles = {
+  table: "TtsJob",
+  // the text is on the row: nothing uploaded
+  inputColumns: [],
+  outputColumns: ["outputKey", "lossyOutputKey"],
+  outputListColumns: [],
+  kindColumns: [],
+  recordKind: () => "tts",
+  outputPrefix: (row) => jobOutputKeys("tts", row.id).prefix,
+};
+
+export function ttsStorage(row: TtsJob): OwnedStorage {
+  return ownedStorage(FILES, row as unknown as Record<string, unknown> & { id: number });
+}
+
 /** The `tts` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
 export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithModel> = {
   kind: "tts",
+  model: TABLE.model,
   table: (prisma, options = {}) => ({
     ...statusTable(prisma, TABLE, (r) => ({ queue: "tts", payload: { jobId: r.id } }), undefined, options),
     findRunnable: (id) => prisma.ttsJob.findFirst({ where: { id, status: "running" }, include: { voiceModel: true } }),
@@ -72,14 +91,10 @@ export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithMod
     const groups = await prisma.ttsJob.groupBy({ by: ["status"], _count: { _all: true } });
     return groupByStatus(groups, "tts");
   },
-  webhookRow: (prisma, id) => prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } }),
-  files: {
-    table: "TtsJob",
-    // the text is on the row: nothing uploaded
-    inputColumns: [],
-    outputColumns: ["outputKey", "lossyOutputKey"],
-    outputListColumns: [],
-    recordKindSql: `'tts'`,
-    outputKindSql: `'tts'`,
+  owned: async (prisma, id) => {
+    const row = await prisma.ttsJob.findUnique({ where: { id } });
+    return row && { callerId: row.callerId, status: row.status, recordKind: "tts", storage: ttsStorage(row) };
   },
+  webhookRow: (prisma, id) => prisma.ttsJob.findUnique({ where: { id }, include: { voiceModel: true } }),
+  files: FILES,
 };

@@ -8,6 +8,7 @@ import {
   type JobTable,
   type JobTableOptions,
   type JobTableRows,
+  type OwnedStorage,
 } from "../job-table.ts";
 import { readPage, type Page, type PageRequest } from "../paging.ts";
 
@@ -185,13 +186,34 @@ function asObject(value: Prisma.JsonValue | undefined): Record<string, unknown> 
   return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/**
+ * What a voice blend row owns in storage by itself: nothing. Its one product is its output voice
+ * model, whose files are the model's (`voiceModelStorage`); deleting the job deletes that model.
+ */
+export function voiceBlendStorage(): OwnedStorage {
+  return { keys: [], prefixes: [] };
+}
+
 /** The `voice-blend` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
 export const voiceBlendRows: JobTableRows<"voice-blend", RunnableVoiceBlend, VoiceBlendOutput, VoiceBlendJob> = {
   kind: "voice-blend",
+  model: TABLE.model,
   table: voiceBlendJobTable,
   countByStatus: async (prisma) => {
     const groups = await prisma.voiceBlendJob.groupBy({ by: ["status"], _count: { _all: true } });
     return groupByStatus(groups, "voice_blend");
+  },
+  owned: async (prisma, id) => {
+    const row = await prisma.voiceBlendJob.findUnique({ where: { id } });
+    return (
+      row && {
+        callerId: row.callerId,
+        status: row.status,
+        recordKind: "voice_blend",
+        storage: voiceBlendStorage(),
+        outputModelId: row.outputModelId,
+      }
+    );
   },
   webhookRow: (prisma, id) => prisma.voiceBlendJob.findUnique({ where: { id } }),
   // a blend's output is a voice model, whose files are the model's, not the job's

@@ -1,7 +1,9 @@
 import type { Prisma, PrismaClient, VoiceConversionJob, VoiceModel } from "../../generated/prisma/client.ts";
+import { jobOutputKeys } from "@mixdown/jobs";
 import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows } from "../job-table.ts";
+import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readCallerPageWithVoiceModels, type Page, type PageRequest } from "../paging.ts";
+import { ownedStorage, type JobFiles } from "../job-files.ts";
 
 export interface VoiceConversionOutputs {
   outputKey: string;
@@ -66,6 +68,21 @@ export class VoiceConversionJobRepository {
 
 const TABLE = { kind: "voice-conversion", model: "voiceConversionJob" } as const;
 
+/** What a voice conversion row owns in storage: its uploads (the take, and the backing it is recombined with) and its outputs' folder. */
+const FILES: JobFiles = {
+  table: "VoiceConversionJob",
+  inputColumns: ["inputKey", "backingKey"],
+  outputColumns: ["outputKey", "lossyOutputKey", "recombinedKey"],
+  outputListColumns: [],
+  kindColumns: [],
+  recordKind: () => "voice_conversion",
+  outputPrefix: (row) => jobOutputKeys("voice-conversion", row.id).prefix,
+};
+
+export function voiceConversionStorage(row: VoiceConversionJob): OwnedStorage {
+  return ownedStorage(FILES, row as unknown as Record<string, unknown> & { id: number });
+}
+
 /** The `voice-conversion` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
 export const voiceConversionRows: JobTableRows<
   "voice-conversion",
@@ -74,6 +91,7 @@ export const voiceConversionRows: JobTableRows<
   VoiceConversionJobWithModel
 > = {
   kind: "voice-conversion",
+  model: TABLE.model,
   table: (prisma, options = {}) => ({
     ...statusTable(prisma, TABLE, (r) => ({ queue: "voice-conversion", payload: { jobId: r.id } }), undefined, options),
     findRunnable: (id) =>
@@ -88,13 +106,12 @@ export const voiceConversionRows: JobTableRows<
     const groups = await prisma.voiceConversionJob.groupBy({ by: ["status"], _count: { _all: true } });
     return groupByStatus(groups, "voice_conversion");
   },
-  webhookRow: (prisma, id) => prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } }),
-  files: {
-    table: "VoiceConversionJob",
-    inputColumns: ["inputKey", "backingKey"],
-    outputColumns: ["outputKey", "lossyOutputKey", "recombinedKey"],
-    outputListColumns: [],
-    recordKindSql: `'voice_conversion'`,
-    outputKindSql: `'voice-conversion'`,
+  owned: async (prisma, id) => {
+    const row = await prisma.voiceConversionJob.findUnique({ where: { id } });
+    return (
+      row && { callerId: row.callerId, status: row.status, recordKind: "voice_conversion", storage: voiceConversionStorage(row) }
+    );
   },
+  webhookRow: (prisma, id) => prisma.voiceConversionJob.findUnique({ where: { id }, include: { voiceModel: true } }),
+  files: FILES,
 };
