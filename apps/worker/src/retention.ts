@@ -1,4 +1,4 @@
-import type { ExpiringJob, JobFiles, JobRetention, RetentionStep } from "@mixdown/db";
+import type { ExpiringJob, JobFiles, JobRetention, ResourceDeletions, RetentionStep } from "@mixdown/db";
 import { jobFileTables } from "@mixdown/db";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Logger } from "pino";
@@ -7,13 +7,15 @@ import type { Logger } from "pino";
 export interface RetentionSettings {
   inputMinutes: number;
   outputMinutes: number;
+  /** RETENTION_JOB_MINUTES: ended jobs' rows, deleted with whatever they still own. */
+  jobMinutes: number;
   batch: number;
 }
 
 /** What one sweep removed. */
 export interface SweepTotals {
-  /** Jobs whose inputs / outputs were marked expired, by record kind. */
-  expired: Record<RetentionStep, Record<string, number>>;
+  /** Jobs whose inputs / outputs were marked expired, and jobs deleted (`rows`), by record kind (rows: by kind). */
+  expired: Record<RetentionStep | "rows", Record<string, number>>;
   /** Objects and their bytes deleted, by the key area (`uploads` for inputs, `outputs`). */
   objects: Record<RetentionStep, number>;
   bytes: Record<RetentionStep, number>;
@@ -21,8 +23,8 @@ export interface SweepTotals {
 
 /** Where a sweep's figures go (the worker's /metrics). */
 export interface RetentionMetrics {
-  /** `jobs` of `recordKind` lost their inputs or outputs. */
-  retentionExpired(step: RetentionStep, recordKind: string, jobs: number): void;
+  /** `jobs` of `recordKind` lost their inputs or outputs, or (`rows`) were deleted. */
+  retentionExpired(step: RetentionStep | "rows", recordKind: string, jobs: number): void;
   /** `objects` holding `bytes` were deleted from storage. */
   retentionDeleted(step: RetentionStep, objects: number, bytes: number): void;
   retentionSweepEnded(at: Date): void;
@@ -39,6 +41,8 @@ export class RetentionSweeper {
   constructor(
     private readonly deps: {
       retention: JobRetention;
+      /** Deletes a job with its files, idempotency keys and webhooks (RETENTION_JOB_MINUTES). */
+      deletions: Pick<ResourceDeletions, "deleteJob">;
       storage: ObjectStorage;
       settings: RetentionSettings;
       log: Logger;
@@ -50,7 +54,7 @@ export class RetentionSweeper {
   async sweep(signal?: AbortSignal): Promise<SweepTotals> {
     const { settings, log } = this.deps;
     const totals: SweepTotals = {
-      expired: { inputs: {}, outputs: {} },
+      expired: { inputs: {}, outputs: {}, rows: {} },
       objects: { inputs: 0, outputs: 0 },
       bytes: { inputs: 0, outputs: 0 },
     };
@@ -69,9 +73,26 @@ export class RetentionSweeper {
         }
       }
     }
+    if (settings.jobMinutes > 0) {
+      // Rows last: a row past its time goes with whatever it still owns (its files, when they
+      // are kept longer than the row, or for good), as a DELETE of it would.
+      const cutoff = new Date(started.getTime() - settings.jobMinutes * 60_000);
+      for (const { kind, files } of jobFileTables()) {
+        for (;;) {
+          if (signal?.aborted) return totals;
+          const ids = await this.deps.retention.rowsDue(files, cutoff, settings.batch);
+          for (const id of ids) await this.deps.deletions.deleteJob(kind, id);
+          if (ids.length > 0) {
+            totals.expired.rows[kind] = (totals.expired.rows[kind] ?? 0) + ids.length;
+            this.deps.metrics?.retentionExpired("rows", kind, ids.length);
+          }
+          if (ids.length < settings.batch) break;
+        }
+      }
+    }
     this.deps.metrics?.retentionSweepEnded(this.#now());
-    const jobs = (step: RetentionStep) => Object.values(totals.expired[step]).reduce((a, b) => a + b, 0);
-    if (jobs("inputs") + jobs("outputs") > 0)
+    const jobs = (step: RetentionStep | "rows") => Object.values(totals.expired[step]).reduce((a, b) => a + b, 0);
+    if (jobs("inputs") + jobs("outputs") + jobs("rows") > 0)
       log.info(
         { expired: totals.expired, objects: totals.objects, bytes: totals.bytes },
         "retention sweep deleted expired files",

@@ -7,6 +7,7 @@ import type { Config } from "@mixdown/config";
 import {
   createJobTables,
   JobRetention,
+  ResourceDeletions,
   createPrismaClient,
   listModelsOwedMedia,
   queueOwedWebhooks,
@@ -173,7 +174,8 @@ export async function startWorkerApp(
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );
 
-  const runner = new JobRunner(createJobTables(prisma, tableOptions), {
+  const jobTables = createJobTables(prisma, tableOptions);
+  const runner = new JobRunner(jobTables, {
     tmpDir,
     logger,
     rowWrites: { attempts: config.JOB_END_WRITE_ATTEMPTS, delayMs: config.JOB_END_WRITE_DELAY_MS },
@@ -235,10 +237,19 @@ export async function startWorkerApp(
   // The retention sweep (RETENTION_*), scheduled on the maintenance queue: one worker at a time.
   const sweeper = new RetentionSweeper({
     retention: new JobRetention(prisma),
+    // the rows past RETENTION_JOB_MINUTES go as a DELETE takes them (they have ended: nothing to cancel)
+    deletions: new ResourceDeletions(prisma, {
+      storage,
+      async cancelJob(kind, rowId) {
+        if (await jobTables[kind].cancel(rowId)) await jobQueues.announceCancel({ kind, rowId }).catch(() => undefined);
+      },
+      removeQueueEntry: (kind, rowId) => jobQueues.removeEntry(kind, rowId),
+    }),
     storage,
     settings: {
       inputMinutes: config.RETENTION_INPUT_MINUTES,
       outputMinutes: config.RETENTION_OUTPUT_MINUTES,
+      jobMinutes: config.RETENTION_JOB_MINUTES,
       batch: config.RETENTION_SWEEP_BATCH,
     },
     log: logger,

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { loadConfig } from "@mixdown/config";
-import { createPrismaClient, JobRetention, type PrismaClient } from "@mixdown/db";
+import { createJobTables, createPrismaClient, JobRetention, ResourceDeletions, type PrismaClient } from "@mixdown/db";
+import { JobQueues } from "@mixdown/queue";
 import { startTestStack, stopChild, type TestStack } from "@mixdown/devstack";
 import { RecordPresenter } from "@mixdown/records";
 import { createStorage, jobOutputKeys, uploadKey, type ObjectStorage } from "@mixdown/storage";
@@ -21,11 +22,14 @@ const ago = (minutes: number) => new Date(NOW.getTime() - minutes * MINUTE);
 
 let stack: TestStack;
 let prisma: PrismaClient;
+let queues: JobQueues;
 before(async () => {
   stack = await startTestStack({ storage: "s3" });
   prisma = createPrismaClient(stack.env.DATABASE_URL!);
+  queues = new JobQueues({ connection: stack.env.REDIS_URL!, prefix: "retention-test", attempts: 1 });
 });
 after(async () => {
+  await queues?.close();
   await prisma?.$disconnect();
   await stack?.stop();
 });
@@ -102,6 +106,18 @@ async function tts(storage: ObjectStorage, callerId: number, voiceModelId: numbe
   return prisma.ttsJob.update({ where: { id: created.id }, data: keys, include: { voiceModel: true } });
 }
 
+/** What deletes a job for RETENTION_JOB_MINUTES, as the worker builds it (its rows have ended: nothing to cancel). */
+function deletionsOf(storage: ObjectStorage): ResourceDeletions {
+  const tables = createJobTables(prisma);
+  return new ResourceDeletions(prisma, {
+    storage,
+    async cancelJob(kind, rowId) {
+      await tables[kind].cancel(rowId);
+    },
+    removeQueueEntry: (kind, rowId) => queues.removeEntry(kind, rowId),
+  });
+}
+
 /** A recording of the sweeper's metrics. */
 function recordingMetrics() {
   const seen = { expired: [] as string[], objects: 0, bytes: 0, sweeps: 0 };
@@ -121,7 +137,7 @@ for (const driver of ["s3", "local"] as const) {
     let storage: ObjectStorage;
     let callerId: number;
     let voiceModelId: number;
-    const settings: RetentionSettings = { inputMinutes: 60, outputMinutes: 24 * 60, batch: 2 };
+    const settings: RetentionSettings = { inputMinutes: 60, outputMinutes: 24 * 60, jobMinutes: 0, batch: 2 };
     before(async () => {
       storage = createStorage(loadConfig({ ...stack.env, STORAGE_DRIVER: driver }));
       callerId = (await prisma.caller.create({ data: { name: `retention-${driver}` } })).id;
@@ -145,6 +161,7 @@ for (const driver of ["s3", "local"] as const) {
 
       const metrics = recordingMetrics();
       const sweeper = new RetentionSweeper({
+        deletions: deletionsOf(storage),
         retention: new JobRetention(prisma),
         storage,
         settings,
@@ -179,6 +196,7 @@ for (const driver of ["s3", "local"] as const) {
       assert.deepEqual(totals.expired, {
         inputs: { stem_split: 5, voice_conversion: 1 },
         outputs: { stem_split: 4, voice_conversion: 1, tts: 1 },
+        rows: {},
       });
       // inputs: 5 x 1000 + 2 x 300; outputs: 4 x (4 x 200 + 50) + 3 x 400 + 2 x 500
       assert.deepEqual(totals.objects, { inputs: 7, outputs: 4 * 5 + 3 + 2 });
@@ -252,7 +270,14 @@ for (const driver of ["s3", "local"] as const) {
           throw new Error("killed");
         }
       }
-      const dying = new RetentionSweeper({ retention: new DiesBeforeMarking(prisma), storage, settings, log, now: () => NOW });
+      const dying = new RetentionSweeper({
+        deletions: deletionsOf(storage),
+        retention: new DiesBeforeMarking(prisma),
+        storage,
+        settings,
+        log,
+        now: () => NOW,
+      });
       await assert.rejects(dying.sweep(), /killed/);
       const unmarked = await prisma.separationJob.count({ where: { id: { in: ids }, inputsExpiredAt: null } });
       assert.equal(unmarked, 5, "no row says its files are gone");
@@ -261,6 +286,7 @@ for (const driver of ["s3", "local"] as const) {
       // Stopped (the worker's shutdown) after its first batch.
       const stopping = new AbortController();
       const sweeper = new RetentionSweeper({
+        deletions: deletionsOf(storage),
         retention: new JobRetention(prisma),
         storage: new Proxy(storage, {
           get(target, name, receiver) {
@@ -279,17 +305,70 @@ for (const driver of ["s3", "local"] as const) {
       await sweeper.sweep(stopping.signal);
       assert.equal(await prisma.separationJob.count({ where: { id: { in: ids }, inputsExpiredAt: null } }), 3);
 
-      await new RetentionSweeper({ retention: new JobRetention(prisma), storage, settings, log, now: () => NOW }).sweep();
+      await new RetentionSweeper({
+        deletions: deletionsOf(storage),
+        retention: new JobRetention(prisma),
+        storage,
+        settings,
+        log,
+        now: () => NOW,
+      }).sweep();
       assert.deepEqual(await keysOf(), []);
       assert.equal(await prisma.separationJob.count({ where: { id: { in: ids }, outputsExpiredAt: null } }), 0);
+    });
+
+    test("RETENTION_JOB_MINUTES deletes ended rows past it with everything they still own, and nothing else", async () => {
+      const old = await separation(storage, callerId, { status: "success", endedMinutesAgo: 40 * 24 * 60 });
+      const young = await separation(storage, callerId, { status: "success", endedMinutesAgo: 10 * 24 * 60 });
+      const running = await separation(storage, callerId, { status: "running", endedMinutesAgo: null });
+      const oldSpeech = await tts(storage, callerId, voiceModelId, 40 * 24 * 60);
+      await prisma.idempotencyKey.create({
+        data: {
+          callerId,
+          key: `k-${old.id}`,
+          fingerprint: "f",
+          route: "/stem-splits",
+          resourceKind: "stem_split",
+          resourceId: old.id,
+        },
+      });
+      await prisma.webhookDelivery.create({
+        data: { jobKind: "separation", rowId: old.id, event: "success", url: "http://x.invalid/hook", deliveredAt: new Date() },
+      });
+      const totals = await new RetentionSweeper({
+        deletions: deletionsOf(storage),
+        retention: new JobRetention(prisma),
+        storage,
+        // files are kept for good here: the rows take theirs with them
+        settings: { inputMinutes: 0, outputMinutes: 0, jobMinutes: 30 * 24 * 60, batch: 1 },
+        log,
+        now: () => NOW,
+      }).sweep();
+      assert.ok((totals.expired.rows.separation ?? 0) >= 1 && totals.expired.rows.tts === 1, JSON.stringify(totals.expired.rows));
+      assert.equal(await prisma.separationJob.count({ where: { id: old.id } }), 0);
+      assert.equal(await prisma.ttsJob.count({ where: { id: oldSpeech.id } }), 0);
+      assert.equal(await storage.exists(old.inputKey), false);
+      assert.deepEqual(await storage.list(jobOutputKeys("stem-split", old.id).prefix), []);
+      assert.deepEqual(await storage.list(jobOutputKeys("tts", oldSpeech.id).prefix), []);
+      assert.equal(await prisma.idempotencyKey.count({ where: { resourceKind: "stem_split", resourceId: old.id } }), 0);
+      assert.equal(await prisma.webhookDelivery.count({ where: { jobKind: "separation", rowId: old.id } }), 0);
+      for (const row of [young, running]) {
+        assert.equal(await prisma.separationJob.count({ where: { id: row.id } }), 1);
+        assert.ok(await storage.exists(row.inputKey));
+        assert.equal((await storage.list(jobOutputKeys("stem-split", row.id).prefix)).length, 5);
+      }
+      assert.equal(await prisma.voiceModel.count({ where: { id: voiceModelId } }), 1, "the voice model a deleted job used stays");
+      // the next test counts what it sweeps: these rows are not its own
+      await prisma.separationJob.deleteMany({ where: { id: { in: [young.id, running.id] } } });
     });
 
     test("0 minutes keeps files for good", async () => {
       const row = await separation(storage, callerId, { status: "success", endedMinutesAgo: 365 * 24 * 60 });
       const totals = await new RetentionSweeper({
+        deletions: deletionsOf(storage),
         retention: new JobRetention(prisma),
         storage,
-        settings: { inputMinutes: 0, outputMinutes: 0, batch: 10 },
+        settings: { inputMinutes: 0, outputMinutes: 0, jobMinutes: 0, batch: 10 },
         log,
         now: () => NOW,
       }).sweep();

@@ -102,6 +102,18 @@ export class JobRetention {
   }
 
   /**
+   * The ended jobs of a table whose end is before `endedBefore`, oldest end first: rows whose
+   * time (RETENTION_JOB_MINUTES) is up, to be deleted with what they still own.
+   */
+  async rowsDue(files: JobFiles, endedBefore: Date, take: number): Promise<number[]> {
+    const { rows } = await poolOf(this.prisma).query<{ id: number }>(
+      `SELECT id FROM ${q(files.table)} WHERE "jobEndTime" < $1 AND status <> 'running' ORDER BY "jobEndTime", id LIMIT $2`,
+      [endedBefore, take],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
    * Marks `ids` as having lost their `step` files at `at` (outputs: their key columns nulled and
    * stem lists emptied, so records present null URLs). Only rows not yet marked; returns how many.
    */
