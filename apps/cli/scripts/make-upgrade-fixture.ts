@@ -30,6 +30,7 @@ import {
   waitEnded,
   waitModelReady,
   withoutSignatures,
+  writeSineMixture,
 } from "../testing/kits-jobs.ts";
 
 const OLD_COMMIT = "91b37a22e1b0db5b6776cee345fad023b4bcd314";
@@ -80,29 +81,7 @@ try {
   const mix = path.join(work, "mix.wav");
   const speech = path.join(work, "speech.wav");
   // Short and mono at 16 kHz (outputs keep the input's rate and length): the fixture stays small.
-  run(
-    "ffmpeg",
-    [
-      "-v",
-      "error",
-      "-f",
-      "lavfi",
-      "-i",
-      "sine=f=220:d=1",
-      "-f",
-      "lavfi",
-      "-i",
-      "sine=f=660:d=1",
-      "-filter_complex",
-      "amix=inputs=2",
-      "-ac",
-      "1",
-      "-ar",
-      "16000",
-      mix,
-    ],
-    work,
-  );
+  writeSineMixture(mix, 1, 1, 16000);
   run("espeak-ng", ["-w", speech, "Kept for a year."], work);
   const { jobs, voiceModelId } = await createJobsOfEveryKind(session, { mix, speech }, webhookUrl);
   const records: Record<string, unknown> = {};

@@ -18,6 +18,7 @@ import {
   sha256Of,
   waitEnded,
   waitModelReady,
+  writeSineMixture,
   type KitsSession,
 } from "../testing/kits-jobs.ts";
 import { runCli } from "./run-cli.ts";
@@ -50,13 +51,8 @@ const archive = path.join(work, "embedded.tar.gz");
 const mix = path.join(work, "mix.wav");
 const longMix = path.join(work, "long.wav");
 const speech = path.join(work, "speech.wav");
-const sine = (seconds: number, file: string) =>
-  execFileSync("ffmpeg", [
-    "-v", "error", "-f", "lavfi", "-i", `sine=f=220:d=${seconds}`, "-f", "lavfi", "-i", `sine=f=660:d=${seconds}`,
-    "-filter_complex", "amix=inputs=2", "-ac", "2", "-ar", "44100", file,
-  ]); // prettier-ignore
-sine(2, mix);
-sine(90, longMix);
+writeSineMixture(mix, 2);
+writeSineMixture(longMix, 90);
 execFileSync("espeak-ng", ["-w", speech, "Every voice has a story."]);
 
 describe("mixdown backup and restore", () => {

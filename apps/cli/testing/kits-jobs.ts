@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { openAsBlob } from "node:fs";
 
@@ -139,4 +140,11 @@ export async function sha256Of(url: string, session?: KitsSession): Promise<stri
   return createHash("sha256")
     .update(Buffer.from(await response.arrayBuffer()))
     .digest("hex");
+}
+
+/** A mixture of two sines (220 and 660 Hz) written by ffmpeg: input audio of any length for the jobs. */
+export function writeSineMixture(file: string, seconds: number, channels = 2, rate = 44100): void {
+  const tone = (hz: number) => ["-f", "lavfi", "-i", `sine=f=${hz}:d=${seconds}`];
+  const mixing = ["-filter_complex", "amix=inputs=2", "-ac", String(channels), "-ar", String(rate)];
+  execFileSync("ffmpeg", ["-v", "error", ...tone(220), ...tone(660), ...mixing, file]);
 }
