@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { loadDatabaseConfig } from "@mixdown/config";
@@ -17,7 +18,7 @@ export async function withDatabase<T>(
   const dir = stateDir(env);
   const running = readRunningStack(dir);
   if (running) return work(running.databaseUrl);
-  const dataDir = path.join(dir, "postgres");
+  const dataDir = await postgresDataDir(dir, true);
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     throw new UsageError("No database: set DATABASE_URL, or run `./mixdown.sh up` once to create the local one.");
   }
@@ -28,4 +29,14 @@ export async function withDatabase<T>(
   } finally {
     await postgres.stop();
   }
+}
+
+/** `.mixdown/postgres`, unless we are root and the postgres user cannot reach it (a checkout in /root). */
+export async function postgresDataDir(dir: string, quiet = false): Promise<string> {
+  const { postgresCanUse } = await import("@mixdown/devstack");
+  const preferred = path.join(dir, "postgres");
+  if (await postgresCanUse(preferred)) return preferred;
+  const fallback = path.join("/var/lib/mixdown", createHash("sha256").update(dir).digest("hex").slice(0, 12), "postgres");
+  if (!quiet) console.log(`Note: the postgres user cannot reach ${dir}; keeping the database in ${fallback}.`);
+  return fallback;
 }

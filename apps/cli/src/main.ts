@@ -1,6 +1,10 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
+<<<<<<< HEAD
 import { callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
+=======
+import { backupUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
+>>>>>>> i53-backup
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
@@ -10,6 +14,7 @@ with the project's own Node and pnpm).
                                 is restarted; prints the URL and, last, a fresh key; logs in
                                 .mixdown/logs/
 ./mixdown.sh migrate            apply the committed database migrations
+${backupUsage}
 ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
@@ -25,6 +30,10 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/up.ts")).upCommand(rest, env);
     case "migrate":
       return (await import("./commands/migrate.ts")).migrateCommand(env);
+    case "backup":
+      return (await import("./commands/backup.ts")).backupCommand(rest, env);
+    case "restore":
+      return (await import("./commands/backup.ts")).restoreCommand(rest, env);
     case "keys":
       return (await import("./commands/keys.ts")).keysCommand(rest, env);
     case "callers":

@@ -71,3 +71,10 @@ export const voicesUsage = `./mixdown.sh voices import <file.onnx|file.pth|URL> 
                                  downloads RVC's hubert_base.pt / rmvpe.pt (checked against the
                                  SHA-256 RVC pins) and installs them as the two commands above do;
                                  the same as ./mixdown.sh models pull hubert rmvpe`;
+
+export const backupUsage = `./mixdown.sh backup FILE         back up the database, every stored file and the signing secret into
+                                FILE (a tar archive; gzip-compressed when FILE ends in .gz or .tgz; - is
+                                stdout); jobs may keep running meanwhile
+./mixdown.sh restore FILE [--force]
+                                restore such a backup (- is stdin) into this install, which must be empty
+                                unless --force (then everything in it is replaced); stop the service first`;

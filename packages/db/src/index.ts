@@ -6,6 +6,7 @@ export {
   readMigrations,
   defaultMigrationsDir,
   MigrationError,
+  type ApplyMigrationsOptions,
   type MigrationFile,
   type MigrationResult,
 } from "./migrations.ts";
@@ -19,5 +20,6 @@ export {
   type CreatedApiKey,
   type KeyRateLimits,
 } from "./api-keys.ts";
+export { DatabaseSnapshot, DatabaseRestore, installedTables, resetDatabase, type SequenceState } from "./dump.ts";
 export { DashboardSignInRepository, DASHBOARD_SIGN_IN_TTL_MS } from "./dashboard-sign-in.ts";
 export * from "./repositories/index.ts";

@@ -45,6 +45,32 @@ export interface MigrationResult {
 
 export class MigrationError extends Error {}
 
+export interface ApplyMigrationsOptions {
+  /**
+   * Apply only these migrations, which must be the first ones of the folder in its order (a
+   * restore brings an empty database to the level its dump was made at, then loads the rows).
+   */
+  upTo?: readonly string[];
+}
+
+function migrationsUpTo(all: MigrationFile[], names: readonly string[]): MigrationFile[] {
+  const wanted = new Set(names);
+  const unknown = names.filter((name) => !all.some((m) => m.name === name));
+  if (unknown.length > 0) {
+    throw new MigrationError(
+      `Migrations ${unknown.join(", ")} are not in this checkout: the data comes from a newer Mixdown; upgrade this one first.`,
+    );
+  }
+  const chosen = all.slice(0, wanted.size);
+  const gap = chosen.find((m) => !wanted.has(m.name));
+  if (gap) {
+    throw new MigrationError(
+      `The data was migrated without ${gap.name}, which comes before its last migration here; it cannot be brought to this checkout's level.`,
+    );
+  }
+  return chosen;
+}
+
 /** Reads `<dir>/<name>/migration.sql` for every migration folder, ordered by name as Prisma does. */
 export async function readMigrations(migrationsDir: string = defaultMigrationsDir): Promise<MigrationFile[]> {
   const entries = await readdir(migrationsDir, { withFileTypes: true });
@@ -77,8 +103,10 @@ interface AppliedRow {
 export async function applyMigrations(
   databaseUrl: string,
   migrationsDir: string = defaultMigrationsDir,
+  options: ApplyMigrationsOptions = {},
 ): Promise<MigrationResult> {
-  const migrations = await readMigrations(migrationsDir);
+  const all = await readMigrations(migrationsDir);
+  const migrations = options.upTo ? migrationsUpTo(all, options.upTo) : all;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -13,13 +12,12 @@ import {
   freePort,
   launchPostgresServer,
   launchRedisServer,
-  postgresCanUse,
   postgresServerUrl,
   preparePostgres,
   RedisNotInstalledError,
   superviseChild,
 } from "@mixdown/devstack";
-import { UsageError } from "../database.ts";
+import { postgresDataDir, UsageError } from "../database.ts";
 import { configuredModels, pullConfiguredModels, pullContext } from "./models.ts";
 import { type ChildFailure, type ChildSpec, Supervisor } from "../supervisor.ts";
 import { runningFromPidFile, stopLeftovers, UP_PID_FILE, writePidFile } from "../leftovers.ts";
@@ -247,15 +245,6 @@ class ChildFailedError extends Error {}
 function describeFailure(failure: ChildFailure): string {
   const tail = failure.lastLines.slice(-FAILURE_TAIL).map((line) => `  ${line}`);
   return [`${failure.reason}. Its last lines (${failure.logFile}):`, ...tail].join("\n");
-}
-
-/** `.mixdown/postgres`, unless we are root and the postgres user cannot reach it (a checkout in /root). */
-async function postgresDataDir(dir: string): Promise<string> {
-  const preferred = path.join(dir, "postgres");
-  if (await postgresCanUse(preferred)) return preferred;
-  const fallback = path.join("/var/lib/mixdown", createHash("sha256").update(dir).digest("hex").slice(0, 12), "postgres");
-  console.log(`Note: the postgres user cannot reach ${dir}; keeping the database in ${fallback}.`);
-  return fallback;
 }
 
 /**
