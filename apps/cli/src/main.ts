@@ -1,10 +1,6 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
-<<<<<<< HEAD
-import { callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
-=======
-import { backupUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
->>>>>>> i53-backup
+import { backupUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
