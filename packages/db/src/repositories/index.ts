@@ -41,3 +41,14 @@ export { registerVoiceCatalogue, type VoiceCatalogueEntry } from "./voice-model-
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";
 export { IdempotencyKeyRepository, type IdempotencyClaim, type IdempotentResource } from "./idempotency-keys.ts";
 export { ServiceCountRepository, type CountedJobKind } from "./service-counts.ts";
+export {
+  parseUsageMonth,
+  totalOf,
+  usageMonthOf,
+  UsageRepository,
+  type KeyUsage,
+  type KindUsage,
+  type QuotaRefusal,
+  type QuotaState,
+  type UsageMonth,
+} from "./usage.ts";
