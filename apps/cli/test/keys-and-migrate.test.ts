@@ -83,12 +83,12 @@ describe("mixdown keys", () => {
     const created = await keys.createApiKey({ name: "listed" });
     const result = await runCli(["keys", "list"], env);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN$/m);
+    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN\s+QUOTA\/MONTH$/m);
     const row = result.stdout.split("\n").find((l) => l.startsWith(`${created.id} `));
     assert.ok(row, "the new key is listed");
     assert.match(
       row,
-      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default$`),
+      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default\\s+none$`),
     );
     assert.ok(!result.stdout.includes(created.key));
   });
@@ -106,8 +106,8 @@ describe("mixdown keys", () => {
     assert.deepEqual(batch?.rateLimits, { readsPerMinute: null, writesPerMinute: 0 });
     const list = await runCli(["keys", "list"], env);
     const row = (id: number) => list.stdout.split("\n").find((l) => l.startsWith(`${id} `));
-    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30$/);
-    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited$/);
+    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30\s+none$/);
+    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited\s+none$/);
   });
 
   test("create with a negative or non-numeric limit exits 2 naming the flag and creates nothing", async () => {
