@@ -12,6 +12,7 @@ import {
   DashboardSignInRepository,
   IdempotencyKeyRepository,
   ServiceCountRepository,
+  UsageRepository,
   VoiceModelImportRepository,
   VoiceModelRepository,
   type PrismaClient,
@@ -47,6 +48,8 @@ import { API_KINDS } from "./kinds/index.ts";
 import { SeparationModelRecord } from "./kinds/separation/installed-models.ts";
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
+import { UsageQuota } from "./usage/quota.ts";
+import { UsageReport, usageRoutes } from "./usage/routes.ts";
 import { voiceModelRoutes } from "./voice-models/routes.ts";
 import { VoiceModelImportService } from "./voice-models/voice-model-import.ts";
 import { voiceAssetsOf } from "./voice-models/voice-assets.ts";
@@ -140,7 +143,16 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   );
   const deletions = new CallerDeletions(prisma, storage, cancels, queues);
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
-  const kindDeps: ApiKindDeps = { ...serviceDeps, deletions, config, prisma, voiceModels: modelsRepo, voiceAssets };
+  const usage = new UsageRepository(prisma);
+  const kindDeps: ApiKindDeps = {
+    ...serviceDeps,
+    deletions,
+    config,
+    prisma,
+    voiceModels: modelsRepo,
+    voiceAssets,
+    quota: new UsageQuota(usage),
+  };
   const webhookPolicy = new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS);
   const ctx: AppContext = {
     config,
@@ -220,6 +232,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   for (const schema of sharedRecordSchemas) app.addSchema(schema);
   app.addSchema(SeparationModelRecord);
   app.addSchema(CatalogueModelRecord);
+  app.addSchema(UsageReport);
 
   await app.register(healthRoutes, { ctx });
   await app.register(dashboardRoutes, {
@@ -244,6 +257,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       }
       await api.register(modelCatalogueRoutes, { ctx });
       await api.register(voiceModelRoutes, { ctx });
+      await api.register(usageRoutes, { usage });
     },
     { prefix: API_PREFIX },
   );

@@ -4,8 +4,11 @@
 
 export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
     [--reads-per-minute N] [--writes-per-minute N]     its own rate limits (0 = unlimited; default: RATE_LIMIT_*_PER_MINUTE)
+    [--quota-minutes N]                                its monthly quota of audio, in minutes (default: none)
 ./mixdown.sh keys limits <id|prefix> [--reads-per-minute N|default] [--writes-per-minute N|default]
                                                      change a key's rate limits
+./mixdown.sh keys quota <id|prefix> <N|none>         set or remove a key's monthly quota (minutes of audio)
+./mixdown.sh keys usage [--month YYYY-MM]            every key's usage per job kind in a month (default: this one)
 ./mixdown.sh keys revoke <id|prefix>                 revoke a key
 ./mixdown.sh keys webhook-secret <id|prefix>         print the secret that signs the key's webhooks
 ./mixdown.sh keys list                               list keys (never the keys themselves)`;

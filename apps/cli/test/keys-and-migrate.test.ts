@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
+import { ApiKeyRepository, createJobTables, createPrismaClient, SeparationJobRepository, type PrismaClient } from "@mixdown/db";
 import { startTestStack, type TestStack } from "@mixdown/devstack";
 import { lastLine, runCli } from "./run-cli.ts";
 
@@ -83,12 +83,12 @@ describe("mixdown keys", () => {
     const created = await keys.createApiKey({ name: "listed" });
     const result = await runCli(["keys", "list"], env);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN$/m);
+    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN\s+QUOTA\/MONTH$/m);
     const row = result.stdout.split("\n").find((l) => l.startsWith(`${created.id} `));
     assert.ok(row, "the new key is listed");
     assert.match(
       row,
-      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default$`),
+      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default\\s+none$`),
     );
     assert.ok(!result.stdout.includes(created.key));
   });
@@ -106,8 +106,8 @@ describe("mixdown keys", () => {
     assert.deepEqual(batch?.rateLimits, { readsPerMinute: null, writesPerMinute: 0 });
     const list = await runCli(["keys", "list"], env);
     const row = (id: number) => list.stdout.split("\n").find((l) => l.startsWith(`${id} `));
-    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30$/);
-    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited$/);
+    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30\s+none$/);
+    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited\s+none$/);
   });
 
   test("create with a negative or non-numeric limit exits 2 naming the flag and creates nothing", async () => {
@@ -153,6 +153,101 @@ describe("mixdown keys", () => {
     const unknown = await runCli(["keys", "revoke", "999999"], env);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /No key matches "999999"/);
+  });
+
+  test("create --quota-minutes stores a monthly quota; keys quota changes and removes it; a bad value exits 2", async () => {
+    const result = await runCli(["keys", "create", "--name", "metered", "--quota-minutes", "90"], env);
+    assert.equal(result.code, 0, result.stderr);
+    const found = await keys.findCallerByKey(lastLine(result.stdout));
+    const quotaOf = async () => (await prisma.apiKey.findUniqueOrThrow({ where: { id: found!.apiKeyId } })).monthlyQuotaMinutes;
+    assert.equal(await quotaOf(), 90);
+    const list = await runCli(["keys", "list"], env);
+    assert.match(list.stdout.split("\n").find((l) => l.startsWith(`${found!.apiKeyId} `)) ?? "", /90 min$/);
+
+    const changed = await runCli(["keys", "quota", found!.keyPrefix, "30"], env);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.match(changed.stdout, new RegExp(`Key ${found!.apiKeyId} .*monthly quota 30 minutes of audio`));
+    assert.equal(await quotaOf(), 30);
+    const removed = await runCli(["keys", "quota", String(found!.apiKeyId), "none"], env);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.equal(await quotaOf(), null);
+
+    for (const args of [
+      ["keys", "create", "--name", "bad", "--quota-minutes", "-5"],
+      ["keys", "quota", String(found!.apiKeyId), "1.5"],
+      ["keys", "quota", String(found!.apiKeyId)],
+    ]) {
+      const bad = await runCli(args, env);
+      assert.equal(bad.code, 2, args.join(" "));
+      assert.match(bad.stderr, /quota/);
+    }
+    assert.equal(await prisma.apiKey.count({ where: { name: "bad" } }), 0);
+    const unknown = await runCli(["keys", "quota", "999999", "10"], env);
+    assert.equal(unknown.code, 1);
+  });
+
+  test("usage lists every key of every caller with its minutes per kind in the month asked", async () => {
+    const first = await keys.createApiKey({ name: "usage-a", monthlyQuotaMinutes: 10 });
+    const second = await keys.createApiKey({ name: "usage-b", callerId: first.callerId });
+    const separations = new SeparationJobRepository(prisma);
+    const tables = createJobTables(prisma);
+    const succeed = async (apiKeyId: number, kind: "vocal_separation" | "stem_split", audioSeconds: number) => {
+      const row = await separations.create({
+        callerId: first.callerId,
+        apiKeyId,
+        kind,
+        inputKey: "uploads/x.wav",
+        inputFormat: "wav",
+        audioSeconds,
+      });
+      assert.equal(
+        await tables.separation.complete(row.id, {
+          vocalKey: null,
+          lossyVocalKey: null,
+          backingKey: null,
+          stems: [],
+          lossyStems: [],
+          models: ["vocals"],
+        }),
+        true,
+      );
+      return row.id;
+    };
+    await succeed(first.id, "vocal_separation", 90);
+    await succeed(first.id, "stem_split", 30);
+    const october = await succeed(second.id, "vocal_separation", 60);
+    await prisma.usageRecord.updateMany({ where: { rowId: october }, data: { endedAt: new Date("2026-10-15T12:00:00Z") } });
+
+    const now = await runCli(["keys", "usage"], env);
+    assert.equal(now.code, 0, now.stderr);
+    const lines = now.stdout.split("\n");
+    const header = lines.find((l) => l.startsWith("ID "))!.split(/\s{2,}/);
+    assert.deepEqual(header.slice(4), [
+      "VOCAL_SEPARATION",
+      "STEM_SPLIT",
+      "VOICE_CONVERSION",
+      "VOICE_BLEND",
+      "TTS",
+      "MINUTES",
+      "JOBS",
+      "QUOTA",
+      "LEFT",
+    ]);
+    const row = (id: number, out: string[]) =>
+      out
+        .find((l) => l.startsWith(`${id} `))
+        ?.split(/\s{2,}/)
+        .slice(4);
+    assert.deepEqual(row(first.id, lines), ["1.5 (1)", "0.5 (1)", "0.0 (0)", "0.0 (0)", "0.0 (0)", "2.0", "2", "10 min", "8.0"]);
+    assert.deepEqual(row(second.id, lines), ["0.0 (0)", "0.0 (0)", "0.0 (0)", "0.0 (0)", "0.0 (0)", "0.0", "0", "none", "-"]);
+
+    const past = await runCli(["keys", "usage", "--month", "2026-10"], env);
+    assert.equal(past.code, 0, past.stderr);
+    assert.match(past.stdout, /^Usage in 2026-10 /);
+    assert.deepEqual(row(second.id, past.stdout.split("\n"))?.slice(0, 1), ["1.0 (1)"]);
+    const bad = await runCli(["keys", "usage", "--month", "October"], env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--month takes a month as YYYY-MM/);
   });
 });
 

@@ -8,6 +8,7 @@ import { NewJobPage } from "./pages/NewJobPage.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { VoicesPage } from "./pages/VoicesPage.tsx";
 import { ModelsPage } from "./pages/ModelsPage.tsx";
+import { UsagePage } from "./pages/UsagePage.tsx";
 import "./style.css";
 
 export function navigate(hash: string): void {
@@ -38,6 +39,7 @@ function route(hash: string, signedIn: boolean) {
   }
   if (parts[0] === "voices") return <VoicesPage />;
   if (parts[0] === "models") return <ModelsPage />;
+  if (parts[0] === "usage") return <UsagePage />;
   return <JobsPage page={Math.max(1, Number(params.get("page")) || 1)} />;
 }
 
@@ -62,6 +64,7 @@ function App() {
             {link("#/jobs", "Jobs", "jobs")}
             {link("#/voices", "Voice models", "voices")}
             {link("#/models", "Models", "models")}
+            {link("#/usage", "Usage", "usage")}
             <button
               type="button"
               class="link"

@@ -294,6 +294,36 @@ test(
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
       assert.equal(await page.locator("table.jobs tbody tr").count(), 5);
       await shot("jobs");
+
+      // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
+      await apiKeys.setMonthlyQuota(id, 60);
+      await page.getByRole("link", { name: "Usage", exact: true }).click();
+      await page
+        .getByTestId("usage-quota")
+        .getByText(/^Monthly quota 60 min: /)
+        .waitFor();
+      const usage = (await api("/usage")) as { kinds: Array<{ kind: string; seconds: number; jobs: number }> };
+      const counted = (kind: string) => usage.kinds.find((k) => k.kind === kind)!;
+      // The mixture is 3 s long: the separation and the conversion count its length; TTS its spoken output's.
+      assert.deepEqual(counted("vocal_separation"), { kind: "vocal_separation", seconds: 3, jobs: 1 });
+      assert.deepEqual(counted("voice_conversion"), { kind: "voice_conversion", seconds: 3, jobs: 1 });
+      assert.equal(counted("tts").jobs, 1);
+      assert.ok(counted("tts").seconds > 1, `the spoken text counts its length (${counted("tts").seconds} s)`);
+      for (const kind of ["vocal_separation", "voice_conversion", "tts"]) {
+        const { seconds, jobs } = counted(kind);
+        assert.deepEqual(await page.locator(`tr[data-kind="${kind}"] td`).allInnerTexts(), [
+          `${seconds.toFixed(1)} s`,
+          String(jobs),
+        ]);
+      }
+      await shot("usage");
+      await page.locator('input[name="month"]').fill("2026-01");
+      await page
+        .getByTestId("usage-summary")
+        .getByText(/in 2026-01: 0\.0 s of audio, 0 jobs\./)
+        .waitFor();
+      await page.getByRole("link", { name: "Jobs", exact: true }).click();
+      await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
       await page.setViewportSize({ width: 390, height: 800 });
       await shot("jobs-phone");
       assert.equal(

@@ -60,6 +60,13 @@ describe("nothing is lost when workers die and Redis restarts", () => {
       );
     }
 
+    // Each job counts once in its key's usage, its input's 4 s, though killed attempts ran it again.
+    const usage = await d.prisma.usageRecord.findMany({ where: { rowId: { in: ids } }, orderBy: { rowId: "asc" } });
+    assert.deepEqual(
+      usage.map((u) => [u.jobKind, u.rowId, u.seconds]),
+      ids.map((id) => ["vocal_separation", id, 4]),
+    );
+
     // Each job's outputs exist once, under its own keys: no duplicates, no strays from killed attempts.
     const s3 = new S3Client({
       endpoint: d.env.S3_ENDPOINT,

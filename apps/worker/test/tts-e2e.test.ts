@@ -81,6 +81,10 @@ describe("text-to-speech jobs through the API and the worker", () => {
     const voiced = await voicedShare(wav);
     assert.ok(voiced > 0.3, `${(voiced * 100).toFixed(0)}% of the frames are voiced: speech, not silence or noise`);
     assert.equal((await probe(await download(done.lossyOutputFileUrl))).codec, "mp3");
+    // The job counts once in its key's usage, the spoken output's length (not the create's estimate).
+    const usage = await d.prisma.usageRecord.findMany({ where: { jobKind: "tts", rowId: job.id } });
+    assert.equal(usage.length, 1);
+    assert.ok(Math.abs(usage[0]!.seconds - seconds) < 0.01, `${usage[0]!.seconds} s counted, ${seconds} s spoken`);
   });
 
   it("converts through an RVC model and through a blend's output model, as a voice conversion would", async () => {

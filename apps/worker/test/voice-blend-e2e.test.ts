@@ -101,6 +101,12 @@ describe("voice blend jobs through the API and the worker", () => {
     const done = await waitForEnd(d, `voice-blender/${created.id}`, 30_000);
     assert.equal(done.status, "success", done.errorMessage);
     assert.match(done.jobEndTime, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} \+00:00$/);
+    // A blend processes no audio: it counts as one job of 0 seconds.
+    const usage = await d.prisma.usageRecord.findMany({ where: { jobKind: "voice_blend", rowId: created.id } });
+    assert.deepEqual(
+      usage.map((u) => u.seconds),
+      [0],
+    );
     const model = await getJson(d, `voice-models/${created.outputModelId}`);
     assert.equal(model.state, "ready");
     assert.equal(model.usable, true);
@@ -161,6 +167,11 @@ describe("voice blend jobs through the API and the worker", () => {
     assert.equal(model.state, "failed");
     assert.equal(model.usable, false);
     assert.equal(await storage.exists(`voice-models/${created.outputModelId}/model.onnx`), false);
+    assert.equal(
+      await d.prisma.usageRecord.count({ where: { jobKind: "voice_blend", rowId: created.id } }),
+      0,
+      "a failed blend counts nothing",
+    );
   });
 
   it("a 50/50 blend of two default native voices is usable at once: a conversion with it succeeds, keeping rate and length", async () => {

@@ -34,6 +34,8 @@ export interface ApiKeySummary {
   createdAt: Date;
   revokedAt: Date | null;
   rateLimits: KeyRateLimits;
+  /** Monthly quota of audio in minutes; null: none. */
+  monthlyQuotaMinutes: number | null;
 }
 
 export interface AuthenticatedCaller {
@@ -53,10 +55,13 @@ export class ApiKeyRepository {
 
   /**
    * Creates a key for `callerId`, or for a new caller named `name` when none is given, with its
-   * own rate limits when given.
+   * own rate limits and monthly quota (minutes of audio) when given.
    */
-  async createApiKey(input: { name: string; callerId?: number } & Partial<KeyRateLimits>): Promise<CreatedApiKey> {
+  async createApiKey(
+    input: { name: string; callerId?: number; monthlyQuotaMinutes?: number | null } & Partial<KeyRateLimits>,
+  ): Promise<CreatedApiKey> {
     checkRateLimits(input);
+    checkQuota(input.monthlyQuotaMinutes);
     const key = API_KEY_PREFIX + randomBytes(32).toString("base64url");
     const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
     const row = await this.prisma.apiKey.create({
@@ -66,6 +71,7 @@ export class ApiKeyRepository {
         keyPrefix: prefix,
         readsPerMinute: input.readsPerMinute ?? null,
         writesPerMinute: input.writesPerMinute ?? null,
+        monthlyQuotaMinutes: input.monthlyQuotaMinutes ?? null,
         caller: input.callerId === undefined ? { create: { name: input.name } } : { connect: { id: input.callerId } },
       },
     });
@@ -120,6 +126,22 @@ export class ApiKeyRepository {
     return summarise(row);
   }
 
+  /**
+   * Sets a key's monthly quota in minutes of audio (named as for revocation); null removes it.
+   * The next create checks it (quotas are read per create, not cached).
+   */
+  async setMonthlyQuota(idOrPrefix: string | number, minutes: number | null): Promise<ApiKeySummary | null> {
+    checkQuota(minutes);
+    const match = await this.findOne(idOrPrefix);
+    if (!match) return null;
+    const row = await this.prisma.apiKey.update({
+      where: { id: match.id },
+      data: { monthlyQuotaMinutes: minutes },
+      include: { caller: true },
+    });
+    return summarise(row);
+  }
+
   /** The key with this numeric id or displayed prefix; an ambiguous prefix is an error. */
   private async findOne(idOrPrefix: string | number) {
     const where = /^\d+$/.test(String(idOrPrefix))
@@ -155,6 +177,13 @@ function checkRateLimits(limits: Partial<KeyRateLimits>): void {
   }
 }
 
+function checkQuota(minutes: number | null | undefined): void {
+  // The column is a Postgres INTEGER; a quota of 0 minutes refuses every job with audio.
+  if (minutes !== null && minutes !== undefined && !(Number.isInteger(minutes) && minutes >= 0 && minutes <= 2147483647)) {
+    throw new InvalidRateLimitError(`monthlyQuotaMinutes must be a whole number of minutes, 0 or more; got ${minutes}`);
+  }
+}
+
 function rateLimitsOf(row: KeyRateLimits): KeyRateLimits {
   return { readsPerMinute: row.readsPerMinute, writesPerMinute: row.writesPerMinute };
 }
@@ -169,6 +198,7 @@ function summarise(row: {
   revokedAt: Date | null;
   readsPerMinute: number | null;
   writesPerMinute: number | null;
+  monthlyQuotaMinutes: number | null;
 }): ApiKeySummary {
   return {
     id: row.id,
@@ -179,5 +209,6 @@ function summarise(row: {
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
     rateLimits: rateLimitsOf(row),
+    monthlyQuotaMinutes: row.monthlyQuotaMinutes,
   };
 }

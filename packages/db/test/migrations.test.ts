@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import {
   applyMigrations,
+  createJobTables,
   createPrismaClient,
   defaultMigrationsDir,
   MigrationError,
@@ -215,7 +216,8 @@ describe("upgrades keep the rows a release before wrote", () => {
          (2, 1, 'stem_split', 'uploads/b.wav', 'wav', 'six', NULL),
          (3, 1, 'vocal_separation', 'uploads/c.wav', 'wav', NULL, NULL)`,
     );
-    assert.deepEqual((await applyMigrations(url)).applied, ["20261127120000_separation_model_list"]);
+    // The first it applies; later releases' migrations follow it.
+    assert.deepEqual((await applyMigrations(url)).applied[0], "20261127120000_separation_model_list");
 
     const rows = await query<{ id: number; models: string[] }>(url, `SELECT id, models FROM "SeparationJob" ORDER BY id`);
     assert.deepEqual(
@@ -238,6 +240,32 @@ describe("upgrades keep the rows a release before wrote", () => {
       assert.deepEqual((await separations.findById(1))?.models, ["vocals", "stems"]);
       assert.equal((await separations.findById(1))?.ensemble, "max_mag");
       assert.deepEqual((await separations.findById(3))?.models, []);
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+
+  test("a job created before usage was counted counts as a job of 0 seconds when it succeeds; keys have no quota", async () => {
+    const url = await cluster.freshDatabase();
+    await applyMigrations(url, await migrationsBefore("20261129030000_usage"));
+    await query(
+      url,
+      `INSERT INTO "Caller" (id, name) VALUES (1, 'before');
+       INSERT INTO "ApiKey" (id, "callerId", name, "keyHash", "keyPrefix") VALUES (1, 1, 'old', 'hash', 'mxd_old');
+       INSERT INTO "SeparationJob" (id, "callerId", "apiKeyId", kind, "inputKey", "inputFormat") VALUES
+         (1, 1, 1, 'vocal_separation', 'uploads/a.wav', 'wav')`,
+    );
+    assert.ok((await applyMigrations(url)).applied.includes("20261129030000_usage"));
+    const prisma = createPrismaClient(url);
+    try {
+      const outputs = { vocalKey: null, lossyVocalKey: null, backingKey: null, stems: [], lossyStems: [], models: ["vocals"] };
+      assert.equal(await createJobTables(prisma).separation.complete(1, outputs), true);
+      const usage = await prisma.usageRecord.findMany();
+      assert.deepEqual(
+        usage.map((u) => [u.jobKind, u.rowId, u.callerId, u.apiKeyId, u.seconds]),
+        [["vocal_separation", 1, 1, 1, 0]],
+      );
+      assert.equal((await prisma.apiKey.findUniqueOrThrow({ where: { id: 1 } })).monthlyQuotaMinutes, null);
     } finally {
       await prisma.$disconnect();
     }

@@ -177,6 +177,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling API key's usage and quota in a month
+         * @description Seconds of audio and successful jobs per job kind in one calendar month (UTC), for the API key the request is made with. A job counts once, when it succeeds, in the month it succeeded: a separation or conversion its input's duration, text to speech its spoken output's, a voice blend 0 seconds. Failed and cancelled jobs count nothing. `quota` is the key's monthly quota (minutes of audio) and what is left of it; a create that would go over it is answered 429.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/vocal-separations": {
         parameters: {
             query?: never;
@@ -606,6 +626,26 @@ export interface components {
             error: string;
             /** @description What was wrong, naming the field */
             message: string;
+            /** @description Present on a 429 that refused a create over its API key's monthly quota (see GET /usage) */
+            quota?: {
+                /** @description The key whose quota it is */
+                apiKeyId: number;
+                /** @description The key's monthly quota, minutes of audio */
+                minutes: number;
+                /** @description What a job may still take this month */
+                remainingSeconds: number;
+                /** @description Seconds the refused job would have taken */
+                requestedSeconds: number;
+                /**
+                 * Format: date-time
+                 * @description When the month ends (UTC) and the quota starts again
+                 */
+                resetsAt: string;
+                /** @description Seconds held by the key's jobs still running */
+                runningSeconds: number;
+                /** @description Seconds of this month's successful jobs */
+                usedSeconds: number;
+            };
             statusCode: number;
         };
         /** @description A vocal separation or stem split job */
@@ -705,6 +745,61 @@ export interface components {
             /** @enum {string} */
             type: "tts";
             voiceModelId: number;
+        };
+        /** @description One API key's usage in one calendar month (UTC) */
+        UsageReport: {
+            /** @description The key the request was made with: usage and quota are per key */
+            apiKey: {
+                id: number;
+                /** @description The key's first characters, as `keys list` shows them */
+                prefix: string;
+            };
+            /**
+             * Format: date-time
+             * @description The month's first instant (UTC)
+             */
+            from: string;
+            /** @description Every job kind, those without a job at 0 */
+            kinds: {
+                /** @description Its successful jobs */
+                jobs: number;
+                /**
+                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`)
+                 * @enum {string}
+                 */
+                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts";
+                /** @description Seconds of audio its successful jobs processed */
+                seconds: number;
+            }[];
+            /** @description The calendar month (UTC), `YYYY-MM` */
+            month: string;
+            /** @description Null when the key has no quota */
+            quota: {
+                /** @description The key's monthly quota, minutes of audio */
+                minutes: number;
+                /** @description What new jobs may still take in the month */
+                remainingSeconds: number;
+                /**
+                 * Format: date-time
+                 * @description When the month ends (UTC) and the quota starts again
+                 */
+                resetsAt: string;
+                /** @description Seconds held by the key's jobs still running (the current month only): they count against the quota from their create */
+                runningSeconds: number;
+                /** @description The month's total seconds */
+                usedSeconds: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @description The next month's first instant: when the month's quota resets
+             */
+            to: string;
+            total: {
+                /** @description Successful jobs of every kind */
+                jobs: number;
+                /** @description Seconds of audio of every kind */
+                seconds: number;
+            };
         };
         /** @description A voice blender job; its output model is usable once status is `success` */
         VoiceBlendJob: {
@@ -1589,6 +1684,56 @@ export interface operations {
             };
             /** @description Every error response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description The calendar month (UTC) as `YYYY-MM`; default: the current month */
+                month?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One API key's usage in one calendar month (UTC) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3383,3 +3528,4 @@ export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];
+export type UsageReport = components["schemas"]["UsageReport"];

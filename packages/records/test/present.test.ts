@@ -144,6 +144,7 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
     lossyStems: [],
     models: ["vocals"],
     ensemble: null,
+    audioSeconds: 184.2,
     ...fields,
   };
 }
@@ -160,6 +161,7 @@ function conversionRow(fields: Partial<VoiceConversionJob> = {}): VoiceConversio
     outputKey: "outputs/voice-conversion/12/output.wav",
     lossyOutputKey: "outputs/voice-conversion/12/output.mp3",
     recombinedKey: null,
+    audioSeconds: 9.5,
     ...fields,
     voiceModel: voiceModelRow(),
   };
@@ -174,6 +176,7 @@ function ttsRow(fields: Partial<TtsJob> = {}): TtsJob & { voiceModel: VoiceModel
     progress: 40,
     inputText: "Hello there.",
     language: null,
+    audioSeconds: 1,
     synthesizer: null,
     outputKey: null,
     lossyOutputKey: null,

@@ -3,12 +3,13 @@ import { isDatabaseUnavailable } from "@mixdown/db";
 import { StorageUnavailableError } from "@mixdown/storage";
 import type { FastifyError, FastifyInstance } from "fastify";
 
-/** A client-facing failure: its status and message are sent as they are. */
+/** A client-facing failure: its status and message are sent as they are, with `details` beside them in the body. */
 export class ApiError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = "ApiError";
@@ -104,7 +105,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
       if (err.statusCode >= 500) request.log.warn({ err }, err.message);
-      return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message));
+      return reply.code(err.statusCode).send({ ...errorBody(err.statusCode, err.message), ...err.details });
     }
     if (err.validation) {
       const message = describeValidationError(err.validation as AjvError[], err.validationContext);

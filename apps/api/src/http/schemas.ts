@@ -7,6 +7,20 @@ export const ErrorResponse = Type.Object(
     statusCode: Type.Integer(),
     error: Type.String(),
     message: Type.String({ description: "What was wrong, naming the field" }),
+    quota: Type.Optional(
+      Type.Object(
+        {
+          apiKeyId: Type.Integer({ description: "The key whose quota it is" }),
+          minutes: Type.Integer({ description: "The key's monthly quota, minutes of audio" }),
+          usedSeconds: Type.Number({ description: "Seconds of this month's successful jobs" }),
+          runningSeconds: Type.Number({ description: "Seconds held by the key's jobs still running" }),
+          requestedSeconds: Type.Number({ description: "Seconds the refused job would have taken" }),
+          remainingSeconds: Type.Number({ description: "What a job may still take this month" }),
+          resetsAt: Type.String({ format: "date-time", description: "When the month ends (UTC) and the quota starts again" }),
+        },
+        { description: "Present on a 429 that refused a create over its API key's monthly quota (see GET /usage)" },
+      ),
+    ),
   },
   { $id: "Error", description: "Every error response" },
 );

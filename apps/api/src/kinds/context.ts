@@ -9,6 +9,7 @@ import type { AppContext } from "../app-context.ts";
 import type { CallerDeletions } from "../jobs/caller-deletions.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
+import type { UsageQuota } from "../usage/quota.ts";
 
 /** What the app holds that a kind's service is built from (`buildApp` makes it once). */
 export interface ApiKindDeps {
@@ -23,6 +24,8 @@ export interface ApiKindDeps {
   voiceModels: VoiceModelRepository;
   /** Files RVC models need on this server: a job that could not run is refused at create. */
   voiceAssets: Pick<VoiceAssets, "missingFor">;
+  /** API keys' monthly quotas, which creates with audio are held to. */
+  quota: UsageQuota;
 }
 
 /**

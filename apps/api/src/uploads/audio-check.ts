@@ -26,6 +26,12 @@ function list(formats: readonly AudioFormat[]): string {
   return formats.length > 1 ? `${formats.slice(0, -1).join(", ")} or ${formats.at(-1)}` : formats[0]!;
 }
 
+/** An upload that passed the check: its format and its length in seconds. */
+export interface CheckedAudio {
+  format: AudioFormat;
+  seconds: number;
+}
+
 /**
  * Decides a file's format from its bytes (magic numbers), then confirms with `probeAudio` (the
  * worker's own: the WAV header, else ffprobe) that it decodes as that format, has an audio stream
@@ -33,13 +39,13 @@ function list(formats: readonly AudioFormat[]): string {
  * MediaRecorder WebM), the one found by decoding the audio within `decodeTimeLimitMs` (and no
  * further than just past `limit`). A length over `limit` is a 422 naming both. The file name
  * plays no part. 415: not one of the accepted formats; 422: an accepted
- * format that does not decode.
+ * format that does not decode. The length found is what the job counts in its key's usage.
  */
 export async function checkAudioUpload(
   file: ReceivedFile,
   accepted: readonly AudioFormat[],
   limit?: DurationLimit,
-): Promise<AudioFormat> {
+): Promise<CheckedAudio> {
   const field = file.field;
   const unsupported = (what: string) =>
     unsupportedMediaType(`${field} must be ${list(accepted)} audio (decided from the file's content, not its name); got ${what}`);
@@ -68,5 +74,5 @@ export async function checkAudioUpload(
   if (!(probe.frames > 0)) throw unprocessable(`${field} has no audio (duration 0)`);
   const tooLong = limit && overDurationLimit(probe, limit);
   if (tooLong) throw unprocessable(`${field} ${tooLong}`);
-  return format;
+  return { format, seconds: probe.frames / probe.sampleRate };
 }

@@ -158,7 +158,7 @@ export class VoiceModelImportService {
     }
 
     if (reference) {
-      const format = await checkAudioUpload(reference, ["wav", "mp3", "flac"], {
+      const { format } = await checkAudioUpload(reference, ["wav", "mp3", "flac"], {
         seconds: this.deps.maxReferenceSeconds,
         setting: "MAX_CONVERSION_SECONDS",
       });

@@ -1,5 +1,14 @@
 import { parseArgs } from "node:util";
-import { ApiKeyRepository, createPrismaClient, type KeyRateLimits } from "@mixdown/db";
+import {
+  ApiKeyRepository,
+  createPrismaClient,
+  parseUsageMonth,
+  usageMonthOf,
+  UsageRepository,
+  type KeyRateLimits,
+  type PrismaClient,
+} from "@mixdown/db";
+import { RECORD_KINDS } from "@mixdown/jobs";
 import { UsageError, withDatabase } from "../database.ts";
 import { keysUsage } from "../usage.ts";
 
@@ -26,6 +35,18 @@ function parseLimits(
   };
 }
 
+/** `--quota-minutes` / `keys quota`'s value: whole minutes of audio a month, or (when allowed) `none`. */
+function parseQuota(raw: string, allowNone: boolean): number | null {
+  if (allowNone && raw === "none") return null;
+  if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
+    throw new UsageError(`a quota is a whole number of minutes of audio a month${allowNone ? " or `none`" : ""}; got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+const describeQuota = (minutes: number | null) => (minutes === null ? "none" : `${minutes} min`);
+const asMinutes = (seconds: number) => (seconds / 60).toFixed(1);
+
 const describeLimit = (limit: number | null) => (limit === null ? "default" : limit === 0 ? "unlimited" : String(limit));
 
 export async function keysCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
@@ -34,17 +55,19 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     case "create": {
       const { values } = parseArgs({
         args: rest,
-        options: { name: { type: "string" }, caller: { type: "string" }, ...LIMIT_OPTIONS },
+        options: { name: { type: "string" }, caller: { type: "string" }, "quota-minutes": { type: "string" }, ...LIMIT_OPTIONS },
       });
       if (!values.name) throw new UsageError("keys create needs --name NAME");
       if (values.caller !== undefined && !/^\d+$/.test(values.caller)) throw new UsageError("--caller takes a numeric caller id");
       const limits = parseLimits(values, false);
+      const quota = values["quota-minutes"] === undefined ? null : parseQuota(values["quota-minutes"], false);
       const created = await withDatabase(env, (url) =>
         withKeys(url, (keys) =>
           keys.createApiKey({
             name: values.name!,
             callerId: values.caller === undefined ? undefined : Number(values.caller),
             ...limits,
+            monthlyQuotaMinutes: quota,
           }),
         ),
       );
@@ -94,6 +117,46 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
       );
       return 0;
     }
+    case "quota": {
+      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      if (positionals.length !== 2) throw new UsageError("keys quota takes a key id or prefix and a number of minutes (or none)");
+      const minutes = parseQuota(positionals[1]!, true);
+      const updated = await withDatabase(env, (url) => withKeys(url, (keys) => keys.setMonthlyQuota(positionals[0]!, minutes)));
+      if (!updated) {
+        console.error(`No key matches "${positionals[0]}".`);
+        return 1;
+      }
+      console.log(
+        `Key ${updated.id} (${updated.prefix}…): monthly quota ${minutes === null ? "removed" : `${minutes} minutes of audio`}; the next create is held to it.`,
+      );
+      return 0;
+    }
+    case "usage": {
+      const { values } = parseArgs({ args: rest, options: { month: { type: "string" } } });
+      const month = values.month === undefined ? usageMonthOf(new Date()) : parseUsageMonth(values.month);
+      if (!month) throw new UsageError(`--month takes a month as YYYY-MM; got "${values.month}"`);
+      const list = await withDatabase(env, (url) => withPrisma(url, (prisma) => new UsageRepository(prisma).everyKey(month)));
+      console.log(`Usage in ${month.label} (UTC, ${month.from.toISOString()} to ${month.to.toISOString()}), minutes of audio:`);
+      const rows = list.map((k) => [
+        String(k.apiKeyId),
+        `${k.prefix}…`,
+        k.name,
+        `${k.callerId} (${k.callerName})`,
+        ...k.kinds.map((kind) => `${asMinutes(kind.seconds)} (${kind.jobs})`),
+        asMinutes(k.seconds),
+        String(k.jobs),
+        describeQuota(k.monthlyQuotaMinutes),
+        k.monthlyQuotaMinutes === null ? "-" : asMinutes(Math.max(0, k.monthlyQuotaMinutes * 60 - k.seconds)),
+      ]);
+      printTable(
+        ["ID", "PREFIX", "NAME", "CALLER", ...RECORD_KINDS.map((kind) => kind.toUpperCase()), "MINUTES", "JOBS", "QUOTA", "LEFT"],
+        rows,
+      );
+      console.log(
+        "Each kind: minutes of audio (successful jobs). A job counts once, in the month it succeeded; LEFT does not subtract running jobs.",
+      );
+      return 0;
+    }
     case "list": {
       parseArgs({ args: rest, options: {} });
       const list = await withDatabase(env, (url) => withKeys(url, (keys) => keys.listApiKeys()));
@@ -110,8 +173,9 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
         k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active",
         describeLimit(k.rateLimits.readsPerMinute),
         describeLimit(k.rateLimits.writesPerMinute),
+        describeQuota(k.monthlyQuotaMinutes),
       ]);
-      printTable(["ID", "PREFIX", "NAME", "CALLER", "CREATED", "STATUS", "READS/MIN", "WRITES/MIN"], rows);
+      printTable(["ID", "PREFIX", "NAME", "CALLER", "CREATED", "STATUS", "READS/MIN", "WRITES/MIN", "QUOTA/MONTH"], rows);
       console.log(
         "READS/MIN, WRITES/MIN: a key's own limits; default = RATE_LIMIT_READS/WRITES_PER_MINUTE of the API, unlimited = none.",
       );
@@ -122,13 +186,17 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
   }
 }
 
-async function withKeys<T>(databaseUrl: string, work: (keys: ApiKeyRepository) => Promise<T>): Promise<T> {
+async function withPrisma<T>(databaseUrl: string, work: (prisma: PrismaClient) => Promise<T>): Promise<T> {
   const prisma = createPrismaClient(databaseUrl);
   try {
-    return await work(new ApiKeyRepository(prisma));
+    return await work(prisma);
   } finally {
     await prisma.$disconnect();
   }
+}
+
+function withKeys<T>(databaseUrl: string, work: (keys: ApiKeyRepository) => Promise<T>): Promise<T> {
+  return withPrisma(databaseUrl, (prisma) => work(new ApiKeyRepository(prisma)));
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -51,3 +51,14 @@ export {
   type DeletionEffects,
   type PurgeReport,
 } from "./deletions.ts";
+export {
+  parseUsageMonth,
+  totalOf,
+  usageMonthOf,
+  UsageRepository,
+  type KeyUsage,
+  type KindUsage,
+  type QuotaRefusal,
+  type QuotaState,
+  type UsageMonth,
+} from "./usage.ts";

@@ -43,8 +43,8 @@ interface StatusTableDelegate {
   updateMany(args: { where: object; data: object }): PromiseLike<{ count: number }>;
   findUnique(args: {
     where: { id: number };
-    select: { webhookUrl: true; apiKeyId: true };
-  }): PromiseLike<{ webhookUrl: string | null; apiKeyId: number | null } | null>;
+    select: { webhookUrl: true; apiKeyId: true; callerId: true };
+  }): PromiseLike<{ webhookUrl: string | null; apiKeyId: number | null; callerId: number } | null>;
   count(args: { where: object }): PromiseLike<number>;
   findMany(args: {
     where: object;
@@ -78,10 +78,18 @@ export interface JobTableOptions {
   onWebhookOwed?: WebhookOwedListener;
 }
 
+/** What a job that ends `success` counts in its key's usage: its record kind and seconds of audio (null: unknown, counted as 0). */
+export interface UsageOfJob {
+  kind: RecordKind;
+  seconds: number | null;
+}
+
 /**
  * Ends a running row (`data` holds its end status and what it publishes) and, when the row
  * names a `webhookUrl`, writes its WebhookDelivery (the outbox), all within `tx`: an end and its
  * webhook commit together or not at all, whoever ends the row (worker, API cancel, reconciler).
+ * A `success` given `usage` also writes the job's UsageRecord in the same transaction: the row
+ * ends once, and the record is unique per job, so a retried or redelivered job counts once.
  * Null when the row was no longer running (nothing changed).
  */
 export async function endJobRow(
@@ -89,11 +97,18 @@ export async function endJobRow(
   { kind, model }: StatusTableRef,
   id: number,
   data: { status: Exclude<JobStatus, "running"> } & Record<string, unknown>,
+  usage?: UsageOfJob,
 ): Promise<{ deliveryId: number | null } | null> {
   const table = tx[model] as unknown as StatusTableDelegate;
   const { count } = await table.updateMany({ where: running(id), data: { ...data, jobEndTime: new Date() } });
   if (count !== 1) return null;
-  const row = await table.findUnique({ where: { id }, select: { webhookUrl: true, apiKeyId: true } });
+  const row = await table.findUnique({ where: { id }, select: { webhookUrl: true, apiKeyId: true, callerId: true } });
+  if (row && usage && data.status === "success") {
+    await tx.usageRecord.createMany({
+      data: [{ jobKind: usage.kind, rowId: id, callerId: row.callerId, apiKeyId: row.apiKeyId, seconds: usage.seconds ?? 0 }],
+      skipDuplicates: true,
+    });
+  }
   if (!row?.webhookUrl) return { deliveryId: null };
   const delivery = await tx.webhookDelivery.create({
     data: { jobKind: kind, rowId: id, event: data.status, url: row.webhookUrl, apiKeyId: row.apiKeyId },

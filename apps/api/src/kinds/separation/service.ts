@@ -14,6 +14,7 @@ import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { AudioFormat } from "../../uploads/audio-format.ts";
 import type { SeparationForm } from "./routes.ts";
 import type { InstalledSeparationModels } from "./installed-models.ts";
+import type { UsageQuota } from "../../usage/quota.ts";
 
 export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
@@ -30,6 +31,7 @@ export interface SeparationServiceDeps {
   models: InstalledSeparationModels;
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
+  quota: UsageQuota;
 }
 
 /** Vocal separations and stem splits: one shape, two kinds. */
@@ -46,7 +48,7 @@ export class SeparationService {
     return this.deps.models.list();
   }
 
-  /** Checks the upload, stores it, writes the row and queues the job. */
+  /** Checks the upload and the key's quota, stores the upload, writes the row and queues the job. */
   async create(
     { callerId, apiKeyId, webhookUrl }: JobOrigin,
     kind: SeparationDbKind,
@@ -56,24 +58,31 @@ export class SeparationService {
     // What the form's schema cannot say (the installed models, an ensemble's members), checked
     // before anything is stored, so a wrong name leaves nothing behind.
     const { models, ensemble } = await this.deps.models.resolve(kind, form.model, form.ensemble);
-    const format = await checkAudioUpload(input, SEPARATION_FORMATS, {
+    const { format, seconds } = await checkAudioUpload(input, SEPARATION_FORMATS, {
       seconds: this.deps.maxSeconds,
       setting: "MAX_SEPARATION_SECONDS",
     });
+    await this.deps.quota.check(apiKeyId, seconds);
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
     const row = await uploads.commit(() =>
-      this.deps.separations.create({
-        callerId,
-        apiKeyId,
-        webhookUrl,
-        kind,
-        inputKey,
-        inputFormat: format,
-        inputFileName: input.filename?.slice(0, 255) ?? null,
-        models,
-        ensemble,
-      }),
+      this.deps.quota.admit(apiKeyId, seconds, (db) =>
+        this.deps.separations.create(
+          {
+            callerId,
+            apiKeyId,
+            webhookUrl,
+            kind,
+            inputKey,
+            inputFormat: format,
+            inputFileName: input.filename?.slice(0, 255) ?? null,
+            models,
+            ensemble,
+            audioSeconds: seconds,
+          },
+          db,
+        ),
+      ),
     );
     await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>
       this.deps.separations.markEnqueued(row.id),

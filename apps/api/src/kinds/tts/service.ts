@@ -10,6 +10,21 @@ import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import { checkConvertibleModel } from "../voice-conversion/service.ts";
 import type { TtsForm } from "./routes.ts";
+import type { UsageQuota } from "../../usage/quota.ts";
+
+/**
+ * Characters of text a second of speech takes, at the low end of what the synthesizers speak
+ * (Festival and espeak-ng at their default rates say 14 to 17): a text's estimate errs long.
+ */
+const TTS_CHARACTERS_PER_SECOND = 12;
+
+/**
+ * The seconds a text-to-speech job holds of its key's quota while it runs: an estimate from the
+ * text, since its speech is not spoken yet. Once it succeeds the spoken output's duration counts.
+ */
+export function estimateTtsSeconds(text: string): number {
+  return Math.max(1, Math.ceil(text.length / TTS_CHARACTERS_PER_SECOND));
+}
 
 /**
  * What the form's schema cannot say of the text to speak (its presence and length it checks): not
@@ -54,6 +69,7 @@ export interface TtsServiceDeps {
   presenter: RecordPresenter;
   /** The languages the synthesizers on this machine speak (installedLanguages); empty when it has none. */
   languages: () => Promise<string[]>;
+  quota: UsageQuota;
 }
 
 /** Text-to-speech jobs: the text is checked and stored on the row; nothing is uploaded. */
@@ -75,7 +91,10 @@ export class TtsService extends CallerJobs<TtsJobWithModel, TtsJobRecord> {
     const inputText = ttsText(form.inputTtsText);
     const language = parseTtsLanguage(form.language, await this.deps.languages());
     await checkConvertibleModel(this.deps, callerId, voiceModelId);
-    const row = await this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText, language });
+    const audioSeconds = estimateTtsSeconds(inputText);
+    const row = await this.deps.quota.admit(apiKeyId, audioSeconds, (db) =>
+      this.deps.tts.create({ callerId, apiKeyId, webhookUrl, voiceModelId, inputText, language, audioSeconds }, db),
+    );
     await this.deps.submitter.submit({ queue: "tts", payload: { jobId: row.id } }, () => this.deps.tts.markEnqueued(row.id));
     return this.deps.presenter.ttsJob(row);
   }

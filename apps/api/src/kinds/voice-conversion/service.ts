@@ -16,6 +16,7 @@ import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { AudioFormat } from "../../uploads/audio-format.ts";
 import type { ConversionForm } from "./routes.ts";
 import { parseEffectChain } from "./effects.ts";
+import type { UsageQuota } from "../../usage/quota.ts";
 
 /** Voice conversion takes no webm (the interface's rule). */
 export const CONVERSION_FORMATS: readonly AudioFormat[] = ["wav", "mp3", "flac"];
@@ -68,6 +69,7 @@ export interface VoiceConversionServiceDeps {
   log: FastifyBaseLogger;
   /** MAX_CONVERSION_SECONDS: the longest input (and backing track) a conversion takes. */
   maxSeconds: number;
+  quota: UsageQuota;
 }
 
 export class VoiceConversionService extends CallerJobs<VoiceConversionJobWithModel, VoiceConversionJobRecord> {
@@ -90,23 +92,31 @@ export class VoiceConversionService extends CallerJobs<VoiceConversionJobWithMod
     await checkConvertibleModel(this.deps, callerId, voiceModelId);
 
     const limit = { seconds: this.deps.maxSeconds, setting: "MAX_CONVERSION_SECONDS" };
-    const soundFormat = await checkAudioUpload(sound, CONVERSION_FORMATS, limit);
-    const backingFormat = backing ? await checkAudioUpload(backing, CONVERSION_FORMATS, limit) : null;
+    const { format: soundFormat, seconds } = await checkAudioUpload(sound, CONVERSION_FORMATS, limit);
+    const backingFormat = backing ? (await checkAudioUpload(backing, CONVERSION_FORMATS, limit)).format : null;
+    // The sound converted is what counts; a backing track is only mixed in.
+    await this.deps.quota.check(apiKeyId, seconds);
 
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const row = await uploads.commit(async () => {
       const inputKey = await uploads.store("voice-conversion", sound, soundFormat);
       const backingKey = backing && backingFormat ? await uploads.store("voice-conversion", backing, backingFormat) : null;
-      return this.deps.conversions.create({
-        callerId,
-        apiKeyId,
-        webhookUrl,
-        voiceModelId,
-        inputKey,
-        inputFormat: soundFormat,
-        backingKey,
-        params: { ...params },
-      });
+      return this.deps.quota.admit(apiKeyId, seconds, (db) =>
+        this.deps.conversions.create(
+          {
+            callerId,
+            apiKeyId,
+            webhookUrl,
+            voiceModelId,
+            inputKey,
+            inputFormat: soundFormat,
+            backingKey,
+            params: { ...params },
+            audioSeconds: seconds,
+          },
+          db,
+        ),
+      );
     });
     await this.deps.submitter.submit({ queue: "voice-conversion", payload: { jobId: row.id } }, () =>
       this.deps.conversions.markEnqueued(row.id),

@@ -119,7 +119,8 @@ export function ttsHandler(deps: TtsJobDeps): JobHandler<"tts"> {
         deps.storage.putFile(outputKey, result.output),
         deps.storage.putFile(lossyOutputKey, result.lossyOutput),
       ]);
-      return { outputKey, lossyOutputKey, synthesizer: synthesizerName };
+      // The spoken output's length is what the job counts in its key's usage.
+      return { outputKey, lossyOutputKey, synthesizer: synthesizerName, audioSeconds: result.frames / result.sampleRate };
     },
     async discard({ kind, rowId }) {
       await deps.storage.deletePrefix(jobOutputKeys(kind, rowId).prefix);

@@ -1,6 +1,6 @@
 import { separationKindOf } from "@mixdown/jobs";
 import { jobOutputKeys } from "@mixdown/jobs";
-import type { PrismaClient, SeparationJob, SeparationKind } from "../../generated/prisma/client.ts";
+import type { Prisma, PrismaClient, SeparationJob, SeparationKind } from "../../generated/prisma/client.ts";
 import { poolOf } from "../../client.ts";
 import { endInTransaction, endJobRow, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
 import { readPage, type Page, type PageRequest } from "../paging.ts";
@@ -34,6 +34,8 @@ export interface NewSeparationJob {
   models?: string[];
   /** The ensemble's algorithm when `models` names several. */
   ensemble?: string | null;
+  /** The input's duration in seconds (what the job counts in its key's usage). */
+  audioSeconds?: number | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
@@ -43,8 +45,9 @@ export interface NewSeparationJob {
 export class SeparationJobRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(input: NewSeparationJob): Promise<SeparationJob> {
-    return this.prisma.separationJob.create({ data: { ...input, status: "running" } });
+  /** Writes the row (with `db`: inside that transaction, as a quota's admission does). */
+  create(input: NewSeparationJob, db: Prisma.TransactionClient = this.prisma): Promise<SeparationJob> {
+    return db.separationJob.create({ data: { ...input, status: "running" } });
   }
 
   /**
@@ -115,16 +118,24 @@ export const separationRows: JobTableRows<"separation", SeparationJob, Separatio
     findRunnable: (id) => prisma.separationJob.findFirst({ where: { id, status: "running" } }),
     callerOf: (row) => row.callerId,
     complete: (id, outputs) =>
-      endInTransaction(prisma, options, (tx) =>
-        endJobRow(tx, TABLE, id, {
-          ...outputs,
-          stems: outputs.stems as unknown as object[],
-          lossyStems: outputs.lossyStems as unknown as object[],
-          status: "success",
-          progress: 100,
-          errorMessage: null,
-        }),
-      ),
+      endInTransaction(prisma, options, async (tx) => {
+        const row = await tx.separationJob.findUnique({ where: { id }, select: { kind: true, audioSeconds: true } });
+        if (!row) return null;
+        return endJobRow(
+          tx,
+          TABLE,
+          id,
+          {
+            ...outputs,
+            stems: outputs.stems as unknown as object[],
+            lossyStems: outputs.lossyStems as unknown as object[],
+            status: "success",
+            progress: 100,
+            errorMessage: null,
+          },
+          { kind: row.kind, seconds: row.audioSeconds },
+        );
+      }),
   }),
   countByStatus: async (prisma) =>
     (await prisma.separationJob.groupBy({ by: ["kind", "status"], _count: { _all: true } })).map((g) => ({

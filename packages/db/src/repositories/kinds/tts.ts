@@ -1,4 +1,4 @@
-import type { PrismaClient, TtsJob, VoiceModel } from "../../generated/prisma/client.ts";
+import type { Prisma, PrismaClient, TtsJob, VoiceModel } from "../../generated/prisma/client.ts";
 import { jobOutputKeys } from "@mixdown/jobs";
 import { poolOf } from "../../client.ts";
 import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
@@ -11,6 +11,8 @@ export interface NewTtsJob {
   inputText: string;
   /** The language asked for (checked); null or absent: the default, English. */
   language?: string | null;
+  /** The seconds the job holds of its key's quota while it runs (`estimateTtsSeconds`). */
+  audioSeconds?: number | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
@@ -24,14 +26,17 @@ export interface TtsOutputs {
   lossyOutputKey: string;
   /** The base synthesizer that spoke the text (`festival`, `espeak-ng`). */
   synthesizer: string;
+  /** The spoken output's duration: what the job counts in its key's usage. */
+  audioSeconds: number;
 }
 
 /** Text-to-speech rows as the API creates and reads them; reads include the voice model that speaks. */
 export class TtsJobRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(input: NewTtsJob): Promise<TtsJobWithModel> {
-    return this.prisma.ttsJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
+  /** Writes the row (with `db`: inside that transaction, as a quota's admission does). */
+  create(input: NewTtsJob, db: Prisma.TransactionClient = this.prisma): Promise<TtsJobWithModel> {
+    return db.ttsJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
   }
 
   async findForCaller(callerId: number, id: number): Promise<TtsJobWithModel | null> {
@@ -84,7 +89,13 @@ export const ttsRows: JobTableRows<"tts", RunnableTts, TtsOutputs, TtsJobWithMod
     callerOf: (row) => row.callerId,
     complete: (id, outputs) =>
       endInTransaction(prisma, options, (tx) =>
-        endJobRow(tx, TABLE, id, { ...outputs, status: "success", progress: 100, errorMessage: null }),
+        endJobRow(
+          tx,
+          TABLE,
+          id,
+          { ...outputs, status: "success", progress: 100, errorMessage: null },
+          { kind: "tts", seconds: outputs.audioSeconds },
+        ),
       ),
   }),
   countByStatus: async (prisma) => {

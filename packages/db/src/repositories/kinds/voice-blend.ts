@@ -154,7 +154,14 @@ function voiceBlendJobTable(prisma: PrismaClient, options: JobTableOptions = {})
      */
     complete(id, output) {
       return endInTransaction(prisma, options, async (tx) => {
-        const ended = await endJobRow(tx, TABLE, id, { status: "success", progress: 100, errorMessage: null });
+        // A blend processes no audio: it counts as a job of 0 seconds.
+        const ended = await endJobRow(
+          tx,
+          TABLE,
+          id,
+          { status: "success", progress: 100, errorMessage: null },
+          { kind: "voice_blend", seconds: 0 },
+        );
         if (!ended) return null;
         const job = await tx.voiceBlendJob.findUniqueOrThrow({ where: { id } });
         const [first, target] = await Promise.all([

@@ -20,6 +20,8 @@ export interface NewVoiceConversionJob {
   inputFormat: string;
   backingKey?: string | null;
   params: Prisma.InputJsonValue;
+  /** The input's duration in seconds (what the job counts in its key's usage). */
+  audioSeconds?: number | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
@@ -31,8 +33,9 @@ export type VoiceConversionJobWithModel = VoiceConversionJob & { voiceModel: Voi
 export class VoiceConversionJobRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(input: NewVoiceConversionJob): Promise<VoiceConversionJobWithModel> {
-    return this.prisma.voiceConversionJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
+  /** Writes the row (with `db`: inside that transaction, as a quota's admission does). */
+  create(input: NewVoiceConversionJob, db: Prisma.TransactionClient = this.prisma): Promise<VoiceConversionJobWithModel> {
+    return db.voiceConversionJob.create({ data: { ...input, status: "running" }, include: { voiceModel: true } });
   }
 
   async findForCaller(callerId: number, id: number): Promise<VoiceConversionJobWithModel | null> {
@@ -98,9 +101,17 @@ export const voiceConversionRows: JobTableRows<
       prisma.voiceConversionJob.findFirst({ where: { id, status: "running" }, include: { voiceModel: true } }),
     callerOf: (row) => row.callerId,
     complete: (id, outputs) =>
-      endInTransaction(prisma, options, (tx) =>
-        endJobRow(tx, TABLE, id, { ...outputs, status: "success", progress: 100, errorMessage: null }),
-      ),
+      endInTransaction(prisma, options, async (tx) => {
+        const row = await tx.voiceConversionJob.findUnique({ where: { id }, select: { audioSeconds: true } });
+        if (!row) return null;
+        return endJobRow(
+          tx,
+          TABLE,
+          id,
+          { ...outputs, status: "success", progress: 100, errorMessage: null },
+          { kind: "voice_conversion", seconds: row.audioSeconds },
+        );
+      }),
   }),
   countByStatus: async (prisma) => {
     const groups = await prisma.voiceConversionJob.groupBy({ by: ["status"], _count: { _all: true } });
