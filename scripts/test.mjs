@@ -5,9 +5,35 @@
 // Each package's "failing tests" report (the runner's recap of what failed, with the error) is
 // repeated just before that line, so a log's tail names what failed however long the run was.
 // Extra arguments go to turbo (e.g. `pnpm test --filter @mixdown/db`).
+// A test leaves nothing in the temporary directory: what the run added there (beside the tools'
+// own caches) is listed at the end and fails the run.
 import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+
+const tmp = os.tmpdir();
+/** The tools' own caches and sockets, kept between runs by design (not a test's leftovers). */
+const CACHES = [/^tsx-/, /compile-cache/, /^pulse-/, /^\./, /^systemd-private-/, /^mixdown-devstack$/];
+const entries = (dir) => {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+};
+const tmpBefore = new Set(entries(tmp));
+const devstackBefore = new Set(entries(path.join(tmp, "mixdown-devstack")));
+/** What the run left in the temporary directory: new entries, and new folders in devstack's scratch root. */
+function leftInTmp() {
+  const added = entries(tmp).filter((name) => !tmpBefore.has(name) && !CACHES.some((re) => re.test(name)));
+  const devstack = entries(path.join(tmp, "mixdown-devstack"))
+    .filter((name) => !devstackBefore.has(name))
+    .map((name) => `mixdown-devstack/${name}`);
+  return [...added, ...devstack];
+}
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const turbo = spawn(
@@ -75,11 +101,15 @@ turbo.on("exit", (code, signal) => {
   }
   const failed = total.fail + total.cancelled;
   const exitCode = code ?? (signal ? 1 : 0);
+  const left = leftInTmp();
+  if (left.length > 0) {
+    console.log(`\nLeft in ${tmp} by the run (${left.length}): ${left.slice(0, 40).join(", ")}${left.length > 40 ? ", …" : ""}`);
+  }
   console.log(
     `${total.pass} passed, ${failed} failed, ${total.skipped + total.todo} skipped (${total.tests} tests in ${byPackage.size} packages)` +
       (exitCode !== 0 && failed === 0
         ? ` — but turbo exited with ${signal ?? code}: a package's test run broke before reporting`
         : ""),
   );
-  process.exit(failed > 0 && exitCode === 0 ? 1 : exitCode);
+  process.exit((failed > 0 || left.length > 0) && exitCode === 0 ? 1 : exitCode);
 });

@@ -5,6 +5,7 @@
  *                   [--kinds vocal-separations,stem-splits] [--poll-interval-ms 1000]
  *                   [--drain-timeout 1800] [--request-timeout-ms 60000]
  *                   [--keep] [--url http://127.0.0.1:PORT --key mxd_... [--home DIR]]
+ *                   [--retention-minutes N] [--sample-seconds S]
  *
  * Without `--url` it starts `mixdown up` itself (its own temporary state dir, a free port, bound
  * to 127.0.0.1), reads the key `up` prints, and stops it at the end (SIGINT to its process group,
@@ -23,6 +24,13 @@
  * After `--seconds` the clients stop; then every job seen is polled until it ended (or the drain
  * timeout). The census lists every job of the caller newer than the run's start, which finds jobs
  * created without the client seeing the answer (a create that timed out) and jobs missing.
+ *
+ * A soak (issue 53): `--retention-minutes N` starts `up` with RETENTION_INPUT_MINUTES and
+ * RETENTION_OUTPUT_MINUTES at N (swept every 30 s), and `--sample-seconds S` samples every S seconds
+ * the API's and the worker's RSS, the bytes in `up`'s storage folder and PostgreSQL's database size;
+ * the report adds the samples, each RSS's slope over the load's second half (MB per hour, least
+ * squares: a leak shows as a steady slope) and the database's growth per 1,000 jobs. E.g.
+ *   pnpm bench:load --uploaders 2 --pollers 4 --seconds 1800 --audio-seconds 3 --retention-minutes 3 --sample-seconds 60
  *
  * Findings that fail the run (exit 1): any 5xx or request without an answer (timeout, reset),
  * any lost job (created but never ended, or missing from the API), any duplicated one: its BullMQ
@@ -60,6 +68,10 @@ const { values: args } = parseArgs({
     home: { type: "string" },
     /** Keep the state dir of the `up` this run started (its logs, database, outputs) for a look. */
     keep: { type: "boolean", default: false },
+    /** Soak: the `up` this run starts keeps inputs and outputs this many minutes (0: its defaults). */
+    "retention-minutes": { type: "string", default: "0" },
+    /** Soak: sample memory, stored bytes and the database's size this often (0: not at all). */
+    "sample-seconds": { type: "string", default: "0" },
   },
 });
 const uploaders = Number(args.uploaders);
@@ -70,7 +82,18 @@ const kinds = args.kinds.split(",").filter(Boolean);
 const pollIntervalMs = Number(args["poll-interval-ms"]);
 const drainTimeoutMs = Number(args["drain-timeout"]) * 1000;
 const requestTimeoutMs = Number(args["request-timeout-ms"]);
-for (const [name, value] of Object.entries({ uploaders, pollers, seconds, audioSeconds, pollIntervalMs, drainTimeoutMs })) {
+const retentionMinutes = Number(args["retention-minutes"]);
+const sampleSeconds = Number(args["sample-seconds"]);
+for (const [name, value] of Object.entries({
+  uploaders,
+  pollers,
+  seconds,
+  audioSeconds,
+  pollIntervalMs,
+  drainTimeoutMs,
+  retentionMinutes,
+  sampleSeconds,
+})) {
   if (!Number.isFinite(value) || value < 0) throw new Error(`--${name}: not a number >= 0`);
 }
 if (uploaders < 1) throw new Error("--uploaders: at least 1");
@@ -97,7 +120,21 @@ async function startUp(): Promise<OwnUp & { baseUrl: string; key: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", "up"], {
     cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: "", MIXDOWN_HOME: home, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      DATABASE_URL: "",
+      MIXDOWN_HOME: home,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      ...(retentionMinutes > 0
+        ? {
+            RETENTION_INPUT_MINUTES: String(retentionMinutes),
+            RETENTION_OUTPUT_MINUTES: String(retentionMinutes),
+            RETENTION_SWEEP_INTERVAL_SECONDS: "30",
+          }
+        : {}),
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -181,6 +218,39 @@ interface TrackedJob {
 
 function readPid(file: string): number | undefined {
   return existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : undefined;
+}
+
+/** Bytes of the files under `dir` (what a storage folder holds). */
+async function bytesUnder(dir: string): Promise<number> {
+  const { readdir, stat } = await import("node:fs/promises");
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += await bytesUnder(full);
+    else total += (await stat(full).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+/** Least-squares slope of `y` over `x`. */
+function slope(points: Array<[number, number]>): number {
+  const n = points.length;
+  if (n < 2) return Number.NaN;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  return sxy / sxx;
+}
+
+/** One soak sample: seconds into the load, RSS in MB, stored and database bytes, jobs ended so far. */
+interface SoakSample {
+  t: number;
+  apiMb?: number;
+  workerMb?: number;
+  storedBytes?: number;
+  databaseBytes?: number;
+  ended: number;
 }
 
 async function procStatusKb(pid: number, field: "VmHWM" | "VmRSS"): Promise<number | undefined> {
@@ -302,6 +372,42 @@ async function main(): Promise<void> {
         await sleep(500);
       }
     })();
+    const databaseUrl = home
+      ? (JSON.parse(readFileSync(path.join(home, "stack.json"), "utf8")) as { databaseUrl?: string }).databaseUrl
+      : undefined;
+    const databaseBytes = async (): Promise<number | undefined> => {
+      if (!databaseUrl) return undefined;
+      const { default: pg } = await import("pg");
+      const client = new pg.Client({ connectionString: databaseUrl });
+      try {
+        await client.connect();
+        return Number((await client.query("SELECT pg_database_size(current_database()) AS size")).rows[0].size);
+      } catch {
+        return undefined;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    };
+    const soak: SoakSample[] = [];
+    const takeSample = async () => {
+      const kb = async (pid: number | undefined) => (pid ? ((await procStatusKb(pid, "VmRSS")) ?? 0) / 1024 : undefined);
+      soak.push({
+        t: (Date.now() - loadStart) / 1000,
+        apiMb: await kb(apiPid),
+        workerMb: await kb(workerPid),
+        storedBytes: home ? await bytesUnder(path.join(home, "storage")) : undefined,
+        databaseBytes: await databaseBytes(),
+        ended: [...jobs.values()].filter((j) => j.last && ENDED.has(j.last.status)).length,
+      });
+    };
+    const soakSampler = (async () => {
+      if (sampleSeconds <= 0) return;
+      while (Date.now() < loadEnd) {
+        await takeSample();
+        await sleep(Math.min(sampleSeconds * 1000, Math.max(0, loadEnd - Date.now())));
+      }
+      await takeSample();
+    })();
 
     const uploader = async (i: number) => {
       await sleep(Math.random() * pollIntervalMs);
@@ -346,6 +452,7 @@ async function main(): Promise<void> {
     ]);
     const clientsStopped = Date.now();
     await sampler;
+    await soakSampler;
 
     /** Every job of the caller newer than the baseline, by id (bounded pages). */
     const census = async (): Promise<Map<number, { kind: string; record: JobRecord }>> => {
@@ -534,6 +641,30 @@ async function main(): Promise<void> {
         const shown = [...said].map(([text, n]) => `    ${n.count}x ${text} (${n.first} .. ${n.last})`);
         console.log(`  worker log on job ${d.id}: ${shown.length ? `\n${shown.join("\n")}` : "nothing"}`);
       }
+    }
+    if (soak.length > 0) {
+      const mbOf = (bytes: number | undefined) => (bytes === undefined ? "?" : (bytes / 1e6).toFixed(1));
+      console.log(`  soak samples (every ${sampleSeconds} s; retention ${retentionMinutes || "default"} min):`);
+      console.log("    t s | API RSS MB | worker RSS MB | stored MB | database MB | jobs ended");
+      for (const s of soak)
+        console.log(
+          `    ${s.t.toFixed(0).padStart(5)} | ${s.apiMb?.toFixed(0) ?? "?"} | ${s.workerMb?.toFixed(0) ?? "?"} | ${mbOf(s.storedBytes)} | ${mbOf(s.databaseBytes)} | ${s.ended}`,
+        );
+      const secondHalf = soak.filter((s) => s.t >= seconds / 2);
+      const perHour = (pick: (s: SoakSample) => number | undefined) =>
+        (
+          slope(secondHalf.flatMap((s) => (pick(s) === undefined ? [] : [[s.t / 3600, pick(s)!] as [number, number]]))) || 0
+        ).toFixed(1);
+      console.log(
+        `  RSS slope over the second half: API ${perHour((s) => s.apiMb)} MB/h, worker ${perHour((s) => s.workerMb)} MB/h`,
+      );
+      const stored = soak.flatMap((s) => (s.storedBytes === undefined ? [] : [s.storedBytes]));
+      if (stored.length) console.log(`  stored: at most ${mbOf(Math.max(...stored))} MB, at the end ${mbOf(stored.at(-1))} MB`);
+      const [first, last] = [soak[0]!, soak.at(-1)!];
+      if (first.databaseBytes !== undefined && last.databaseBytes !== undefined && last.ended > first.ended)
+        console.log(
+          `  database: ${mbOf(first.databaseBytes)} -> ${mbOf(last.databaseBytes)} MB, ${((((last.databaseBytes - first.databaseBytes) / (last.ended - first.ended)) * 1000) / 1e6).toFixed(2)} MB per 1,000 jobs`,
+        );
     }
     if (restarts.length) console.log(`  up restarted children:\n${restarts.map((l) => `    ${l}`).join("\n")}`);
     for (const stats of [creates, gets, lists]) {

@@ -25,6 +25,8 @@ const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const webDir = fileURLToPath(new URL("../dist", import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Where the screenshots go: MIXDOWN_SCREENSHOTS_DIR, else a temporary directory (its path is logged). */
+// Screenshots are kept only where MIXDOWN_SCREENSHOTS_DIR asks for them; else they go with the run.
+const keepShots = Boolean(process.env.MIXDOWN_SCREENSHOTS_DIR);
 const shotsDir = process.env.MIXDOWN_SCREENSHOTS_DIR ?? path.join(os.tmpdir(), `mixdown-dashboard-${process.pid}`);
 
 let stack: TestStack;
@@ -91,7 +93,7 @@ before(async () => {
   page.on("requestfailed", (request) =>
     calls.push(`${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`),
   );
-  console.log(`screenshots: ${shotsDir}`);
+  if (keepShots) console.log(`screenshots: ${shotsDir}`);
 });
 
 after(async () => {
@@ -101,6 +103,7 @@ after(async () => {
   await prisma?.$disconnect();
   await stack?.stop();
   if (scratch) await rm(scratch, { recursive: true, force: true });
+  if (!keepShots) await rm(shotsDir, { recursive: true, force: true });
 });
 
 /** A 3-second "song": a spoken phrase over two tones, 44.1 kHz stereo. */

@@ -104,14 +104,19 @@ test("ids: a phoneme the map lacks is left out and counted, as upstream does", (
 
 test("a config Mixdown cannot run is refused with its reason", async () => {
   await assert.rejects(PiperVoice.load(`${fixtures}absent.onnx`), PiperVoiceError);
-  const { writeFile, mkdtemp } = await import("node:fs/promises");
-  const dir = await mkdtemp("/tmp/piper-test-");
-  const config = JSON.parse(await readFile(`${model}.json`, "utf8")) as Record<string, unknown>;
-  await writeFile(`${dir}/text.onnx.json`, JSON.stringify({ ...config, phoneme_type: "text" }));
-  await assert.rejects(readPiperConfig(`${dir}/text.onnx.json`), /phoneme_type "text"/);
-  await writeFile(`${dir}/bad.onnx.json`, JSON.stringify({ ...config, audio: {} }));
-  await assert.rejects(readPiperConfig(`${dir}/bad.onnx.json`), /audio\.sample_rate/);
-  assert.throws(() => phonemizeEspeak("hello", "no-such-voice"), PiperVoiceError);
+  const { writeFile, mkdtemp, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const dir = await mkdtemp(`${tmpdir()}/piper-test-`);
+  try {
+    const config = JSON.parse(await readFile(`${model}.json`, "utf8")) as Record<string, unknown>;
+    await writeFile(`${dir}/text.onnx.json`, JSON.stringify({ ...config, phoneme_type: "text" }));
+    await assert.rejects(readPiperConfig(`${dir}/text.onnx.json`), /phoneme_type "text"/);
+    await writeFile(`${dir}/bad.onnx.json`, JSON.stringify({ ...config, audio: {} }));
+    await assert.rejects(readPiperConfig(`${dir}/bad.onnx.json`), /audio\.sample_rate/);
+    assert.throws(() => phonemizeEspeak("hello", "no-such-voice"), PiperVoiceError);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test("a sentence too long for one run is cut after a clause's punctuation, else after a space, else at the limit", () => {
