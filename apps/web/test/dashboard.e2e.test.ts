@@ -393,7 +393,9 @@ test(
       await page.goto(`${baseUrl}/#/jobs/voice-blender/${second.id}`);
       await watchJob();
       await page.getByRole("link", { name: "Voice models" }).click();
-      await page.getByText("Model to delete").waitFor();
+      await page.getByRole("heading", { name: "Voice models" }).waitFor();
+      // the list comes after the heading: its own model's button says it is there
+      await page.getByRole("button", { name: "Delete Model to delete" }).waitFor();
       assert.equal(await page.getByRole("button", { name: /^Delete / }).count(), 1, "only the caller's own model has one");
       page.once("dialog", (dialog) => void dialog.accept());
       await shot("voices-delete");
