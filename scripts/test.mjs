@@ -5,12 +5,12 @@
 // Each package's "failing tests" report (the runner's recap of what failed, with the error) is
 // repeated just before that line, so a log's tail names what failed however long the run was.
 // Extra arguments go to turbo (e.g. `pnpm test --filter @mixdown/db`).
-// A test should leave nothing in the temporary directory: what the run added there (beside the
-// tools' own caches) is listed at the end, grouped by name with the digits taken out. It is a
-// report, not yet a failure: onnxruntime 1.30 leaves an empty `mat-debug-<pid>.log` in TMPDIR for
-// every process that creates a session, which no test can remove (issue 53's note).
+// A test leaves nothing in the temporary directory: what the run added there (beside the tools'
+// own caches) is listed at the end, grouped by name with the digits taken out, and fails the run.
+// onnxruntime 1.30 leaves an empty `mat-debug-<pid>.log` in TMPDIR for every process that creates
+// a session, which no test can prevent: the run's own (new and empty) are removed here, not counted.
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -27,10 +27,24 @@ const entries = (dir) => {
   }
 };
 const tmpBefore = new Set(entries(tmp));
+/** onnxruntime's empty per-process `mat-debug-<pid>.log`: removed (true), or not one (false). */
+function onnxruntimeLog(name) {
+  if (!/^mat-debug-\d+\.log$/.test(name)) return false;
+  const file = path.join(tmp, name);
+  try {
+    if (statSync(file).size !== 0) return false;
+    rmSync(file, { force: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
 const devstackBefore = new Set(entries(path.join(tmp, "mixdown-devstack")));
 /** What the run left in the temporary directory: new entries, and new folders in devstack's scratch root. */
 function leftInTmp() {
-  const added = entries(tmp).filter((name) => !tmpBefore.has(name) && !CACHES.some((re) => re.test(name)));
+  const added = entries(tmp).filter(
+    (name) => !tmpBefore.has(name) && !CACHES.some((re) => re.test(name)) && !onnxruntimeLog(name),
+  );
   const devstack = entries(path.join(tmp, "mixdown-devstack"))
     .filter((name) => !devstackBefore.has(name))
     .map((name) => `mixdown-devstack/${name}`);
@@ -119,5 +133,5 @@ turbo.on("exit", (code, signal) => {
         ? ` — but turbo exited with ${signal ?? code}: a package's test run broke before reporting`
         : ""),
   );
-  process.exit(failed > 0 && exitCode === 0 ? 1 : exitCode);
+  process.exit((failed > 0 || left.length > 0) && exitCode === 0 ? 1 : exitCode);
 });

@@ -324,6 +324,10 @@ async function appendBody(
       options.signal ? { signal: options.signal } : {},
     );
   } catch (err) {
+    // The file's open may still be under way when the body fails early (the limit passed in its
+    // first chunk): wait for the stream to close, so that a caller deleting the partial file
+    // deletes it after it exists, not before.
+    if (!out.closed) await new Promise((resolve) => out.once("close", resolve));
     if (err instanceof DownloadError || options.signal?.aborted) throw err;
     throw new RetryableError(`the transfer broke off at byte ${await sizeOf(partial)} (${(err as Error).message})`);
   }
