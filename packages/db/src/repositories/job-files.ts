@@ -30,10 +30,12 @@ export interface JobFiles {
  * Everything a row owns in storage, as a deletion removes it: the keys its columns name (uploads
  * and outputs) and its output folder, whatever else an attempt left there.
  */
-export function ownedStorage(files: JobFiles, row: Record<string, unknown> & { id: number }): OwnedStorage {
+export function ownedStorage(files: JobFiles, row: { id: number }): OwnedStorage {
+  // a Prisma row of the kind's table: its columns read by name, as the sweep reads them from SQL
+  const columns = row as Record<string, unknown> & { id: number };
   return {
-    keys: keysOf(row, [...files.inputColumns, ...files.outputColumns], files.outputListColumns),
-    prefixes: [files.outputPrefix(row)],
+    keys: keysOf(columns, [...files.inputColumns, ...files.outputColumns], files.outputListColumns),
+    prefixes: [files.outputPrefix(columns)],
   };
 }
 

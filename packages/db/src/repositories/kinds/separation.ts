@@ -100,7 +100,7 @@ const FILES: JobFiles = {
 
 /** What a separation row owns in storage (deleted with it). */
 export function separationStorage(row: SeparationJob): OwnedStorage {
-  return ownedStorage(FILES, row as unknown as Record<string, unknown> & { id: number });
+  return ownedStorage(FILES, row);
 }
 
 /** The `separation` kind's rows (both separation kinds share the table): what the worker, the reconciler, /metrics and webhooks read and write. */

@@ -76,7 +76,7 @@ const FILES: JobFiles = {
 };
 
 export function ttsStorage(row: TtsJob): OwnedStorage {
-  return ownedStorage(FILES, row as unknown as Record<string, unknown> & { id: number });
+  return ownedStorage(FILES, row);
 }
 
 /** The `tts` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */

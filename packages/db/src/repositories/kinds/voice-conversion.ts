@@ -83,7 +83,7 @@ const FILES: JobFiles = {
 };
 
 export function voiceConversionStorage(row: VoiceConversionJob): OwnedStorage {
-  return ownedStorage(FILES, row as unknown as Record<string, unknown> & { id: number });
+  return ownedStorage(FILES, row);
 }
 
 /** The `voice-conversion` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
