@@ -7,10 +7,10 @@
 // Extra arguments go to turbo (e.g. `pnpm test --filter @mixdown/db`).
 // A test leaves nothing in the temporary directory: what the run added there (beside the tools'
 // own caches) is listed at the end, grouped by name with the digits taken out, and fails the run.
-// onnxruntime 1.30 leaves an empty `mat-debug-<pid>.log` in TMPDIR for every process that creates
-// a session, which no test can prevent: the run's own (new and empty) are removed here, not counted.
+// (onnxruntime's telemetry files, `.ses` and `mat-debug-<pid>.log`, are not made at all: every
+// session is created through @mixdown/separation/ort, which turns that telemetry off.)
 import { spawn } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -27,24 +27,10 @@ const entries = (dir) => {
   }
 };
 const tmpBefore = new Set(entries(tmp));
-/** onnxruntime's empty per-process `mat-debug-<pid>.log`: removed (true), or not one (false). */
-function onnxruntimeLog(name) {
-  if (!/^mat-debug-\d+\.log$/.test(name)) return false;
-  const file = path.join(tmp, name);
-  try {
-    if (statSync(file).size !== 0) return false;
-    rmSync(file, { force: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
 const devstackBefore = new Set(entries(path.join(tmp, "mixdown-devstack")));
 /** What the run left in the temporary directory: new entries, and new folders in devstack's scratch root. */
 function leftInTmp() {
-  const added = entries(tmp).filter(
-    (name) => !tmpBefore.has(name) && !CACHES.some((re) => re.test(name)) && !onnxruntimeLog(name),
-  );
+  const added = entries(tmp).filter((name) => !tmpBefore.has(name) && !CACHES.some((re) => re.test(name)));
   const devstack = entries(path.join(tmp, "mixdown-devstack"))
     .filter((name) => !devstackBefore.has(name))
     .map((name) => `mixdown-devstack/${name}`);

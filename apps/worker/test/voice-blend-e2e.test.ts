@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { loadConfig } from "@mixdown/config";
 import { registerVoiceCatalogue } from "@mixdown/db";
 import { makeSyntheticVoice, syntheticInputs } from "@mixdown/onnx-blend/testing";

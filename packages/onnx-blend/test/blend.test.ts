@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import onnxProto from "onnx-proto";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { blendOnnxModels, IncompatibleModelsError, InvalidModelError } from "../src/index.ts";
 import { makeSyntheticVoice, syntheticInputs } from "../testing/synthetic-voice.ts";
 

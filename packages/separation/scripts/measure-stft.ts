@@ -8,7 +8,7 @@
  *   tsx packages/separation/scripts/measure-stft.ts [--threads N] [--reps N]
  */
 import { parseArgs } from "node:util";
-import * as ort from "onnxruntime-node";
+import { ort } from "../src/ort.ts";
 import { MdxStft } from "../src/families/mdx/stft.ts";
 import { OnnxGraphBuilder } from "../testing/onnx-builder.ts";
 

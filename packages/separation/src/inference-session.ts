@@ -1,5 +1,5 @@
 import { threadId, Worker } from "node:worker_threads";
-import * as ort from "onnxruntime-node";
+import { ort } from "./ort.ts";
 import { siblingModule } from "./sibling-module.ts";
 import { ThreadRequests, type DistributiveOmit } from "./thread-requests.ts";
 

@@ -1,7 +1,7 @@
 // Entry point of the inference thread (see createThreadSession): it owns the onnxruntime
 // sessions of the thread that started it and runs them for it, one request at a time.
 import { parentPort } from "node:worker_threads";
-import * as ort from "onnxruntime-node";
+import { ort } from "./ort.ts";
 import { infoOf, runOnce, type InferenceThreadMessage, type InferenceThreadRequest } from "./inference-session.ts";
 
 const port = parentPort!;

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import * as ort from "onnxruntime-node";
+import { ort } from "../src/ort.ts";
 import { MdxModel, parseMdxManifest } from "../src/index.ts";
 import { snrDb } from "./support/signals.ts";
 

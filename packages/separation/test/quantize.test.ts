@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import onnxProto from "onnx-proto";
-import * as ort from "onnxruntime-node";
+import { ort } from "../src/ort.ts";
 import { ModelRegistry, separateFile } from "../src/index.ts";
 import { ImportProblem, quantizeInstalledModel, quantizeLinearLayersInt8 } from "../src/import/index.ts";
 import { SMALL, writeTestModel } from "./support/mdx-test-models.ts";

@@ -9,7 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
 import { countFlops, flopsCells, matmulGflops, medianRunMs, writePeakMatmul } from "@mixdown/bench/flops";
 

@@ -7,7 +7,7 @@
 // sentence's peak; a sentence ends with 0.2 s of silence. packages/voice/scripts/piper-reference
 // holds the comparison with upstream's own code.
 import { createRequire } from "node:module";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { concatSamples } from "@mixdown/audio";
 import { BOS, EOS, PAD, PIPER_DEFAULTS, PiperVoiceError, readPiperConfig, type PiperConfig } from "./piper-config.ts";
 

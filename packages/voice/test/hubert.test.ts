@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { snrDb } from "../../audio/test/support/fixtures.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);

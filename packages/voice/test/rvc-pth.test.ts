@@ -5,7 +5,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ensurePyTorch } from "@mixdown/separation/import";
 import { describe, it } from "node:test";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { VOICE_PYTHON_PATH } from "../src/import/python-path.ts";
 import { nsfSource } from "../src/rvc/nsf-source.ts";
 import { tempDir } from "./support.ts";

@@ -7,7 +7,7 @@
 import { copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { runPythonModule } from "@mixdown/python";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { VOICE_PYTHON_PATH } from "./python-path.ts";
 import { PitchImportError } from "./rmvpe-import.ts";
 

@@ -1,4 +1,4 @@
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
 import { streamStft } from "../dsp/stft-stream.ts";
 import type { ConversionControls, MonoSource, VoiceEngine } from "../voice-engine.ts";

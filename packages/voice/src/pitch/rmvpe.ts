@@ -3,7 +3,7 @@
 // from `rmvpe.pt`), and RVC's decoding of the 360 pitch bins (this file).
 import { existsSync } from "node:fs";
 import { INSTALL_RMVPE, MissingVoiceAssetError } from "../assets.ts";
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
 import { ComplexFft } from "@mixdown/separation/fft";
 

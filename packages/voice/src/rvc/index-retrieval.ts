@@ -1,4 +1,4 @@
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { FeatureIndex, RVC_NEIGHBOURS } from "./feature-index.ts";
 
 /**

@@ -1,4 +1,4 @@
-import * as ort from "onnxruntime-node";
+import { ort } from "@mixdown/separation/ort";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cpuArenaEnabled } from "@mixdown/separation/allocator";
