@@ -949,9 +949,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -989,9 +1002,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1056,9 +1082,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1164,9 +1203,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1214,9 +1266,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1262,18 +1327,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1330,9 +1399,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1397,9 +1479,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1525,9 +1620,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1575,9 +1683,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1623,18 +1744,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1691,9 +1816,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1741,9 +1879,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1808,9 +1959,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,9 +2080,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1966,9 +2143,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2014,18 +2204,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2082,9 +2276,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2149,9 +2356,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,9 +2495,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2325,9 +2558,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2382,18 +2628,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2450,9 +2700,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2517,9 +2780,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2641,9 +2917,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2691,9 +2980,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2739,18 +3041,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2807,9 +3113,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,9 +3197,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3069,9 +3401,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3119,9 +3464,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,18 +3534,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3208,9 +3570,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Location: the media's URL */
+            /** @description The media's URL is in `Location` */
             302: {
                 headers: {
+                    /** @description The media's URL */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3233,18 +3597,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The media does not exist yet (the model is not ready, or the worker is rendering it) */
             409: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3265,9 +3644,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Location: the media's URL */
+            /** @description The media's URL is in `Location` */
             302: {
                 headers: {
+                    /** @description The media's URL */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3290,18 +3671,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The media does not exist yet (the model is not ready, or the worker is rendering it) */
             409: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3356,6 +3752,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     downloadFile: {
@@ -3376,15 +3783,25 @@ export interface operations {
             /** @description The file */
             200: {
                 headers: {
+                    /** @description A single byte range may be asked for (`Range: bytes=<first>-<last>`) */
+                    "Accept-Ranges"?: "bytes";
+                    /** @description The bytes in this answer */
+                    "Content-Length"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "*/*": Blob;
                 };
             };
-            /** @description The byte range asked for (Content-Range) */
+            /** @description The byte range asked for */
             206: {
                 headers: {
+                    /** @description A single byte range may be asked for (`Range: bytes=<first>-<last>`) */
+                    "Accept-Ranges"?: "bytes";
+                    /** @description The bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3409,9 +3826,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The range asked for is outside the file */
             416: {
                 headers: {
+                    /** @description `bytes *\/<size>`: the file's size */
+                    "Content-Range"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { errorResponses } from "./schemas.ts";
 
 /**
  * The OpenAPI document's tags, declared and described in the order a reader meets them (every
@@ -30,10 +31,18 @@ export const OPENAPI_SERVERS = [{ url: "/", description: "The server serving thi
 
 /**
  * A route as the document shows it. Fastify's wildcard (`/files/*`) would become `/files/{*}`,
- * not a valid path template: it is documented as the path parameter `key` it is.
+ * not a valid path template: it is documented as the path parameter `key` it is. An operation that
+ * takes an API key declares the 503 (with `Retry-After`) it answers while the database is away:
+ * the key is looked up there (a key seen in the last few seconds aside), whatever the route does.
  */
 export function documentedRoute<S extends object | undefined>({ schema, url }: { schema: S; url: string }) {
-  if (!url.endsWith("/*") || !schema) return { schema, url };
+  const withOutage = takesApiKey(schema) ? { ...schema, response: { ...errorResponses(503), ...schema.response } } : schema;
+  if (!url.endsWith("/*") || !withOutage) return { schema: withOutage, url };
   const key = Type.String({ description: "The stored file's key, slashes included, as the record's URL has it" });
-  return { url: url.replace(/\*$/, ":key"), schema: { ...schema, params: Type.Object({ key }) } };
+  return { url: url.replace(/\*$/, ":key"), schema: { ...withOutage, params: Type.Object({ key }) } };
+}
+
+function takesApiKey(schema: object | undefined): schema is { security: object[]; response?: Record<number, unknown> } {
+  const security = (schema as { security?: unknown } | undefined)?.security;
+  return Array.isArray(security) && security.some((s) => typeof s === "object" && s !== null && "bearerAuth" in s);
 }

@@ -70,12 +70,39 @@ export function pageOf<Q extends { order?: "asc" | "desc"; page?: number; perPag
 
 const errorRef = Type.Ref("Error");
 
-/** Error responses for the OpenAPI document (every one has the `Error` shape). */
+/**
+ * An error response whose answer also carries `Retry-After` (seconds), as every 429 and 503 does
+ * (http/errors.ts, rate-limit, usage/quota.ts): a response object with its description and
+ * header, the body the `Error` shape (Fastify serializes it as it does a bare `Error` ref).
+ */
+export function errorWithRetryAfter(description: string): TSchema {
+  return Type.Unsafe({
+    description,
+    headers: { "Retry-After": Type.Integer({ minimum: 1, description: "Seconds to wait before sending the request again" }) },
+    content: { "application/json": { schema: errorRef } },
+  });
+}
+
+const RETRY_AFTER_ERRORS: Record<number, string> = {
+  429: "Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again.",
+  503: "The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again.",
+};
+
+/** Error responses for the OpenAPI document (every one has the `Error` shape; 429 and 503 `Retry-After` too). */
 export function errorResponses(...codes: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const code of codes) out[code] = errorRef;
+  for (const code of codes) {
+    const retryAfter = RETRY_AFTER_ERRORS[code];
+    out[code] = retryAfter ? errorWithRetryAfter(retryAfter) : errorRef;
+  }
   return out;
 }
+
+/**
+ * A 204's schema: no body. Typed `void` so that the handler sends none (`reply.code(204).send()`):
+ * a `null` would be serialized as the four bytes `null` with a JSON Content-Type.
+ */
+export const NoContent = (description: string) => Type.Unsafe<void>({ type: "null", description });
 
 export const bearerSecurity = [{ bearerAuth: [] as string[] }];
 
