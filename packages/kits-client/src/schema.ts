@@ -953,7 +953,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -964,7 +970,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1006,7 +1012,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1017,7 +1029,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1086,7 +1098,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1097,7 +1115,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1140,9 +1158,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A vocal separation or stem split job */
+            /** @description The SeparationJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             200: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1207,7 +1227,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1218,7 +1244,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1270,7 +1296,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1281,7 +1313,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1331,7 +1363,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1342,7 +1380,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1403,7 +1441,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1414,7 +1458,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1483,7 +1527,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1494,7 +1544,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1557,9 +1607,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+            /** @description The TtsJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1624,7 +1676,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1635,7 +1693,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1687,7 +1745,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1698,7 +1762,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1748,7 +1812,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1759,7 +1829,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1820,7 +1890,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1831,7 +1907,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,7 +1959,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1894,7 +1976,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1963,7 +2045,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1974,7 +2062,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2017,9 +2105,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A vocal separation or stem split job */
+            /** @description The SeparationJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             200: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2084,7 +2174,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2095,7 +2191,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2147,7 +2243,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2158,7 +2260,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2208,7 +2310,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2219,7 +2327,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2280,7 +2388,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2291,7 +2405,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2360,7 +2474,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2371,7 +2491,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2441,9 +2561,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A voice blender job; its output model is usable once status is `success` */
+            /** @description The VoiceBlendJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2499,7 +2621,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2510,7 +2638,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2562,7 +2690,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2573,7 +2707,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2632,7 +2766,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2643,7 +2783,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2704,7 +2844,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2715,7 +2861,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2784,7 +2930,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2795,7 +2947,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2854,9 +3006,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A voice conversion (inference) job */
+            /** @description The VoiceConversionJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,7 +3075,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2932,7 +3092,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2984,7 +3144,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2995,7 +3161,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3045,7 +3211,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3056,7 +3228,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3117,7 +3289,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3128,7 +3306,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3201,7 +3379,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,7 +3396,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3338,9 +3522,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The VoiceModel created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3405,7 +3591,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3416,7 +3608,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3468,7 +3660,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3479,7 +3677,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3538,7 +3736,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3549,7 +3753,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3574,7 +3778,7 @@ export interface operations {
             302: {
                 headers: {
                     /** @description The media's URL */
-                    Location?: string;
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3601,7 +3805,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3612,7 +3816,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3623,7 +3833,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3648,7 +3858,7 @@ export interface operations {
             302: {
                 headers: {
                     /** @description The media's URL */
-                    Location?: string;
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3675,7 +3885,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3686,7 +3896,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3697,7 +3913,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,7 +3972,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3784,9 +4000,9 @@ export interface operations {
             200: {
                 headers: {
                     /** @description A single byte range may be asked for (`Range: bytes=<first>-<last>`) */
-                    "Accept-Ranges"?: "bytes";
+                    "Accept-Ranges": "bytes";
                     /** @description The bytes in this answer */
-                    "Content-Length"?: number;
+                    "Content-Length": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3797,11 +4013,11 @@ export interface operations {
             206: {
                 headers: {
                     /** @description A single byte range may be asked for (`Range: bytes=<first>-<last>`) */
-                    "Accept-Ranges"?: "bytes";
+                    "Accept-Ranges": "bytes";
                     /** @description The bytes in this answer */
-                    "Content-Length"?: number;
+                    "Content-Length": number;
                     /** @description `bytes <first>-<last>/<size>` */
-                    "Content-Range"?: string;
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3830,7 +4046,7 @@ export interface operations {
             416: {
                 headers: {
                     /** @description `bytes *\/<size>`: the file's size */
-                    "Content-Range"?: string;
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {

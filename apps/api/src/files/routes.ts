@@ -3,15 +3,15 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { contentTypeForKey, InvalidKeyError, verifyFileSignature, type LocalDiskStorage } from "@mixdown/storage";
 import { Type } from "typebox";
 import { ApiError, forbidden, notFound } from "../http/errors.ts";
-import { errorResponses } from "../http/schemas.ts";
+import { alwaysSent, errorResponses } from "../http/schemas.ts";
 
 /** A stored file's bytes, streamed as they are (typed as the stream the handler sends). */
 const FileBytes = Type.Unsafe<Readable>({ type: "string", format: "binary" });
 
-const AcceptRanges = Type.Literal("bytes", {
-  description: "A single byte range may be asked for (`Range: bytes=<first>-<last>`)",
-});
-const ContentLength = Type.Integer({ minimum: 0, description: "The bytes in this answer" });
+const AcceptRanges = alwaysSent(
+  Type.Literal("bytes", { description: "A single byte range may be asked for (`Range: bytes=<first>-<last>`)" }),
+);
+const ContentLength = alwaysSent(Type.Integer({ minimum: 0, description: "The bytes in this answer" }));
 
 /** `bytes=a-b`, `bytes=a-`, `bytes=-n` (one range) → inclusive [start, end], or "unsatisfiable". */
 export function parseRange(header: string, size: number): { start: number; end: number } | "unsatisfiable" | null {
@@ -61,7 +61,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; 
           206: {
             description: "The byte range asked for",
             headers: {
-              "Content-Range": Type.String({ pattern: "^bytes \\d+-\\d+/\\d+$", description: "`bytes <first>-<last>/<size>`" }),
+              "Content-Range": alwaysSent(
+                Type.String({ pattern: "^bytes \\d+-\\d+/\\d+$", description: "`bytes <first>-<last>/<size>`" }),
+              ),
               "Accept-Ranges": AcceptRanges,
               "Content-Length": ContentLength,
             },
@@ -71,7 +73,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; 
           416: {
             description: "The range asked for is outside the file",
             headers: {
-              "Content-Range": Type.String({ pattern: "^bytes \\*/\\d+$", description: "`bytes */<size>`: the file's size" }),
+              "Content-Range": alwaysSent(
+                Type.String({ pattern: "^bytes \\*/\\d+$", description: "`bytes */<size>`: the file's size" }),
+              ),
             },
             content: { "application/json": { schema: Type.Ref("Error") } },
           },

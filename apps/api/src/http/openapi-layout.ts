@@ -1,5 +1,6 @@
+import type { SwaggerTransformObject } from "@fastify/swagger";
 import { Type } from "typebox";
-import { errorResponses } from "./schemas.ts";
+import { errorResponses, SENT_ON_EVERY_ANSWER } from "./schemas.ts";
 
 /**
  * The OpenAPI document's tags, declared and described in the order a reader meets them (every
@@ -46,3 +47,29 @@ function takesApiKey(schema: object | undefined): schema is { security: object[]
   const security = (schema as { security?: unknown } | undefined)?.security;
   return Array.isArray(security) && security.some((s) => typeof s === "object" && s !== null && "bearerAuth" in s);
 }
+
+type DocumentObject = {
+  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, ResponseHeader> }> }>>;
+};
+type ResponseHeader = { required?: boolean; schema?: Record<string, unknown> };
+
+/**
+ * The document as served: a response header marked `alwaysSent` (http/schemas.ts) becomes
+ * `required: true` on its header object, where OpenAPI keeps it (the route schemas can only carry
+ * the header's schema).
+ */
+export const documentedObject: SwaggerTransformObject = (document) => {
+  const object = "openapiObject" in document ? document.openapiObject : document.swaggerObject;
+  for (const operations of Object.values((object as DocumentObject).paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const header of Object.values(response.headers ?? {})) {
+          if (header.schema?.[SENT_ON_EVERY_ANSWER] !== true) continue;
+          delete header.schema[SENT_ON_EVERY_ANSWER];
+          header.required = true;
+        }
+      }
+    }
+  }
+  return object;
+};

@@ -4,8 +4,10 @@ import { MAX_WEBHOOK_URL_LENGTH, urlLengthProblem } from "@mixdown/webhooks";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
 import {
+  alwaysSent,
   bearerSecurity,
   CreateHeaders,
+  createdRecord,
   errorResponses,
   errorWithRetryAfter,
   IdParams,
@@ -121,7 +123,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
         body: form.body,
-        response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+        response: { 201: createdRecord("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
@@ -178,7 +180,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
             302: Type.Unsafe({
               type: "null",
               description: "The media's URL is in `Location`",
-              headers: { Location: Type.String({ format: "uri", description: "The media's URL" }) },
+              headers: { Location: alwaysSent(Type.String({ format: "uri", description: "The media's URL" })) },
             }),
             ...errorResponses(401, 404, 429),
             409: errorWithRetryAfter("The media does not exist yet (the model is not ready, or the worker is rendering it)"),

@@ -3,7 +3,7 @@
 // standard OpenAPI request/response validator, its schemas compiled by Ajv): the route must be a
 // documented operation, the status one the operation declares, the Content-Type one of the declared
 // response's media types (none where it declares no content), the JSON body the declared schema,
-// and every header the response declares present and of its schema. A difference is recorded and
+// each header the response declares of its schema when sent, and sent when `required`. A difference is recorded and
 // the harness fails the test file that saw one when it stops. What was checked is kept too
 // (`covered`), so that a test can tell which (operation, status) pairs the suite drove.
 import { OpenAPIBackend, SetMatchType, type Operation } from "openapi-backend";
@@ -113,7 +113,7 @@ export class WireCheck {
 
   #problemsOf(api: DocumentValidator, operation: Operation, answer: Answer): string[] {
     const response = operation.responses?.[String(answer.status)] as
-      { content?: Record<string, unknown>; headers?: Record<string, unknown> } | undefined;
+      { content?: Record<string, unknown>; headers?: Record<string, { required?: boolean }> } | undefined;
     if (!response) return [`answered ${answer.status}, which the document does not declare`];
     const problems: string[] = [];
     const declared = Object.keys(response.content ?? {});
@@ -133,10 +133,15 @@ export class WireCheck {
       const result = api.validator.validateResponse(body, operation, answer.status);
       for (const e of (result.errors ?? []).slice(0, 3)) problems.push(`body${e.instancePath} ${e.message}`);
     }
+    // Each declared header that was sent, against its schema; each `required` one, sent at all.
     const headers = api.validator.validateResponseHeaders(answer.headers, operation, {
       statusCode: answer.status,
-      setMatchType: SetMatchType.Superset,
+      setMatchType: SetMatchType.Any,
     });
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      if (header.required && answer.headers[name.toLowerCase()] === undefined)
+        problems.push(`header ${name} (required) was not sent`);
+    }
     for (const e of (headers.errors ?? []).slice(0, 3)) {
       const header = e.instancePath.replace(/^\/headers\/?/, "");
       problems.push(header ? `header ${header} ${e.message}` : `headers ${e.message}`);
