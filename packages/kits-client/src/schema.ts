@@ -949,9 +949,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -989,9 +1008,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1056,9 +1094,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1101,9 +1158,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A vocal separation or stem split job */
+            /** @description The SeparationJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             200: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1164,9 +1223,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1214,9 +1292,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1262,18 +1359,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1330,9 +1437,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1397,9 +1523,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1462,9 +1607,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A text-to-speech job: an inference job of type `tts` (the text spoken by the base synthesizer, then converted with the voice model as a voice conversion is) */
+            /** @description The TtsJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1525,9 +1672,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1575,9 +1741,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1623,18 +1808,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1691,9 +1886,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1741,9 +1955,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1808,9 +2041,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1853,9 +2105,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A vocal separation or stem split job */
+            /** @description The SeparationJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             200: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,9 +2170,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1966,9 +2239,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2014,18 +2306,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2082,9 +2384,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2149,9 +2470,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2221,9 +2561,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A voice blender job; its output model is usable once status is `success` */
+            /** @description The VoiceBlendJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,9 +2617,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2325,9 +2686,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2382,18 +2762,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2450,9 +2840,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2517,9 +2926,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,9 +3006,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A voice conversion (inference) job */
+            /** @description The VoiceConversionJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2641,9 +3071,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2691,9 +3140,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2739,18 +3207,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2807,9 +3285,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,9 +3375,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3006,9 +3522,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The VoiceModel created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
             201: {
                 headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3069,9 +3587,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3119,9 +3656,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,18 +3732,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3208,9 +3774,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Location: the media's URL */
+            /** @description The media's URL is in `Location` */
             302: {
                 headers: {
+                    /** @description The media's URL */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3233,18 +3801,39 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The media does not exist yet (the model is not ready, or the worker is rendering it) */
             409: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3265,9 +3854,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Location: the media's URL */
+            /** @description The media's URL is in `Location` */
             302: {
                 headers: {
+                    /** @description The media's URL */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3290,18 +3881,39 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The media does not exist yet (the model is not ready, or the worker is rendering it) */
             409: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3356,6 +3968,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     downloadFile: {
@@ -3376,15 +3999,25 @@ export interface operations {
             /** @description The file */
             200: {
                 headers: {
+                    /** @description A single byte range may be asked for (`Range: bytes=<first>-<last>`) */
+                    "Accept-Ranges": "bytes";
+                    /** @description The bytes in this answer */
+                    "Content-Length": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "*/*": Blob;
                 };
             };
-            /** @description The byte range asked for (Content-Range) */
+            /** @description The byte range asked for */
             206: {
                 headers: {
+                    /** @description A single byte range may be asked for (`Range: bytes=<first>-<last>`) */
+                    "Accept-Ranges": "bytes";
+                    /** @description The bytes in this answer */
+                    "Content-Length": number;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3409,9 +4042,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Every error response */
+            /** @description The range asked for is outside the file */
             416: {
                 headers: {
+                    /** @description `bytes *\/<size>`: the file's size */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
