@@ -17,8 +17,13 @@ interface Slot<Res> {
   ready: Promise<unknown>;
   busy: boolean;
   pending?: { id: number; resolve: (r: Res) => void; reject: (e: Error) => void; onProgress: (f: number) => void };
-  /** Fails the slot's task with `error`, terminates the thread and puts a fresh one in its place. */
+  /**
+   * Fails the slot's task with `error` and puts a fresh thread in its place; this one is
+   * terminated once it reports the end of its task (see CANCEL_DEADLINE_MS).
+   */
   retire(error: Error): void;
+  /** Retired: out of the pool, terminated when its task ends. */
+  retiring?: boolean;
   /** Terminated by an idle unload: its exit is not a death to repair. */
   unloaded?: boolean;
 }
@@ -35,20 +40,27 @@ export interface PoolOptions {
   /** Told when the threads are terminated for idleness, and when a task starts them again. */
   onUnload?(): void;
   onLoad?(): void;
+  /** CANCEL_DEADLINE_MS unless given (the tests' shorter one). */
+  cancelDeadlineMs?: number;
 }
 
 /**
- * How long a cancelled task may take to stop on its own before its thread is terminated: work
- * that checks the signal between blocks stops well within it; a long synchronous stretch (one
- * inference call) is cut short by the termination.
+ * A cancelled task is told to stop and stops at its next check of the signal: between blocks, and
+ * after the inference call in flight returns. Its thread is never terminated while it runs: a
+ * worker thread terminated during an onnxruntime call takes the whole process down when the call
+ * returns (`terminate called after throwing an instance of 'Napi::Error'`, exit 134: every job
+ * of the worker lost its run), as native add-ons do when their thread's environment is torn down
+ * under them. A task that has not stopped CANCEL_DEADLINE_MS after its cancel (a thread stuck in a
+ * loop that never checks its signal) is failed, and its thread taken out of the pool and replaced;
+ * the old thread is terminated once it reports the end of its task, or at that point still (a
+ * minute is far longer than any single inference call Mixdown makes; past it the thread is stuck).
  */
-export const CANCEL_GRACE_MS = 1_500;
+export const CANCEL_DEADLINE_MS = 60_000;
 
 /**
  * The main-thread side: a fixed number of threads; a thread that dies fails its task (the job
- * retries) and is replaced. A task whose `signal` fires is told to stop; one that has not
- * stopped after CANCEL_GRACE_MS loses its thread (terminated and replaced), so a cancelled job
- * never keeps a core busy.
+ * retries) and is replaced. A task whose `signal` fires is told to stop, and the pool waits for it
+ * to stop (see CANCEL_DEADLINE_MS), so a cancelled job's files are never written after its end.
  */
 export class TaskThreadPool<Req, Res> {
   #slots: Slot<Res>[] = [];
@@ -81,7 +93,7 @@ export class TaskThreadPool<Req, Res> {
   async run(request: Req, onProgress: (fraction: number) => void, signal?: AbortSignal): Promise<Res> {
     signal?.throwIfAborted();
     const slot = await this.#acquire();
-    let grace: NodeJS.Timeout | undefined;
+    let deadline: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     try {
       await slot.ready;
@@ -91,9 +103,9 @@ export class TaskThreadPool<Req, Res> {
         slot.pending = { id, resolve, reject, onProgress };
         onAbort = () => {
           slot.worker.postMessage({ type: "cancel", id } satisfies ToThread<Req>);
-          grace = setTimeout(() => {
+          deadline = setTimeout(() => {
             if (slot.pending?.id === id) slot.retire(signal!.reason as Error);
-          }, CANCEL_GRACE_MS);
+          }, this.options.cancelDeadlineMs ?? CANCEL_DEADLINE_MS);
         };
         signal?.addEventListener("abort", onAbort, { once: true });
         slot.worker.postMessage({ type: "task", id, request } satisfies ToThread<Req>);
@@ -101,7 +113,7 @@ export class TaskThreadPool<Req, Res> {
     } catch (err) {
       throw signal?.aborted ? signal.reason : err;
     } finally {
-      clearTimeout(grace);
+      clearTimeout(deadline);
       if (onAbort) signal?.removeEventListener("abort", onAbort);
       slot.pending = undefined;
       slot.busy = false;
@@ -171,13 +183,20 @@ export class TaskThreadPool<Req, Res> {
       }),
       retire: (error) => {
         replace(error);
-        void worker.terminate();
+        slot.retiring = true;
+        // terminated when its task ends (below), so never in the middle of a native call; a thread
+        // stuck for good is terminated after another deadline, whatever it is doing
+        setTimeout(() => void worker.terminate(), this.options.cancelDeadlineMs ?? CANCEL_DEADLINE_MS).unref();
       },
     };
     slot.ready.catch(() => {});
     worker.on("message", (m: FromThread<Res>) => {
       if (m.type === "ready") return markReady(m.info);
       if (m.type === "fatal") return markFatal(new Error(m.message));
+      if (slot.retiring) {
+        if (m.type === "result" || m.type === "error") void worker.terminate();
+        return;
+      }
       const pending = slot.pending;
       if (pending?.id !== m.id) return;
       if (m.type === "progress") pending.onProgress(m.fraction);

@@ -1,13 +1,22 @@
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
 import { JobFailure } from "@mixdown/jobs";
-import { CANCEL_GRACE_MS, TaskThreadPool } from "../src/task-threads.ts";
+import { OnnxGraphBuilder } from "@mixdown/separation/testing/onnx-builder";
+import { TaskThreadPool } from "../src/task-threads.ts";
+
+/** The spinning task's cancel deadline here (CANCEL_DEADLINE_MS in service). */
+const CANCEL_DEADLINE_MS = 1_500;
 
 type Req = { op: "spin" | "cooperate" | "echo"; value?: number };
 type Res = { value: number; threadId: number };
 
 describe("task thread pool cancellation", () => {
-  const pool = new TaskThreadPool<Req, Res>("test", new URL("./busy-loop-thread.ts", import.meta.url), 1, undefined);
+  const pool = new TaskThreadPool<Req, Res>("test", new URL("./busy-loop-thread.ts", import.meta.url), 1, undefined, {
+    cancelDeadlineMs: CANCEL_DEADLINE_MS,
+  });
   after(() => pool.close());
 
   /** Starts `op`, aborts once the thread reported progress; resolves with the rejection and the ms it took. */
@@ -39,11 +48,11 @@ describe("task thread pool cancellation", () => {
     assert.deepEqual(next, { value: 2, threadId: before.threadId }, "the thread was kept");
   });
 
-  it("a task that never yields has its thread terminated after the grace period; the pool runs the next task on a fresh one", async () => {
+  it("a task that never yields is failed after the cancel deadline; the pool runs the next task on a fresh thread", async () => {
     const before = await pool.run({ op: "echo", value: 1 }, () => {});
     const { error, ms } = await cancelMidTask("spin");
     assert.ok(error instanceof JobFailure && error.kind === "cancelled", String(error));
-    assert.ok(ms >= CANCEL_GRACE_MS - 50 && ms < CANCEL_GRACE_MS + 1_500, `rejected after ${ms.toFixed(0)} ms`);
+    assert.ok(ms >= CANCEL_DEADLINE_MS - 50 && ms < CANCEL_DEADLINE_MS + 1_500, `rejected after ${ms.toFixed(0)} ms`);
     const next = await pool.run({ op: "echo", value: 3 }, () => {});
     assert.equal(next.value, 3);
     assert.notEqual(next.threadId, before.threadId, "a new thread replaced the spinning one");
@@ -127,5 +136,63 @@ describe("task thread pool idle unload", () => {
     } finally {
       await pool.close();
     }
+  });
+});
+
+describe("task thread pool cancellation during an onnxruntime call", () => {
+  // A chain of MATMULS products of SIZE x SIZE matrices: one run is one long native call (seconds
+  // on one core), longer than the 1.5 s after which the pool used to terminate a cancelled task's
+  // thread, which killed the whole process once the call returned.
+  const SIZE = 1024;
+  const MATMULS = 32;
+  let dir: string;
+  let pool: TaskThreadPool<{ runs: number }, { threadId: number; msPerRun: number }>;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mixdown-onnx-thread-"));
+    const g = new OnnxGraphBuilder();
+    let x = g.input("x", [SIZE, SIZE]);
+    const identity = new Float32Array(SIZE * SIZE);
+    for (let i = 0; i < SIZE; i++) identity[i * SIZE + i] = 1;
+    const w = g.floatTensor(identity, [SIZE, SIZE]);
+    for (let i = 0; i < MATMULS; i++) x = g.node("MatMul", [x, w], {}, i === MATMULS - 1 ? "y" : undefined);
+    g.output("y", [SIZE, SIZE]);
+    const modelPath = join(dir, "slow.onnx");
+    await writeFile(modelPath, g.encode());
+    pool = new TaskThreadPool("onnx", new URL("./onnx-thread.ts", import.meta.url), 1, { modelPath, size: SIZE });
+  });
+  after(async () => {
+    await pool?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a task cancelled in the middle of a call stops when the call returns; the process and the thread live on", async () => {
+    await pool.ready();
+    const { threadId, msPerRun } = await pool.run({ runs: 1 }, () => {});
+    const controller = new AbortController();
+    let aborted = 0;
+    const error = await pool
+      .run(
+        { runs: 3 },
+        () => {
+          if (aborted) return;
+          aborted = performance.now();
+          controller.abort(new JobFailure("cancelled", "cancelled by the test"));
+        },
+        controller.signal,
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const ms = performance.now() - aborted;
+    assert.ok(error instanceof JobFailure && error.kind === "cancelled", String(error));
+    // it waited for the call in flight (about one run), and not for the two runs after it
+    assert.ok(
+      ms < 1.8 * msPerRun + 1_000,
+      `stopped ${ms.toFixed(0)} ms after the cancel; one run takes ${msPerRun.toFixed(0)} ms`,
+    );
+    const next = await pool.run({ runs: 1 }, () => {});
+    assert.equal(next.threadId, threadId, "the thread was kept");
   });
 });
