@@ -135,7 +135,12 @@ export async function startWorkerApp(
   const jobEvents = new JobEventLog(jobQueues.connection, config.QUEUE_PREFIX, config.JOB_EVENTS_RETAINED);
   const tableOptions = {
     ...queueOwedWebhooks(prisma, (ref) => jobQueues.enqueue(ref)),
-    onChange: (change: JobChange) => jobEvents.publish(change),
+    onChange: (change: JobChange) =>
+      jobEvents
+        .publish(change)
+        .catch((err: Error) =>
+          logger.warn({ err: err.message, ...change }, "could not append a job event; event streams resync"),
+        ),
   };
   const context: WorkerKindContext = {
     config,
