@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createJobTables, type MixdownJobTables } from "@mixdown/db";
@@ -12,7 +13,11 @@ let base: string;
 let tables: MixdownJobTables;
 
 before(async () => {
-  h = await startHarness("local", { JOB_EVENTS_HEARTBEAT_SECONDS: "1", JOB_EVENTS_RETRY_MS: "1500" });
+  h = await startHarness("local", {
+    JOB_EVENTS_HEARTBEAT_SECONDS: "1",
+    JOB_EVENTS_RETRY_MS: "1500",
+    JOB_EVENTS_MAX_PENDING: "50",
+  });
   await h.app.listen({ host: "127.0.0.1", port: 0 });
   const address = h.app.server.address();
   base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/api/kits/v1`;
@@ -256,5 +261,37 @@ describe("the caller's event stream", () => {
     for (const s of streams) s.stop();
     await Promise.all(streams.map((s) => s.done));
     await waitForSubscribers(0);
+  });
+
+  test("a client that stops reading is cut off once JOB_EVENTS_MAX_PENDING events wait for it, and its subscription freed", async (t) => {
+    const caller = await h.newCaller();
+    const { port } = new URL(base);
+    const socket = connect(Number(port), "127.0.0.1");
+    socket.write(`GET /api/kits/v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${caller.key}\r\n\r\n`);
+    socket.on("error", () => undefined);
+    await waitForSubscribers(1);
+    // Reads nothing from here on: the kernel's buffers fill, then the stream's own wait.
+    socket.pause();
+    let published = 0;
+    while (h.app.ctx.jobEvents.subscriberCount > 0 && published < 400_000) {
+      // A thousand changes of a thousand different jobs (each waits on its own), as workers append them.
+      await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          h.app.ctx.jobEvents.log.publish({
+            recordKind: "tts",
+            rowId: i + 1,
+            callerId: caller.callerId,
+            status: "running",
+            progress: published % 99,
+          }),
+        ),
+      );
+      published += 1000;
+      await sleep(5);
+    }
+    await waitForSubscribers(0);
+    socket.destroy();
+    t.diagnostic(`cut off after ${published} changes were appended`);
+    assert.ok(published < 400_000, "the stream was closed");
   });
 });
