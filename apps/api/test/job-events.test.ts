@@ -167,6 +167,27 @@ describe("one job's event stream", () => {
     assert.equal(h.app.ctx.jobEvents.subscriberCount, 0);
   });
 
+  test("an end whose event was lost while Redis restarted still reaches the stream once the API's connection is back", async () => {
+    const caller = await h.newCaller();
+    const id = await createSeparation(caller);
+    const stream = follow(`${base}/vocal-separations/${id}/events`, caller.key);
+    await stream.until(isStatus("running", 0));
+    // Ended without its event, as a worker's end is while Redis is away (its append fails).
+    await h.prisma.separationJob.update({
+      where: { id },
+      data: { status: "error", errorMessage: "lost", jobEndTime: new Date() },
+    });
+    await h.stack.redis.restart();
+    await stream.done;
+    assert.deepEqual(
+      stream.events.map((e) => e.event),
+      ["status", "status", "record"],
+    );
+    assert.deepEqual(stream.events[1]!.data, { kind: "vocal-separations", id, status: "error", progress: 0 });
+    assert.equal((stream.events[2]!.data as { errorMessage: string }).errorMessage, "lost");
+    await waitForSubscribers(0);
+  });
+
   test("a client that goes away frees its subscription; the stream sends retry and heartbeats", async () => {
     const caller = await h.newCaller();
     const id = await createSeparation(caller);

@@ -117,7 +117,8 @@ export interface JobEventTail {
  * Reads every event appended after `fromId` ("$": from now on) with a blocking connection of its
  * own, batch by batch, and hands each batch to `onEvents` (awaited before the next read). After
  * a lost connection it goes on from the last id it read, so nothing the stream still holds is
- * missed; `onReconnect` is told (events whose append failed while Redis was away are lost).
+ * missed; `onReconnect` is told once it is back (events whose append failed while Redis was away
+ * are lost, and a restarted Redis may have lost the stream).
  */
 export async function tailJobEvents(
   redisUrl: string,
@@ -132,11 +133,19 @@ export async function tailJobEvents(
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   connection.on("error", handlers.onError);
   await connection.connect();
+  let closed = false;
+  // A lost connection: ioredis sends the pending read again once it is back, so the reader goes
+  // on where it was; what could not be appended meanwhile is what `onReconnect` makes up for.
+  let lost = false;
+  connection.on("close", () => (lost = true));
+  connection.on("ready", () => {
+    if (!lost || closed) return;
+    lost = false;
+    handlers.onReconnect?.();
+  });
   const key = jobEventsKey(prefix);
   const [last] = (await connection.xrevrange(key, "+", "-", "COUNT", 1)) as Entries;
   let lastId = last?.[0] ?? "0-0";
-  let closed = false;
-  let failed = false;
   const loop = (async () => {
     while (!closed) {
       try {
@@ -149,10 +158,6 @@ export async function tailJobEvents(
           key,
           lastId,
         )) as Array<[string, Entries]> | null;
-        if (failed) {
-          failed = false;
-          handlers.onReconnect?.();
-        }
         const entries = answer?.[0]?.[1] ?? [];
         if (entries.length === 0) continue;
         lastId = entries[entries.length - 1]![0];
@@ -160,7 +165,6 @@ export async function tailJobEvents(
         if (events.length > 0) await handlers.onEvents(events);
       } catch (error) {
         if (closed) break;
-        failed = true;
         handlers.onError(error as Error);
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
