@@ -1,6 +1,7 @@
 import type { Config } from "@mixdown/config";
-import type { ApiKeyRepository, PrismaClient, ResourceDeletions } from "@mixdown/db";
+import type { ApiKeyRepository, JobTableOptions, PrismaClient, ResourceDeletions } from "@mixdown/db";
 import type { JobQueues } from "@mixdown/queue";
+import type { JobEventHub } from "./events/job-event-hub.ts";
 import type { IdempotentCreates } from "./idempotency/idempotent-creates.ts";
 import type { ApiMetrics } from "./metrics/api-metrics.ts";
 import type { ObjectStorage } from "@mixdown/storage";
@@ -24,6 +25,10 @@ export interface AppContext {
   deletions: ResourceDeletions;
   /** Which addresses `webhookUrl`s may reach (WEBHOOK_DENIED_NETWORKS). */
   webhookPolicy: WebhookAddressPolicy;
+  /** The job events this process reads for its event streams, and appends its own writes' to. */
+  jobEvents: JobEventHub;
+  /** What every job table this process writes is built with: owed webhooks queued, changes appended to the job events. */
+  jobTableOptions: JobTableOptions;
   /** Absent when METRICS_ENABLED is false. */
   metrics?: ApiMetrics;
 }

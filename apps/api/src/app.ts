@@ -15,15 +15,18 @@ import {
   UsageRepository,
   VoiceModelImportRepository,
   VoiceModelRepository,
+  type JobChange,
   type PrismaClient,
 } from "@mixdown/db";
-import { createQueues, type JobQueues } from "@mixdown/queue";
+import { createQueues, JobEventLog, type JobQueues } from "@mixdown/queue";
 import { createStorage, LocalDiskStorage, type ObjectStorage } from "@mixdown/storage";
 import { WebhookAddressPolicy } from "@mixdown/webhooks";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { API_PREFIX, type AppContext } from "./app-context.ts";
 import { registerCallerAuth } from "./auth/caller-auth.ts";
 import { fileRoutes } from "./files/routes.ts";
+import { JobEventHub } from "./events/job-event-hub.ts";
+import { callerEventRoutes, streamOptions } from "./events/routes.ts";
 import { registerSecurityHeaders, requestLogSerializers } from "./http/security-headers.ts";
 import { healthRoutes } from "./health/routes.ts";
 import { DEFAULT_WEB_DIR, dashboardRoutes } from "./dashboard/routes.ts";
@@ -130,17 +133,20 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     outputRetentionMinutes: config.RETENTION_OUTPUT_MINUTES,
   });
   const submitter = new JobSubmitter(queues, app.log, deps.enqueueTimeoutMs);
+  const jobEvents = new JobEventHub(new JobEventLog(queues.connection, config.QUEUE_PREFIX, config.JOB_EVENTS_RETAINED), {
+    redisUrl: config.REDIS_URL,
+    prefix: config.QUEUE_PREFIX,
+    logger: app.log,
+  });
+  owned.push(() => jobEvents.close());
+  // A cancel may owe a webhook (queued at once, like the worker's ends); its end is a job event.
+  const jobTableOptions = {
+    ...queueOwedWebhooks(prisma, (ref) => queues.enqueue(ref)),
+    onChange: (change: JobChange) => jobEvents.publish(change),
+  };
   const modelsRepo = new VoiceModelRepository(prisma);
   const idempotencyKeys = new IdempotencyKeyRepository(prisma);
-  // A cancel may owe a webhook: queued at once, like the worker's ends.
-  const cancels = new JobCancels(
-    createJobTables(
-      prisma,
-      queueOwedWebhooks(prisma, (ref) => queues.enqueue(ref)),
-    ),
-    queues,
-    app.log,
-  );
+  const cancels = new JobCancels(createJobTables(prisma, jobTableOptions), queues, app.log);
   const deletions = new CallerDeletions(prisma, storage, cancels, queues);
   const serviceDeps = { storage, submitter, cancels, presenter, log: app.log };
   const usage = new UsageRepository(prisma);
@@ -170,6 +176,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
     idempotency: new IdempotentCreates(idempotencyKeys, app.log),
     deletions: deletions.resources,
     webhookPolicy,
+    jobEvents,
+    jobTableOptions,
     metrics: config.METRICS_ENABLED
       ? new ApiMetrics({
           queues,
@@ -259,6 +267,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       await api.register(modelCatalogueRoutes, { ctx });
       await api.register(voiceModelRoutes, { ctx });
       await api.register(usageRoutes, { usage });
+      await api.register(callerEventRoutes, { hub: jobEvents, options: streamOptions(config) });
     },
     { prefix: API_PREFIX },
   );

@@ -1,6 +1,6 @@
 import { loadConfig } from "@mixdown/config";
 import { resolve } from "node:path";
-import { applyMigrations, registerVoiceCatalogue, RunningJobRepository, queueOwedWebhooks } from "@mixdown/db";
+import { applyMigrations, registerVoiceCatalogue, RunningJobRepository } from "@mixdown/db";
 import { catalogueRows } from "@mixdown/voice/catalogue";
 import { startReconciler } from "@mixdown/queue";
 import { buildApp } from "./app.ts";
@@ -18,11 +18,8 @@ async function main(): Promise<void> {
   const reconciler = startReconciler(
     {
       queues: ctx.queues,
-      // A row the reconciler ends `error` may owe a webhook: queued at once rather than on the next pass.
-      source: new RunningJobRepository(
-        ctx.prisma,
-        queueOwedWebhooks(ctx.prisma, (ref) => ctx.queues.enqueue(ref)),
-      ),
+      // A row the reconciler ends `error` may owe a webhook (queued at once rather than on the next pass) and is a job event.
+      source: new RunningJobRepository(ctx.prisma, ctx.jobTableOptions),
       graceSeconds: config.RECONCILE_GRACE_SECONDS,
       log: app.log,
     },

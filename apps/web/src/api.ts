@@ -1,4 +1,12 @@
-import { createKitsClient, type paths, type VoiceModel } from "@mixdown/kits-client";
+import {
+  createKitsClient,
+  EventStreamRefused,
+  openEventStream,
+  type JobStatusEvent,
+  type paths,
+  type StreamEvent,
+  type VoiceModel,
+} from "@mixdown/kits-client";
 
 const KEY_STORAGE = "mixdown.apiKey";
 
@@ -51,7 +59,7 @@ export type JobOf<K extends JobKind> = paths[`/api/kits/v1/${K}/{id}`]["get"]["r
 export type AnyJob = { [K in JobKind]: { kind: K; job: JobOf<K> } }[JobKind];
 
 /** Pairs a record with its kind (the API's answer for `kind` is that kind's record). */
-function jobOfKind(kind: JobKind, job: unknown): AnyJob {
+export function jobOfKind(kind: JobKind, job: unknown): AnyJob {
   return { kind, job } as AnyJob;
 }
 
@@ -63,6 +71,54 @@ export async function fetchJob(kind: JobKind, id: number): Promise<AnyJob> {
 export async function cancelJob(kind: JobKind, id: number): Promise<AnyJob> {
   const path = `/api/kits/v1/${kind}/{id}/cancel` as `${JobPath}/cancel`;
   return jobOfKind(kind, await unwrap(kits.POST(path, { params: { path: { id } } })));
+}
+
+/** The record with the status and progress a `status` event says it has now. */
+export function withStatus(current: AnyJob, event: JobStatusEvent): AnyJob {
+  return { ...current, job: { ...current.job, status: event.status, progress: event.progress } } as AnyJob;
+}
+
+/**
+ * Follows one of the API's event streams (docs/api.md, Event streams) with the signed-in key:
+ * `fetch` rather than EventSource, which cannot send the Authorization header. A dropped stream
+ * is opened again after the last event it gave (`Last-Event-ID`); one that ends after its
+ * `final` event is done. When the stream cannot be had (refused, or dropped three times in a
+ * row) `fallBack` is called once and the caller polls instead. Returns the function that stops it.
+ */
+export function followEvents(
+  path: string,
+  handlers: { event(event: StreamEvent): void; fallBack(): void },
+  final?: string,
+): () => void {
+  const controller = new AbortController();
+  const { signal } = controller;
+  void (async () => {
+    let lastEventId: string | undefined;
+    let failures = 0;
+    while (!signal.aborted) {
+      let ended = false;
+      try {
+        for await (const event of openEventStream(path, {
+          apiKey: apiKey.get(),
+          signal,
+          ...(lastEventId ? { lastEventId } : {}),
+        })) {
+          failures = 0;
+          lastEventId = event.id;
+          handlers.event(event);
+          if (event.event === final) ended = true;
+        }
+        // Nothing more comes after the final event; any other end is a stream to open again.
+        if (ended) return;
+      } catch (error) {
+        if (signal.aborted) return;
+        const refused = error instanceof EventStreamRefused && error.status < 500 && error.status !== 429;
+        if (refused || ++failures >= 3) return handlers.fallBack();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000 * Math.max(1, failures)));
+    }
+  })();
+  return () => controller.abort();
 }
 
 /** A DELETE's answer: 204 and no body, else the API's error. */

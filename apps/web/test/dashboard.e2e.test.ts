@@ -192,10 +192,37 @@ test(
       await page.getByRole("link", { name: "New job" }).click();
       await page.getByText(/Accepted: wav, webm, mp3 or flac; max \d+ MB/).waitFor();
       await page.locator('input[name="inputFile"]').setInputFiles(song);
+      // Every progress value the page renders, and every GET it makes, while the job runs.
+      await page.evaluate(() => {
+        const seen: number[] = [];
+        Object.assign(window, { progressShown: seen });
+        new MutationObserver(() => {
+          const bar = document.querySelector(".job-status progress");
+          if (bar) seen.push(Number(bar.getAttribute("value")));
+        }).observe(document.body, { subtree: true, childList: true, attributes: true });
+      });
+      const reads: string[] = [];
+      const onRead = (request: { method(): string; url(): string }) => {
+        if (request.method() === "GET") reads.push(new URL(request.url()).pathname);
+      };
+      page.on("request", onRead);
       await page.getByRole("button", { name: "Start vocal separation" }).click();
       await waitForHash(/#\/jobs\/vocal-separations\/\d+$/);
+      const jobPath = `/api/kits/v1/${new URL(page.url()).hash.slice("#/jobs/".length)}`;
       const progress = await watchJob();
+      page.off("request", onRead);
       assert.ok(progress.every((p) => p >= 0 && p <= 100));
+      // Pushed, not polled: the record is read once, its changes come on its event stream.
+      assert.deepEqual(
+        reads.filter((read) => read.startsWith(jobPath)),
+        [jobPath, `${jobPath}/events`],
+        "one read of the job, then its event stream",
+      );
+      const shown = await page.evaluate(() => (window as unknown as { progressShown: number[] }).progressShown);
+      assert.ok(
+        shown.some((p) => p > 1 && p < 100),
+        `the worker's progress reached the page while the job ran: ${JSON.stringify(shown)}`,
+      );
       await page.locator(".track").nth(1).waitFor();
       await page.locator(".wave canvas, .wave div").first().waitFor({ state: "attached" });
       await page.getByRole("button", { name: "Play all together" }).click();

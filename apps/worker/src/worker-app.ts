@@ -13,10 +13,11 @@ import {
   queueOwedWebhooks,
   registerVoiceCatalogue,
   RunningJobRepository,
+  type JobChange,
   type PrismaClient,
 } from "@mixdown/db";
 import { concurrencyOf, QUEUE_GROUPS, queuesOf, type JobKind } from "@mixdown/jobs";
-import { MAINTENANCE_QUEUE, startMaintenance, startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
+import { JobEventLog, MAINTENANCE_QUEUE, startMaintenance, startReconciler, JobQueues, subscribeToCancels } from "@mixdown/queue";
 import { createStorage, RetryingStorage, type ObjectStorage } from "@mixdown/storage";
 import { VoiceAssets } from "@mixdown/voice/assets";
 import { catalogueRows } from "@mixdown/voice/catalogue";
@@ -130,7 +131,17 @@ export async function startWorkerApp(
     backoffDelayMsByKind: { "webhook-delivery": config.WEBHOOK_RETRY_DELAY_MS },
   });
   // A job's end writes its webhook in the same transaction; queued here right after the commit.
-  const tableOptions = queueOwedWebhooks(prisma, (ref) => jobQueues.enqueue(ref));
+  // Every start, progress and end is appended to the job events the API's event streams read.
+  const jobEvents = new JobEventLog(jobQueues.connection, config.QUEUE_PREFIX, config.JOB_EVENTS_RETAINED);
+  const tableOptions = {
+    ...queueOwedWebhooks(prisma, (ref) => jobQueues.enqueue(ref)),
+    onChange: (change: JobChange) =>
+      jobEvents
+        .publish(change)
+        .catch((err: Error) =>
+          logger.warn({ err: err.message, ...change }, "could not append a job event; event streams resync"),
+        ),
+  };
   const context: WorkerKindContext = {
     config,
     logger,

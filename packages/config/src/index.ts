@@ -165,6 +165,18 @@ const SETTINGS = {
   QUEUE_PREFIX: text({ default: "mixdown" }),
   RECONCILE_INTERVAL_SECONDS: int({ minimum: 0, default: 30 }),
   RECONCILE_GRACE_SECONDS: int({ minimum: 0, default: 30 }),
+  /** About how many job status/progress changes the Redis stream keeps: how far back an event stream's `Last-Event-ID` resume reaches. */
+  JOB_EVENTS_RETAINED: int({ minimum: 100, default: 10_000 }),
+  /** Seconds between an event stream's heartbeat comments (what keeps proxies from closing an idle stream). */
+  JOB_EVENTS_HEARTBEAT_SECONDS: int({ minimum: 1, maximum: 300, default: 15 }),
+  /** The `retry:` an event stream sends: how long a browser's EventSource waits before it reconnects, in ms. */
+  JOB_EVENTS_RETRY_MS: int({ minimum: 100, maximum: 600_000, default: 3000 }),
+  /**
+   * Events one stream holds for a client that reads slower than they come (one per job: a job's
+   * later progress replaces its earlier); past this the stream is closed and the client resumes
+   * with `Last-Event-ID`. Bounds the API's memory per slow stream.
+   */
+  JOB_EVENTS_MAX_PENDING: int({ minimum: 1, default: 256 }),
   AUTO_MIGRATE: flag(true),
 
   // Object storage

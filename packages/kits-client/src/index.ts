@@ -3,6 +3,7 @@ import type { paths, SeparationJob } from "./schema.ts";
 
 export type * from "./schema.ts";
 export * from "./controls.ts";
+export * from "./events.ts";
 
 /** A job's status, as every job record has it. */
 export type JobStatus = SeparationJob["status"];

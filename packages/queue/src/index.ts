@@ -23,3 +23,15 @@ export {
   type MaintenanceOptions,
   type MaintenanceTask,
 } from "./maintenance.ts";
+export {
+  asStreamId,
+  compareStreamIds,
+  JobEventLog,
+  jobEventsKey,
+  parseJobEvent,
+  tailJobEvents,
+  type JobEvent,
+  type JobEventStatus,
+  type JobEventTail,
+  type StoredJobEvent,
+} from "./job-events.ts";

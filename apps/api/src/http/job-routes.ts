@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { PageRequest } from "@mixdown/db";
 import { listOf } from "@mixdown/records";
 import { Type } from "typebox";
-import { API_PREFIX } from "../app-context.ts";
+import type { RecordKind } from "@mixdown/jobs";
+import { API_PREFIX, type AppContext } from "../app-context.ts";
+import { jobEventsRoute, streamOptions } from "../events/routes.ts";
 import { paginationMeta } from "./pagination.ts";
 import { bearerSecurity, cancelRouteSchema, errorResponses, IdParams, ListQuery, NoContent, pageOf } from "./schemas.ts";
 
@@ -17,9 +19,9 @@ export interface JobReads {
 }
 
 /**
- * The four routes every job kind has beside its create, the same for each: `GET /<path>` (the
- * caller's jobs, a page at a time), `GET /<path>/:id`, `POST /<path>/:id/cancel` and
- * `DELETE /<path>/:id`.
+ * The five routes every job kind has beside its create, the same for each: `GET /<path>` (the
+ * caller's jobs, a page at a time), `GET /<path>/:id`, `GET /<path>/:id/events` (its changes as
+ * Server-Sent Events), `POST /<path>/:id/cancel` and `DELETE /<path>/:id`.
  */
 export function jobReadRoutes(
   app: App,
@@ -30,6 +32,8 @@ export function jobReadRoutes(
     noun: string;
     /** the record's schema id (`VoiceConversionJob`) */
     record: string;
+    /** the record kind its rows' job events name (`voice_conversion`) */
+    recordKind: RecordKind;
     /**
      * One job in the operations' ids (`VoiceConversion`: listVoiceConversions, getVoiceConversion,
      * cancelVoiceConversion). Clients generated from the document name their methods after them:
@@ -43,6 +47,7 @@ export function jobReadRoutes(
     deleteNote?: string;
   },
   reads: JobReads,
+  ctx: Pick<AppContext, "jobEvents" | "config">,
 ): void {
   const { path, tags, noun, record, operation } = route;
   app.get(
@@ -80,6 +85,11 @@ export function jobReadRoutes(
     },
     (request) => reads.get(request.auth.caller.id, request.params.id),
   );
+
+  jobEventsRoute(app, route, (callerId, id) => reads.get(callerId, id), {
+    hub: ctx.jobEvents,
+    options: streamOptions(ctx.config),
+  });
 
   app.post(
     `/${path}/:id/cancel`,

@@ -20,6 +20,11 @@ export const OPENAPI_TAGS = [
     name: "Voice models",
     description: "The public catalogue of voice models and the caller's own: imports, uploads, their media.",
   },
+  {
+    name: "Events",
+    description:
+      "Server-Sent Events: every status and progress change of the caller's jobs as it happens (each kind's own stream is beside its GET).",
+  },
   { name: "Usage", description: "Seconds of audio and jobs per API key and month, and the key's monthly quota." },
   { name: "Files", description: "Signed downloads of stored files when the service keeps them on local disk." },
   { name: "Health", description: "Liveness and readiness probes, without authentication." },

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { cancelJob, deleteJob, fetchJob, type AnyJob, type JobKind } from "../api.ts";
+import type { JobStatusEvent } from "@mixdown/kits-client";
+import { cancelJob, deleteJob, fetchJob, followEvents, jobOfKind, withStatus, type AnyJob, type JobKind } from "../api.ts";
 import { KINDS, type KindView } from "../kinds/index.ts";
 
 export function StatusBadge({ job }: { job: AnyJob["job"] }) {
@@ -28,6 +29,8 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopEvents: (() => void) | undefined;
+    // Polling is the fallback only: while the job runs its changes are pushed (followEvents).
     const poll = async () => {
       try {
         const next = await fetchJob(kind, id);
@@ -39,10 +42,32 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
         if (!stopped) setError((err as Error).message);
       }
     };
-    void poll();
+    const follow = () => {
+      stopEvents = followEvents(
+        `/api/kits/v1/${kind}/${id}/events`,
+        {
+          event: (event) => {
+            if (stopped) return;
+            if (event.event === "record") setCurrent(jobOfKind(kind, event.data));
+            else if (event.event === "status") setCurrent((now) => (now ? withStatus(now, event.data as JobStatusEvent) : now));
+          },
+          fallBack: () => void (stopped || poll()),
+        },
+        "record",
+      );
+    };
+    fetchJob(kind, id)
+      .then((first) => {
+        if (stopped) return;
+        setCurrent(first);
+        setError(null);
+        if (first.job.status === "running") follow();
+      })
+      .catch((err: Error) => !stopped && setError(err.message));
     return () => {
       stopped = true;
       clearTimeout(timer);
+      stopEvents?.();
     };
   }, [kind, id]);
 

@@ -1,11 +1,12 @@
-import { useEffect, useState } from "preact/hooks";
-import { cancelJob, listJobs, type AnyJob, type JobPage as Page } from "../api.ts";
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { JobStatusEvent } from "@mixdown/kits-client";
+import { cancelJob, followEvents, listJobs, withStatus, type AnyJob, type JobPage as Page } from "../api.ts";
 import { JOB_KINDS, KINDS } from "../kinds/index.ts";
 import { StatusBadge } from "./JobPage.tsx";
 
 const PER_PAGE = 10;
 
-/** Every job of every kind, newest first, refreshed while any of them runs. */
+/** Every job of every kind, newest first, kept current by the caller's event stream while it is shown. */
 export function JobsPage({ page }: { page: number }) {
   const [data, setData] = useState<(Page & { truncated: boolean }) | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -25,12 +26,34 @@ export function JobsPage({ page }: { page: number }) {
     };
   }, [page, tick]);
 
+  // The caller's event stream pushes every job's changes: a row's progress is updated in place; a
+  // job that ends, or starts and is not shown yet, reads the page again. Polling only without it.
+  const [polling, setPolling] = useState(false);
+  const shownRows = useRef<AnyJob[] | undefined>(undefined);
+  shownRows.current = data?.rows;
+  useEffect(
+    () =>
+      followEvents("/api/kits/v1/events", {
+        event: (event) => {
+          if (event.event === "resync") return setTick((t) => t + 1);
+          if (event.event !== "status") return;
+          const change = event.data as JobStatusEvent;
+          const shown = (row: AnyJob) => row.kind === change.kind && row.job.id === change.id;
+          const found = shownRows.current?.some(shown) ?? false;
+          if (change.status !== "running" || (!found && change.progress <= 1)) setTick((t) => t + 1);
+          else if (found)
+            setData((now) => now && { ...now, rows: now.rows.map((row) => (shown(row) ? withStatus(row, change) : row)) });
+        },
+        fallBack: () => setPolling(true),
+      }),
+    [],
+  );
   const running = data?.rows.some((r) => r.job.status === "running") ?? false;
   useEffect(() => {
-    if (!running) return;
+    if (!running || !polling) return;
     const timer = setTimeout(() => setTick((t) => t + 1), 1500);
     return () => clearTimeout(timer);
-  }, [running, data]);
+  }, [running, polling, data]);
 
   const lastPage = data ? Math.max(1, Math.ceil(data.total / PER_PAGE)) : 1;
   const cancel = async (row: AnyJob) => {

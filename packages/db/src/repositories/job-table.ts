@@ -41,10 +41,7 @@ export interface JobTable<Runnable, Output> {
  */
 interface StatusTableDelegate {
   updateMany(args: { where: object; data: object }): PromiseLike<{ count: number }>;
-  findUnique(args: {
-    where: { id: number };
-    select: { webhookUrl: true; apiKeyId: true; callerId: true };
-  }): PromiseLike<{ webhookUrl: string | null; apiKeyId: number | null; callerId: number } | null>;
+  updateManyAndReturn(args: { where: object; data: object; select: object }): PromiseLike<Array<ChangedRow & EndedRow>>;
   count(args: { where: object }): PromiseLike<number>;
   findMany(args: {
     where: object;
@@ -60,10 +57,65 @@ export type StatusTableModel = {
   [M in ModelKey]: PrismaClient[M] extends { fields: { status: unknown; progress: unknown; enqueuedAt: unknown } } ? M : never;
 }[ModelKey];
 
-/** A job table: its catalogue kind (which its WebhookDelivery rows name) and its Prisma model. */
+/**
+ * A job table: its catalogue kind (which its WebhookDelivery rows name) and its Prisma model;
+ * `kindColumn` when its rows are of several record kinds, named by that column (the separation
+ * table's `kind`).
+ */
 export interface StatusTableRef {
   kind: JobTableKind;
   model: StatusTableModel;
+  kindColumn?: "kind";
+}
+
+/**
+ * A job row's status or progress as a write left it: what `JobTableOptions.onChange` hears after
+ * the write (an end: after its transaction's commit), wherever the write happened (worker, API
+ * cancel, reconciler). `@mixdown/queue`'s job events carry it to the API's event streams.
+ */
+export interface JobChange {
+  kind: JobTableKind;
+  recordKind: RecordKind;
+  rowId: number;
+  callerId: number;
+  status: JobStatus;
+  progress: number;
+}
+export type JobChangeListener = (change: JobChange) => unknown;
+
+/** The columns a change is read from, returned by the write itself (no second query). */
+interface ChangedRow {
+  id: number;
+  callerId: number;
+  status: JobStatus;
+  progress: number;
+  kind?: string;
+}
+interface EndedRow {
+  webhookUrl: string | null;
+  apiKeyId: number | null;
+}
+const changeColumns = (ref: StatusTableRef) => ({
+  id: true,
+  callerId: true,
+  status: true,
+  progress: true,
+  ...(ref.kindColumn ? { [ref.kindColumn]: true } : {}),
+});
+function changeOf(ref: StatusTableRef, row: ChangedRow): JobChange {
+  const recordKind = (ref.kindColumn ? row.kind : ref.kind.replaceAll("-", "_")) as RecordKind;
+  return { kind: ref.kind, recordKind, rowId: row.id, callerId: row.callerId, status: row.status, progress: row.progress };
+}
+
+/** Tells `listener` of each change; a listener's failure is its own (the write has happened). */
+function announceChanges(options: JobTableOptions, changes: JobChange[]): void {
+  const listener = options.onChange;
+  if (!listener) return;
+  for (const change of changes) {
+    void Promise.resolve()
+      .then(() => listener(change))
+      .catch(() => undefined);
+  }
 }
 
 const running = (id: number) => ({ id, status: "running" as const });
@@ -76,6 +128,8 @@ const running = (id: number) => ({ id, status: "running" as const });
 export type WebhookOwedListener = (deliveryId: number) => unknown;
 export interface JobTableOptions {
   onWebhookOwed?: WebhookOwedListener;
+  /** Told of every start, progress and end a table writes (see `JobChange`). */
+  onChange?: JobChangeListener;
 }
 
 /** What a job that ends `success` counts in its key's usage: its record kind and seconds of audio (null: unknown, counted as 0). */
@@ -94,36 +148,51 @@ export interface UsageOfJob {
  */
 export async function endJobRow(
   tx: Prisma.TransactionClient,
-  { kind, model }: StatusTableRef,
+  { kind, model, kindColumn }: StatusTableRef,
   id: number,
   data: { status: Exclude<JobStatus, "running"> } & Record<string, unknown>,
   usage?: UsageOfJob,
-): Promise<{ deliveryId: number | null } | null> {
+): Promise<EndedJob | null> {
+  const ref = { kind, model, ...(kindColumn ? { kindColumn } : {}) };
   const table = tx[model] as unknown as StatusTableDelegate;
-  const { count } = await table.updateMany({ where: running(id), data: { ...data, jobEndTime: new Date() } });
-  if (count !== 1) return null;
-  const row = await table.findUnique({ where: { id }, select: { webhookUrl: true, apiKeyId: true, callerId: true } });
-  if (row && usage && data.status === "success") {
+  const [row] = await table.updateManyAndReturn({
+    where: running(id),
+    data: { ...data, jobEndTime: new Date() },
+    select: { ...changeColumns(ref), webhookUrl: true, apiKeyId: true },
+  });
+  if (!row) return null;
+  const change = changeOf(ref, row);
+  if (usage && data.status === "success") {
     await tx.usageRecord.createMany({
       data: [{ jobKind: usage.kind, rowId: id, callerId: row.callerId, apiKeyId: row.apiKeyId, seconds: usage.seconds ?? 0 }],
       skipDuplicates: true,
     });
   }
-  if (!row?.webhookUrl) return { deliveryId: null };
+  if (!row.webhookUrl) return { deliveryId: null, change };
   const delivery = await tx.webhookDelivery.create({
     data: { jobKind: kind, rowId: id, event: data.status, url: row.webhookUrl, apiKeyId: row.apiKeyId },
     select: { id: true },
   });
-  return { deliveryId: delivery.id };
+  return { deliveryId: delivery.id, change };
 }
 
-/** Runs `end` in a transaction, then tells `options.onWebhookOwed` of the delivery it wrote; true when the row ended. */
+/** A row `endJobRow` ended: the webhook delivery it wrote (null: none) and the change it made. */
+export interface EndedJob {
+  deliveryId: number | null;
+  change: JobChange;
+}
+
+/**
+ * Runs `end` in a transaction, then tells `options.onChange` of the end and `options.onWebhookOwed`
+ * of the delivery it wrote; true when the row ended.
+ */
 export async function endInTransaction(
   prisma: PrismaClient,
   options: JobTableOptions,
-  end: (tx: Prisma.TransactionClient) => Promise<{ deliveryId: number | null } | null>,
+  end: (tx: Prisma.TransactionClient) => Promise<EndedJob | null>,
 ): Promise<boolean> {
   const ended = await prisma.$transaction(end);
+  if (ended) announceChanges(options, [ended.change]);
   if (ended?.deliveryId != null && options.onWebhookOwed) {
     // Committed already: a failed enqueue is the reconciler's to repair, not the end's to undo.
     await Promise.resolve()
@@ -151,13 +220,26 @@ export function statusTable<Extra extends Record<string, true>>(
     endInTransaction(prisma, options, (tx) => endJobRow(tx, ref, id, data));
   return {
     async markStarted(id, firstAttempt) {
-      await table.updateMany({
+      const rows = await table.updateManyAndReturn({
         where: running(id),
         data: firstAttempt ? { jobStartTime: new Date(), progress: 1 } : { progress: 1 },
+        select: changeColumns(ref),
       });
+      announceChanges(
+        options,
+        rows.map((row) => changeOf(ref, row)),
+      );
     },
     async setProgress(id, progress) {
-      await table.updateMany({ where: { ...running(id), progress: { lt: progress } }, data: { progress } });
+      const rows = await table.updateManyAndReturn({
+        where: { ...running(id), progress: { lt: progress } },
+        data: { progress },
+        select: changeColumns(ref),
+      });
+      announceChanges(
+        options,
+        rows.map((row) => changeOf(ref, row)),
+      );
     },
     fail: (id, message) => end(id, { status: "error", errorMessage: message }),
     cancel: (id) => end(id, { status: "cancelled" }),

@@ -110,8 +110,9 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
 
     jobReadRoutes(
       app,
-      { path, tags: [tag], noun, record: "SeparationJob", operation, maxPerPage: config.MAX_PER_PAGE },
+      { path, tags: [tag], noun, record: "SeparationJob", recordKind: kind, operation, maxPerPage: config.MAX_PER_PAGE },
       service.jobs[kind],
+      ctx,
     );
   }
 };

@@ -98,10 +98,12 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
       tags,
       noun: "text-to-speech",
       record: "TtsJob",
+      recordKind: "tts",
       operation: "TextToSpeechJob",
       maxPerPage: ctx.config.MAX_PER_PAGE,
     },
     service,
+    ctx,
   );
 };
 

@@ -82,6 +82,7 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
       tags,
       noun: "voice blender",
       record: "VoiceBlendJob",
+      recordKind: "voice_blend",
       operation: "VoiceBlend",
       maxPerPage: ctx.config.MAX_PER_PAGE,
       cancelNote: "Its output voice model ends `failed`.",
@@ -89,6 +90,7 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
         "Its output voice model is the job's product and is deleted with it, as `DELETE /voice-models/{outputModelId}` does (which deletes this job too): with its files and the ended conversion and text-to-speech jobs that used it. 409 naming them while a running job uses that model.",
     },
     service,
+    ctx,
   );
 };
 

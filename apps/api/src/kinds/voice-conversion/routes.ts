@@ -116,10 +116,12 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
       tags,
       noun: "voice conversion",
       record: "VoiceConversionJob",
+      recordKind: "voice_conversion",
       operation: "VoiceConversion",
       maxPerPage: config.MAX_PER_PAGE,
     },
     service,
+    ctx,
   );
 };
 

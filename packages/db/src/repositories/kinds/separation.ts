@@ -85,7 +85,7 @@ export class SeparationJobRepository {
   }
 }
 
-const TABLE = { kind: "separation", model: "separationJob" } as const;
+const TABLE = { kind: "separation", model: "separationJob", kindColumn: "kind" } as const;
 
 /** The files a separation row keeps: its upload, and its outputs (every stem, whole and lossy) in its folder. */
 const FILES: JobFiles = {
