@@ -26,10 +26,13 @@ const KITS = "/api/kits/v1";
 const ABSENT_ID = 2147483647;
 
 /**
- * Pairs that are declared but not driven here, each with its reason. Empty: every pair is driven.
- * A pair added here must say why it cannot be provoked for real.
+ * Pairs that are declared but not driven here, each with its reason. A pair added here must say
+ * why it cannot be provoked for real.
  */
-const NOT_DRIVEN: Record<string, string> = {};
+const NOT_DRIVEN: Record<string, string> = {
+  "streamCallerEvents 200":
+    "the caller-wide event stream never ends, and an injected request is answered at its end; job-events.test.ts reads it over a socket",
+};
 
 interface Request {
   method: "GET" | "POST" | "DELETE";
@@ -205,6 +208,21 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
     };
     out[`delete${kind}`] = {
       204: async () => ({ method: "DELETE", url: `${k.path}/${(await made(await k.create(6), k.created)).id}` }),
+    };
+    /** A job of the kind, ended (cancelled): its event stream sends its status and record, then ends. */
+    const ended = async (variant: number) => {
+      const { id } = await made(await k.create(variant), k.created);
+      await made({ method: "POST", url: `${k.path}/${id}/cancel` }, 200);
+      return `${k.path}/${id}/events`;
+    };
+    out[`stream${kind}Events`] = {
+      200: async () => ({ method: "GET", url: await ended(8) }),
+      // Resumed from the record's own event id: nothing is left to send.
+      204: async () => {
+        const url = await ended(9);
+        const ids = [...(await send({ method: "GET", url })).body.matchAll(/^id: (.+)$/gm)].map((m) => m[1]!);
+        return { method: "GET", url, headers: { "last-event-id": ids.at(-1)! } };
+      },
     };
   }
   // A blend whose output model a running conversion uses cannot be deleted.

@@ -89,7 +89,7 @@ describe("cancelling jobs through the API, with a worker running them", () => {
     await d?.stop();
   });
 
-  it("stops a long separation mid-run within 3 s: row cancelled, no outputs stored, no CPU spent after, the queued job never started, the next job runs", async () => {
+  it("stops a long separation mid-run (after the inference call in flight): row cancelled, no outputs stored, no CPU spent after, the queued job never started, the next job runs", async () => {
     const long = await makeSong("long.wav", 120);
     const running = (await (await upload(d, long, "vocal-separations")).json()) as { id: number };
     const queued = (await (await upload(d, await makeSong("short.wav", 4), "vocal-separations")).json()) as { id: number };
@@ -110,8 +110,10 @@ describe("cancelling jobs through the API, with a worker running them", () => {
       assert.equal(record[field], null, field);
     assert.deepEqual(record.stemFileUrls, []);
 
-    const ms = await attemptEnds(queues.separation, `separation-${running.id}`, 3_000);
-    assert.ok(ms < 3_000, `attempt ended ${ms} ms after the cancel`);
+    // The task stops after the inference call in flight returns (its thread is never terminated in
+    // one: that aborted the process): about a second here, a few more on a loaded machine.
+    const ms = await attemptEnds(queues.separation, `separation-${running.id}`, 10_000);
+    assert.ok(ms < 10_000, `attempt ended ${ms} ms after the cancel`);
     assert.equal(await childrenOf(d.worker.pid!), "", "no ffmpeg process of the job is left");
     const cpuBefore = await cpuSeconds(d.worker.pid!);
     await sleep(2_000);

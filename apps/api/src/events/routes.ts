@@ -3,7 +3,7 @@ import type { Config } from "@mixdown/config";
 import type { RecordKind } from "@mixdown/jobs";
 import { asStreamId, compareStreamIds, type StoredJobEvent } from "@mixdown/queue";
 import { Type } from "typebox";
-import { bearerSecurity, errorResponses, IdParams } from "../http/schemas.ts";
+import { bearerSecurity, errorResponses, IdParams, NoContent } from "../http/schemas.ts";
 import { EventStream, type EventStreamOptions, type ServerSentEvent } from "./event-stream.ts";
 import type { JobEventHub, JobEventSubscriber } from "./job-event-hub.ts";
 
@@ -110,7 +110,7 @@ export function jobEventsRoute(
         headers: LastEventIdHeaders,
         response: {
           200: eventStreamAnswer("The job's events: `status` events, then its `record`"),
-          204: Type.Null({ description: "`Last-Event-ID` is the job's final record: nothing more will come" }),
+          204: NoContent("`Last-Event-ID` is the job's final record: nothing more will come"),
           ...errorResponses(401, 404, 429),
         },
       },
@@ -129,7 +129,7 @@ export function jobEventsRoute(
       }
       if (current.status !== "running" && request.headers["last-event-id"]?.endsWith(FINAL_MARK)) {
         subscription.remove();
-        return reply.code(204).send(null);
+        return reply.code(204).send();
       }
       const stream = new EventStream(request, reply, options);
       stream.onClose(subscription.remove);

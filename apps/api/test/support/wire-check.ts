@@ -8,7 +8,7 @@
 // (`covered`), so that a test can tell which (operation, status) pairs the suite drove.
 import { OpenAPIBackend, SetMatchType, type Operation } from "openapi-backend";
 import addFormatsModule from "ajv-formats";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 
 // ajv-formats is CommonJS: its default export is the function.
 const addFormats = addFormatsModule as unknown as (ajv: object) => void;
@@ -55,23 +55,42 @@ export class WireCheck {
 
   /** Hooks the app (before it is ready): each answer is kept, and checked by `verify`. */
   attach(app: FastifyInstance): void {
-    app.addHook("onSend", async (request, reply, payload) => {
+    /** Requests whose answer onSend saw; the others were written on a hijacked reply (event streams). */
+    const sent = new WeakSet<object>();
+    const keep = (request: FastifyRequest, status: number, sentHeaders: object, payload: unknown) => {
       const url = request.routeOptions.url;
       // The interactive reference and HEAD requests are not operations of the document.
-      if (!url || url.startsWith("/docs") || request.method === "HEAD") return payload;
+      if (!url || url.startsWith("/docs") || request.method === "HEAD") return;
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(reply.getHeaders())) {
+      for (const [name, value] of Object.entries(sentHeaders)) {
         if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
       }
       this.#answers.push({
         method: request.method.toLowerCase(),
         path: documentPath(url),
-        status: reply.statusCode,
+        status,
         headers,
         payload: typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : undefined,
         streamed: payload !== null && payload !== undefined && typeof payload !== "string" && !Buffer.isBuffer(payload),
       });
+    };
+    app.addHook("onSend", async (request, reply, payload) => {
+      sent.add(request);
+      keep(request, reply.statusCode, reply.getHeaders(), payload);
       return payload;
+    });
+    // A hijacked reply (an event stream) writes its head itself, and no onSend runs: kept from it,
+    // as a streamed body.
+    app.addHook("onRequest", async (request, reply) => {
+      const raw = reply.raw;
+      const writeHead = raw.writeHead;
+      raw.writeHead = function (this: typeof raw, status: number, ...rest: unknown[]) {
+        if (!sent.has(request)) {
+          const given = rest.find((x) => x !== null && typeof x === "object" && !Array.isArray(x)) ?? {};
+          keep(request, status, { ...raw.getHeaders(), ...given }, raw);
+        }
+        return (writeHead as (...args: unknown[]) => typeof raw).apply(this, [status, ...rest]);
+      } as typeof raw.writeHead;
     });
     this.#validator = new Promise((resolve, reject) => {
       app.addHook("onReady", async () => {
