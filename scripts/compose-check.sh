@@ -293,13 +293,25 @@ host_address="$(hostname -I | awk '{print $1}')"
 base="http://localhost:$api_port/api/kits/v1"
 
 # --- An install of 2026-11-26, upgraded by today's `up -d --build` on its volumes --------------------
-# The image of the commit the embedded stack's upgrade fixture was made from
-# (apps/cli/scripts/make-upgrade-fixture.ts), built from `git archive` of it; the stack started from
-# that commit's own docker-compose.yml, one job of every kind it had run through its API and their
-# records and files noted (apps/cli/scripts/kits-state.ts); then today's compose file and image take
-# over the same project and volumes below, as `git pull && docker compose up -d --build` does.
-old_commit=91b37a22e1b0db5b6776cee345fad023b4bcd314
+# The image of the last commit of 2026-11-26 whose containers start, built from `git archive` of it:
+# from b74b7b9 (11:49 that day) until 6b9330e (2026-11-29) every container of the image died at
+# start with ERR_MODULE_NOT_FOUND (@mixdown/voice imported @mixdown/separation as a devDependency),
+# the embedded upgrade fixture's commit (91b37a2, the day's last) included. The stack is started
+# from that commit's own docker-compose.yml, one job of every kind it had run through its API and
+# their records and files noted (apps/cli/scripts/kits-state.ts); then today's compose file and
+# image take over the same project and volumes below, as `git pull && docker compose up -d --build`.
+old_commit=ff12f2cf073eacdb02e86dc23cb354af13ab2b29
 old_tag="$tag-2026-11-26"
+# Waits until the API's /readyz answers 200 (PostgreSQL, Redis and S3 reachable), $1 tries 2 s apart.
+wait_ready() {
+  local code=""
+  for _ in $(seq 1 "$1"); do
+    code="$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)"
+    [ "$code" = 200 ] && return 0
+    sleep 2
+  done
+  fail "$2: GET /readyz answered $code"
+}
 kits_state() { "$node_bin" "$repo/apps/cli/scripts/kits-state.ts" "$1" "http://localhost:$api_port" "${@:2}"; }
 git cat-file -e "$old_commit^{commit}" 2>/dev/null ||
   fail "commit $old_commit (2026-11-26, the upgrade's starting point) is not in this clone (a shallow clone? git fetch --unshallow)"
@@ -321,14 +333,8 @@ old_compose up -d >"$work/old-up.log" 2>&1 || {
   fail "compose up -d of the stack of 2026-11-26"
 }
 note_bridges
-ready=""
-for _ in $(seq 1 90); do
-  ready="$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)"
-  [ "$ready" = 200 ] && break
-  sleep 2
-done
-[ "$ready" = 200 ] || fail "the API of 2026-11-26: GET /readyz answered $ready"
-old_compose run --rm migrate pnpm mixdown keys create --name compose-check-2026-11-26 >"$work/old-key.txt" 2>"$work/old-key.err" || {
+wait_ready 90 "the API of 2026-11-26"
+old_compose run --rm migrate node --import tsx apps/cli/src/main.ts keys create --name compose-check-2026-11-26 >"$work/old-key.txt" 2>"$work/old-key.err" || {
   cat "$work/old-key.err"
   fail "keys create in the stack of 2026-11-26"
 }
@@ -370,13 +376,7 @@ applied="$(compose exec -T postgres psql -U mixdown -d mixdown -tAc 'select coun
 old_migrations="$(find "$work/old/prisma/migrations" -mindepth 1 -maxdepth 1 -type d | wc -l)"
 proved "migrate ran once and exited 0; $applied of $migrations migrations recorded ($((migrations - old_migrations)) of them applied over the stack of 2026-11-26's $old_migrations)"
 
-ready=""
-for _ in $(seq 1 60); do
-  ready="$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)"
-  [ "$ready" = 200 ] && break
-  sleep 2
-done
-[ "$ready" = 200 ] || fail "GET /readyz answered $ready"
+wait_ready 60 "the API"
 for _ in $(seq 1 60); do
   [ "$(podman inspect --format '{{.State.Health.Status}}' "$(container_of api)")" = healthy ] && break
   sleep 2
@@ -388,7 +388,7 @@ old_kept="$(kits_state check "$old_key" "$work/old-state.json" 2>"$work/old-chec
   cat "$work/old-check.err"
   fail "the state of 2026-11-26 after the upgrade"
 }
-proved "upgraded: with the key of 2026-11-26, today's API answers its $old_kept (every old field and value of each record and list, each file byte for byte through today's presigned URLs)"
+proved "upgraded: with the key of 2026-11-26, today's API answers its $old_kept (every old field and value of each record and list item, each file byte for byte through today's presigned URLs)"
 
 # Start times: a stopped container started again, until it answers its health endpoint (the
 # worker's once its models are loaded).
@@ -777,10 +777,7 @@ compose up -d >"$work/up2.log" 2>&1 || {
   fail "compose up -d after down"
 }
 note_bridges
-for _ in $(seq 1 60); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)" = 200 ] && break
-  sleep 2
-done
+wait_ready 60 "the API after down + up"
 for id in "$sep1" "${batch[@]}" "$long" "$sep_node"; do
   client finish separation "$id" 10 "$work/again$id" >/dev/null || fail "separation $id after down + up"
 done
@@ -800,9 +797,8 @@ kits_state capture "$key" "$work/before-backup.json" "voice-blender/$blend" >"$w
   cat "$work/capture.log"
   fail "noting the state before the backup"
 }
-ffmpeg -v error -f lavfi -i "sine=frequency=220:duration=30" -f lavfi -i "anoisesrc=d=30:a=0.05" \
-  -filter_complex "[0][1]amix=inputs=2,aformat=channel_layouts=stereo" -ar 44100 -y "$work/mid.wav"
-running="$(client separate "$work/mid.wav")"
+# The 2-minute song: its separation is still running when the backup has been written.
+running="$(client separate "$work/long.wav")"
 for _ in $(seq 1 120); do
   [ -n "$(started_on "$running" "$project" worker)" ] && break
   sleep 0.5
@@ -838,10 +834,7 @@ compose up -d >"$work/up3.log" 2>&1 || {
   fail "compose up -d after the restore"
 }
 restore_s=$(($(date +%s) - t0))
-for _ in $(seq 1 60); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)" = 200 ] && break
-  sleep 2
-done
+wait_ready 60 "the API after the restore"
 kept="$(kits_state check "$key" "$work/before-backup.json" --no-lists 2>"$work/kept.err")" || {
   cat "$work/kept.err"
   fail "the state before the backup, after the restore"
@@ -853,11 +846,11 @@ old_kept="$(kits_state check "$old_key" "$work/old-state.json" 2>"$work/old-kept
 client get /separation-models | grep -q '"name":"compose-check"' || fail "the model put in the models volume is not back after the restore"
 client get /separation-models | grep -q '"name":"Test_Vocal"' || fail "the pulled model Test_Vocal is not back after the restore"
 client finish separation "$running" "$JOB_TIMEOUT_S" "$work/restored$running" >/dev/null || fail "separation $running, running at the backup, after the restore"
-check_outputs "$work/restored$running" 1323000 "vocals backing"
+check_outputs "$work/restored$running" 5292000 "vocals backing"
 sep_new="$(client separate "$work/song.wav")"
 [ "$sep_new" -gt "$running" ] || fail "a new separation after the restore got id $sep_new, not after $running"
 client finish separation "$sep_new" "$JOB_TIMEOUT_S" "$work/new$sep_new" >/dev/null || fail "a new separation after the restore"
-proved "down -v, backends up empty, restore, up ($restore_s s, $(grep -m1 -o 'Restored .*' "$work/restore.log" | cut -c1-120)): with the same keys, $kept; of 2026-11-26, $old_kept; the models volume's models listed; separation $running, running at the backup, ended success (1323000 samples); a new one ($sep_new) ran"
+proved "down -v, backends up empty, restore, up ($restore_s s, $(grep -m1 -o 'Restored .*' "$work/restore.log" | cut -c1-120)): with the same keys, $kept; of 2026-11-26, $old_kept; the models volume's models listed; separation $running, running at the backup, ended success (5292000 samples); a new one ($sep_new) ran"
 
 compose down -v -t 30 >/dev/null 2>&1 || fail "compose down -v"
 left="$(podman ps -aq --filter "label=com.docker.compose.project=$project")$(podman volume ls -q --filter "label=com.docker.compose.project=$project")"

@@ -200,10 +200,33 @@ export function assertKeeps(actual: unknown, old: unknown, where: string): void 
   assert.equal(actual, old, where);
 }
 
+type Listed = { data: { id: number; public?: boolean }[] };
+
 /**
- * The install still answers `state`: every record keeps every field and value, every list too
- * (unless `lists: false`: jobs have been added or have ended since), and every file is still named by
- * a record and served byte for byte. Returns the records as answered now.
+ * Every item of the old list is listed still, with every old field and value; what is listed besides
+ * may only be public models (a newer release ships more built-in voices): no job or caller's model.
+ */
+function assertListKept(actual: unknown, old: unknown, where: string): void {
+  const now = (actual as Listed).data;
+  const before = (old as Listed).data;
+  assert.ok(Array.isArray(now), `${where}: ${JSON.stringify(actual)} has no data list`);
+  for (const item of before) {
+    const same = now.find((listed) => listed.id === item.id);
+    assert.ok(same, `${where}: ${item.id} is no longer listed`);
+    assertKeeps(same, item, `${where} ${item.id}`);
+  }
+  const added = now.filter((listed) => !listed.public && !before.some((item) => item.id === listed.id));
+  assert.deepEqual(
+    added.map((listed) => listed.id),
+    [],
+    `${where}: listed now and not before`,
+  );
+}
+
+/**
+ * The install still answers `state`: every record keeps every field and value, every list its
+ * items (unless `lists: false`: jobs have been added or have ended since), and every file is still
+ * named by a record and served byte for byte. Returns the records as answered now.
  */
 export async function assertStateKept(
   session: KitsSession,
@@ -220,7 +243,7 @@ export async function assertStateKept(
   }
   if (options.lists !== false) {
     const lists = await listEverything(session);
-    for (const [where, old] of Object.entries(state.lists)) assertKeeps(lists[where], old, `GET /${where}`);
+    for (const [where, old] of Object.entries(state.lists)) assertListKept(lists[where], old, `GET /${where}`);
   }
   for (const [file, sum] of Object.entries(state.files)) {
     assert.ok(served.has(file), `${file} is still named by a record`);
