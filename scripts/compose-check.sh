@@ -13,9 +13,12 @@
 # (recipes: docker/standins/). A tag that already exists and is not a stand-in (a real image) is
 # used as it is and never removed.
 #
-# Then, as a user would: `compose up -d --build` (Mixdown's image from docker/Dockerfile), and it proves:
+# Then, as a user would: an install of 2026-11-26 (the image of that day's commit, built from `git
+# archive` of it, its own compose file, one job of every kind it had, their records and files noted),
+# then `compose up -d --build` over it (Mixdown's image from docker/Dockerfile), and it proves:
 #  1. the one-shot migrate ran (exit 0, every committed migration recorded); the API is healthy; the
-#     image's size and the API's and a worker's start times, against their targets (docs/running.md);
+#     old install's records, lists and files are answered as they were, with its key (the upgrade);
+#     the image's size and the API's and a worker's start times, against their targets (docs/running.md);
 #  2. `compose run --rm migrate mixdown keys create` prints a key;
 #  3. one job of every kind runs end to end, every output downloaded from this machine through the
 #     presigned URL the API returned (so S3_PUBLIC_ENDPOINT works from outside the containers): a
@@ -30,8 +33,11 @@
 #     workers scaled to 0, its worker runs a job;
 #  7. after `compose down` and `up`, the jobs, the uploaded voice model, a model put in the models
 #     volume and the key are still there, and the outputs still download;
-#  8. `compose down -v`; then nothing it made is left: containers, volumes, networks, and the images
-#     (KEEP_IMAGES=1 keeps the images; a later run reuses the stand-ins).
+#  8. backup (`run --rm -T migrate mixdown backup -`, the models volume through tar) while a job runs;
+#     `compose down -v`; the backends up empty, restore, `up -d`: every record, key and file of both
+#     callers is back, the models volume's models too, the running job ends success, a new job runs;
+#  9. `compose down -v`; then nothing it made is left: containers, volumes, networks, and the images
+#     (KEEP_IMAGES=1 keeps the images; a later run reuses the stand-ins and the old image).
 # Podman runs healthchecks from systemd timers; this machine has no systemd, so the check runs them
 # itself every few seconds (`podman healthcheck run`), as dockerd or those timers would.
 #
@@ -80,7 +86,8 @@ work="$(mktemp -d /var/tmp/mixdown-compose-check.XXXXXX)"
 podman images -aq --no-trunc >"$work/images-before"
 project="mxcheck$$"
 node_project="${project}node"
-tag=compose-check
+# CI's tag; a run beside another (a second checkout on the same machine) can take its own.
+tag="${COMPOSE_CHECK_TAG:-compose-check}"
 podman_pid=""
 ticker_pid=""
 mirror_pid=""
@@ -285,7 +292,65 @@ host_address="$(hostname -I | awk '{print $1}')"
 } >"$work/stack.env"
 base="http://localhost:$api_port/api/kits/v1"
 
-say "compose up -d --build (project $project; API on :$api_port, S3 on :$minio_port)"
+# --- An install of 2026-11-26, upgraded by today's `up -d --build` on its volumes --------------------
+# The image of the last commit of 2026-11-26 whose containers start, built from `git archive` of it:
+# from b74b7b9 (11:49 that day) until 6b9330e (2026-11-29) every container of the image died at
+# start with ERR_MODULE_NOT_FOUND (@mixdown/voice imported @mixdown/separation as a devDependency),
+# the embedded upgrade fixture's commit (91b37a2, the day's last) included. The stack is started
+# from that commit's own docker-compose.yml, one job of every kind it had run through its API and
+# their records and files noted (apps/cli/scripts/kits-state.ts); then today's compose file and
+# image take over the same project and volumes below, as `git pull && docker compose up -d --build`.
+old_commit=ff12f2cf073eacdb02e86dc23cb354af13ab2b29
+old_tag="$tag-2026-11-26"
+# Waits until the API's /readyz answers 200 (PostgreSQL, Redis and S3 reachable), $1 tries 2 s apart.
+wait_ready() {
+  local code=""
+  for _ in $(seq 1 "$1"); do
+    code="$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)"
+    [ "$code" = 200 ] && return 0
+    sleep 2
+  done
+  fail "$2: GET /readyz answered $code"
+}
+kits_state() { "$node_bin" "$repo/apps/cli/scripts/kits-state.ts" "$1" "http://localhost:$api_port" "${@:2}"; }
+git cat-file -e "$old_commit^{commit}" 2>/dev/null ||
+  fail "commit $old_commit (2026-11-26, the upgrade's starting point) is not in this clone (a shallow clone? git fetch --unshallow)"
+mkdir "$work/old"
+git archive "$old_commit" | tar -x -C "$work/old"
+sed "s/^MIXDOWN_TAG=.*/MIXDOWN_TAG=$old_tag/" "$work/stack.env" >"$work/old.env"
+old_compose() { docker-compose --env-file "$work/old.env" -p "$project" -f "$work/old/docker-compose.yml" "$@"; }
+say "the stack of 2026-11-26 (${old_commit:0:12}): building mixdown:$old_tag and starting it"
+t0=$(date +%s)
+old_compose build migrate >"$work/old-build.log" 2>&1 || {
+  tail -n 30 "$work/old-build.log"
+  fail "building mixdown:$old_tag from $old_commit"
+}
+built_images+=("mixdown:$old_tag")
+old_cached="$(grep -c -- '--> Using cache' "$work/old-build.log" || true)"
+old_build_s=$(($(date +%s) - t0))
+old_compose up -d >"$work/old-up.log" 2>&1 || {
+  tail -n 40 "$work/old-up.log"
+  fail "compose up -d of the stack of 2026-11-26"
+}
+note_bridges
+wait_ready 90 "the API of 2026-11-26"
+old_compose run --rm migrate node --import tsx apps/cli/src/main.ts keys create --name compose-check-2026-11-26 >"$work/old-key.txt" 2>"$work/old-key.err" || {
+  cat "$work/old-key.err"
+  fail "keys create in the stack of 2026-11-26"
+}
+old_key="$(tail -n1 "$work/old-key.txt")"
+[[ "$old_key" =~ ^mxd_[A-Za-z0-9_-]+$ ]] || fail "the stack of 2026-11-26 printed no key: $(tail -n3 "$work/old-key.txt")"
+# The fixture's inputs: a 1-second mixture, a spoken sentence (espeak-ng, in the image).
+ffmpeg -v error -f lavfi -i "sine=f=220:d=1" -f lavfi -i "sine=f=660:d=1" -filter_complex amix=inputs=2 -ac 1 -ar 16000 -y "$work/old-mix.wav"
+podman run --rm --entrypoint espeak-ng "mixdown:$old_tag" --stdout "Kept for a year." >"$work/old-speech.wav" ||
+  fail "espeak-ng in mixdown:$old_tag"
+old_jobs="$(kits_state make "$old_key" "$work/old-mix.wav" "$work/old-speech.wav" "$work/old-state.json" 2>"$work/old-jobs.err")" || {
+  cat "$work/old-jobs.err"
+  fail "jobs of every kind in the stack of 2026-11-26"
+}
+proved "the stack of 2026-11-26 (${old_commit:0:12}; its image built in $old_build_s s, $old_cached steps from the layer cache): one job of every kind then existing and a voice built from a recording, all success: $old_jobs"
+
+say "compose up -d --build over it, today's code (project $project; API on :$api_port, S3 on :$minio_port)"
 t0=$(date +%s)
 compose up -d --build >"$work/up.log" 2>&1 || {
   tail -n 40 "$work/up.log"
@@ -308,15 +373,10 @@ migrate_ctr="$(container_of migrate)"
 migrations="$(find prisma/migrations -mindepth 1 -maxdepth 1 -type d | wc -l)"
 applied="$(compose exec -T postgres psql -U mixdown -d mixdown -tAc 'select count(*) from _prisma_migrations where finished_at is not null')"
 [ "$applied" = "$migrations" ] || fail "$applied migrations recorded, $migrations committed"
-proved "migrate ran once and exited 0; $applied of $migrations migrations recorded"
+old_migrations="$(find "$work/old/prisma/migrations" -mindepth 1 -maxdepth 1 -type d | wc -l)"
+proved "migrate ran once and exited 0; $applied of $migrations migrations recorded ($((migrations - old_migrations)) of them applied over the stack of 2026-11-26's $old_migrations)"
 
-ready=""
-for _ in $(seq 1 60); do
-  ready="$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)"
-  [ "$ready" = 200 ] && break
-  sleep 2
-done
-[ "$ready" = 200 ] || fail "GET /readyz answered $ready"
+wait_ready 60 "the API"
 for _ in $(seq 1 60); do
   [ "$(podman inspect --format '{{.State.Health.Status}}' "$(container_of api)")" = healthy ] && break
   sleep 2
@@ -324,6 +384,11 @@ done
 [ "$(podman inspect --format '{{.State.Health.Status}}' "$(container_of api)")" = healthy ] || fail "the api container is not healthy"
 [ "$(podman exec "$(container_of api)" id -un)" = node ] || fail "the api does not run as node"
 proved "API healthy (container healthcheck), /readyz 200 (PostgreSQL, Redis, S3 reachable), running as user node"
+old_kept="$(kits_state check "$old_key" "$work/old-state.json" 2>"$work/old-check.err")" || {
+  cat "$work/old-check.err"
+  fail "the state of 2026-11-26 after the upgrade"
+}
+proved "upgraded: with the key of 2026-11-26, today's API answers its $old_kept (every old field and value of each record and list item, each file byte for byte through today's presigned URLs)"
 
 # Start times: a stopped container started again, until it answers its health endpoint (the
 # worker's once its models are loaded).
@@ -712,10 +777,7 @@ compose up -d >"$work/up2.log" 2>&1 || {
   fail "compose up -d after down"
 }
 note_bridges
-for _ in $(seq 1 60); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://localhost:$api_port/readyz" || true)" = 200 ] && break
-  sleep 2
-done
+wait_ready 60 "the API after down + up"
 for id in "$sep1" "${batch[@]}" "$long" "$sep_node"; do
   client finish separation "$id" 10 "$work/again$id" >/dev/null || fail "separation $id after down + up"
 done
@@ -726,6 +788,69 @@ client get /separation-models | grep -q '"name":"Test_Vocal"' || fail "the model
 sep_after="$(client separate "$work/song.wav")"
 client finish separation "$sep_after" "$JOB_TIMEOUT_S" "$work/after$sep_after" >/dev/null || fail "a separation after down + up"
 proved "compose down + up: jobs ${sep1}..${sep_node} and conversion $conv1 still success with downloadable outputs, voice model $voice_model, the models volume's compose-check model and the pulled Test_Vocal still listed, the key still works (separation $sep_after ran)"
+
+# --- Backup while a job runs; down -v; restore into the empty stack ----------------------------------
+# docs/running.md "Backups and upgrades", as a user types it: the database and the bucket through
+# `mixdown backup -` in the image, the models volume through tar; then every volume deleted, the
+# backends started empty, the two restored, the stack started.
+kits_state capture "$key" "$work/before-backup.json" "voice-blender/$blend" >"$work/capture.log" 2>&1 || {
+  cat "$work/capture.log"
+  fail "noting the state before the backup"
+}
+# The 2-minute song: its separation is still running when the backup has been written.
+running="$(client separate "$work/long.wav")"
+for _ in $(seq 1 120); do
+  [ -n "$(started_on "$running" "$project" worker)" ] && break
+  sleep 0.5
+done
+[ -n "$(started_on "$running" "$project" worker)" ] || fail "no worker started separation $running"
+t0=$(date +%s%N)
+compose run --rm -T migrate mixdown backup - >"$work/backup.tar" 2>"$work/backup.log" || {
+  tail -n 20 "$work/backup.log"
+  fail "compose run --rm -T migrate mixdown backup -"
+}
+backup_s="$(awk -v ns="$(($(date +%s%N) - t0))" 'BEGIN { printf "%.1f", ns / 1e9 }')"
+compose run --rm -T migrate tar -C /models -cf - . >"$work/models.tar" || fail "compose run --rm -T migrate tar -C /models -cf - ."
+state="$(client progress separation "$running")"
+[ "${state%% *}" = running ] || fail "separation $running ended before the backup was written ($state): it was meant to be running"
+totals="$(tar -xOf "$work/backup.tar" mixdown-backup-totals.json)" || fail "the backup has no totals (an incomplete archive)"
+proved "backup while separation $running ran (${state#* }% done): $(stat -c %s "$work/backup.tar" | awk '{printf "%.1f MB", $1/1e6}') in $backup_s s ($(tr -d '\n ' <<<"$totals" | cut -c1-160)); models volume $(stat -c %s "$work/models.tar" | awk '{printf "%.0f MB", $1/1e6}')"
+
+compose down -v -t 30 >"$work/down-v.log" 2>&1 || fail "compose down -v before the restore"
+[ -z "$(podman volume ls -q --filter "label=com.docker.compose.project=$project")" ] || fail "volumes left after compose down -v"
+t0=$(date +%s)
+compose up -d postgres redis create-bucket >"$work/up-backends.log" 2>&1 || {
+  tail -n 20 "$work/up-backends.log"
+  fail "compose up -d postgres redis create-bucket"
+}
+note_bridges
+compose run --rm -T migrate mixdown restore - <"$work/backup.tar" >"$work/restore.log" 2>&1 || {
+  tail -n 20 "$work/restore.log"
+  fail "compose run --rm -T migrate mixdown restore -"
+}
+compose run --rm -T migrate tar -C /models -xf - <"$work/models.tar" || fail "compose run --rm -T migrate tar -C /models -xf -"
+compose up -d >"$work/up3.log" 2>&1 || {
+  tail -n 20 "$work/up3.log"
+  fail "compose up -d after the restore"
+}
+restore_s=$(($(date +%s) - t0))
+wait_ready 60 "the API after the restore"
+kept="$(kits_state check "$key" "$work/before-backup.json" --no-lists 2>"$work/kept.err")" || {
+  cat "$work/kept.err"
+  fail "the state before the backup, after the restore"
+}
+old_kept="$(kits_state check "$old_key" "$work/old-state.json" 2>"$work/old-kept.err")" || {
+  cat "$work/old-kept.err"
+  fail "the state of 2026-11-26, after the restore"
+}
+client get /separation-models | grep -q '"name":"compose-check"' || fail "the model put in the models volume is not back after the restore"
+client get /separation-models | grep -q '"name":"Test_Vocal"' || fail "the pulled model Test_Vocal is not back after the restore"
+client finish separation "$running" "$JOB_TIMEOUT_S" "$work/restored$running" >/dev/null || fail "separation $running, running at the backup, after the restore"
+check_outputs "$work/restored$running" 5292000 "vocals backing"
+sep_new="$(client separate "$work/song.wav")"
+[ "$sep_new" -gt "$running" ] || fail "a new separation after the restore got id $sep_new, not after $running"
+client finish separation "$sep_new" "$JOB_TIMEOUT_S" "$work/new$sep_new" >/dev/null || fail "a new separation after the restore"
+proved "down -v, backends up empty, restore, up ($restore_s s, $(grep -m1 -o 'Restored .*' "$work/restore.log" | cut -c1-120)): with the same keys, $kept; of 2026-11-26, $old_kept; the models volume's models listed; separation $running, running at the backup, ended success (5292000 samples); a new one ($sep_new) ran"
 
 compose down -v -t 30 >/dev/null 2>&1 || fail "compose down -v"
 left="$(podman ps -aq --filter "label=com.docker.compose.project=$project")$(podman volume ls -q --filter "label=com.docker.compose.project=$project")"

@@ -4,18 +4,15 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { form, kits, listEverything, sha256Of, waitEnded, withoutSignatures, type KitsSession } from "../testing/kits-jobs.ts";
+import { assertStateKept, form, kits, waitEnded, type KitsSession, type KitsState } from "../testing/kits-jobs.ts";
 import { repoRoot, runCli } from "./run-cli.ts";
 import { type RunningUp, startUp } from "./run-up.ts";
 
 /** Made by apps/cli/scripts/make-upgrade-fixture.ts with the commit it names (its README says how). */
 const fixtureDir = path.join(repoRoot, "fixtures", "upgrade-2026-11-26");
-const expected = JSON.parse(readFileSync(path.join(fixtureDir, "expected.json"), "utf8")) as {
+const expected = JSON.parse(readFileSync(path.join(fixtureDir, "expected.json"), "utf8")) as KitsState & {
   commit: string;
   key: string;
-  records: Record<string, Record<string, unknown>>;
-  lists: Record<string, unknown>;
-  files: Record<string, string>;
 };
 
 const ups: RunningUp[] = [];
@@ -23,29 +20,6 @@ after(async () => {
   for (const up of ups) up.interrupt();
   await Promise.all(ups.map(async (up) => (await up.exited, await up.cleanUp())));
 });
-
-/** Every field the old API answered is answered today with the same value (fields added since aside). */
-function assertKeeps(actual: unknown, old: unknown, where: string): void {
-  if (old !== null && typeof old === "object") {
-    assert.ok(actual !== null && typeof actual === "object", `${where}: ${JSON.stringify(actual)} is not an object`);
-    if (Array.isArray(old)) {
-      assert.ok(Array.isArray(actual), `${where} is no longer a list`);
-      assert.equal(actual.length, old.length, `${where}: length`);
-    }
-    for (const [key, value] of Object.entries(old)) {
-      assertKeeps((actual as Record<string, unknown>)[key], value, `${where}.${key}`);
-    }
-    return;
-  }
-  assert.equal(actual, old, where);
-}
-
-/** Every URL in a record, by its path. */
-function urlsOf(value: unknown, into = new Map<string, string>()): Map<string, string> {
-  if (typeof value === "string" && /^https?:\/\//.test(value)) into.set(new URL(value).pathname, value);
-  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) urlsOf(v, into);
-  return into;
-}
 
 describe("an install of 2026-11-26 upgraded to this checkout", () => {
   test(
@@ -69,21 +43,7 @@ describe("an install of 2026-11-26 upgraded to this checkout", () => {
       await up.key;
       const session: KitsSession = { base: up.baseUrl, key: expected.key };
 
-      const current = new Map<string, Record<string, unknown>>();
-      for (const [where, old] of Object.entries(expected.records)) {
-        const record = await kits(session, "GET", `/${where}`);
-        current.set(where, record);
-        assertKeeps(withoutSignatures(record), old, where);
-      }
-      const lists = await listEverything(session);
-      for (const [where, old] of Object.entries(expected.lists)) assertKeeps(lists[where], old, `GET /${where}`);
-
-      const served = new Map<string, string>();
-      for (const record of current.values()) urlsOf(record, served);
-      for (const [file, sum] of Object.entries(expected.files)) {
-        assert.ok(served.has(file), `${file} is still named by a record`);
-        assert.equal(await sha256Of(served.get(file)!, session), sum, `${file} is served as it was stored`);
-      }
+      await assertStateKept(session, expected);
 
       const separation = await kits<{ id: number }>(session, "POST", "/vocal-separations", await form({
         inputFile: { file: path.join(repoRoot, "fixtures/real-files/flac-stream-8k-mono.flac") },

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { openAsBlob } from "node:fs";
@@ -147,4 +148,106 @@ export function writeSineMixture(file: string, seconds: number, channels = 2, ra
   const tone = (hz: number) => ["-f", "lavfi", "-i", `sine=f=${hz}:d=${seconds}`];
   const mixing = ["-filter_complex", "amix=inputs=2", "-ac", String(channels), "-ar", String(rate)];
   execFileSync("ffmpeg", ["-v", "error", ...tone(220), ...tone(660), ...mixing, file]);
+}
+
+/**
+ * What an install answered, to be compared with what it answers later (after an upgrade, or a backup
+ * restored elsewhere): records by their path (`vocal-separations/3`), with signatures cut; the
+ * lists; the sha256 of files, by the path of the URL that served them.
+ */
+export interface KitsState {
+  records: Record<string, Record<string, unknown>>;
+  lists: Record<string, unknown>;
+  files: Record<string, string>;
+}
+
+/** Every URL in a record, by its path. */
+export function urlsOf(value: unknown, into = new Map<string, string>()): Map<string, string> {
+  if (typeof value === "string" && /^https?:\/\//.test(value)) into.set(new URL(value).pathname, value);
+  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) urlsOf(v, into);
+  return into;
+}
+
+/**
+ * The state of these records (paths as `vocal-separations/3`), the lists, and the sha256 of every
+ * file the records name (each downloaded once).
+ */
+export async function captureState(session: KitsSession, paths: string[]): Promise<KitsState> {
+  const state: KitsState = { records: {}, lists: await listEverything(session), files: {} };
+  const urls = new Map<string, string>();
+  for (const where of paths) {
+    const record = await kits(session, "GET", `/${where}`);
+    state.records[where] = withoutSignatures(record);
+    urlsOf(record, urls);
+  }
+  for (const [file, url] of urls) state.files[file] = await sha256Of(url, session);
+  return state;
+}
+
+/** Every field the old answer had is answered now with the same value (fields added since aside). */
+export function assertKeeps(actual: unknown, old: unknown, where: string): void {
+  if (old !== null && typeof old === "object") {
+    assert.ok(actual !== null && typeof actual === "object", `${where}: ${JSON.stringify(actual)} is not an object`);
+    if (Array.isArray(old)) {
+      assert.ok(Array.isArray(actual), `${where} is no longer a list`);
+      assert.equal(actual.length, old.length, `${where}: length`);
+    }
+    for (const [key, value] of Object.entries(old)) {
+      assertKeeps((actual as Record<string, unknown>)[key], value, `${where}.${key}`);
+    }
+    return;
+  }
+  assert.equal(actual, old, where);
+}
+
+type Listed = { data: { id: number; public?: boolean }[] };
+
+/**
+ * Every item of the old list is listed still, with every old field and value; what is listed besides
+ * may only be public models (a newer release ships more built-in voices): no job or caller's model.
+ */
+function assertListKept(actual: unknown, old: unknown, where: string): void {
+  const now = (actual as Listed).data;
+  const before = (old as Listed).data;
+  assert.ok(Array.isArray(now), `${where}: ${JSON.stringify(actual)} has no data list`);
+  for (const item of before) {
+    const same = now.find((listed) => listed.id === item.id);
+    assert.ok(same, `${where}: ${item.id} is no longer listed`);
+    assertKeeps(same, item, `${where} ${item.id}`);
+  }
+  const added = now.filter((listed) => !listed.public && !before.some((item) => item.id === listed.id));
+  assert.deepEqual(
+    added.map((listed) => listed.id),
+    [],
+    `${where}: listed now and not before`,
+  );
+}
+
+/**
+ * The install still answers `state`: every record keeps every field and value, every list its
+ * items (unless `lists: false`: jobs have been added or have ended since), and every file is still
+ * named by a record and served byte for byte. Returns the records as answered now.
+ */
+export async function assertStateKept(
+  session: KitsSession,
+  state: KitsState,
+  options: { lists?: boolean } = {},
+): Promise<Map<string, Record<string, unknown>>> {
+  const current = new Map<string, Record<string, unknown>>();
+  const served = new Map<string, string>();
+  for (const [where, old] of Object.entries(state.records)) {
+    const record = await kits(session, "GET", `/${where}`);
+    current.set(where, record);
+    assertKeeps(withoutSignatures(record), old, where);
+    urlsOf(record, served);
+  }
+  if (options.lists !== false) {
+    const lists = await listEverything(session);
+    for (const [where, old] of Object.entries(state.lists)) assertListKept(lists[where], old, `GET /${where}`);
+  }
+  for (const [file, sum] of Object.entries(state.files)) {
+    assert.ok(served.has(file), `${file} is still named by a record`);
+    assert.equal(await sha256Of(served.get(file)!, session), sum, `${file} is served as it was stored`);
+  }
+  return current;
 }
