@@ -146,4 +146,46 @@ describe("audio analyses", () => {
       });
     }
   });
+
+  describe("analyze on separations", () => {
+    test("analyze=true is stored on the row and the record has `analysis: null` while it runs; absent: no key, as today", async () => {
+      const caller = await h.newCaller();
+      const send = (fields: Record<string, string>) => {
+        return (async () => {
+          const form = multipart(fields, [{ name: "inputFile", filename: "a.wav", content: await audio("wav") }]);
+          return h.app.inject({
+            method: "POST",
+            url: "/api/kits/v1/stem-splits",
+            headers: { ...form.headers, ...caller.auth },
+            payload: form.payload,
+          });
+        })();
+      };
+      const analysed = await send({ analyze: "true" });
+      assert.equal(analysed.statusCode, 200, analysed.body);
+      assert.equal(analysed.json().analysis, null);
+      assert.equal((await h.prisma.separationJob.findUnique({ where: { id: analysed.json().id } }))?.analyze, true);
+      for (const fields of [{}, { analyze: "false" }] as Array<Record<string, string>>) {
+        const plain = await send(fields);
+        assert.equal(plain.statusCode, 200, plain.body);
+        assert.equal("analysis" in plain.json(), false);
+        assert.equal((await h.prisma.separationJob.findUnique({ where: { id: plain.json().id } }))?.analyze, false);
+      }
+    });
+
+    test("analyze=maybe is a 422 naming the field, leaving nothing behind", async () => {
+      const caller = await h.newCaller();
+      const before = await footprint(h);
+      const form = multipart({ analyze: "maybe" }, [{ name: "inputFile", filename: "a.wav", content: await audio("wav") }]);
+      const res = await h.app.inject({
+        method: "POST",
+        url: "/api/kits/v1/vocal-separations",
+        headers: { ...form.headers, ...caller.auth },
+        payload: form.payload,
+      });
+      assert.equal(res.statusCode, 422, res.body);
+      assert.match(res.json().message, /analyze/);
+      await assertUnchanged(h, before);
+    });
+  });
 });

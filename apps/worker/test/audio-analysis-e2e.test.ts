@@ -11,7 +11,7 @@ describe("audio analyses through the API and the worker", () => {
   let dir: string;
   before(async () => {
     dir = await testFilesDir("audio-analysis-");
-    d = await startDeployment({ WORKER_QUEUES: "audio-analysis" });
+    d = await startDeployment({ WORKER_QUEUES: "audio-analysis,separation" });
   });
   after(async () => {
     await d?.stop();
@@ -24,7 +24,7 @@ describe("audio analyses through the API and the worker", () => {
     const mp3 = await makeAudio("piece.mp3", ["-i", wav, "-c:a", "libmp3lame", "-b:a", "192k"]);
     const res = await postForm(d, "audio-analyses", { inputFile: { path: mp3 } });
     assert.equal(res.status, 200, await res.clone().text());
-    const created = await res.json();
+    const created = (await res.json()) as { id: number };
     const job = await waitForEnd(d, `audio-analyses/${created.id}`);
     assert.equal(job.status, "success", job.errorMessage);
     assert.equal(job.progress, 100);
@@ -45,6 +45,38 @@ describe("audio analyses through the API and the worker", () => {
     assert.ok(usage && Math.abs(usage.seconds - 12) < 0.2);
   });
 
+  it("a stem split with analyze=true: the input and each stem analysed, in the stems' order; without it, no `analysis` key", async () => {
+    const wav = join(dir, "split.wav");
+    await writeFloatWav(wav, [chordPiece({ tonic: 9, minor: true, bpm: 96, seconds: 8, drums: true })], 44100);
+    const analysed = await postForm(d, "stem-splits", { inputFile: { path: wav }, analyze: "true" });
+    assert.equal(analysed.status, 200, await analysed.clone().text());
+    const created = (await analysed.json()) as { id: number; analysis: unknown };
+    assert.equal(created.analysis, null, "null while it runs");
+    const plain = (await (await postForm(d, "stem-splits", { inputFile: { path: wav } })).json()) as { id: number };
+
+    const job = await waitForEnd(d, `stem-splits/${created.id}`);
+    assert.equal(job.status, "success", job.errorMessage);
+    const { input, stems } = job.analysis;
+    assert.deepEqual({ key: input.key.key, scale: input.key.scale }, { key: "A", scale: "minor" });
+    assert.ok(Math.abs(input.tempo.bpm - 96) < 96 * 0.04, `tempo ${input.tempo.bpm}`);
+    assert.ok(Math.abs(input.durationSeconds - 8) < 0.05);
+    assert.deepEqual(
+      stems.map((s: { instrument: string }) => s.instrument),
+      job.stemFileUrls.map((s: { instrument: string }) => s.instrument),
+    );
+    for (const stem of stems) {
+      assert.ok(
+        Math.abs(stem.analysis.durationSeconds - 8) < 0.05,
+        `${stem.instrument} lasts ${stem.analysis.durationSeconds} s`,
+      );
+      assert.equal(typeof stem.analysis.loudness.loudnessRangeLu, "number");
+    }
+
+    const other = await waitForEnd(d, `stem-splits/${plain.id}`);
+    assert.equal(other.status, "success", other.errorMessage);
+    assert.equal("analysis" in other, false, "a Kits client's record is what it always was");
+  });
+
   it("digital silence: success with no key, no tempo and no integrated loudness", async () => {
     const silence = await makeAudio("silence.flac", [
       "-f",
@@ -58,7 +90,7 @@ describe("audio analyses through the API and the worker", () => {
     ]);
     const res = await postForm(d, "audio-analyses", { inputFile: { path: silence } });
     assert.equal(res.status, 200);
-    const job = await waitForEnd(d, `audio-analyses/${(await res.json()).id}`);
+    const job = await waitForEnd(d, `audio-analyses/${((await res.json()) as { id: number }).id}`);
     assert.equal(job.status, "success", job.errorMessage);
     assert.equal(job.analysis.key, null);
     assert.equal(job.analysis.tempo, null);

@@ -124,7 +124,7 @@ export interface paths {
         put?: never;
         /**
          * Create a stem split job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) and `ensemble` (the algorithm combining an ensemble's models, default avg_wave).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) `ensemble` (the algorithm combining an ensemble's models, default avg_wave) and `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`).
          */
         post: operations["createStemSplit"];
         delete?: never;
@@ -280,7 +280,7 @@ export interface paths {
         put?: never;
         /**
          * Create a vocal separation job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) and `ensemble` (the algorithm combining an ensemble's models, default avg_wave).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) `ensemble` (the algorithm combining an ensemble's models, default avg_wave) and `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`).
          */
         post: operations["createVocalSeparation"];
         delete?: never;
@@ -771,8 +771,19 @@ export interface components {
             };
             statusCode: number;
         };
+        /** @description Key, tempo and beats, loudness and duration of a separation's input and of each of its stems */
+        SeparationAnalysis: {
+            input: components["schemas"]["AudioAnalysis"];
+            /** @description Each stem of `stemFileUrls`, in its order */
+            stems: {
+                analysis: components["schemas"]["AudioAnalysis"];
+                /** @description The stem, as `stemFileUrls` names it */
+                instrument: string;
+            }[];
+        };
         /** @description A vocal separation or stem split job */
         SeparationJob: {
+            analysis?: components["schemas"]["SeparationAnalysis"] | null;
             backingAudioFileUrl: string | null;
             /**
              * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
@@ -1537,6 +1548,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
+                    /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
+                    analyze?: boolean;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -2289,6 +2302,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
+                    /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
+                    analyze?: boolean;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -3979,11 +3994,12 @@ export interface operations {
 
 export type ApiError = components["schemas"]["Error"];
 export type VoiceModel = components["schemas"]["VoiceModel"];
+export type AudioAnalysis = components["schemas"]["AudioAnalysis"];
+export type SeparationAnalysis = components["schemas"]["SeparationAnalysis"];
 export type SeparationJob = components["schemas"]["SeparationJob"];
 export type VoiceConversionJob = components["schemas"]["VoiceConversionJob"];
 export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
-export type AudioAnalysis = components["schemas"]["AudioAnalysis"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];

@@ -14,6 +14,7 @@ import type {
   AudioAnalysisJobRecord,
   AudioAnalysisResult,
   MissingVoiceAsset,
+  SeparationAnalysis,
   SeparationJobRecord,
   TtsJobRecord,
   VoiceBlendJobRecord,
@@ -128,6 +129,8 @@ export class RecordPresenter {
       // the record keeps the interface's one string: the names comma-separated, null for none yet
       model: row.models.length > 0 ? row.models.join(",") : null,
       ensemble: row.ensemble,
+      // only a job that asked for it has the key: Kits clients see the records they always saw
+      ...(row.analyze ? { analysis: (row.analysis as SeparationAnalysis | null) ?? null } : {}),
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),

@@ -31,3 +31,7 @@ CREATE INDEX "AudioAnalysisJob_inputsExpiredAt_jobEndTime_idx" ON "AudioAnalysis
 
 ALTER TABLE "AudioAnalysisJob" ADD CONSTRAINT "AudioAnalysisJob_callerId_fkey" FOREIGN KEY ("callerId") REFERENCES "Caller"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "AudioAnalysisJob" ADD CONSTRAINT "AudioAnalysisJob_apiKeyId_fkey" FOREIGN KEY ("apiKeyId") REFERENCES "ApiKey"("id") ON DELETE SET NULL ON UPDATE CASCADE;
+
+-- A separation's `analyze=true`: its input and each stem analysed after the separation.
+ALTER TABLE "SeparationJob" ADD COLUMN "analyze" BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE "SeparationJob" ADD COLUMN "analysis" JSONB;

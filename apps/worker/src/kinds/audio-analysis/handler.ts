@@ -4,7 +4,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
 import { checkInputLength } from "../../steps/input-length.ts";
 import type { WorkerKind } from "../context.ts";
-import { createAudioAnalysisPool, type AudioAnalysisPool } from "./protocol.ts";
+import type { AudioAnalysisPool } from "./protocol.ts";
 
 export interface AudioAnalysisJobDeps {
   storage: ObjectStorage;
@@ -34,10 +34,6 @@ export function audioAnalysisHandler(deps: AudioAnalysisJobDeps): JobHandler<"au
 }
 
 export const audioAnalysisKind: WorkerKind<"audio-analysis"> = {
-  start: ({ config, storage, pooled, idle }) =>
-    audioAnalysisHandler({
-      storage,
-      maxInputSeconds: config.MAX_SEPARATION_SECONDS,
-      pool: pooled(createAudioAnalysisPool(config.WORKER_CONCURRENCY_AUDIO_ANALYSIS, idle("audio analysis"))),
-    }),
+  start: ({ config, storage, audioAnalysisPool }) =>
+    audioAnalysisHandler({ storage, maxInputSeconds: config.MAX_SEPARATION_SECONDS, pool: audioAnalysisPool() }),
 };
