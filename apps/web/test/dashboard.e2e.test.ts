@@ -312,7 +312,8 @@ test(
       await page.getByRole("link", { name: "Jobs", exact: true }).click();
       await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 5);
+      await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 6);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
@@ -329,7 +330,8 @@ test(
       assert.deepEqual(counted("voice_conversion"), { kind: "voice_conversion", seconds: 3, jobs: 1 });
       assert.equal(counted("tts").jobs, 1);
       assert.ok(counted("tts").seconds > 1, `the spoken text counts its length (${counted("tts").seconds} s)`);
-      for (const kind of ["vocal_separation", "voice_conversion", "tts"]) {
+      assert.deepEqual(counted("audio_analysis"), { kind: "audio_analysis", seconds: 3, jobs: 1 });
+      for (const kind of ["vocal_separation", "voice_conversion", "tts", "audio_analysis"]) {
         const { seconds, jobs } = counted(kind);
         assert.deepEqual(await page.locator(`tr[data-kind="${kind}"] td`).allInnerTexts(), [
           `${seconds.toFixed(1)} s`,
