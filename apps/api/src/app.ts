@@ -35,7 +35,7 @@ import { JobCancels } from "./jobs/job-cancels.ts";
 import { JobSubmitter } from "./jobs/job-submitter.ts";
 import { ApiMetrics } from "./metrics/api-metrics.ts";
 import { StoredBytes } from "./metrics/stored-bytes.ts";
-import { documentedRoute, OPENAPI_SERVERS, OPENAPI_TAGS } from "./http/openapi-layout.ts";
+import { documentedObject, documentedRoute, OPENAPI_SERVERS, OPENAPI_TAGS } from "./http/openapi-layout.ts";
 import { installLingeringClose } from "./http/lingering-close.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 import { RateLimitRepository } from "./rate-limit/rate-limit-repository.ts";
@@ -223,6 +223,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
       },
     },
     transform: documentedRoute,
+    transformObject: documentedObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
     },

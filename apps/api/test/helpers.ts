@@ -22,6 +22,8 @@ export interface Harness {
   config: Config;
   app: App;
   prisma: PrismaClient;
+  /** What checks each answer against the served document (support/wire-check.ts). */
+  wire: WireCheck;
   /** A fresh caller with one key (with its own rate limits when given). */
   newCaller(
     name?: string,
@@ -48,6 +50,7 @@ export async function startHarness(storage: "s3" | "local", env: Record<string, 
       config,
       app,
       prisma,
+      wire,
       async newCaller(name = `caller-${randomUUID().slice(0, 8)}`, limits = {}) {
         const created = await keys.createApiKey({ name, ...limits });
         return {
@@ -63,6 +66,7 @@ export async function startHarness(storage: "s3" | "local", env: Record<string, 
       async stop() {
         await app.close();
         await stack.stop();
+        await wire.verify();
         assert.deepEqual(wire.problems, [], "answers that differ from the OpenAPI document");
       },
     };

@@ -8,6 +8,7 @@ import { IdempotentCreates } from "../src/idempotency/idempotent-creates.ts";
 import { startTestStack } from "@mixdown/devstack";
 import { buildApp } from "../src/index.ts";
 import { audio, footprint, multipart, type Harness } from "./helpers.ts";
+import { WireCheck } from "./support/wire-check.ts";
 
 // The app remembers resolved keys for a minute, as it does in production (5 s there): a create
 // whose caller is known goes on to store its upload before it first needs the database, which is
@@ -18,17 +19,23 @@ before(async () => {
   const stack = await startTestStack({ storage: "s3" });
   const config = loadConfig({ ...stack.env, LOG_LEVEL: "silent" });
   const app = await buildApp(config, { authCacheTtlMs: 60_000 });
+  // The 503s of an outage are checked against the document too.
+  const wire = new WireCheck();
+  wire.attach(app);
   await app.ready();
   h = {
     stack,
     config,
     app,
     prisma: app.ctx.prisma,
+    wire,
     newCaller: () => Promise.reject(new Error("unused")),
     createModel: () => Promise.reject(new Error("unused")),
     async stop() {
       await app.close();
       await stack.stop();
+      await wire.verify();
+      assert.deepEqual(wire.problems, [], "answers that differ from the OpenAPI document");
     },
   };
   const created = await new ApiKeyRepository(h.prisma).createApiKey({ name: "outages" });

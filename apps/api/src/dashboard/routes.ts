@@ -33,7 +33,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ signInCodes: Dashboard
         body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 200, description: "The code from the link" }) }),
         response: {
           200: Type.Object({ apiKey: Type.String({ description: "The API key to send as `Authorization: Bearer <key>`" }) }),
-          ...errorResponses(401, 422),
+          ...errorResponses(401, 422, 503),
         },
       },
     },

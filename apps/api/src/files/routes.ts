@@ -3,10 +3,15 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { contentTypeForKey, InvalidKeyError, verifyFileSignature, type LocalDiskStorage } from "@mixdown/storage";
 import { Type } from "typebox";
 import { ApiError, forbidden, notFound } from "../http/errors.ts";
-import { errorResponses } from "../http/schemas.ts";
+import { alwaysSent, errorResponses } from "../http/schemas.ts";
 
 /** A stored file's bytes, streamed as they are (typed as the stream the handler sends). */
 const FileBytes = Type.Unsafe<Readable>({ type: "string", format: "binary" });
+
+const AcceptRanges = alwaysSent(
+  Type.Literal("bytes", { description: "A single byte range may be asked for (`Range: bytes=<first>-<last>`)" }),
+);
+const ContentLength = alwaysSent(Type.Integer({ minimum: 0, description: "The bytes in this answer" }));
 
 /** `bytes=a-b`, `bytes=a-`, `bytes=-n` (one range) → inclusive [start, end], or "unsatisfiable". */
 export function parseRange(header: string, size: number): { start: number; end: number } | "unsatisfiable" | null {
@@ -48,9 +53,32 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ storage: LocalDiskStorage; 
         security: [],
         querystring: Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) }),
         response: {
-          200: { description: "The file", content: { "*/*": { schema: FileBytes } } },
-          206: { description: "The byte range asked for (Content-Range)", content: { "*/*": { schema: FileBytes } } },
-          ...errorResponses(403, 404, 416),
+          200: {
+            description: "The file",
+            headers: { "Accept-Ranges": AcceptRanges, "Content-Length": ContentLength },
+            content: { "*/*": { schema: FileBytes } },
+          },
+          206: {
+            description: "The byte range asked for",
+            headers: {
+              "Content-Range": alwaysSent(
+                Type.String({ pattern: "^bytes \\d+-\\d+/\\d+$", description: "`bytes <first>-<last>/<size>`" }),
+              ),
+              "Accept-Ranges": AcceptRanges,
+              "Content-Length": ContentLength,
+            },
+            content: { "*/*": { schema: FileBytes } },
+          },
+          ...errorResponses(403, 404),
+          416: {
+            description: "The range asked for is outside the file",
+            headers: {
+              "Content-Range": alwaysSent(
+                Type.String({ pattern: "^bytes \\*/\\d+$", description: "`bytes */<size>`: the file's size" }),
+              ),
+            },
+            content: { "application/json": { schema: Type.Ref("Error") } },
+          },
         },
       },
     },

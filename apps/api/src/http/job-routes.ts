@@ -4,7 +4,7 @@ import { listOf } from "@mixdown/records";
 import { Type } from "typebox";
 import { API_PREFIX } from "../app-context.ts";
 import { paginationMeta } from "./pagination.ts";
-import { bearerSecurity, cancelRouteSchema, errorResponses, IdParams, ListQuery, pageOf } from "./schemas.ts";
+import { bearerSecurity, cancelRouteSchema, errorResponses, IdParams, ListQuery, NoContent, pageOf } from "./schemas.ts";
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 
@@ -111,14 +111,14 @@ export function jobReadRoutes(
         security: bearerSecurity,
         params: IdParams,
         response: {
-          204: Type.Null({ description: "Deleted: no body" }),
+          204: NoContent("Deleted: no body"),
           ...errorResponses(...(route.deleteNote ? [401, 404, 409, 429, 503] : [401, 404, 429, 503])),
         },
       },
     },
     async (request, reply) => {
       await reads.delete(request.auth.caller.id, request.params.id);
-      return reply.code(204).send(null);
+      return reply.code(204).send();
     },
   );
 }

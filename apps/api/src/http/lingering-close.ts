@@ -11,7 +11,8 @@ import type { FastifyInstance } from "fastify";
  */
 export function installLingeringClose(app: FastifyInstance, options: { maxBytes: number; maxMs: number }): void {
   app.addHook("onSend", async (request, reply, payload) => {
-    if (reply.statusCode === 413 && !request.raw.complete && !request.raw.destroyed) {
+    // `readableEnded` too: a body that was all read (an injected request has no `complete`) has nothing left to drain.
+    if (reply.statusCode === 413 && !request.raw.complete && !request.raw.readableEnded && !request.raw.destroyed) {
       reply.header("connection", "close");
       await discardRest(request.raw, options.maxBytes, options.maxMs);
     }

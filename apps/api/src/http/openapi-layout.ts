@@ -1,4 +1,6 @@
+import type { SwaggerTransformObject } from "@fastify/swagger";
 import { Type } from "typebox";
+import { errorResponses, SENT_ON_EVERY_ANSWER } from "./schemas.ts";
 
 /**
  * The OpenAPI document's tags, declared and described in the order a reader meets them (every
@@ -34,10 +36,44 @@ export const OPENAPI_SERVERS = [{ url: "/", description: "The server serving thi
 
 /**
  * A route as the document shows it. Fastify's wildcard (`/files/*`) would become `/files/{*}`,
- * not a valid path template: it is documented as the path parameter `key` it is.
+ * not a valid path template: it is documented as the path parameter `key` it is. An operation that
+ * takes an API key declares the 503 (with `Retry-After`) it answers while the database is away:
+ * the key is looked up there (a key seen in the last few seconds aside), whatever the route does.
  */
 export function documentedRoute<S extends object | undefined>({ schema, url }: { schema: S; url: string }) {
-  if (!url.endsWith("/*") || !schema) return { schema, url };
+  const withOutage = takesApiKey(schema) ? { ...schema, response: { ...errorResponses(503), ...schema.response } } : schema;
+  if (!url.endsWith("/*") || !withOutage) return { schema: withOutage, url };
   const key = Type.String({ description: "The stored file's key, slashes included, as the record's URL has it" });
-  return { url: url.replace(/\*$/, ":key"), schema: { ...schema, params: Type.Object({ key }) } };
+  return { url: url.replace(/\*$/, ":key"), schema: { ...withOutage, params: Type.Object({ key }) } };
 }
+
+function takesApiKey(schema: object | undefined): schema is { security: object[]; response?: Record<number, unknown> } {
+  const security = (schema as { security?: unknown } | undefined)?.security;
+  return Array.isArray(security) && security.some((s) => typeof s === "object" && s !== null && "bearerAuth" in s);
+}
+
+type DocumentObject = {
+  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, ResponseHeader> }> }>>;
+};
+type ResponseHeader = { required?: boolean; schema?: Record<string, unknown> };
+
+/**
+ * The document as served: a response header marked `alwaysSent` (http/schemas.ts) becomes
+ * `required: true` on its header object, where OpenAPI keeps it (the route schemas can only carry
+ * the header's schema).
+ */
+export const documentedObject: SwaggerTransformObject = (document) => {
+  const object = "openapiObject" in document ? document.openapiObject : document.swaggerObject;
+  for (const operations of Object.values((object as DocumentObject).paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const header of Object.values(response.headers ?? {})) {
+          if (header.schema?.[SENT_ON_EVERY_ANSWER] !== true) continue;
+          delete header.schema[SENT_ON_EVERY_ANSWER];
+          header.required = true;
+        }
+      }
+    }
+  }
+  return object;
+};

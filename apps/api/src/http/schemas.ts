@@ -70,12 +70,81 @@ export function pageOf<Q extends { order?: "asc" | "desc"; page?: number; perPag
 
 const errorRef = Type.Ref("Error");
 
-/** Error responses for the OpenAPI document (every one has the `Error` shape). */
+/**
+ * Marks a response header that every answer of its status sends: the document's header object
+ * then says `required: true` (`documentedObject`, http/openapi-layout.ts, moves the mark there).
+ * A header without it is sent on some answers only (OpenAPI's default).
+ */
+export const SENT_ON_EVERY_ANSWER = "x-mixdown-sent-always";
+export const alwaysSent = <T extends TSchema>(schema: T): T => ({ ...schema, [SENT_ON_EVERY_ANSWER]: true });
+
+const retryAfter = alwaysSent(Type.Integer({ minimum: 1, description: "Seconds to wait before sending the request again" }));
+
+/** The headers of a rate-limited key's answers (rate-limit/rate-limit.ts). */
+const rateLimitHeaders = {
+  "X-RateLimit-Limit": Type.Integer({
+    minimum: 1,
+    description: "Requests a minute this key may send of this kind (reads or writes)",
+  }),
+  "X-RateLimit-Remaining": Type.Integer({ minimum: 0, description: "Requests left in the current minute" }),
+  "X-RateLimit-Reset": Type.Integer({ minimum: 1, description: "Seconds until the minute's count starts again" }),
+};
+
+/**
+ * An error response whose answer also carries `Retry-After` (seconds), as every 429 and 503 does
+ * (http/errors.ts, rate-limit, usage/quota.ts): a response object with its description and
+ * headers, the body the `Error` shape (Fastify serializes it as it does a bare `Error` ref).
+ */
+export function errorWithRetryAfter(description: string, headers: Record<string, TSchema> = {}): TSchema {
+  return Type.Unsafe({
+    description,
+    headers: { "Retry-After": retryAfter, ...headers },
+    content: { "application/json": { schema: errorRef } },
+  });
+}
+
+const RETRY_AFTER_ERRORS: Record<number, () => TSchema> = {
+  429: () =>
+    errorWithRetryAfter(
+      "Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again.",
+      rateLimitHeaders,
+    ),
+  503: () =>
+    errorWithRetryAfter(
+      "The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again.",
+    ),
+};
+
+/**
+ * A create's success: the record it made, or, for a repeat of an earlier request with the same
+ * `Idempotency-Key`, the record that request made, with `Idempotent-Replayed: true`.
+ */
+export function createdRecord(record: string): TSchema {
+  return Type.Unsafe({
+    description: `The ${record} created (or, for a repeat with the same Idempotency-Key, the one the first request created)`,
+    headers: {
+      "Idempotent-Replayed": Type.Literal("true", {
+        description: "Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created",
+      }),
+    },
+    content: { "application/json": { schema: Type.Ref(record) } },
+  });
+}
+
+/** Error responses for the OpenAPI document (every one has the `Error` shape; 429 and 503 `Retry-After` too). */
 export function errorResponses(...codes: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const code of codes) out[code] = errorRef;
+  for (const code of codes) {
+    out[code] = RETRY_AFTER_ERRORS[code]?.() ?? errorRef;
+  }
   return out;
 }
+
+/**
+ * A 204's schema: no body. Typed `void` so that the handler sends none (`reply.code(204).send()`):
+ * a `null` would be serialized as the four bytes `null` with a JSON Content-Type.
+ */
+export const NoContent = (description: string) => Type.Unsafe<void>({ type: "null", description });
 
 export const bearerSecurity = [{ bearerAuth: [] as string[] }];
 

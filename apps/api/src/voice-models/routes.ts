@@ -3,7 +3,18 @@ import { Type, type Static } from "typebox";
 import { MAX_WEBHOOK_URL_LENGTH, urlLengthProblem } from "@mixdown/webhooks";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { paginationMeta } from "../http/pagination.ts";
-import { bearerSecurity, CreateHeaders, errorResponses, IdParams, ListQuery, pageOf } from "../http/schemas.ts";
+import {
+  alwaysSent,
+  bearerSecurity,
+  CreateHeaders,
+  createdRecord,
+  errorResponses,
+  errorWithRetryAfter,
+  IdParams,
+  ListQuery,
+  NoContent,
+  pageOf,
+} from "../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
 import { acceptUrlencodedForms } from "../http/plain-form.ts";
 import { listOf } from "@mixdown/records";
@@ -112,7 +123,7 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
         body: form.body,
-        response: { 201: Type.Ref("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+        response: { 201: createdRecord("VoiceModel"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
@@ -165,7 +176,15 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
             "The URL a voice model record carries until the worker has rendered the media: 302 to a signed URL (or the owner's link) once it exists, 409 with Retry-After while it does not yet, 404 when it never will.",
           security: bearerSecurity,
           params: IdParams,
-          response: { 302: Type.Null({ description: "Location: the media's URL" }), ...errorResponses(401, 404, 409, 429) },
+          response: {
+            302: Type.Unsafe({
+              type: "null",
+              description: "The media's URL is in `Location`",
+              headers: { Location: alwaysSent(Type.String({ format: "uri", description: "The media's URL" })) },
+            }),
+            ...errorResponses(401, 404, 429),
+            409: errorWithRetryAfter("The media does not exist yet (the model is not ready, or the worker is rendering it)"),
+          },
         },
       },
       async (request, reply) =>
@@ -201,12 +220,12 @@ export const voiceModelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
           "Deletes one of the caller's own voice models for good: its files (model, index, cover, demo, the recording it was built from), the voice blender job that made it (cancelled first while running), and every ended voice conversion and text-to-speech job that used it, with their files: what was made in a voice goes with it, and a job record's `voiceModelId` always names a model. A blend that used it as an input keeps its own output model. Answers 204 with an empty body. 404 for a public (catalogue) model, another caller's, or one already deleted; 409 naming the jobs while a running job (conversion, text to speech, blend) uses it, or while the model is still being built. 503 with `Retry-After` while object storage cannot be reached: the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.",
         security: bearerSecurity,
         params: IdParams,
-        response: { 204: Type.Null({ description: "Deleted: no body" }), ...errorResponses(401, 404, 409, 429, 503) },
+        response: { 204: NoContent("Deleted: no body"), ...errorResponses(401, 404, 409, 429, 503) },
       },
     },
     async (request, reply) => {
       await ctx.models.delete(request.auth.caller.id, request.params.id);
-      return reply.code(204).send(null);
+      return reply.code(204).send();
     },
   );
 };

@@ -7,7 +7,7 @@ import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
 import { documentOnly } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { ENSEMBLE_ALGORITHMS } from "@mixdown/separation/installed-models";
@@ -98,7 +98,7 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
           consumes: ["multipart/form-data"],
           headers: CreateHeaders,
           body: form.body,
-          response: { 200: Type.Ref("SeparationJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+          response: { 200: createdRecord("SeparationJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
         },
         validatorCompiler: documentOnly,
       },

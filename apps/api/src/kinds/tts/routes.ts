@@ -6,7 +6,7 @@ import { acceptUrlencodedForms } from "../../http/plain-form.ts";
 import { describeFieldFailure, FormSchema } from "../../http/form-schema.ts";
 import { documentOnly } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
 import { jsonCreate, multipartCreate, type CreateRoute } from "../../idempotency/create-request.ts";
 import { jobOrigin, VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { resolve } from "node:path";
@@ -71,7 +71,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: TtsServic
         consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
         body: form.body,
-        response: { 201: Type.Ref("TtsJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+        response: { 201: createdRecord("TtsJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },

@@ -4,7 +4,7 @@ import type { AppContext } from "../../app-context.ts";
 import { acceptUrlencodedForms } from "../../http/plain-form.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
 import { badRequest, unprocessable } from "../../http/errors.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
 import { jsonCreate } from "../../idempotency/create-request.ts";
 import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { VoiceBlendJobRepository } from "@mixdown/db";
@@ -49,7 +49,7 @@ const voiceBlendRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Vo
         consumes: ["application/json", "application/x-www-form-urlencoded"],
         headers: CreateHeaders,
         body: BlendBody,
-        response: { 201: Type.Ref("VoiceBlendJob"), ...errorResponses(400, 401, 409, 413, 422, 429) },
+        response: { 201: createdRecord("VoiceBlendJob"), ...errorResponses(400, 401, 409, 413, 422, 429) },
       },
       preValidation: async (request) => {
         if (request.isMultipart() || typeof request.body !== "object" || request.body === null || Array.isArray(request.body)) {

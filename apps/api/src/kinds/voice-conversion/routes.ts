@@ -4,7 +4,7 @@ import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES } from "../../http/multipart-route.ts";
 import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
+import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
 import { multipartCreate } from "../../idempotency/create-request.ts";
 import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
 import { jobOrigin, VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
@@ -88,7 +88,7 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
         consumes: ["multipart/form-data"],
         headers: CreateHeaders,
         body: form.body,
-        response: { 201: Type.Ref("VoiceConversionJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+        response: { 201: createdRecord("VoiceConversionJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
