@@ -108,6 +108,8 @@ const separation = (path: string): JobKind => ({
 const jobKinds: Record<string, JobKind> = {
   VocalSeparation: separation("vocal-separations"),
   StemSplit: separation("stem-splits"),
+  // its upload follows a separation's rules
+  AudioAnalysis: separation("audio-analyses"),
   VoiceConversion: {
     path: `${KITS}/voice-conversions`,
     created: 201,
@@ -165,7 +167,7 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
           ? { method: "POST", url: k.path, headers: { "content-type": "application/json" }, payload: "{modelId1:" }
           : { method: "POST", url: k.path, headers: { "content-type": "text/plain" }, payload: "not a form" },
     };
-    if (kind === "VocalSeparation" || kind === "StemSplit") {
+    if (kind === "VocalSeparation" || kind === "StemSplit" || kind === "AudioAnalysis") {
       out[createId][413] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", oversized())]) });
       out[createId][415] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", notAudio())]) });
     } else if (kind === "VoiceConversion") {
@@ -193,7 +195,7 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
     out[`get${kind}`] = {
       200: async () => ({ method: "GET", url: `${k.path}/${(await made(await k.create(3), k.created)).id}` }),
     };
-    out[`list${kind}s`] = {
+    out[kind === "AudioAnalysis" ? "listAudioAnalyses" : `list${kind}s`] = {
       200: () => ({ method: "GET", url: `${k.path}?order=desc&page=1&perPage=5` }),
       422: () => ({ method: "GET", url: `${k.path}?perPage=0` }),
     };

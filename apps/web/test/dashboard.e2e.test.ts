@@ -175,7 +175,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 test(
-  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices and speaks a text, with no console errors",
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text and analyses the mixture's key, tempo and loudness, with no console errors",
   { timeout: 900_000 },
   () =>
     explain(async () => {
@@ -300,6 +300,23 @@ test(
       await page.getByText("spoken by espeak-ng in en-gb", { exact: false }).waitFor();
       await shot("tts");
 
+      // Audio analysis: the mixture's key, tempo and loudness on the job's page.
+      await page.goto(`${baseUrl}/#/new/audio-analyses`);
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByRole("button", { name: "Analyse it" }).click();
+      await waitForHash(/#\/jobs\/audio-analyses\/\d+$/);
+      await watchJob();
+      const facts = await page.getByRole("definition").allInnerTexts();
+      const terms = await page.getByRole("term").allInnerTexts();
+      assert.deepEqual(terms, ["Key", "Tempo", "Integrated loudness", "Loudness range", "True peak", "Duration"]);
+      assert.match(facts[0]!, /^(C|C#|D|Eb|E|F|F#|G|Ab|A|Bb|B) (major|minor) \(confidence 0\.\d\d\)$/);
+      assert.match(facts[1]!, /^(\d+\.\d BPM \(confidence \d\.\d\d of 5\.32\), \d+ beats|none found)$/);
+      assert.match(facts[2]!, /^-\d+\.\d LUFS$/);
+      assert.match(facts[3]!, /^\d+\.\d LU$/);
+      assert.match(facts[4]!, /^-?\d+\.\d dBTP$/);
+      assert.equal(facts[5], "3.00 s");
+      await shot("analysis");
+
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
       await shot("voices");
@@ -322,7 +339,8 @@ test(
       await page.getByRole("link", { name: "Jobs", exact: true }).click();
       await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 5);
+      await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 6);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
@@ -339,7 +357,8 @@ test(
       assert.deepEqual(counted("voice_conversion"), { kind: "voice_conversion", seconds: 3, jobs: 1 });
       assert.equal(counted("tts").jobs, 1);
       assert.ok(counted("tts").seconds > 1, `the spoken text counts its length (${counted("tts").seconds} s)`);
-      for (const kind of ["vocal_separation", "voice_conversion", "tts"]) {
+      assert.deepEqual(counted("audio_analysis"), { kind: "audio_analysis", seconds: 3, jobs: 1 });
+      for (const kind of ["vocal_separation", "voice_conversion", "tts", "audio_analysis"]) {
         const { seconds, jobs } = counted(kind);
         assert.deepEqual(await page.locator(`tr[data-kind="${kind}"] td`).allInnerTexts(), [
           `${seconds.toFixed(1)} s`,

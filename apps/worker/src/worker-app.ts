@@ -29,6 +29,7 @@ import type { ThreadPool, WorkerKindContext } from "./kinds/context.ts";
 import type { PoolOptions } from "./task-threads.ts";
 import { checkWorkerKinds, WORKER_KINDS } from "./kinds/index.ts";
 import { voiceConversionPoolFor, type VoiceConversionPool } from "./kinds/voice-conversion/protocol.ts";
+import { createAudioAnalysisPool, type AudioAnalysisPool } from "./kinds/audio-analysis/protocol.ts";
 import { VoiceModelFiles } from "./voice-model-files.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
@@ -108,6 +109,7 @@ export async function startWorkerApp(
     return pool;
   };
   let conversionPool: VoiceConversionPool | undefined;
+  let analysisPool: AudioAnalysisPool | undefined;
   // Idle threads go with their models after WORKER_MODEL_IDLE_SECONDS; the next job loads them again.
   const idle = (name: string, onLoad?: () => void): PoolOptions => ({
     idleMs: config.WORKER_MODEL_IDLE_SECONDS * 1000,
@@ -163,6 +165,14 @@ export async function startWorkerApp(
     pooled,
     idle,
     voiceConversionPool: () => (conversionPool ??= pooled(voiceConversionPoolFor(config, modelsDir, idle("voice conversion")))),
+    audioAnalysisPool: () =>
+      (analysisPool ??= pooled(
+        createAudioAnalysisPool(config.WORKER_CONCURRENCY_AUDIO_ANALYSIS, {
+          ...idle("audio analysis"),
+          // a separation worker that serves no analyses starts the threads only when a job asks (analyze=true)
+          startUnloaded: cold || !queues.includes("audio-analysis"),
+        }),
+      )),
   };
   // Each kind this worker serves, started side by side (a separation worker loads its models
   // meanwhile); a kind that cannot start stops the worker, with whatever the others started closed.

@@ -29,6 +29,8 @@ export interface PayloadByKind {
   "voice-blend": { jobId: number };
   /** Speaks a text with the base synthesizer, then converts it with a voice model (the TtsJob row holds the text). */
   tts: { jobId: number };
+  /** Finds an uploaded file's key, tempo and beats, loudness and duration (the AudioAnalysisJob row holds the upload). */
+  "audio-analysis": { jobId: number };
   /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
   "voice-model-media": { voiceModelId: number };
   /** Builds a native voice model from its stored reference recording; the VoiceModel row is the record. */
@@ -50,7 +52,8 @@ export type WebhookDeliveryPayload = PayloadByKind["webhook-delivery"];
 export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }[JobKind];
 
 /** The public record a kind's row is presented as (what GET answers and a webhook will carry). */
-export type JobRecordType = "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "voiceModel";
+export type JobRecordType =
+  "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "audioAnalysisJob" | "voiceModel";
 
 export interface JobKindEntry<K extends JobKind> {
   /** The row the entry works on: a job row, or a voice model for the kinds without a job table. */
@@ -120,6 +123,16 @@ export const JOB_CATALOGUE = {
     record: "ttsJob",
     rows: "job-table",
     gpu: true,
+  },
+  "audio-analysis": {
+    ...byJobId,
+    jobName: () => "audio-analysis",
+    concurrency: { setting: "WORKER_CONCURRENCY_AUDIO_ANALYSIS", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "audioAnalysisJob",
+    rows: "job-table",
+    // Essentia's WebAssembly and ffmpeg run on the CPU; a GPU node has nothing to add
+    gpu: false,
   },
   "voice-model-media": {
     ...byVoiceModelId,

@@ -8,6 +8,7 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "voice-conversion",
     "voice-blend",
     "tts",
+    "audio-analysis",
     "voice-model-media",
     "voice-model-build",
     "webhook-delivery",

@@ -1,4 +1,5 @@
 import type {
+  AudioAnalysisJob,
   SeparationJob,
   StoredStem,
   TtsJobWithModel,
@@ -10,7 +11,10 @@ import type { JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
+  AudioAnalysisJobRecord,
+  AudioAnalysisResult,
   MissingVoiceAsset,
+  SeparationAnalysis,
   SeparationJobRecord,
   TtsJobRecord,
   VoiceBlendJobRecord,
@@ -35,6 +39,7 @@ export interface RecordRows {
   voiceConversionJob: VoiceConversionJobWithModel;
   voiceBlendJob: VoiceBlendJob;
   ttsJob: TtsJobWithModel;
+  audioAnalysisJob: AudioAnalysisJob;
   voiceModel: VoiceModel;
 }
 /** A presenter per record type the catalogue names (`JobKindEntry.record`): a record type without one does not compile. */
@@ -124,6 +129,8 @@ export class RecordPresenter {
       // the record keeps the interface's one string: the names comma-separated, null for none yet
       model: row.models.length > 0 ? row.models.join(",") : null,
       ensemble: row.ensemble,
+      // only a job that asked for it has the key: Kits clients see the records they always saw
+      ...(row.analyze ? { analysis: (row.analysis as SeparationAnalysis | null) ?? null } : {}),
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),
@@ -218,6 +225,23 @@ export class RecordPresenter {
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),
+    };
+  }
+
+  audioAnalysisJob(row: AudioAnalysisJob): AudioAnalysisJobRecord {
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "analyze",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      inputFileName: row.inputFileName,
+      // written by the worker from `@mixdown/analysis`' AudioAnalysis, which has the record's shape
+      analysis: (row.analysis as AudioAnalysisResult | null) ?? null,
+      analyzer: row.analyzer,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
     };
   }
 

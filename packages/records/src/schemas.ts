@@ -26,6 +26,84 @@ const outputRetention = {
   }),
 };
 
+/** What an analysis found in one piece of audio: an audio analysis job's result, and (`analyze=true`) a separation's per stem. */
+export const AudioAnalysisResult = Type.Object(
+  {
+    durationSeconds: Type.Number({ description: "Seconds of audio analysed" }),
+    key: Nullable(
+      Type.Object(
+        {
+          key: Type.String({
+            description: "The tonic, as Essentia names it: C, C#, D, Eb, E, F, F#, G, Ab, A, Bb or B",
+            examples: ["F#"],
+          }),
+          scale: Type.Union([Type.Literal("major"), Type.Literal("minor")]),
+          confidence: Type.Number({
+            description:
+              "Essentia KeyExtractor's strength: the correlation of the audio's chroma (HPCP) with the key's profile, 0-1",
+          }),
+        },
+        { description: "The key, by Essentia's KeyExtractor (its defaults: the `bgate` profile); null for silence" },
+      ),
+    ),
+    tempo: Nullable(
+      Type.Object(
+        {
+          bpm: Type.Number({ description: "Beats per minute (40-208)" }),
+          confidence: Type.Number({
+            description:
+              "Essentia RhythmExtractor2013's (multifeature) confidence, 0-5.32: below 1.5 very low, 1.5-3.5 low to fair, above 3.5 excellent",
+          }),
+          beats: Type.Array(Type.Number(), { description: "The beat positions, seconds from the start" }),
+        },
+        {
+          description:
+            "The tempo and beat grid, by Essentia's RhythmExtractor2013 (multifeature beat tracker); null for silence or fewer than two beats",
+        },
+      ),
+    ),
+    loudness: Type.Object(
+      {
+        integratedLufs: Nullable(
+          Type.Number({
+            description:
+              "Integrated loudness (EBU R128 / ITU-R BS.1770-4), LUFS, to 0.1; null when nothing passes the -70 LUFS gate (silence)",
+          }),
+        ),
+        loudnessRangeLu: Type.Number({ description: "Loudness range (EBU Tech 3342), LU, to 0.1" }),
+        truePeakDbtp: Nullable(
+          Type.Number({ description: "True peak over the channels (BS.1770-4 Annex 2), dBTP, to 0.1; null for digital silence" }),
+        ),
+      },
+      { description: "Loudness, measured by ffmpeg's ebur128 filter on the audio as uploaded (its own rate and channels)" },
+    ),
+  },
+  { $id: "AudioAnalysis", description: "Key, tempo and beats, loudness and duration of a piece of audio" },
+);
+export type AudioAnalysisResult = Static<typeof AudioAnalysisResult>;
+
+/** A separation's analyses (`analyze=true`): the input's and each published stem's. */
+export const SeparationAnalysis = Type.Object(
+  {
+    input: Type.Ref("AudioAnalysis", { description: "The uploaded input's analysis" }),
+    stems: Type.Array(
+      Type.Object({
+        instrument: Type.String({ description: "The stem, as `stemFileUrls` names it" }),
+        analysis: Type.Ref("AudioAnalysis"),
+      }),
+      { description: "Each stem of `stemFileUrls`, in its order" },
+    ),
+  },
+  {
+    $id: "SeparationAnalysis",
+    description: "Key, tempo and beats, loudness and duration of a separation's input and of each of its stems",
+  },
+);
+export type SeparationAnalysis = {
+  input: AudioAnalysisResult;
+  stems: Array<{ instrument: string; analysis: AudioAnalysisResult }>;
+};
+
 export const SeparationJobRecord = Type.Object(
   {
     id: Type.Integer(),
@@ -51,12 +129,22 @@ export const SeparationJobRecord = Type.Object(
           "The algorithm combining an ensemble's models (`avg_wave`, `median_wave`, `min_mag`, `max_mag`, `avg_mag`, `uvr_max_spec`, `uvr_min_spec`) when `model` names several; null for one model",
       }),
     ),
+    analysis: Type.Optional(
+      Nullable(
+        Type.Ref("SeparationAnalysis", {
+          description:
+            "Mixdown, only on a job created with `analyze=true` (absent otherwise): the input's and each stem's key, tempo and beats, loudness and duration; null until the job succeeded",
+        }),
+      ),
+    ),
     ...jobExtras,
     ...outputRetention,
   },
   { $id: "SeparationJob", description: "A vocal separation or stem split job" },
 );
-export type SeparationJobRecord = Static<typeof SeparationJobRecord>;
+export type SeparationJobRecord = Omit<Static<typeof SeparationJobRecord>, "analysis"> & {
+  analysis?: SeparationAnalysis | null;
+};
 
 export const MissingVoiceAsset = Type.Object({
   asset: Type.Union([Type.Literal("contentvec"), Type.Literal("contentvec-v1"), Type.Literal("rmvpe")], {
@@ -194,13 +282,44 @@ export const VoiceBlendJobRecord = Type.Object(
 );
 export type VoiceBlendJobRecord = Static<typeof VoiceBlendJobRecord>;
 
+export const AudioAnalysisJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("analyze"),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    analysis: Nullable(Type.Ref("AudioAnalysis", { description: "What the analysis found; null until the job succeeded" })),
+    analyzer: Nullable(
+      Type.String({
+        description:
+          "What found key and tempo (`essentia.js <Essentia version>`) and loudness (`ffmpeg ebur128`); null until the job succeeded",
+      }),
+    ),
+    ...jobExtras,
+  },
+  {
+    $id: "AudioAnalysisJob",
+    description:
+      "An audio analysis job: an uploaded file's key and scale, tempo and beats (Essentia), loudness (EBU R128) and duration",
+  },
+);
+export type AudioAnalysisJobRecord = Omit<Static<typeof AudioAnalysisJobRecord>, "analysis"> & {
+  analysis: AudioAnalysisResult | null;
+};
+
 export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
 export const sharedRecordSchemas = [
   VoiceModelRecord,
+  AudioAnalysisResult,
+  SeparationAnalysis,
   SeparationJobRecord,
   VoiceConversionJobRecord,
   VoiceBlendJobRecord,
   TtsJobRecord,
+  AudioAnalysisJobRecord,
 ];

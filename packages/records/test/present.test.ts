@@ -12,6 +12,8 @@ import {
   API_PREFIX,
   formatTimestamp,
   RecordPresenter,
+  AudioAnalysisResult,
+  SeparationAnalysis,
   SeparationJobRecord,
   sharedRecordSchemas,
   TtsJobRecord,
@@ -58,7 +60,7 @@ const idOf = (schema: TObject) => (schema as { $id?: string }).$id;
 /** Asserts that `record` is what its schema documents: valid, and no field the schema does not name. */
 function assertDocumented(schema: TObject, record: unknown): void {
   // The job records refer to the voice model's schema by its $id, as the OpenAPI document does.
-  const context = { VoiceModel: VoiceModelRecord };
+  const context = { VoiceModel: VoiceModelRecord, AudioAnalysis: AudioAnalysisResult, SeparationAnalysis };
   const errors = [...Value.Errors(context, schema, record)].map((e) => `${e.instancePath} ${e.message}`);
   assert.deepEqual(errors, [], `${idOf(schema)} record does not validate`);
   const undocumented = Object.keys(record as object).filter((k) => !(k in schema.properties));
@@ -145,6 +147,8 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
     models: ["vocals"],
     ensemble: null,
     audioSeconds: 184.2,
+    analyze: false,
+    analysis: null,
     ...fields,
   };
 }
@@ -219,6 +223,22 @@ test("a finished separation's record validates, with each stored key's URL signe
   assert.equal(record.type, "separate");
   assert.equal(record.createdAt, "2026-11-22 09:41:07.123000 +00:00");
   assert.equal(record.jobEndTime, "2026-11-22 09:42:00.000000 +00:00");
+});
+
+test("a separation has `analysis` only when created with analyze=true: null until it succeeded, then the input's and each stem's", async () => {
+  assert.equal("analysis" in (await presenter.separationJob(separationRow())), false, "a Kits client's record is unchanged");
+  const waiting = await presenter.separationJob(separationRow({ analyze: true, analysis: null, status: "running" }));
+  assert.equal(waiting.analysis, null);
+  const one = {
+    durationSeconds: 184.2,
+    key: { key: "Eb", scale: "major", confidence: 0.8 },
+    tempo: { bpm: 92, confidence: 3.7, beats: [0.4, 1.05] },
+    loudness: { integratedLufs: -11.2, loudnessRangeLu: 6.1, truePeakDbtp: -0.4 },
+  };
+  const analysis = { input: one, stems: [{ instrument: "vocals", analysis: { ...one, tempo: null } }] };
+  const done = await presenter.separationJob(separationRow({ analyze: true, analysis }));
+  assertDocumented(SeparationJobRecord, done);
+  assert.deepEqual(done.analysis, analysis);
 });
 
 test("a separation's stored model list is the record's `model` as Kits clients read it: comma-joined, null for the setting's", async () => {
@@ -366,10 +386,13 @@ test("present() gives each record type's own record (what a webhook sends)", asy
 test("the shared schemas come in the OpenAPI document's order, the voice model first since the job records refer to it", () => {
   assert.deepEqual(sharedRecordSchemas.map(idOf), [
     "VoiceModel",
+    "AudioAnalysis",
+    "SeparationAnalysis",
     "SeparationJob",
     "VoiceConversionJob",
     "VoiceBlendJob",
     "TtsJob",
+    "AudioAnalysisJob",
   ]);
 });
 

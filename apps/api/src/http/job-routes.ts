@@ -40,6 +40,8 @@ export function jobReadRoutes(
      * changing one is a breaking change.
      */
     operation: string;
+    /** Jobs in the list's operation id, where adding an `s` is wrong (`AudioAnalyses`); default `<operation>s`. */
+    operations?: string;
     maxPerPage: number;
     /** what a cancel of this kind does besides (`cancelRouteSchema`'s note) */
     cancelNote?: string;
@@ -55,7 +57,7 @@ export function jobReadRoutes(
     {
       schema: {
         tags,
-        operationId: `list${operation}s`,
+        operationId: `list${route.operations ?? `${operation}s`}`,
         summary: `List the caller's ${noun} jobs`,
         description: `The caller's own ${noun} jobs, a page at a time in id (creation) order, with \`meta\` holding the total and the links of the pages around this one. Every query parameter is optional.`,
         security: bearerSecurity,

@@ -17,6 +17,10 @@ export const OPENAPI_TAGS = [
   { name: "Text to speech", description: "Speak a text in the voice of a voice model." },
   { name: "Voice blender", description: "Blend two to four voice models into a new one." },
   {
+    name: "Audio analyses",
+    description: "Find a song's key and scale, tempo and beats (Essentia) and loudness (EBU R128).",
+  },
+  {
     name: "Voice models",
     description: "The public catalogue of voice models and the caller's own: imports, uploads, their media.",
   },

@@ -1,4 +1,5 @@
 import type { JobTableKind } from "@mixdown/jobs";
+import { audioAnalysisApi } from "./audio-analysis/routes.ts";
 import type { ApiKind } from "./context.ts";
 import { separationApi } from "./separation/routes.ts";
 import { ttsApi } from "./tts/routes.ts";
@@ -19,4 +20,5 @@ export const API_KINDS: ApiKinds = {
   "voice-conversion": voiceConversionApi,
   "voice-blend": voiceBlendApi,
   tts: ttsApi,
+  "audio-analysis": audioAnalysisApi,
 };

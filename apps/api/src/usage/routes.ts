@@ -9,7 +9,7 @@ const Seconds = (description: string) => Type.Number({ minimum: 0, description }
 const KindUsage = Type.Object({
   kind: Type.Enum([...RECORD_KINDS], {
     type: "string",
-    description: "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`)",
+    description: "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)",
   }),
   seconds: Seconds("Seconds of audio its successful jobs processed"),
   jobs: Type.Integer({ minimum: 0, description: "Its successful jobs" }),

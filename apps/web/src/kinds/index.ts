@@ -1,5 +1,6 @@
 import type { JSX } from "preact";
 import type { JobKind, JobOf } from "../api.ts";
+import { audioAnalysis } from "./audio-analysis.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
 import { voiceBlend } from "./voice-blend.tsx";
@@ -22,6 +23,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   "voice-conversions": voiceConversion,
   tts,
   "voice-blender": voiceBlend,
+  "audio-analyses": audioAnalysis,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

@@ -11,6 +11,7 @@ const KIND_LABELS: Record<UsageKind, string> = {
   voice_conversion: "Voice conversions",
   voice_blend: "Voice blends",
   tts: "Text to speech",
+  audio_analysis: "Audio analyses",
 };
 
 /** "42.0 s", "12.5 min". */

@@ -10,6 +10,7 @@ import type { PoolOptions, TaskThreadPool } from "../task-threads.ts";
 import type { VoiceModelFiles } from "../voice-model-files.ts";
 import type { WorkerMetrics } from "../worker-metrics.ts";
 import type { VoiceConversionPool } from "./voice-conversion/protocol.ts";
+import type { AudioAnalysisPool } from "./audio-analysis/protocol.ts";
 
 export type ThreadPool = Pick<TaskThreadPool<unknown, unknown>, "ready" | "close" | "loaded">;
 
@@ -40,6 +41,8 @@ export interface WorkerKindContext {
   idle(name: string, onLoad?: () => void): PoolOptions;
   /** The conversion threads (and their loaded models) that conversions, TTS jobs and demo renders share, made on first use. */
   voiceConversionPool(): VoiceConversionPool;
+  /** The analysis threads that audio analyses and separations created with `analyze=true` share, made on first use. */
+  audioAnalysisPool(): AudioAnalysisPool;
 }
 
 /**

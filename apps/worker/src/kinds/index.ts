@@ -1,4 +1,5 @@
 import { JOB_KINDS, type JobKind } from "@mixdown/jobs";
+import { audioAnalysisKind } from "./audio-analysis/handler.ts";
 import type { WorkerKind } from "./context.ts";
 import { separationKind } from "./separation/handler.ts";
 import { ttsKind } from "./tts/handler.ts";
@@ -21,6 +22,7 @@ export const WORKER_KINDS: WorkerKinds = {
   "voice-conversion": voiceConversionKind,
   "voice-blend": voiceBlendKind,
   tts: ttsKind,
+  "audio-analysis": audioAnalysisKind,
   "voice-model-media": voiceModelMediaKind,
   "voice-model-build": voiceModelBuildKind,
   "webhook-delivery": webhookDeliveryKind,

@@ -44,6 +44,12 @@ const separationForm = (maxMb: number) =>
           "How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model",
       }),
     ),
+    analyze: Type.Optional(
+      Type.Boolean({
+        description:
+          "Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key",
+      }),
+    ),
   });
 
 /** A separation's create, as its form schema reads it. */
@@ -87,7 +93,7 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
           tags: [tag],
           operationId: `create${operation}`,
           summary: `Create a ${noun} job and queue it`,
-          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text fields \`webhookUrl\`, \`model\` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a ${noun}) and \`ensemble\` (the algorithm combining an ensemble's models, default avg_wave).`,
+          description: `Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB; optional text fields \`webhookUrl\`, \`model\` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a ${noun}) \`ensemble\` (the algorithm combining an ensemble's models, default avg_wave) and \`analyze\` (\`true\`: the input and each stem analysed too, in the record's \`analysis\`).`,
           security: bearerSecurity,
           consumes: ["multipart/form-data"],
           headers: CreateHeaders,

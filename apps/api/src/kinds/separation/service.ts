@@ -78,6 +78,7 @@ export class SeparationService {
             inputFileName: input.filename?.slice(0, 255) ?? null,
             models,
             ensemble,
+            analyze: form.analyze ?? false,
             audioSeconds: seconds,
           },
           db,

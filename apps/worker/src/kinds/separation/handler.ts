@@ -19,11 +19,13 @@ import {
 import { planSeparationJob, SeparationPlanError, type SeparationJobPlan } from "@mixdown/separation/job-plan";
 import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
 import type { Config } from "@mixdown/config";
+import type { AudioAnalysis } from "@mixdown/analysis";
 import type { Logger } from "pino";
 import type { JobContext, JobHandler } from "../../run-job.ts";
 import { UploadQueue } from "../../upload-queue.ts";
 import type { WorkerMetrics } from "../../worker-metrics.ts";
 import type { WorkerKind } from "../context.ts";
+import type { AudioAnalysisPool } from "../audio-analysis/protocol.ts";
 import { createSeparationPool, type SeparationModelProvider, type SeparationPool } from "./protocol.ts";
 
 export interface SeparationJobDeps {
@@ -42,6 +44,32 @@ export interface SeparationJobDeps {
   /** How a setting that names several models (an ensemble) combines them (SEPARATION_ENSEMBLE_*). */
   ensembles: { vocalSeparation: EnsembleAlgorithm; stemSplit: EnsembleAlgorithm };
   modelsDir: string;
+  /** The analysis threads, for jobs created with `analyze=true` (made on the first such job). */
+  analysisPool: () => AudioAnalysisPool;
+}
+
+/** The share of a job's progress its separation takes when the input and stems are analysed after it. */
+const SEPARATION_SHARE_WHEN_ANALYSED = 0.7;
+
+/**
+ * A separation's `analyze=true`: the input, then each published stem (its lossless file, as
+ * uploaded), analysed one after the other on the analysis threads; the record's `analysis`.
+ */
+async function analyseInputAndStems(
+  pool: AudioAnalysisPool,
+  inputPath: string,
+  stems: Array<{ instrument: string; path: string }>,
+  reportProgress: (fraction: number) => void,
+  signal: AbortSignal,
+): Promise<{ input: AudioAnalysis; stems: Array<{ instrument: string; analysis: AudioAnalysis }> }> {
+  const files = [{ instrument: "", path: inputPath }, ...stems];
+  const results: AudioAnalysis[] = [];
+  for (const [i, file] of files.entries()) {
+    const share = (f: number) =>
+      reportProgress(SEPARATION_SHARE_WHEN_ANALYSED + ((i + f) / files.length) * (0.99 - SEPARATION_SHARE_WHEN_ANALYSED));
+    results.push((await pool.run({ inputPath: file.path }, share, signal)).analysis);
+  }
+  return { input: results[0]!, stems: stems.map((s, i) => ({ instrument: s.instrument, analysis: results[i + 1]! })) };
 }
 
 /** The job's plan (see planSeparationJob), its problems as the job's failure. */
@@ -186,8 +214,13 @@ async function splitAfterwards(
  */
 export function separationHandler(deps: SeparationJobDeps): JobHandler<"separation"> {
   return {
-    async run(job) {
-      const { row, payload, rowId, workDir, log, reportProgress, signal } = job;
+    async run(context) {
+      const { row, payload, rowId, workDir, log, signal } = context;
+      // with analyses to run after it, the separation reports the first part of the job's progress
+      const reportProgress = row.analyze
+        ? (f: number) => context.reportProgress(f * SEPARATION_SHARE_WHEN_ANALYSED)
+        : context.reportProgress;
+      const job = { ...context, reportProgress };
       const { kind } = payload;
       const inputPath = join(workDir, "input");
       await deps.storage.downloadToFile(row.inputKey, inputPath);
@@ -259,10 +292,21 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         await uploads.settled();
         throw err;
       }
+      const analysis = row.analyze
+        ? await analyseInputAndStems(
+            deps.analysisPool(),
+            inputPath,
+            stemFiles.map(([instrument, f]) => ({ instrument, path: files.get(f)![lossless]! })),
+            context.reportProgress,
+            signal,
+          )
+        : undefined;
+      if (analysis) log.info({ stems: analysis.stems.length }, "analysed the input and the stems");
       return {
         ...storedKeys(stemFiles, pair, uploads),
         models: plan.models,
         ensemble: plan.ensemble?.algorithm ?? null,
+        ...(analysis ? { analysis: JSON.parse(JSON.stringify(analysis)) } : {}),
       } satisfies SeparationOutputs;
     },
     async discard({ payload, rowId }) {
@@ -337,7 +381,7 @@ export function splitHasOwnThread(setting: Config["SEPARATION_VOCAL_SPLIT_THREAD
 
 /** Checks the settings' models, loads them on the separation threads and says where they run. */
 export const separationKind: WorkerKind<"separation"> = {
-  async start({ config, logger, metrics, storage, modelsDir, output, pooled, idle }) {
+  async start({ config, logger, metrics, storage, modelsDir, output, pooled, idle, audioAnalysisPool }) {
     const { preload, vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
     if (vocalSplitOff)
       logger.warn({ reason: vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
@@ -374,6 +418,7 @@ export const separationKind: WorkerKind<"separation"> = {
       },
       ensembles: { vocalSeparation: config.SEPARATION_ENSEMBLE_VOCALS, stemSplit: config.SEPARATION_ENSEMBLE_STEMS },
       modelsDir,
+      analysisPool: audioAnalysisPool,
     });
   },
 };

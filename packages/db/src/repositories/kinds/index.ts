@@ -1,6 +1,7 @@
 import type { JobTableKind } from "@mixdown/jobs";
 import type { JobFiles } from "../job-files.ts";
 import type { JobTable, JobTableRows } from "../job-table.ts";
+import { audioAnalysisRows } from "./audio-analysis.ts";
 import { separationRows } from "./separation.ts";
 import { ttsRows } from "./tts.ts";
 import { voiceBlendRows } from "./voice-blend.ts";
@@ -16,6 +17,7 @@ export const JOB_TABLE_ROWS = {
   "voice-conversion": voiceConversionRows,
   "voice-blend": voiceBlendRows,
   tts: ttsRows,
+  "audio-analysis": audioAnalysisRows,
 } satisfies JobTableRowsByKind;
 
 /** The job table kinds whose rows keep files, with their files (the retention sweep's tables). */
@@ -67,3 +69,10 @@ export {
   type TtsJobWithModel,
   type TtsOutputs,
 } from "./tts.ts";
+export {
+  AudioAnalysisJobRepository,
+  audioAnalysisRows,
+  audioAnalysisStorage,
+  type AudioAnalysisOutput,
+  type NewAudioAnalysisJob,
+} from "./audio-analysis.ts";

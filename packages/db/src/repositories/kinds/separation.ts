@@ -22,6 +22,8 @@ export interface SeparationOutputs {
   models: string[];
   /** the ensemble's algorithm (null or absent: one model) */
   ensemble?: string | null;
+  /** With the row's `analyze`: the input's and each stem's analysis (`{ input, stems }`). */
+  analysis?: Prisma.InputJsonValue;
 }
 
 export interface NewSeparationJob {
@@ -34,6 +36,8 @@ export interface NewSeparationJob {
   models?: string[];
   /** The ensemble's algorithm when `models` names several. */
   ensemble?: string | null;
+  /** Whether the input and each stem are analysed after the separation (`analyze=true`). */
+  analyze?: boolean;
   /** The input's duration in seconds (what the job counts in its key's usage). */
   audioSeconds?: number | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */

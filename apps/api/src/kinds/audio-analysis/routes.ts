@@ -1,0 +1,92 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { AudioAnalysisJobRepository } from "@mixdown/db";
+import { Type, type Static } from "typebox";
+import type { AppContext } from "../../app-context.ts";
+import { FilePart, FormSchema } from "../../http/form-schema.ts";
+import { documentOnly } from "../../http/multipart-route.ts";
+import { jobReadRoutes } from "../../http/job-routes.ts";
+import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
+import { multipartCreate } from "../../idempotency/create-request.ts";
+import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import type { ApiKind } from "../context.ts";
+import { AudioAnalysisService } from "./service.ts";
+
+/** An audio analysis's create form: what the document shows and what a request is validated by. */
+const audioAnalysisForm = (maxMb: number) =>
+  Type.Object({
+    inputFile: FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB`),
+    webhookUrl: WebhookUrlField,
+  });
+
+/** An audio analysis's create, as its form schema reads it. */
+export type AudioAnalysisForm = Static<ReturnType<typeof audioAnalysisForm>>;
+
+/** `/audio-analyses`: create (multipart), list, fetch, cancel, delete. */
+const audioAnalysisRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: AudioAnalysisService }> = async (
+  app,
+  { ctx, service },
+) => {
+  const { config } = ctx;
+  const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
+  const tags = ["Audio analyses"];
+  const form = new FormSchema(audioAnalysisForm(maxMb), {
+    inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
+  });
+  app.post(
+    "/audio-analyses",
+    {
+      schema: {
+        tags,
+        operationId: "createAudioAnalysis",
+        summary: "Create an audio analysis job and queue it",
+        description: `Mixdown: finds the key and scale, tempo and beat positions (Essentia's KeyExtractor and RhythmExtractor2013), integrated loudness, loudness range and true peak (EBU R128 / ITU-R BS.1770-4, ffmpeg's ebur128 filter) and duration of a file. Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; optional text field \`webhookUrl\`. The record's \`analysis\` holds the result once the job succeeded.`,
+        security: bearerSecurity,
+        consumes: ["multipart/form-data"],
+        headers: CreateHeaders,
+        body: form.body,
+        response: { 200: Type.Ref("AudioAnalysisJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
+      },
+      validatorCompiler: documentOnly,
+    },
+    (request, reply) =>
+      multipartCreate(
+        ctx,
+        request,
+        reply,
+        { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: form.textFields },
+        {
+          resource: "audio_analysis",
+          jobKind: "audio_analysis",
+          status: 200,
+          current: (callerId, id) => service.get(callerId, id),
+        },
+        (received) =>
+          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
+      ),
+  );
+
+  jobReadRoutes(
+    app,
+    {
+      path: "audio-analyses",
+      tags,
+      noun: "audio analysis",
+      record: "AudioAnalysisJob",
+      operation: "AudioAnalysis",
+      operations: "AudioAnalyses",
+      maxPerPage: config.MAX_PER_PAGE,
+    },
+    service,
+  );
+};
+
+/** Audio analyses: key, tempo, loudness and duration of an uploaded file. */
+export const audioAnalysisApi: ApiKind<AudioAnalysisService> = {
+  service: ({ config, prisma, ...deps }) =>
+    new AudioAnalysisService({
+      ...deps,
+      analyses: new AudioAnalysisJobRepository(prisma),
+      maxSeconds: config.MAX_SEPARATION_SECONDS,
+    }),
+  routes: audioAnalysisRoutes,
+};
