@@ -72,11 +72,13 @@ const audioAnalysisRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service:
       tags,
       noun: "audio analysis",
       record: "AudioAnalysisJob",
+      recordKind: "audio_analysis",
       operation: "AudioAnalysis",
       operations: "AudioAnalyses",
       maxPerPage: config.MAX_PER_PAGE,
     },
     service,
+    ctx,
   );
 };
 
