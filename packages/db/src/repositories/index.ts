@@ -62,3 +62,8 @@ export {
   type QuotaState,
   type UsageMonth,
 } from "./usage.ts";
+export {
+  ModelInstallRepository,
+  modelInstallTable,
+  type ModelInstalled,
+} from "./model-installs.ts";
