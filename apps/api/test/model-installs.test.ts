@@ -85,7 +85,7 @@ describe("operator keys", () => {
       assert.equal(answer.statusCode, 403, answer.body);
       assert.match(
         answer.json().message,
-        /needs an operator key, and key mxd_\w+… is not one .*keys create --name NAME --operator/,
+        /needs an operator key, and key mxd_[\w-]+… is not one .*keys create --name NAME --operator/,
       );
     }
     assert.equal(await h.prisma.modelInstall.count(), 0);

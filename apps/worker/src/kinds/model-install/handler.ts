@@ -1,16 +1,15 @@
 import { resolve } from "node:path";
 import { JobFailure } from "@mixdown/jobs";
 import {
-  entrySize,
   installedEntries,
   readModelCatalogue,
   voiceAssetPaths,
   type ModelCatalogue,
   type VoiceAssetPaths,
 } from "@mixdown/model-catalogue";
-import { pullEntry, PullProblem, type PullContext } from "@mixdown/model-catalogue/pull";
 import type { JobHandler } from "../../run-job.ts";
 import type { WorkerKind } from "../context.ts";
+import { createModelInstallPool, type ModelInstallPool } from "./protocol.ts";
 
 export interface ModelInstallJobDeps {
   catalogue: ModelCatalogue;
@@ -19,14 +18,16 @@ export interface ModelInstallJobDeps {
   assets: VoiceAssetPaths;
   /** MIXDOWN_MODEL_MIRROR */
   mirror: string | undefined;
+  pool: ModelInstallPool;
 }
 
 /**
  * Installs a model catalogue entry exactly as `./mixdown.sh models pull NAME` does (the same
- * `pullEntry`: each file downloaded, resumed after a cut, checked against the sizes and hashes the
- * catalogue publishes, then installed by the family's importer), into this worker's MODELS_DIR.
- * Progress is the bytes downloaded (the row's 1..90), then the import; an entry installed
- * meanwhile (by a command, or an earlier attempt) succeeds without a download.
+ * `pullEntry`, in the install thread: each file downloaded, resumed after a cut, checked against
+ * the sizes and hashes the catalogue publishes, then installed by the family's importer) into this
+ * worker's MODELS_DIR. Progress is the bytes downloaded (the row's 1..90), then the import; an
+ * entry installed meanwhile (by a command, or an attempt cut short after its install) succeeds
+ * without a download.
  */
 export function modelInstallHandler(deps: ModelInstallJobDeps): JobHandler<"model-install"> {
   return {
@@ -35,31 +36,18 @@ export function modelInstallHandler(deps: ModelInstallJobDeps): JobHandler<"mode
       if (!entry) throw new JobFailure("permanent", `${row.name} is not in this worker's model catalogue`);
       if ((await installedEntries(deps.catalogue, deps.modelsDir, deps.assets)).has(entry.name))
         return { summary: `${entry.name} is installed already` };
-      const total = entrySize(entry);
-      const received = new Map<string, number>();
-      const ctx: PullContext = {
-        modelsDir: deps.modelsDir,
-        assets: deps.assets,
-        mirror: deps.mirror,
-        log: (line) => log.info({ model: entry.name }, line),
-        progress: (file) => ({
-          update(p) {
-            received.set(file, p.received);
-            const size = total ?? p.total;
-            if (size) reportProgress(Math.min(1, [...received.values()].reduce((a, b) => a + b, 0) / size));
-          },
-          stop: () => {},
-        }),
-        signal,
-      };
       try {
-        return { summary: await pullEntry(entry, ctx) };
+        const installed = await deps.pool.run(
+          { entry, modelsDir: deps.modelsDir, assets: deps.assets, mirror: deps.mirror },
+          reportProgress,
+          signal,
+        );
+        for (const line of installed.log) log.info({ model: entry.name }, line);
+        log.info({ model: entry.name }, installed.summary);
+        return { summary: installed.summary };
       } catch (err) {
-        if (signal.aborted) throw err;
-        // What `models pull` reports and exits 1 on: the same answer on every try (a hash that does
-        // not match, a 404, a file its importer refuses), after the download's own retries.
-        if (err instanceof PullProblem || (err as Error).name === "PitchImportError")
-          throw new JobFailure("permanent", `cannot install ${entry.name}: ${(err as Error).message}`);
+        if (err instanceof JobFailure && err.kind === "permanent")
+          throw new JobFailure("permanent", `cannot install ${entry.name}: ${err.message}`);
         throw err;
       }
     },
@@ -67,13 +55,14 @@ export function modelInstallHandler(deps: ModelInstallJobDeps): JobHandler<"mode
 }
 
 export const modelInstallKind: WorkerKind<"model-install"> = {
-  async start({ config, modelsDir }) {
+  async start({ config, modelsDir, pooled, idle }) {
     const dir = resolve(modelsDir);
     return modelInstallHandler({
       catalogue: await readModelCatalogue(config.MIXDOWN_MODEL_CATALOGUE || undefined),
       modelsDir: dir,
       assets: voiceAssetPaths(dir, config),
       mirror: config.MIXDOWN_MODEL_MIRROR || undefined,
+      pool: pooled(createModelInstallPool(idle("model install"))),
     });
   },
 };
