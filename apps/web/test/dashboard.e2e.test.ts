@@ -190,6 +190,15 @@ async function watchJob(): Promise<number[]> {
   }
 }
 
+/** A new key (an operator's when asked), and this browser signed in with it through a one-time code as `up` prints it. */
+async function signIn(name: string, options: { operator?: boolean } = {}): Promise<{ key: string; id: number; code: string }> {
+  const { key, id } = await new ApiKeyRepository(prisma).createApiKey({ name, operator: options.operator ?? false });
+  const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
+  await page.goto(`${baseUrl}/#/sign-in/${code}`);
+  await page.getByRole("heading", { name: "Jobs" }).waitFor();
+  return { key, id, code };
+}
+
 /** On a failure: what the page showed and said, next to the screenshots. */
 async function explain<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -212,11 +221,7 @@ test(
   () =>
     explain(async () => {
       const apiKeys = new ApiKeyRepository(prisma);
-      const { key, id } = await apiKeys.createApiKey({ name: "dashboard e2e" });
-      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
-
-      await page.goto(`${baseUrl}/#/sign-in/${code}`);
-      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const { key, id, code } = await signIn("dashboard e2e");
       assert.equal(await page.evaluate(() => localStorage.getItem("mixdown.apiKey")), key);
       assert.ok(!page.url().includes(code), "the used code is gone from the address bar");
 
@@ -376,12 +381,8 @@ test(
   { timeout: 300_000 },
   () =>
     explain(async () => {
-      const apiKeys = new ApiKeyRepository(prisma);
-      const { key, id } = await apiKeys.createApiKey({ name: "dashboard deletes" });
-      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
       await page.setViewportSize({ width: 1280, height: 900 });
-      await page.goto(`${baseUrl}/#/sign-in/${code}`);
-      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const { key } = await signIn("dashboard deletes");
       const api = (route: string, init: RequestInit = {}) =>
         fetch(`${baseUrl}/api/kits/v1${route}`, {
           ...init,
@@ -445,12 +446,8 @@ test(
   { timeout: 900_000 },
   () =>
     explain(async () => {
-      const apiKeys = new ApiKeyRepository(prisma);
-      const { key, id } = await apiKeys.createApiKey({ name: "dashboard operator", operator: true });
-      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
       await page.setViewportSize({ width: 1280, height: 900 });
-      await page.goto(`${baseUrl}/#/sign-in/${code}`);
-      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const { key, id } = await signIn("dashboard operator", { operator: true });
       const api = (route: string) =>
         fetch(`${baseUrl}/api/kits/v1${route}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json());
 
@@ -529,7 +526,7 @@ test(
       // Usage: an operator's page lists every caller's keys too.
       await page.getByRole("link", { name: "Usage", exact: true }).click();
       await page.getByRole("heading", { name: /^Every caller in \d{4}-\d{2}$/ }).waitFor();
-      const others = await apiKeys.listApiKeys();
+      const others = await new ApiKeyRepository(prisma).listApiKeys();
       for (const other of others) await page.locator(`tr[data-key="${other.id}"]`).waitFor();
       assert.match(await page.locator(`tr[data-key="${id}"]`).innerText(), /dashboard operator/);
       await shot("usage-operator");

@@ -119,7 +119,7 @@ function EveryKey({ keys, month }: { keys: KeyUsage[]; month: string }) {
     <>
       <h2>Every caller in {month}</h2>
       <p class="hint">
-        Your key is an operator key: these are all the keys of every caller, as `./mixdown.sh keys usage` lists them.
+        Your key is an operator key: these are all the keys of every caller, as <code>./mixdown.sh keys usage</code> lists them.
       </p>
       <table class="jobs usage every-key">
         <thead>

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { formData, type VoiceModel } from "@mixdown/kits-client";
 import { deleteVoiceModel, kits, listVoiceModels, unwrap } from "../api.ts";
 import { FileDrop } from "../components/FileDrop.tsx";
+import { UrlField } from "../components/form-parts.tsx";
 import { Cover, DemoButton } from "../components/VoicePicker.tsx";
 
 /** The public catalogue and the caller's own models (blend results among them), and the import form. */
@@ -154,27 +155,25 @@ function ImportForm({ onImported }: { onImported(): void }) {
       </label>
       {source === "modelUrl" ? (
         <>
-          <label>
-            Model link
-            <input
-              type="url"
-              name="modelUrl"
-              required
-              placeholder="https://huggingface.co/…/model.pth"
-              value={modelUrl}
-              onInput={(e) => setModelUrl(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Index link (optional: the model's <code>.index</code>, unless the zip holds it)
-            <input
-              type="url"
-              name="indexUrl"
-              placeholder="https://huggingface.co/…/added_IVF256_Flat_nprobe_1.index"
-              value={indexUrl}
-              onInput={(e) => setIndexUrl(e.currentTarget.value)}
-            />
-          </label>
+          <UrlField
+            label="Model link"
+            name="modelUrl"
+            required
+            placeholder="https://huggingface.co/…/model.pth"
+            value={modelUrl}
+            onChange={setModelUrl}
+          />
+          <UrlField
+            label={
+              <>
+                Index link (optional: the model's <code>.index</code>, unless the zip holds it)
+              </>
+            }
+            name="indexUrl"
+            placeholder="https://huggingface.co/…/added_IVF256_Flat_nprobe_1.index"
+            value={indexUrl}
+            onChange={setIndexUrl}
+          />
         </>
       ) : (
         <FileDrop
