@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { once } from "node:events";
+import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -17,10 +18,17 @@ import { startHarness, type Harness } from "./helpers.ts";
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 let h: Harness;
 let worker: ChildProcess;
+let workerEnv: NodeJS.ProcessEnv;
+const startWorker = () =>
+  spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "apps/worker/src/main.ts")], {
+    cwd: repoRoot,
+    env: workerEnv,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
 let scratch: string;
 let modelsDir: string;
 // At the top level: the mirror closes itself in an `after` of this file, not of a hook.
-const served = await mirror(files);
+const served = await mirror({ ...files, "/slow/Slow_Vocal.onnx": vocals }, { holdFirst: "/slow/Slow_Vocal.onnx" });
 const { seen } = served;
 let operator: { key: string; apiKeyId: number; auth: { authorization: string } };
 let plain: Awaited<ReturnType<Harness["newCaller"]>>;
@@ -36,15 +44,30 @@ before(async () => {
   bad.name = "Bad_Vocal";
   bad.files[0]!.sha256 = "ab".repeat(32);
   delete bad.files[0]!.uvrHash;
-  parsed.models.push(bad);
+  // One whose first download stalls after 1 MB (the mirror holds it): the worker is killed there.
+  const slow = structuredClone(parsed.models[0]!) as {
+    name: string;
+    importFile: string;
+    files: Array<{ name: string; url: string }>;
+  };
+  slow.name = "Slow_Vocal";
+  slow.importFile = "Slow_Vocal.onnx";
+  slow.files[0]!.name = "Slow_Vocal.onnx";
+  slow.files[0]!.url = "https://models.example.org/slow/Slow_Vocal.onnx";
+  parsed.models.push(bad, slow);
   await writeFile(list, JSON.stringify(parsed));
   const env = { MODELS_DIR: modelsDir, MIXDOWN_MODEL_CATALOGUE: list, MIXDOWN_MODEL_MIRROR: served.base };
   h = await startHarness("local", { ...env, RECONCILE_INTERVAL_SECONDS: "2", RECONCILE_GRACE_SECONDS: "5" });
-  worker = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "apps/worker/src/main.ts")], {
-    cwd: repoRoot,
-    env: { ...process.env, ...h.stack.env, ...env, LOG_LEVEL: "warn" },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  workerEnv = {
+    ...process.env,
+    ...h.stack.env,
+    ...env,
+    LOG_LEVEL: "warn",
+    // A killed worker's job is taken up again within seconds.
+    WORKER_LOCK_DURATION_MS: "5000",
+    WORKER_STALLED_INTERVAL_MS: "2000",
+  };
+  worker = startWorker();
   const created = await new ApiKeyRepository(h.prisma).createApiKey({ name: "operator", operator: true });
   operator = { key: created.key, apiKeyId: created.id, auth: { authorization: `Bearer ${created.key}` } };
   plain = await h.newCaller("plain");
@@ -192,5 +215,26 @@ describe("model installs", () => {
     assert.equal(retry.statusCode, 202);
     assert.notEqual(retry.json().id, started.json().id);
     await waitForEnd(retry.json().id);
+  });
+
+  test("a worker killed mid-download loses nothing: another takes the install up, resumes the download where it stopped, and it ends `success` once", async () => {
+    const started = await request("POST", "/model-installs", operator.auth, { name: "Slow_Vocal" });
+    assert.equal(started.statusCode, 202, started.body);
+    const partial = path.join(modelsDir, ".downloads", "Slow_Vocal", "Slow_Vocal.onnx.part");
+    const deadline = Date.now() + 120_000;
+    while ((await stat(partial).catch(() => null))?.size !== 1024 * 1024) {
+      assert.ok(Date.now() < deadline, "the download never reached 1 MB");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    worker.kill("SIGKILL");
+    await once(worker, "exit");
+    worker = startWorker();
+    const ended = await waitForEnd(started.json().id);
+    assert.equal(ended.status, "success", ended.errorMessage ?? "");
+    const requests = seen.filter((s) => s.path === "/slow/Slow_Vocal.onnx");
+    assert.equal(requests.length, 2, JSON.stringify(requests));
+    assert.equal(requests[1]!.range, `bytes=${1024 * 1024}-`, "the second worker resumed the partial download");
+    assert.deepEqual(await readFile(path.join(modelsDir, "Slow_Vocal.onnx")).then(sha), sha(vocals));
+    assert.equal(await h.prisma.modelInstall.count({ where: { name: "Slow_Vocal" } }), 1, "one install, not two");
   });
 });

@@ -17,12 +17,14 @@ export const vocals = await readFile(join(repoRoot, "models/vocals.onnx"));
 export const rmvpe = await readFile(join(repoRoot, "packages/voice/test/fixtures/rmvpe/rmvpe-random.onnx"));
 export const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 /**
- * The files a mirror serves, by path. `cutFirst` drops the first request for that path after 1 MB,
+ * The files a mirror serves, by path. `holdFirst` sends the first request for that path 1 MB and
+ * then nothing more, holding the connection open until the client goes (a download stalled, for a
+ * test that kills the downloading process). `cutFirst` drops the first request for that path after 1 MB,
  * once the client has written that much to `cutPartial` (so the cut falls exactly there).
  */
 export async function mirror(
   files: Record<string, Buffer>,
-  options: { cutFirst?: string; cutPartial?: string; noRange?: boolean } = {},
+  options: { cutFirst?: string; cutPartial?: string; noRange?: boolean; holdFirst?: string } = {},
 ) {
   const seen: { path: string; range?: string }[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -30,7 +32,13 @@ export async function mirror(
     seen.push({ path, ...(req.headers.range ? { range: req.headers.range } : {}) });
     const file = files[path];
     if (!file) return res.writeHead(404).end();
-    if (options.cutFirst === path && seen.filter((s) => s.path === path).length === 1) {
+    const first = seen.filter((s) => s.path === path).length === 1;
+    if (options.holdFirst === path && first) {
+      res.writeHead(200, { "Content-Length": file.length, ETag: '"1"' });
+      res.write(file.subarray(0, 1024 * 1024));
+      return;
+    }
+    if (options.cutFirst === path && first) {
       res.writeHead(200, { "Content-Length": file.length, ETag: '"1"' });
       res.write(file.subarray(0, 1024 * 1024));
       const deadline = Date.now() + 20_000;

@@ -62,7 +62,9 @@ export const modelInstallKind: WorkerKind<"model-install"> = {
       modelsDir: dir,
       assets: voiceAssetPaths(dir, config),
       mirror: config.MIXDOWN_MODEL_MIRROR || undefined,
-      pool: pooled(createModelInstallPool(idle("model install"))),
+      // Installs are rare: the thread starts with the first one and goes again once idle
+      // (WORKER_MODEL_IDLE_SECONDS), so a worker that installs nothing carries no thread for it.
+      pool: pooled(createModelInstallPool({ ...idle("model install"), startUnloaded: true })),
     });
   },
 };
