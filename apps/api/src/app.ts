@@ -49,6 +49,7 @@ import { JOB_TABLE_KINDS } from "@mixdown/jobs";
 import type { ApiKindDeps } from "./kinds/context.ts";
 import { API_KINDS } from "./kinds/index.ts";
 import { SeparationModelRecord } from "./kinds/separation/installed-models.ts";
+import { ModelInstallRecord } from "./model-catalogue/installs.ts";
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
 import { sweepStaleUploads } from "./uploads/receive-form.ts";
 import { UsageQuota } from "./usage/quota.ts";
@@ -240,6 +241,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
   app.addSchema(ErrorResponse);
   for (const schema of sharedRecordSchemas) app.addSchema(schema);
   app.addSchema(SeparationModelRecord);
+  app.addSchema(ModelInstallRecord);
   app.addSchema(CatalogueModelRecord);
   app.addSchema(UsageReport);
 
@@ -264,7 +266,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         const { routes, service } = API_KINDS[kind];
         await api.register(routes, { ctx, service: service(kindDeps) });
       }
-      await api.register(modelCatalogueRoutes, { ctx });
+      await api.register(modelCatalogueRoutes, { ctx, submitter });
       await api.register(voiceModelRoutes, { ctx });
       await api.register(usageRoutes, { usage });
       await api.register(callerEventRoutes, { hub: jobEvents, options: streamOptions(config) });

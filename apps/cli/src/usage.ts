@@ -5,6 +5,9 @@
 export const keysUsage = `./mixdown.sh keys create --name NAME [--caller ID]   create a key (printed once, on the last line)
     [--reads-per-minute N] [--writes-per-minute N]     its own rate limits (0 = unlimited; default: RATE_LIMIT_*_PER_MINUTE)
     [--quota-minutes N]                                its monthly quota of audio, in minutes (default: none)
+    [--operator]                                       an operator key: may also install catalogue models
+                                                       (POST /model-installs, the dashboard's Models page)
+                                                       and read every key's usage (GET /usage?all=true)
 ./mixdown.sh keys limits <id|prefix> [--reads-per-minute N|default] [--writes-per-minute N|default]
                                                      change a key's rate limits
 ./mixdown.sh keys quota <id|prefix> <N|none>         set or remove a key's monthly quota (minutes of audio)

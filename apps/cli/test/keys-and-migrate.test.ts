@@ -63,6 +63,20 @@ describe("mixdown keys", () => {
     assert.match(missing.stderr, /No key matches/);
   });
 
+  test("create --operator makes an operator key (list says so); a plain create does not", async () => {
+    const result = await runCli(["keys", "create", "--name", "admin", "--operator"], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^Created operator key \d+ /m);
+    const operator = await keys.findCallerByKey(lastLine(result.stdout));
+    assert.equal(operator?.operator, true);
+    const plain = await keys.findCallerByKey(lastLine((await runCli(["keys", "create", "--name", "plain"], env)).stdout));
+    assert.equal(plain?.operator, false);
+    const list = await runCli(["keys", "list"], env);
+    const row = (id: number) => list.stdout.split("\n").find((l) => l.startsWith(`${id} `))!;
+    assert.match(row(operator!.apiKeyId), /\s+operator$/);
+    assert.match(row(plain!.apiKeyId), /\s+-$/);
+  });
+
   test("create --caller adds a key to an existing caller", async () => {
     const first = await keys.createApiKey({ name: "team" });
     const result = await runCli(["keys", "create", "--name", "team laptop", "--caller", String(first.callerId)], env);
@@ -83,12 +97,15 @@ describe("mixdown keys", () => {
     const created = await keys.createApiKey({ name: "listed" });
     const result = await runCli(["keys", "list"], env);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN\s+QUOTA\/MONTH$/m);
+    assert.match(
+      result.stdout,
+      /^ID\s+PREFIX\s+NAME\s+CALLER\s+CREATED\s+STATUS\s+READS\/MIN\s+WRITES\/MIN\s+QUOTA\/MONTH\s+ROLE$/m,
+    );
     const row = result.stdout.split("\n").find((l) => l.startsWith(`${created.id} `));
     assert.ok(row, "the new key is listed");
     assert.match(
       row,
-      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default\\s+none$`),
+      new RegExp(`${created.prefix}…\\s+listed\\s+${created.callerId} \\(listed\\).*active\\s+default\\s+default\\s+none\\s+-$`),
     );
     assert.ok(!result.stdout.includes(created.key));
   });
@@ -106,8 +123,8 @@ describe("mixdown keys", () => {
     assert.deepEqual(batch?.rateLimits, { readsPerMinute: null, writesPerMinute: 0 });
     const list = await runCli(["keys", "list"], env);
     const row = (id: number) => list.stdout.split("\n").find((l) => l.startsWith(`${id} `));
-    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30\s+none$/);
-    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited\s+none$/);
+    assert.match(row(found!.apiKeyId)!, /active\s+600\s+30\s+none\s+-$/);
+    assert.match(row(batch!.apiKeyId)!, /active\s+default\s+unlimited\s+none\s+-$/);
   });
 
   test("create with a negative or non-numeric limit exits 2 naming the flag and creates nothing", async () => {
@@ -162,7 +179,7 @@ describe("mixdown keys", () => {
     const quotaOf = async () => (await prisma.apiKey.findUniqueOrThrow({ where: { id: found!.apiKeyId } })).monthlyQuotaMinutes;
     assert.equal(await quotaOf(), 90);
     const list = await runCli(["keys", "list"], env);
-    assert.match(list.stdout.split("\n").find((l) => l.startsWith(`${found!.apiKeyId} `)) ?? "", /90 min$/);
+    assert.match(list.stdout.split("\n").find((l) => l.startsWith(`${found!.apiKeyId} `)) ?? "", /90 min\s+-$/);
 
     const changed = await runCli(["keys", "quota", found!.keyPrefix, "30"], env);
     assert.equal(changed.code, 0, changed.stderr);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -17,6 +17,7 @@ import {
   type PrismaClient,
 } from "@mixdown/db";
 import { catalogueRows } from "@mixdown/voice/catalogue";
+import { catalogue as testCatalogue, files as mirrorFiles, mirror } from "@mixdown/model-catalogue/testing";
 import { freePort, startTestStack, stopChild, type TestStack } from "@mixdown/devstack";
 import { chromium, type Browser, type Page } from "playwright-core";
 
@@ -38,6 +39,15 @@ let page: Page;
 let baseUrl: string;
 let scratch: string;
 let song: string;
+/** The catalogue models' origins and the voice models' links, on this machine (MIXDOWN_MODEL_MIRROR, a link's host). */
+const fixture = (name: string) => fileURLToPath(new URL(`../../../packages/voice/test/fixtures/${name}`, import.meta.url));
+const served = await mirror({
+  ...mirrorFiles,
+  "/voices/singer.onnx": await readFile(fixture("rvc-pth/rvc-v2-48k.onnx")),
+  "/voices/singer.index": await readFile(fixture("rvc-index/ivf-flat-768.index")),
+});
+/** A copy of the repository's models: the operator's install adds one. */
+let modelsDir: string;
 const problems: string[] = [];
 /** The API calls the page made, for the failure report. */
 const calls: string[] = [];
@@ -53,11 +63,33 @@ before(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), "mixdown-web-e2e-"));
   await mkdir(shotsDir, { recursive: true });
   song = path.join(scratch, "mixture.wav");
-  const [started, port] = await Promise.all([startTestStack({ storage: "local" }), freePort(), makeMixture(song)]);
+  modelsDir = path.join(scratch, "models");
+  const [started, port] = await Promise.all([
+    startTestStack({ storage: "local" }),
+    freePort(),
+    makeMixture(song),
+    cp(path.join(repoRoot, "models"), modelsDir, { recursive: true }),
+  ]);
   stack = started;
   baseUrl = `http://127.0.0.1:${port}`;
+  // The published catalogue and one more entry, served by the local mirror, that an operator installs.
+  const published = JSON.parse(await readFile(path.join(repoRoot, "models/catalogue.json"), "utf8")) as { models: unknown[] };
+  const extra = JSON.parse(await readFile(await testCatalogue(scratch), "utf8")) as { models: Array<{ name: string }> };
+  published.models.push(extra.models.find((m) => m.name === "Test_Vocal")!);
+  const catalogueFile = path.join(scratch, "catalogue.json");
+  await writeFile(catalogueFile, JSON.stringify(published));
   // Local storage, as `mixdown up` runs it: signed file URLs on the page's own origin.
-  const env: Record<string, string> = { ...stack.env, PORT: String(port), PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: "warn" };
+  const env: Record<string, string> = {
+    ...stack.env,
+    PORT: String(port),
+    PUBLIC_BASE_URL: baseUrl,
+    LOG_LEVEL: "warn",
+    MODELS_DIR: modelsDir,
+    MIXDOWN_MODEL_CATALOGUE: catalogueFile,
+    MIXDOWN_MODEL_MIRROR: served.base,
+    // The voice model links point at this machine (a documentation network stands in for the denied ones).
+    WEBHOOK_DENIED_NETWORKS: "192.0.2.0/24",
+  };
   app = await buildApp(loadConfig(env), { webDir });
   await app.listen({ host: "127.0.0.1", port });
   prisma = createPrismaClient(env.DATABASE_URL);
@@ -158,6 +190,15 @@ async function watchJob(): Promise<number[]> {
   }
 }
 
+/** A new key (an operator's when asked), and this browser signed in with it through a one-time code as `up` prints it. */
+async function signIn(name: string, options: { operator?: boolean } = {}): Promise<{ key: string; id: number; code: string }> {
+  const { key, id } = await new ApiKeyRepository(prisma).createApiKey({ name, operator: options.operator ?? false });
+  const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
+  await page.goto(`${baseUrl}/#/sign-in/${code}`);
+  await page.getByRole("heading", { name: "Jobs" }).waitFor();
+  return { key, id, code };
+}
+
 /** On a failure: what the page showed and said, next to the screenshots. */
 async function explain<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -180,11 +221,7 @@ test(
   () =>
     explain(async () => {
       const apiKeys = new ApiKeyRepository(prisma);
-      const { key, id } = await apiKeys.createApiKey({ name: "dashboard e2e" });
-      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
-
-      await page.goto(`${baseUrl}/#/sign-in/${code}`);
-      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const { key, id, code } = await signIn("dashboard e2e");
       assert.equal(await page.evaluate(() => localStorage.getItem("mixdown.apiKey")), key);
       assert.ok(!page.url().includes(code), "the used code is gone from the address bar");
 
@@ -390,12 +427,8 @@ test(
   { timeout: 300_000 },
   () =>
     explain(async () => {
-      const apiKeys = new ApiKeyRepository(prisma);
-      const { key, id } = await apiKeys.createApiKey({ name: "dashboard deletes" });
-      const { code } = await new DashboardSignInRepository(prisma).issue({ apiKeyId: id, apiKey: key });
       await page.setViewportSize({ width: 1280, height: 900 });
-      await page.goto(`${baseUrl}/#/sign-in/${code}`);
-      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const { key } = await signIn("dashboard deletes");
       const api = (route: string, init: RequestInit = {}) =>
         fetch(`${baseUrl}/api/kits/v1${route}`, {
           ...init,
@@ -449,6 +482,100 @@ test(
       await page.getByText("Model to delete").waitFor({ state: "detached" });
       assert.equal((await api(`/voice-models/${second.outputModelId}`)).status, 404);
       assert.equal((await api(`/voice-blender/${second.id}`)).status, 404, "the blend that made it went with it");
+
+      assert.deepEqual(problems, []);
+    }),
+);
+
+test(
+  "an operator imports a voice model from its link with its index link, installs a catalogue model from the Models page watching its progress, separates with an ensemble of it and another model, and sees every caller's usage",
+  { timeout: 900_000 },
+  () =>
+    explain(async () => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const { key, id } = await signIn("dashboard operator", { operator: true });
+      const api = (route: string) =>
+        fetch(`${baseUrl}/api/kits/v1${route}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json());
+
+      // A voice model from a link, with its index's link: pending until the worker has fetched both, then ready.
+      await page.getByRole("link", { name: "Voice models" }).click();
+      await page.getByRole("heading", { name: "Voice models" }).waitFor();
+      await page.getByRole("radio", { name: /a link to the model/ }).check();
+      await page.locator('input[name="title"]').fill("Linked singer");
+      await page.locator('input[name="modelUrl"]').fill(`${served.base}/voices/singer.onnx`);
+      await page.locator('input[name="indexUrl"]').fill(`${served.base}/voices/singer.index`);
+      await page.getByRole("button", { name: "Import", exact: true }).click();
+      await page.getByText(/Importing “Linked singer” \(#\d+\) from its link/).waitFor();
+      const card = page.locator("li.model", { hasText: "Linked singer" });
+      await card.locator(".status.ready").waitFor({ timeout: 120_000 });
+      const linked = ((await api("/voice-models?myModels=true")).data as Array<{ id: number; title: string }>).find(
+        (m) => m.title === "Linked singer",
+      )!;
+      const row = await prisma.voiceModel.findUniqueOrThrow({ where: { id: linked.id } });
+      assert.equal(row.state, "ready");
+      assert.equal(
+        (row.metadata as { indexKey?: string }).indexKey,
+        `voice-models/${linked.id}/model.index`,
+        "its index came too",
+      );
+      assert.ok(served.seen.some((s) => s.path === "/voices/singer.index"));
+      await shot("voices-link");
+
+      // The Models page: an operator's Install, its progress polled until the model is installed.
+      await page.getByRole("link", { name: "Models", exact: true }).click();
+      const entry = page.locator('tr[data-model="Test_Vocal"]');
+      await entry.getByRole("button", { name: "Install Test_Vocal" }).click();
+      const progress: number[] = [];
+      const deadline = Date.now() + 240_000;
+      while ((await entry.locator("td").last().innerText()).trim() !== "yes") {
+        const value = await entry
+          .locator("progress")
+          .getAttribute("value", { timeout: 100 })
+          .catch(() => null);
+        if (value !== null) progress.push(Number(value));
+        assert.ok(Date.now() < deadline, `the install did not end within 240 s: ${await entry.innerText()}`);
+        await page.waitForTimeout(100);
+      }
+      assert.ok(progress.length > 0, "the install's progress was shown while it ran");
+      assert.ok(
+        progress.every((p, i) => p >= 0 && p <= 100 && (i === 0 || p >= progress[i - 1]!)),
+        `progress only goes up: ${progress.join(",")}`,
+      );
+      assert.ok(
+        served.seen.some((s) => s.path === "/uvr/Test_Vocal.onnx"),
+        "downloaded through the mirror",
+      );
+      const installs = (await api("/model-installs")).data as Array<{ name: string; status: string; summary: string }>;
+      assert.deepEqual(
+        installs.map((i) => [i.name, i.status]),
+        [["Test_Vocal", "success"]],
+      );
+      await shot("models-installed");
+
+      // A vocal separation by an ensemble of the default vocals model and the one just installed.
+      await page.getByRole("link", { name: "New job" }).click();
+      await page.locator('input[name="model"][value="vocals"]').check();
+      await page.locator('input[name="model"][value="Test_Vocal"]').check();
+      await page.locator('select[name="ensemble"]').selectOption("max_mag");
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByText(/Accepted: wav, webm, mp3 or flac; max \d+ MB/).waitFor();
+      await shot("ensemble-form");
+      await page.getByRole("button", { name: "Start vocal separation" }).click();
+      await waitForHash(/#\/jobs\/vocal-separations\/\d+$/);
+      await watchJob();
+      await page.getByText("Model: vocals,Test_Vocal (ensemble, max_mag).", { exact: false }).waitFor();
+      const jobId = Number(/(\d+)$/.exec(await page.evaluate(() => location.hash))![1]);
+      const job = await api(`/vocal-separations/${jobId}`);
+      assert.deepEqual([job.status, job.model, job.ensemble], ["success", "vocals,Test_Vocal", "max_mag"]);
+      await shot("ensemble");
+
+      // Usage: an operator's page lists every caller's keys too.
+      await page.getByRole("link", { name: "Usage", exact: true }).click();
+      await page.getByRole("heading", { name: /^Every caller in \d{4}-\d{2}$/ }).waitFor();
+      const others = await new ApiKeyRepository(prisma).listApiKeys();
+      for (const other of others) await page.locator(`tr[data-key="${other.id}"]`).waitFor();
+      assert.match(await page.locator(`tr[data-key="${id}"]`).innerText(), /dashboard operator/);
+      await shot("usage-operator");
 
       assert.deepEqual(problems, []);
     }),

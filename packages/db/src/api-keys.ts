@@ -36,6 +36,8 @@ export interface ApiKeySummary {
   rateLimits: KeyRateLimits;
   /** Monthly quota of audio in minutes; null: none. */
   monthlyQuotaMinutes: number | null;
+  /** May install catalogue models and read every key's usage. */
+  operator: boolean;
 }
 
 export interface AuthenticatedCaller {
@@ -43,6 +45,8 @@ export interface AuthenticatedCaller {
   apiKeyId: number;
   keyPrefix: string;
   rateLimits: KeyRateLimits;
+  /** An operator key: may install catalogue models and read every key's usage. */
+  operator: boolean;
 }
 
 export function hashApiKey(key: string): string {
@@ -55,10 +59,10 @@ export class ApiKeyRepository {
 
   /**
    * Creates a key for `callerId`, or for a new caller named `name` when none is given, with its
-   * own rate limits and monthly quota (minutes of audio) when given.
+   * own rate limits and monthly quota (minutes of audio) when given; `operator` makes an operator key.
    */
   async createApiKey(
-    input: { name: string; callerId?: number; monthlyQuotaMinutes?: number | null } & Partial<KeyRateLimits>,
+    input: { name: string; callerId?: number; monthlyQuotaMinutes?: number | null; operator?: boolean } & Partial<KeyRateLimits>,
   ): Promise<CreatedApiKey> {
     checkRateLimits(input);
     checkQuota(input.monthlyQuotaMinutes);
@@ -72,6 +76,7 @@ export class ApiKeyRepository {
         readsPerMinute: input.readsPerMinute ?? null,
         writesPerMinute: input.writesPerMinute ?? null,
         monthlyQuotaMinutes: input.monthlyQuotaMinutes ?? null,
+        operator: input.operator ?? false,
         caller: input.callerId === undefined ? { create: { name: input.name } } : { connect: { id: input.callerId } },
       },
     });
@@ -91,7 +96,13 @@ export class ApiKeyRepository {
     if (!key.startsWith(API_KEY_PREFIX)) return null;
     const row = await this.prisma.apiKey.findUnique({ where: { keyHash: hashApiKey(key) }, include: { caller: true } });
     if (!row || row.revokedAt) return null;
-    return { caller: row.caller, apiKeyId: row.id, keyPrefix: row.keyPrefix, rateLimits: rateLimitsOf(row) };
+    return {
+      caller: row.caller,
+      apiKeyId: row.id,
+      keyPrefix: row.keyPrefix,
+      rateLimits: rateLimitsOf(row),
+      operator: row.operator,
+    };
   }
 
   /**
@@ -199,6 +210,7 @@ function summarise(row: {
   readsPerMinute: number | null;
   writesPerMinute: number | null;
   monthlyQuotaMinutes: number | null;
+  operator: boolean;
 }): ApiKeySummary {
   return {
     id: row.id,
@@ -210,5 +222,6 @@ function summarise(row: {
     revokedAt: row.revokedAt,
     rateLimits: rateLimitsOf(row),
     monthlyQuotaMinutes: row.monthlyQuotaMinutes,
+    operator: row.operator,
   };
 }

@@ -37,6 +37,8 @@ export interface PayloadByKind {
   "voice-model-build": { voiceModelId: number };
   /** POSTs a job's end to its webhook URL; the WebhookDelivery row (the outbox) holds the rest. */
   "webhook-delivery": { deliveryId: number };
+  /** Downloads, verifies and installs a model catalogue entry into MODELS_DIR; the ModelInstall row holds the name. */
+  "model-install": { installId: number };
 }
 
 /** A kind of queued work. The name is also its BullMQ queue's name and its job ids' prefix. */
@@ -47,6 +49,7 @@ export type VoiceBlendPayload = PayloadByKind["voice-blend"];
 export type VoiceModelMediaPayload = PayloadByKind["voice-model-media"];
 export type VoiceModelBuildPayload = PayloadByKind["voice-model-build"];
 export type WebhookDeliveryPayload = PayloadByKind["webhook-delivery"];
+export type ModelInstallPayload = PayloadByKind["model-install"];
 
 /** A queue entry to be: one member per kind (a discriminated union on `queue`). */
 export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }[JobKind];
@@ -68,9 +71,10 @@ export interface JobKindEntry<K extends JobKind> {
   record: JobRecordType | null;
   /**
    * Where the row lives: a job table with `status`, a VoiceModel row whose state stands for the
-   * job's, or a WebhookDelivery row (delivered or given up = ended).
+   * job's, a WebhookDelivery row (delivered or given up = ended), or a ModelInstall row (an
+   * operator's install of a model catalogue entry: no caller owns it, no webhook or usage).
    */
-  rows: "job-table" | "voice-model" | "webhook-outbox";
+  rows: "job-table" | "voice-model" | "webhook-outbox" | "model-install";
   /**
    * Whether a GPU worker node takes it: the `gpu` group of WORKER_QUEUES (the compose files' GPU
    * workers run `GPU_WORKER_QUEUES=gpu`). True for the work that runs or merges models; a build
@@ -164,6 +168,19 @@ export const JOB_CATALOGUE = {
     retry: { attempts: 8, backoffDelayMs: 5_000 },
     record: null,
     rows: "webhook-outbox",
+    gpu: false,
+  },
+  "model-install": {
+    rowId: (p: { installId: number }) => p.installId,
+    jobName: () => "model-install",
+    // One download and conversion at a time: they share the disk and the network with the jobs.
+    concurrency: { fixed: 1 },
+    // A download cut short resumes from its verified partial file on the next try.
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: null,
+    rows: "model-install",
+    // Every worker shares MODELS_DIR in the layouts that install from the API (`up`, compose); the
+    // main worker takes it, as it takes a PyTorch conversion.
     gpu: false,
   },
 } as const satisfies { [K in JobKind]: JobKindEntry<K> };

@@ -49,7 +49,7 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
   };
   assert.deepEqual(
     JOB_KINDS.map((k) => concurrencyOf(k, settings)),
-    [3, 2, 5, 2, 6, 1, 1, 4],
+    [3, 2, 5, 2, 6, 1, 1, 4, 1],
   );
 });
 
@@ -70,6 +70,7 @@ test("the job table kinds and their record spellings are derived from the catalo
     "voice-model-media": "voice-model",
     "voice-model-build": "voice-model",
     "webhook-delivery": "webhook-outbox",
+    "model-install": "model-install",
   } as const;
   assert.deepEqual(JOB_TABLE_KINDS, jobTableKinds);
   assert.deepEqual(RECORD_KINDS, ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts", "audio_analysis"]);

@@ -12,6 +12,7 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "voice-model-media",
     "voice-model-build",
     "webhook-delivery",
+    "model-install",
   ]);
   assert.deepEqual(QUEUE_GROUPS.gpu, ["separation", "voice-conversion", "voice-blend", "tts", "voice-model-media"]);
 });

@@ -118,9 +118,53 @@ export interface paths {
         };
         /**
          * List the published models this server can install
-         * @description Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`).
+         * @description Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`); an operator key may install it with POST /model-installs instead, and sees the newest such install of each entry as `lastInstall`.
          */
         get: operations["listModelCatalogue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/model-installs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the model installs, newest last by default
+         * @description Every install asked for on this server, by whichever operator key, a page at a time in id order. Operator keys only (`keys create --operator`): any other key is answered 403.
+         */
+        get: operations["listModelInstalls"];
+        put?: never;
+        /**
+         * Install a model of the catalogue on the server
+         * @description Queues the install of a model catalogue entry: a worker downloads its files (through MIXDOWN_MODEL_MIRROR when set, resuming a cut download), checks each against the size and hashes the catalogue publishes, and installs it with its family's importer into MODELS_DIR, exactly as `./mixdown.sh models pull NAME` does. Answers 202 with the new install; while an install of the same name is running, 200 with that one (nothing new is queued). A name not in the catalogue is a 422 and one already installed a 409; neither queues anything. Poll `GET /model-installs/{id}` for its progress. Operator keys only (`keys create --operator`): any other key is answered 403.
+         */
+        post: operations["createModelInstall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/model-installs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a model install, with its status and progress
+         * @description Poll it until `status` is `success` (the model is then listed by GET /model-catalogue as installed, and a separation model by GET /separation-models) or `error` (`errorMessage` says why). Operator keys only (`keys create --operator`): any other key is answered 403.
+         */
+        get: operations["getModelInstall"];
         put?: never;
         post?: never;
         delete?: never;
@@ -333,8 +377,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling API key's usage and quota in a month
-         * @description Seconds of audio and successful jobs per job kind in one calendar month (UTC), for the API key the request is made with. A job counts once, when it succeeds, in the month it succeeded: a separation or conversion its input's duration, text to speech its spoken output's, a voice blend 0 seconds. Failed and cancelled jobs count nothing. `quota` is the key's monthly quota (minutes of audio) and what is left of it; a create that would go over it is answered 429.
+         * The calling API key's usage and quota in a month (an operator: every key's)
+         * @description Seconds of audio and successful jobs per job kind in one calendar month (UTC), for the API key the request is made with. A job counts once, when it succeeds, in the month it succeeded: a separation or conversion its input's duration, text to speech its spoken output's, a voice blend 0 seconds. Failed and cancelled jobs count nothing. `quota` is the key's monthly quota (minutes of audio) and what is left of it; a create that would go over it is answered 429. An operator key adds `all=true` for every API key's usage in the month (`keys`), every caller's.
          */
         get: operations["getUsage"];
         put?: never;
@@ -866,6 +910,8 @@ export interface components {
             installed: boolean;
             /** @description `separation`: a separation model; `voice-asset`: what RVC voice models need (ContentVec, RMVPE); `tts-voice`: a Piper voice text to speech speaks with (installed in TTS_PIPER_DIR) */
             kind: "separation" | "voice-asset" | "tts-voice";
+            /** @description For an operator key: the newest install of it asked for through the API (POST /model-installs), running or ended; null otherwise */
+            lastInstall: components["schemas"]["ModelInstall"] | null;
             licence: string;
             /** @description What `./mixdown.sh models pull` takes; once installed, what a separation's `model` names */
             name: string;
@@ -910,6 +956,25 @@ export interface components {
                 usedSeconds: number;
             };
             statusCode: number;
+        };
+        /** @description An install of a model catalogue entry, run by a worker exactly as `./mixdown.sh models pull NAME` runs it: downloaded, checked against the catalogue's sizes and hashes, installed in MODELS_DIR */
+        ModelInstall: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            jobEndTime: string | null;
+            jobStartTime: string | null;
+            /** @description The model catalogue entry being installed */
+            name: string;
+            /** @description Percent: the files' bytes downloaded and verified (to 90), then the install (100 at `success`) */
+            progress: number;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            summary: string | null;
         };
         /** @description Key, tempo and beats, loudness and duration of a separation's input and of each of its stems */
         SeparationAnalysis: {
@@ -1025,6 +1090,8 @@ export interface components {
             /** @description The key the request was made with: usage and quota are per key */
             apiKey: {
                 id: number;
+                /** @description Whether it is an operator key (`keys create --operator`): it may ask for `all=true` and install models */
+                operator: boolean;
                 /** @description The key's first characters, as `keys list` shows them */
                 prefix: string;
             };
@@ -1033,6 +1100,35 @@ export interface components {
              * @description The month's first instant (UTC)
              */
             from: string;
+            /** @description With `all=true` (operator keys only): every API key's usage in the month, every caller's keys, revoked ones too, oldest key first */
+            keys?: {
+                apiKeyId: number;
+                callerId: number;
+                callerName: string;
+                /** @description Successful jobs of every kind */
+                jobs: number;
+                kinds: {
+                    /** @description Its successful jobs */
+                    jobs: number;
+                    /**
+                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
+                     * @enum {string}
+                     */
+                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis";
+                    /** @description Seconds of audio its successful jobs processed */
+                    seconds: number;
+                }[];
+                /** @description Its monthly quota; null: none */
+                monthlyQuotaMinutes: number | null;
+                /** @description The key's name (`keys create --name`) */
+                name: string;
+                /** @description The key's first characters */
+                prefix: string;
+                /** @description Whether the key is revoked (its past usage still counts) */
+                revoked: boolean;
+                /** @description Seconds of audio of every kind */
+                seconds: number;
+            }[];
             /** @description Every job kind, those without a job at 0 */
             kinds: {
                 /** @description Its successful jobs */
@@ -1769,12 +1865,305 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Whether the calling key may install these models (POST /model-installs): an operator key */
+                        canInstall: boolean;
                         data: components["schemas"]["CatalogueModel"][];
                     };
                 };
             };
             /** @description Every error response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listModelInstalls: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ModelInstall"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createModelInstall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A model catalogue entry's name (GET /model-catalogue) */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An install of a model catalogue entry, run by a worker exactly as `./mixdown.sh models pull NAME` runs it: downloaded, checked against the catalogue's sizes and hashes, installed in MODELS_DIR */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelInstall"];
+                };
+            };
+            /** @description An install of a model catalogue entry, run by a worker exactly as `./mixdown.sh models pull NAME` runs it: downloaded, checked against the catalogue's sizes and hashes, installed in MODELS_DIR */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelInstall"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getModelInstall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An install of a model catalogue entry, run by a worker exactly as `./mixdown.sh models pull NAME` runs it: downloaded, checked against the catalogue's sizes and hashes, installed in MODELS_DIR */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelInstall"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2912,6 +3301,8 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
+                /** @description true: also every API key's usage in the month (`keys`), every caller's; operator keys only (`keys create --operator`), any other key is answered 403 */
+                all?: boolean;
                 /** @description The calendar month (UTC) as `YYYY-MM`; default: the current month */
                 month?: string;
             };
@@ -2932,6 +3323,15 @@ export interface operations {
             };
             /** @description Every error response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5397,5 +5797,6 @@ export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
+export type ModelInstall = components["schemas"]["ModelInstall"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];
 export type UsageReport = components["schemas"]["UsageReport"];

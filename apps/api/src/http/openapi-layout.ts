@@ -13,6 +13,10 @@ export const OPENAPI_TAGS = [
   },
   { name: "Stem splits", description: "Split a song into stems (vocals, drums, bass, other)." },
   { name: "Separation models", description: "The separation models installed, and the catalogue of those that can be." },
+  {
+    name: "Model installs",
+    description: "Installs of catalogue models on the server, run by the workers (operator keys only).",
+  },
   { name: "Voice conversions", description: "Sing or speak a recording again in the voice of a voice model." },
   { name: "Text to speech", description: "Speak a text in the voice of a voice model." },
   { name: "Voice blender", description: "Blend two to four voice models into a new one." },

@@ -1,9 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { ModelInstallRepository } from "@mixdown/db";
 import { entrySize, installedEntries, readModelCatalogue, voiceAssetPaths, type ModelCatalogue } from "@mixdown/model-catalogue";
 import { resolve } from "node:path";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../app-context.ts";
+import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { bearerSecurity, errorResponses } from "../http/schemas.ts";
+import { modelInstallRoutes, presentModelInstall } from "./installs.ts";
 
 export const CatalogueModelRecord = Type.Object(
   {
@@ -32,6 +35,10 @@ export const CatalogueModelRecord = Type.Object(
     ),
     installed: Type.Boolean({ description: "Whether this server has it installed now" }),
     install: Type.String({ description: "The command that installs it on the server" }),
+    lastInstall: Type.Union([Type.Ref("ModelInstall"), Type.Null()], {
+      description:
+        "For an operator key: the newest install of it asked for through the API (POST /model-installs), running or ended; null otherwise",
+    }),
   },
   { $id: "CatalogueModel", description: "A published model Mixdown can download, verify and install by name" },
 );
@@ -49,9 +56,16 @@ function verifiedBy(files: ModelCatalogue["models"][number]["files"]): string[] 
   return [...checks];
 }
 
-/** `GET /model-catalogue`: the catalogue (models/catalogue.json) with what this server has installed. */
-export const modelCatalogueRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+/**
+ * `GET /model-catalogue`: the catalogue (models/catalogue.json) with what this server has installed;
+ * `/model-installs`: an operator's installs of its entries.
+ */
+export const modelCatalogueRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; submitter: JobSubmitter }> = async (
+  app,
+  { ctx, submitter },
+) => {
   const { config } = ctx;
+  const installs = new ModelInstallRepository(ctx.prisma);
   const modelsDir = resolve(config.MODELS_DIR);
   // The file does not change while the server runs; what is installed does, and is read per request.
   const catalogue = await readModelCatalogue(config.MIXDOWN_MODEL_CATALOGUE || undefined);
@@ -64,13 +78,24 @@ export const modelCatalogueRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }
         operationId: "listModelCatalogue",
         summary: "List the published models this server can install",
         description:
-          "Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`).",
+          "Every entry of the model catalogue, with whether it is installed here and the command that installs it (`./mixdown.sh models pull NAME`); an operator key may install it with POST /model-installs instead, and sees the newest such install of each entry as `lastInstall`.",
         security: bearerSecurity,
-        response: { 200: Type.Object({ data: Type.Array(Type.Ref("CatalogueModel")) }), ...errorResponses(401, 429) },
+        response: {
+          200: Type.Object({
+            data: Type.Array(Type.Ref("CatalogueModel")),
+            canInstall: Type.Boolean({
+              description: "Whether the calling key may install these models (POST /model-installs): an operator key",
+            }),
+          }),
+          ...errorResponses(401, 429),
+        },
       },
     },
-    async () => {
-      const installed = await installedEntries(catalogue, modelsDir, assets);
+    async (request) => {
+      const [installed, latest] = await Promise.all([
+        installedEntries(catalogue, modelsDir, assets),
+        request.auth.operator ? installs.latestByName() : new Map(),
+      ]);
       return {
         data: catalogue.models.map((m) => ({
           name: m.name,
@@ -85,8 +110,18 @@ export const modelCatalogueRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }
           reported: m.reported.map(({ stem, metric, value, benchmark }) => ({ stem, metric, value, benchmark })),
           installed: installed.has(m.name),
           install: `./mixdown.sh models pull ${m.name}`,
+          lastInstall: latest.has(m.name) ? presentModelInstall(latest.get(m.name)!) : null,
         })),
+        canInstall: request.auth.operator,
       };
     },
   );
+  await app.register(modelInstallRoutes, {
+    catalogue,
+    modelsDir,
+    assets,
+    installs,
+    submitter,
+    maxPerPage: config.MAX_PER_PAGE,
+  });
 };

@@ -55,7 +55,13 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     case "create": {
       const { values } = parseArgs({
         args: rest,
-        options: { name: { type: "string" }, caller: { type: "string" }, "quota-minutes": { type: "string" }, ...LIMIT_OPTIONS },
+        options: {
+          name: { type: "string" },
+          caller: { type: "string" },
+          "quota-minutes": { type: "string" },
+          operator: { type: "boolean" },
+          ...LIMIT_OPTIONS,
+        },
       });
       if (!values.name) throw new UsageError("keys create needs --name NAME");
       if (values.caller !== undefined && !/^\d+$/.test(values.caller)) throw new UsageError("--caller takes a numeric caller id");
@@ -68,10 +74,12 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
             callerId: values.caller === undefined ? undefined : Number(values.caller),
             ...limits,
             monthlyQuotaMinutes: quota,
+            operator: values.operator ?? false,
           }),
         ),
       );
-      console.log(`Created key ${created.id} (${created.prefix}…) for caller ${created.callerId}. It is shown only now:`);
+      const kind = values.operator ? "operator key" : "key";
+      console.log(`Created ${kind} ${created.id} (${created.prefix}…) for caller ${created.callerId}. It is shown only now:`);
       // Before the key: scripts take the last line as the key.
       console.log(`webhook-secret: ${created.webhookSecret}`);
       console.log(created.key);
@@ -174,8 +182,9 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
         describeLimit(k.rateLimits.readsPerMinute),
         describeLimit(k.rateLimits.writesPerMinute),
         describeQuota(k.monthlyQuotaMinutes),
+        k.operator ? "operator" : "-",
       ]);
-      printTable(["ID", "PREFIX", "NAME", "CALLER", "CREATED", "STATUS", "READS/MIN", "WRITES/MIN", "QUOTA/MONTH"], rows);
+      printTable(["ID", "PREFIX", "NAME", "CALLER", "CREATED", "STATUS", "READS/MIN", "WRITES/MIN", "QUOTA/MONTH", "ROLE"], rows);
       console.log(
         "READS/MIN, WRITES/MIN: a key's own limits; default = RATE_LIMIT_READS/WRITES_PER_MINUTE of the API, unlimited = none.",
       );

@@ -14,7 +14,8 @@ import {
   type ModelCatalogue,
 } from "@mixdown/model-catalogue";
 import { UsageError } from "../database.ts";
-import { importSeparation, pullEntry, pullUrl, PullProblem, type PullContext } from "../model-pull.ts";
+import { importSeparation, pullEntry, PullProblem, type PullContext } from "@mixdown/model-catalogue/pull";
+import { progressReporter, pullUrl } from "../model-pull.ts";
 import { modelsUsage } from "../usage.ts";
 
 const REPO_MODELS = fileURLToPath(new URL("../../../../models", import.meta.url));
@@ -140,13 +141,14 @@ export function pullContext(
   force: boolean,
 ): PullContext {
   const modelsDir = resolve(modelsDirFlag ?? env.MODELS_DIR ?? REPO_MODELS);
+  const log = (line: string) => console.error(line);
   return {
     modelsDir,
     assets: voiceAssetPaths(modelsDir, env),
     mirror: env.MIXDOWN_MODEL_MIRROR || undefined,
     env,
-    log: (line) => console.error(line),
-    tty: process.stderr.isTTY === true,
+    log,
+    progress: progressReporter(process.stderr.isTTY === true, log),
     force,
   };
 }

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { VoiceModel } from "@mixdown/kits-client";
 import { listVoiceModels } from "../api.ts";
@@ -32,18 +33,39 @@ export function Failure({ error }: { error: string | null }) {
   ) : null;
 }
 
-export function WebhookField({ value, onChange }: { value: string; onChange(v: string): void }) {
+/** A labelled link field (`label` may carry markup). */
+export function UrlField(props: {
+  label: ComponentChildren;
+  name: string;
+  placeholder: string;
+  value: string;
+  onChange(v: string): void;
+  required?: boolean;
+}) {
   return (
     <label>
-      Webhook URL (optional)
+      <span>{props.label}</span>
       <input
         type="url"
-        name="webhookUrl"
-        placeholder="https://example.com/hook"
-        value={value}
-        onInput={(e) => onChange(e.currentTarget.value)}
+        name={props.name}
+        required={props.required}
+        placeholder={props.placeholder}
+        value={props.value}
+        onInput={(e) => props.onChange(e.currentTarget.value)}
       />
     </label>
+  );
+}
+
+export function WebhookField({ value, onChange }: { value: string; onChange(v: string): void }) {
+  return (
+    <UrlField
+      label="Webhook URL (optional)"
+      name="webhookUrl"
+      placeholder="https://example.com/hook"
+      value={value}
+      onChange={onChange}
+    />
   );
 }
 

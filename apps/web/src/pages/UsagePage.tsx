@@ -22,14 +22,21 @@ export function audioLength(seconds: number): string {
 const currentMonth = () => new Date().toISOString().slice(0, 7);
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
-/** The signed-in key's usage in a month, by kind, and its monthly quota (GET /usage). */
+/**
+ * The signed-in key's usage in a month, by kind, and its monthly quota (GET /usage); for an
+ * operator key, every caller's keys too (`all=true`).
+ */
 export function UsagePage() {
   const [month, setMonth] = useState(currentMonth());
   const [report, setReport] = useState<UsageReport | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setError(null);
+    // The key's own report says whether it is an operator's; only then is every caller's asked for.
     unwrap(kits.GET("/api/kits/v1/usage", { params: { query: { month } } }))
+      .then((own) =>
+        own.apiKey.operator ? unwrap(kits.GET("/api/kits/v1/usage", { params: { query: { month, all: true } } })) : own,
+      )
       .then(setReport)
       .catch((err: Error) => setError(err.message));
   }, [month]);
@@ -98,8 +105,52 @@ export function UsagePage() {
               </tr>
             </tfoot>
           </table>
+          {report.keys && <EveryKey keys={report.keys} month={report.month} />}
         </>
       )}
     </section>
+  );
+}
+
+type KeyUsage = NonNullable<UsageReport["keys"]>[number];
+
+/** An operator's view: every caller's keys in the month, revoked ones too. */
+function EveryKey({ keys, month }: { keys: KeyUsage[]; month: string }) {
+  return (
+    <>
+      <h2>Every caller in {month}</h2>
+      <p class="hint">
+        Your key is an operator key: these are all the keys of every caller, as <code>./mixdown.sh keys usage</code> lists them.
+      </p>
+      <table class="jobs usage every-key">
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Caller</th>
+            <th scope="col">Audio</th>
+            <th scope="col">Jobs</th>
+            <th scope="col">Quota</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((k) => (
+            <tr key={k.apiKeyId} data-key={k.apiKeyId}>
+              <th scope="row">
+                {k.name}{" "}
+                <small>
+                  ({k.prefix}…{k.revoked ? ", revoked" : ""})
+                </small>
+              </th>
+              <td>
+                {k.callerName} <small>#{k.callerId}</small>
+              </td>
+              <td>{audioLength(k.seconds)}</td>
+              <td>{k.jobs}</td>
+              <td>{k.monthlyQuotaMinutes === null ? "none" : `${k.monthlyQuotaMinutes} min`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }

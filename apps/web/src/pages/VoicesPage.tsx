@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { formData, type VoiceModel } from "@mixdown/kits-client";
 import { deleteVoiceModel, kits, listVoiceModels, unwrap } from "../api.ts";
 import { FileDrop } from "../components/FileDrop.tsx";
+import { UrlField } from "../components/form-parts.tsx";
 import { Cover, DemoButton } from "../components/VoicePicker.tsx";
 
 /** The public catalogue and the caller's own models (blend results among them), and the import form. */
@@ -81,9 +82,14 @@ export function VoicesPage() {
   );
 }
 
+/** Where an import's model comes from: a file, a recording to build from, or a link the worker downloads. */
+type ImportSource = "modelFile" | "referenceFile" | "modelUrl";
+
 function ImportForm({ onImported }: { onImported(): void }) {
-  const [source, setSource] = useState<"modelFile" | "referenceFile">("modelFile");
+  const [source, setSource] = useState<ImportSource>("modelFile");
   const [file, setFile] = useState<File | null>(null);
+  const [modelUrl, setModelUrl] = useState("");
+  const [indexUrl, setIndexUrl] = useState("");
   const [image, setImage] = useState<File | null>(null);
   const [title, setTitle] = useState("");
   const [tags, setTags] = useState("");
@@ -94,7 +100,7 @@ function ImportForm({ onImported }: { onImported(): void }) {
     event.preventDefault();
     setError(null);
     setDone(null);
-    if (!file) return setError("Choose a file to import.");
+    if (source !== "modelUrl" && !file) return setError("Choose a file to import.");
     const metadata = {
       title,
       tags: tags
@@ -103,13 +109,19 @@ function ImportForm({ onImported }: { onImported(): void }) {
         .filter(Boolean),
     };
     try {
+      // A link is text: the worker downloads the model (and its index) and the model stays pending until then.
+      const from = source === "modelUrl" ? { modelUrl, indexUrl: indexUrl || undefined } : { [source]: file ?? undefined };
       const model = await unwrap(
         kits.POST(path, {
-          body: { metadata: JSON.stringify(metadata), [source]: file, image: image ?? undefined },
+          body: { metadata: JSON.stringify(metadata), ...from, image: image ?? undefined },
           bodySerializer: formData,
         }),
       );
-      setDone(`Imported “${model.title}” (#${model.id}, ${model.state}).`);
+      setDone(
+        source === "modelUrl"
+          ? `Importing “${model.title}” (#${model.id}) from its link: it is ${model.state} until the server has downloaded and checked it.`
+          : `Imported “${model.title}” (#${model.id}, ${model.state}).`,
+      );
       onImported();
     } catch (err) {
       setError((err as Error).message);
@@ -128,6 +140,10 @@ function ImportForm({ onImported }: { onImported(): void }) {
           <input type="radio" name="source" checked={source === "referenceFile"} onChange={() => setSource("referenceFile")} /> a
           reference recording of the voice
         </label>
+        <label>
+          <input type="radio" name="source" checked={source === "modelUrl"} onChange={() => setSource("modelUrl")} /> a link to
+          the model (an RVC <code>.pth</code>, <code>.onnx</code> or <code>.zip</code>, as voices are shared)
+        </label>
       </fieldset>
       <label>
         Title
@@ -137,16 +153,40 @@ function ImportForm({ onImported }: { onImported(): void }) {
         Tags (comma separated)
         <input name="tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
       </label>
-      <FileDrop
-        key={source}
-        label={source === "modelFile" ? "ONNX model" : "Reference recording"}
-        name={source}
-        accept={source === "modelFile" ? ".onnx" : ".wav,.mp3,.flac,audio/*"}
-        docPath={path}
-        required
-        file={file}
-        onFile={setFile}
-      />
+      {source === "modelUrl" ? (
+        <>
+          <UrlField
+            label="Model link"
+            name="modelUrl"
+            required
+            placeholder="https://huggingface.co/…/model.pth"
+            value={modelUrl}
+            onChange={setModelUrl}
+          />
+          <UrlField
+            label={
+              <>
+                Index link (optional: the model's <code>.index</code>, unless the zip holds it)
+              </>
+            }
+            name="indexUrl"
+            placeholder="https://huggingface.co/…/added_IVF256_Flat_nprobe_1.index"
+            value={indexUrl}
+            onChange={setIndexUrl}
+          />
+        </>
+      ) : (
+        <FileDrop
+          key={source}
+          label={source === "modelFile" ? "ONNX model" : "Reference recording"}
+          name={source}
+          accept={source === "modelFile" ? ".onnx" : ".wav,.mp3,.flac,audio/*"}
+          docPath={path}
+          required
+          file={file}
+          onFile={setFile}
+        />
+      )}
       <FileDrop
         label="Cover image"
         name="image"

@@ -1,6 +1,7 @@
 import { JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { audioAnalysisKind } from "./audio-analysis/handler.ts";
 import type { WorkerKind } from "./context.ts";
+import { modelInstallKind } from "./model-install/handler.ts";
 import { separationKind } from "./separation/handler.ts";
 import { ttsKind } from "./tts/handler.ts";
 import { voiceBlendKind } from "./voice-blend/handler.ts";
@@ -26,6 +27,7 @@ export const WORKER_KINDS: WorkerKinds = {
   "voice-model-media": voiceModelMediaKind,
   "voice-model-build": voiceModelBuildKind,
   "webhook-delivery": webhookDeliveryKind,
+  "model-install": modelInstallKind,
 };
 
 /**

@@ -65,3 +65,4 @@ export {
   type QuotaState,
   type UsageMonth,
 } from "./usage.ts";
+export { ModelInstallRepository, modelInstallTable, type ModelInstalled } from "./model-installs.ts";

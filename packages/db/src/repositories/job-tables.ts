@@ -1,7 +1,8 @@
 import { JOB_TABLE_KINDS, type JobKind, type JobRef, type JobTableKind } from "@mixdown/jobs";
-import type { PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
+import type { ModelInstall, PrismaClient, VoiceModel } from "../generated/prisma/client.ts";
 import type { JobTable, JobTableOptions, JobTables } from "./job-table.ts";
 import { JOB_TABLE_ROWS, type TableRowTypes } from "./kinds/index.ts";
+import { modelInstallTable, type ModelInstalled } from "./model-installs.ts";
 import { voiceModelBuildTable, type BuiltVoiceModel, type VoiceModelToBuild } from "./voice-model-builds.ts";
 import { voiceModelMediaTable, type RenderedVoiceMedia } from "./voice-model-media.ts";
 import { webhookDeliveryTable, type WebhookDelivered, type WebhookDeliveryToSend } from "./webhook-deliveries.ts";
@@ -11,6 +12,7 @@ export type JobRowTypes = { [K in JobTableKind]: TableRowTypes<K> } & {
   "voice-model-media": { runnable: VoiceModel; output: RenderedVoiceMedia };
   "voice-model-build": { runnable: VoiceModelToBuild; output: BuiltVoiceModel };
   "webhook-delivery": { runnable: WebhookDeliveryToSend; output: WebhookDelivered };
+  "model-install": { runnable: ModelInstall; output: ModelInstalled };
 };
 export type MixdownJobTables = JobTables<JobRowTypes>;
 export type RunnableOf<K extends JobKind> = JobRowTypes[K]["runnable"];
@@ -18,7 +20,7 @@ export type OutputOf<K extends JobKind> = JobRowTypes[K]["output"];
 
 /**
  * The table of every job kind in the catalogue: the job table kinds' from their rows
- * (`kinds/`), the others' (a voice model's build and media, the webhook outbox) here.
+ * (`kinds/`), the others' (a voice model's build and media, the webhook outbox, model installs) here.
  * `options.onWebhookOwed` hears of each webhook a job's end wrote, after its commit (to queue it
  * at once; else the reconciler does).
  */
@@ -29,6 +31,7 @@ export function createJobTables(prisma: PrismaClient, options: JobTableOptions =
     "voice-model-media": voiceModelMediaTable(prisma),
     "voice-model-build": voiceModelBuildTable(prisma),
     "webhook-delivery": webhookDeliveryTable(prisma),
+    "model-install": modelInstallTable(prisma),
   };
 }
 
