@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { after, before, test } from "node:test";
 import swagger from "@fastify/swagger";
-import { DashboardSignInRepository } from "@mixdown/db";
+import { ApiKeyRepository, DashboardSignInRepository } from "@mixdown/db";
 import Fastify, { type FastifySchema } from "fastify";
 import { Type } from "typebox";
 import { documentedObject } from "../src/http/openapi-layout.ts";
@@ -30,6 +30,8 @@ const ABSENT_ID = 2147483647;
  * why it cannot be provoked for real.
  */
 const NOT_DRIVEN: Record<string, string> = {
+  "createModelInstall 409":
+    "an installed catalogue model needs a real install (a worker and a mirror): model-installs.test.ts drives it, its answers checked against the document there",
   "streamCallerEvents 200":
     "the caller-wide event stream never ends, and an injected request is answered at its end; job-events.test.ts reads it over a socket",
 };
@@ -50,6 +52,8 @@ let limited: Awaited<ReturnType<Harness["newCaller"]>>;
 let publicModel: number;
 let myModel: number;
 let pendingModel: number;
+/** An operator's key (`keys create --operator`): the model installs' routes take only such keys. */
+let operator: Record<string, string>;
 
 before(async () => {
   h = await startHarness("local", {
@@ -62,6 +66,8 @@ before(async () => {
   publicModel = (await h.createModel({ title: "Public Alto", imageUrl: "https://img.example/alto.png" })).id;
   myModel = (await h.createModel({ title: "My Tenor", ownerId: me.callerId, demoUrl: "https://img.example/tenor.mp3" })).id;
   pendingModel = (await h.createModel({ title: "Unfinished", ownerId: me.callerId, state: "pending" })).id;
+  const op = await new ApiKeyRepository(h.prisma).createApiKey({ name: "operator", operator: true });
+  operator = { authorization: `Bearer ${op.key}` };
 });
 after(async () => {
   await h?.stack.postgres.resume();
@@ -85,6 +91,8 @@ const oversized = () => Buffer.alloc(UPLOAD_LIMIT + 100_000, 1);
 const json = (body: unknown) => ({ headers: { "content-type": "application/json" }, payload: JSON.stringify(body) });
 /** A JSON body over the service's 1 MiB JSON limit. */
 const bigJson = () => json({ title: "x".repeat(2 * 1024 * 1024) });
+/** The request with the operator's key instead of the caller's. */
+const asOperator = (req: Request): Request => ({ ...req, headers: { ...req.headers, ...operator } });
 const withKey = (req: Request, key: string): Request => ({ ...req, headers: { ...req.headers, "idempotency-key": key } });
 
 /** The create of each job kind: a valid request (two distinct ones, for the Idempotency-Key conflict). */
@@ -243,6 +251,7 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
   };
 
   const models = `${KITS}/voice-models`;
+  const installs = `${KITS}/model-installs`;
   const link = (n: number) => ({
     modelUrl: `https://huggingface.co/someone/voices/resolve/main/Singer${n}.zip`,
     metadata: JSON.stringify({ title: `Singer ${n}` }),
@@ -285,7 +294,36 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
     },
     getUsage: {
       200: () => ({ method: "GET", url: `${KITS}/usage` }),
+      // every caller's usage is an operator's to read
+      403: () => ({ method: "GET", url: `${KITS}/usage?all=true` }),
       422: () => ({ method: "GET", url: `${KITS}/usage?month=last-month` }),
+    },
+    // No worker runs here: an install stays running once queued.
+    createModelInstall: {
+      202: () => asOperator({ method: "POST", url: installs, ...json({ name: "htdemucs" }) }),
+      // the same name again while its install runs: that install
+      200: async () => {
+        const req = asOperator({ method: "POST", url: installs, ...json({ name: "htdemucs_ft" }) });
+        await made(req, 202);
+        return req;
+      },
+      400: () =>
+        asOperator({ method: "POST", url: installs, headers: { "content-type": "application/json" }, payload: "{name:" }),
+      403: () => ({ method: "POST", url: installs, ...json({ name: "htdemucs" }) }),
+      422: () => asOperator({ method: "POST", url: installs, ...json({ name: "no_such_model" }) }),
+    },
+    listModelInstalls: {
+      200: () => asOperator({ method: "GET", url: installs }),
+      403: () => ({ method: "GET", url: installs }),
+      422: () => asOperator({ method: "GET", url: `${installs}?perPage=0` }),
+    },
+    getModelInstall: {
+      200: async () => {
+        const { id } = await made(asOperator({ method: "POST", url: installs, ...json({ name: "htdemucs_6s" }) }), 202);
+        return asOperator({ method: "GET", url: `${installs}/${id}` });
+      },
+      403: () => ({ method: "GET", url: `${installs}/1` }),
+      404: () => asOperator({ method: "GET", url: `${installs}/${ABSENT_ID}` }),
     },
     listSeparationModels: { 200: () => ({ method: "GET", url: `${KITS}/separation-models` }) },
     listModelCatalogue: { 200: () => ({ method: "GET", url: `${KITS}/model-catalogue` }) },

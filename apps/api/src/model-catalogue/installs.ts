@@ -135,7 +135,7 @@ export const modelInstallRoutes: FastifyPluginAsyncTypebox<ModelInstallRouteOpti
         description: `Poll it until \`status\` is \`success\` (the model is then listed by GET /model-catalogue as installed, and a separation model by GET /separation-models) or \`error\` (\`errorMessage\` says why). ${operatorOnly}`,
         security: bearerSecurity,
         params: IdParams,
-        response: { 200: Type.Ref("ModelInstall"), ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: Type.Ref("ModelInstall"), ...errorResponses(401, 403, 404, 429) },
       },
     },
     async (request) => {
