@@ -245,6 +245,7 @@ describe("mixdown keys", () => {
       "VOICE_CONVERSION",
       "VOICE_BLEND",
       "TTS",
+      "AUDIO_ANALYSIS",
       "MINUTES",
       "JOBS",
       "QUOTA",
@@ -255,8 +256,30 @@ describe("mixdown keys", () => {
         .find((l) => l.startsWith(`${id} `))
         ?.split(/\s{2,}/)
         .slice(4);
-    assert.deepEqual(row(first.id, lines), ["1.5 (1)", "0.5 (1)", "0.0 (0)", "0.0 (0)", "0.0 (0)", "2.0", "2", "10 min", "8.0"]);
-    assert.deepEqual(row(second.id, lines), ["0.0 (0)", "0.0 (0)", "0.0 (0)", "0.0 (0)", "0.0 (0)", "0.0", "0", "none", "-"]);
+    assert.deepEqual(row(first.id, lines), [
+      "1.5 (1)",
+      "0.5 (1)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "2.0",
+      "2",
+      "10 min",
+      "8.0",
+    ]);
+    assert.deepEqual(row(second.id, lines), [
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
+      "0.0",
+      "0",
+      "none",
+      "-",
+    ]);
 
     const past = await runCli(["keys", "usage", "--month", "2026-10"], env);
     assert.equal(past.code, 0, past.stderr);
