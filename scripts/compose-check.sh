@@ -312,7 +312,16 @@ wait_ready() {
   done
   fail "$2: GET /readyz answered $code"
 }
-kits_state() { "$node_bin" "$repo/apps/cli/scripts/kits-state.ts" "$1" "http://localhost:$api_port" "${@:2}"; }
+# kits-state.ts runs on Node's own type stripping (Node 23.6 and later). A machine's older node (a
+# fresh Debian's is 20, and a CI clone has no toolchain yet) runs it in the node stand-in instead.
+kits_state() {
+  if "$node_bin" -e 'process.exit(process.features.typescript ? 0 : 1)' 2>/dev/null; then
+    "$node_bin" "$repo/apps/cli/scripts/kits-state.ts" "$1" "http://localhost:$api_port" "${@:2}"
+  else
+    podman run --rm --network host -v "$repo:$repo:ro" -v "$work:$work" docker.io/library/node:24-bookworm-slim \
+      node "$repo/apps/cli/scripts/kits-state.ts" "$1" "http://localhost:$api_port" "${@:2}"
+  fi
+}
 git cat-file -e "$old_commit^{commit}" 2>/dev/null ||
   fail "commit $old_commit (2026-11-26, the upgrade's starting point) is not in this clone (a shallow clone? git fetch --unshallow)"
 mkdir "$work/old"

@@ -1,3 +1,6 @@
+// onnxruntime's telemetry off for the whole process, set on this (the main) thread: the model
+// threads create the sessions, and a thread's process.env does not reach the process's environment.
+import "@mixdown/separation/ort";
 import { pino } from "pino";
 import { loadConfig } from "@mixdown/config";
 import { startHealthServer } from "./health.ts";

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { JobFailure } from "@mixdown/jobs";
+// as the worker's main does: onnxruntime's telemetry off for the process (a thread cannot set it)
+import "@mixdown/separation/ort";
 import { OnnxGraphBuilder } from "@mixdown/separation/testing/onnx-builder";
 import { TaskThreadPool } from "../src/task-threads.ts";
 
