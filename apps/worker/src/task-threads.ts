@@ -68,6 +68,9 @@ export class TaskThreadPool<Req, Res> {
   #nextId = 1;
   #closed = false;
   #idleTimer: NodeJS.Timeout | undefined;
+  get #cancelDeadlineMs(): number {
+    return this.options.cancelDeadlineMs ?? CANCEL_DEADLINE_MS;
+  }
 
   constructor(
     private readonly name: string,
@@ -105,7 +108,7 @@ export class TaskThreadPool<Req, Res> {
           slot.worker.postMessage({ type: "cancel", id } satisfies ToThread<Req>);
           deadline = setTimeout(() => {
             if (slot.pending?.id === id) slot.retire(signal!.reason as Error);
-          }, this.options.cancelDeadlineMs ?? CANCEL_DEADLINE_MS);
+          }, this.#cancelDeadlineMs);
         };
         signal?.addEventListener("abort", onAbort, { once: true });
         slot.worker.postMessage({ type: "task", id, request } satisfies ToThread<Req>);
@@ -186,7 +189,7 @@ export class TaskThreadPool<Req, Res> {
         slot.retiring = true;
         // terminated when its task ends (below), so never in the middle of a native call; a thread
         // stuck for good is terminated after another deadline, whatever it is doing
-        setTimeout(() => void worker.terminate(), this.options.cancelDeadlineMs ?? CANCEL_DEADLINE_MS).unref();
+        setTimeout(() => void worker.terminate(), this.#cancelDeadlineMs).unref();
       },
     };
     slot.ready.catch(() => {});
