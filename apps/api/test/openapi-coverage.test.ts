@@ -138,6 +138,17 @@ const jobKinds: Record<string, JobKind> = {
       ...json({ voiceModelId: myModel, inputTtsText: `Take ${variant}.` }),
     }),
   },
+  Pipeline: {
+    path: `${KITS}/pipelines`,
+    created: 201,
+    async create(variant) {
+      return {
+        method: "POST",
+        url: `${KITS}/pipelines`,
+        ...multipart({ preset: "cover", voiceModelId: myModel }, [file("inputFile", await audio("wav", 0.5 + variant / 10))]),
+      };
+    },
+  },
   VoiceBlend: {
     path: `${KITS}/voice-blender`,
     created: 201,
@@ -175,9 +186,11 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
           ? { method: "POST", url: k.path, headers: { "content-type": "application/json" }, payload: "{modelId1:" }
           : { method: "POST", url: k.path, headers: { "content-type": "text/plain" }, payload: "not a form" },
     };
-    if (kind === "VocalSeparation" || kind === "StemSplit" || kind === "AudioAnalysis") {
+    if (kind === "VocalSeparation" || kind === "StemSplit" || kind === "AudioAnalysis" || kind === "Pipeline") {
       out[createId][413] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", oversized())]) });
-      out[createId][415] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", notAudio())]) });
+      // a pipeline's chain is checked before its upload: a preset makes it one
+      const chain = kind === "Pipeline" ? { preset: "karaoke" } : {};
+      out[createId][415] = () => ({ method: "POST", url: k.path, ...multipart(chain, [file("inputFile", notAudio())]) });
     } else if (kind === "VoiceConversion") {
       out[createId][413] = () => ({
         method: "POST",
@@ -326,6 +339,7 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
       404: () => asOperator({ method: "GET", url: `${installs}/${ABSENT_ID}` }),
     },
     listSeparationModels: { 200: () => ({ method: "GET", url: `${KITS}/separation-models` }) },
+    listPipelinePresets: { 200: () => ({ method: "GET", url: `${KITS}/pipeline-presets` }) },
     listModelCatalogue: { 200: () => ({ method: "GET", url: `${KITS}/model-catalogue` }) },
     getHealth: { 200: () => ({ method: "GET", url: "/healthz" }) },
     getReadiness: { 200: () => ({ method: "GET", url: "/readyz" }) },

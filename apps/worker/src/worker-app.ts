@@ -144,6 +144,7 @@ export async function startWorkerApp(
           logger.warn({ err: err.message, ...change }, "could not append a job event; event streams resync"),
         ),
   };
+  const jobTables = createJobTables(prisma, tableOptions);
   const context: WorkerKindContext = {
     config,
     logger,
@@ -151,6 +152,7 @@ export async function startWorkerApp(
     prisma,
     storage,
     queues: jobQueues,
+    tables: jobTables,
     modelsDir,
     modelFiles: new VoiceModelFiles({ storage, modelsDir, cacheDir: join(tmpDir, "voice-models") }),
     // What a webhook's voice model record says is missing: the same check as the API's, on this machine's files.
@@ -195,7 +197,6 @@ export async function startWorkerApp(
     logger.warn({ err: err.message }, "could not queue the media of voice models lacking it; the reconciler will"),
   );
 
-  const jobTables = createJobTables(prisma, tableOptions);
   const runner = new JobRunner(jobTables, {
     tmpDir,
     logger,

@@ -165,6 +165,8 @@ const SETTINGS = {
   QUEUE_PREFIX: text({ default: "mixdown" }),
   RECONCILE_INTERVAL_SECONDS: int({ minimum: 0, default: 30 }),
   RECONCILE_GRACE_SECONDS: int({ minimum: 0, default: 30 }),
+  /** How often a pipeline's job reads its running step's job (its status and progress), in ms. */
+  PIPELINE_POLL_MS: int({ minimum: 50, maximum: 60_000, default: 1_000 }),
   /** About how many job status/progress changes the Redis stream keeps: how far back an event stream's `Last-Event-ID` resume reaches. */
   JOB_EVENTS_RETAINED: int({ minimum: 100, default: 10_000 }),
   /** Seconds between an event stream's heartbeat comments (what keeps proxies from closing an idle stream). */

@@ -14,6 +14,16 @@ export const KEY_AREAS = { uploads: "uploads", outputs: "outputs", voiceModels: 
 export const uploadKey = (kind: string, ext: string) => `${KEY_AREAS.uploads}/${kind}/${randomUUID()}.${ext}`;
 
 /**
+ * The input of a pipeline's step `index` (0-based) run as a job of `kind`, copied from the step
+ * before it (or the pipeline's upload): `uploads/<kind>/pipeline-<id>-step-<index>-<name>.<ext>` (`name`: `input`, or `backing` for
+ * a recombine's). Fixed
+ * per step, so a retried step copies over the same object and leaves none behind; the step's job
+ * owns it as an upload (its retention and deletion take it).
+ */
+export const pipelineStepInputKey = (kind: string, pipelineId: number, index: number, name: string, ext: string) =>
+  `${KEY_AREAS.uploads}/${kind}/pipeline-${pipelineId}-step-${index}-${name}.${ext}`;
+
+/**
  * The keys of a job's outputs, `outputs/<kind>/<rowId>/<file>` (`kind` as in its payload:
  * `vocal-separation`, `stem-split`, `voice-conversion`, `tts`). Deterministic, so a retry
  * overwrites in place, and a cancelled attempt's discard finds everything it stored.

@@ -173,6 +173,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/pipeline-presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the pipeline presets with their steps */
+        get: operations["listPipelinePresets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's pipeline jobs
+         * @description The caller's own pipeline jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listPipelines"];
+        put?: never;
+        /**
+         * Create a pipeline: steps chained on one input, each run as an ordinary job
+         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`). The chain is typed: a `convert` takes a vocal, so it follows a `separate` or comes first with `input=vocal`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends.
+         */
+        post: operations["createPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/pipelines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one pipeline job
+         * @description The caller's pipeline job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getPipeline"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a pipeline job and its files
+         * @description Deletes the caller's pipeline job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. The jobs its steps ran as are deleted too, with their files. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deletePipeline"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/pipelines/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a running pipeline job
+         * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. The running step's job is cancelled too; no later step runs. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
+         */
+        post: operations["cancelPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/pipelines/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow one pipeline job as it runs (Server-Sent Events)
+         * @description A `text/event-stream` of the caller's pipeline job: first a `status` event with its status and progress now, then one each time they change, and once it has ended a `record` event whose data is exactly what `GET /pipelines/{id}` answers; then the stream ends. Every event has an `id:`; a client that reconnects with `Last-Event-ID` gets the job's status now (and its record once it has ended), and 204 when the id is that of the record it already read. A comment line every JOB_EVENTS_HEARTBEAT_SECONDS keeps proxies from closing it. 404 when the job is not the caller's. Polling the GET stays as it is.
+         */
+        get: operations["streamPipelineEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/separation-models": {
         parameters: {
             query?: never;
@@ -976,6 +1081,52 @@ export interface components {
             status: "running" | "success" | "error" | "cancelled";
             summary: string | null;
         };
+        /** @description A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs */
+        Pipeline: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            /** @description What the input is: a song or a vocal alone */
+            input: "mix" | "vocal";
+            inputFileName: string | null;
+            jobEndTime: string | null;
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            jobStartTime: string;
+            preset: string | null;
+            /** @description Percent done of the whole chain: each step counts for an equal share */
+            progress: number;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            /** @description The chain, in order */
+            steps: components["schemas"]["PipelineStep"][];
+            /** @enum {string} */
+            type: "pipeline";
+        };
+        PipelineStep: {
+            errorMessage: string | null;
+            /** @description The step's place in the chain, from 0 */
+            index: number;
+            jobId: number | null;
+            /** @description The path of the kind the step runs as (`vocal-separations`, `voice-conversions`): its job is `GET /<jobKind>/<jobId>`, whose record has the step's outputs' signed URLs */
+            jobKind: string;
+            /** @description The step's options, as validated at create */
+            options: {
+                [key: string]: unknown;
+            };
+            /** @description The step's job's progress (0 while pending) */
+            progress: number;
+            /** @description `pending` until the step's job exists, then its job's status */
+            status: "pending" | ("running" | "success" | "error" | "cancelled");
+            /** @description separate, convert or recombine (`GET /pipeline-presets` lists them) */
+            step: string;
+        };
         /** @description Key, tempo and beats, loudness and duration of a separation's input and of each of its stems */
         SeparationAnalysis: {
             input: components["schemas"]["AudioAnalysis"];
@@ -1114,7 +1265,7 @@ export interface components {
                      * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
                      * @enum {string}
                      */
-                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis";
+                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "pipeline";
                     /** @description Seconds of audio its successful jobs processed */
                     seconds: number;
                 }[];
@@ -1137,7 +1288,7 @@ export interface components {
                  * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
                  * @enum {string}
                  */
-                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis";
+                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "pipeline";
                 /** @description Seconds of audio its successful jobs processed */
                 seconds: number;
             }[];
@@ -2146,6 +2297,607 @@ export interface operations {
             };
             /** @description Every error response */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPipelinePresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            description: string;
+                            /** @description What the preset's input is */
+                            input: "mix" | "vocal";
+                            name: string;
+                            /** @description The create's fields it needs besides `inputFile` (`voiceModelId`) */
+                            requires: string[];
+                            /** @description The steps it runs, with the options it fixes */
+                            steps: {
+                                options: {
+                                    [key: string]: unknown;
+                                };
+                                step: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPipelines: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Pipeline"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPipeline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * @description What `inputFile` is: `mix` (a song, the default) or `vocal` (a vocal alone, which a first `convert` takes)
+                     * @default mix
+                     * @enum {string}
+                     */
+                    input?: "mix" | "vocal";
+                    /**
+                     * Format: binary
+                     * @description wav, webm, mp3 or flac (no webm when the first step is a convert); max 50 MB
+                     */
+                    inputFile: Blob;
+                    /**
+                     * @description A preset's name (`GET /pipeline-presets`); or give `steps`
+                     * @enum {string}
+                     */
+                    preset?: "karaoke" | "cover" | "vocal-swap";
+                    /**
+                     * @description A JSON array of at most 10 steps, each `{ "step": "separate" | "convert" | "recombine", ...its options }`; or give `preset`
+                     * @example [{"step":"separate"},{"step":"convert","voiceModelId":1,"pitchShift":2},{"step":"recombine"}]
+                     */
+                    steps?: string;
+                    /** @description With a preset that converts (`cover`, `vocal-swap`): the voice model its convert step uses */
+                    voiceModelId?: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The Pipeline created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
+            201: {
+                headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deletePipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamPipelineEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id:` of the last event the client read (browsers' EventSource sends it when it reconnects): the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's events: `status` events, then its `record` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `Last-Event-ID` is the job's final record: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5789,6 +6541,8 @@ export type VoiceConversionJob = components["schemas"]["VoiceConversionJob"];
 export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
+export type PipelineStep = components["schemas"]["PipelineStep"];
+export type Pipeline = components["schemas"]["Pipeline"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
 export type ModelInstall = components["schemas"]["ModelInstall"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];

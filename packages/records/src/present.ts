@@ -1,5 +1,6 @@
 import type {
   AudioAnalysisJob,
+  PipelineWithSteps,
   SeparationJob,
   StoredStem,
   TtsJobWithModel,
@@ -7,13 +8,14 @@ import type {
   VoiceConversionJobWithModel,
   VoiceModel,
 } from "@mixdown/db";
-import type { JobRecordType } from "@mixdown/jobs";
+import { SEPARATION_KINDS, type JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
   AudioAnalysisJobRecord,
   AudioAnalysisResult,
   MissingVoiceAsset,
+  PipelineRecord,
   SeparationAnalysis,
   SeparationJobRecord,
   TtsJobRecord,
@@ -22,6 +24,12 @@ import type {
   VoiceModelRecord,
 } from "./schemas.ts";
 import { formatTimestamp } from "./timestamps.ts";
+
+/** The API path of the kinds a pipeline's steps run as. */
+const STEP_JOB_PATHS: Record<string, string> = {
+  separation: SEPARATION_KINDS["vocal-separation"].apiPath,
+  "voice-conversion": "voice-conversions",
+};
 
 function storedStems(value: unknown): StoredStem[] {
   if (!Array.isArray(value)) return [];
@@ -40,6 +48,7 @@ export interface RecordRows {
   voiceBlendJob: VoiceBlendJob;
   ttsJob: TtsJobWithModel;
   audioAnalysisJob: AudioAnalysisJob;
+  pipeline: PipelineWithSteps;
   voiceModel: VoiceModel;
 }
 /** A presenter per record type the catalogue names (`JobKindEntry.record`): a record type without one does not compile. */
@@ -240,6 +249,32 @@ export class RecordPresenter {
       // written by the worker from `@mixdown/analysis`' AudioAnalysis, which has the record's shape
       analysis: (row.analysis as AudioAnalysisResult | null) ?? null,
       analyzer: row.analyzer,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+    };
+  }
+
+  pipeline(row: PipelineWithSteps): PipelineRecord {
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "pipeline",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      preset: row.preset,
+      input: row.inputType === "vocal" ? "vocal" : "mix",
+      inputFileName: row.inputFileName,
+      steps: row.steps.map((s) => ({
+        index: s.index,
+        step: s.step,
+        options: (s.options ?? {}) as Record<string, unknown>,
+        status: s.job?.status ?? "pending",
+        progress: s.job?.progress ?? 0,
+        errorMessage: s.job?.errorMessage ?? null,
+        jobKind: STEP_JOB_PATHS[s.kind] ?? s.kind,
+        jobId: s.jobId,
+      })),
       progress: row.progress,
       errorMessage: row.errorMessage,
     };

@@ -310,6 +310,62 @@ export type AudioAnalysisJobRecord = Omit<Static<typeof AudioAnalysisJobRecord>,
   analysis: AudioAnalysisResult | null;
 };
 
+export const PipelineStepRecord = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0, description: "The step's place in the chain, from 0" }),
+    step: Type.String({ description: "separate, convert or recombine (`GET /pipeline-presets` lists them)" }),
+    options: Type.Record(Type.String(), Type.Unknown(), { description: "The step's options, as validated at create" }),
+    status: Type.Union([Type.Literal("pending"), JobStatus], {
+      description: "`pending` until the step's job exists, then its job's status",
+    }),
+    progress: Type.Integer({ minimum: 0, maximum: 100, description: "The step's job's progress (0 while pending)" }),
+    errorMessage: Nullable(Type.String({ description: "Why the step's job failed" })),
+    jobKind: Type.String({
+      description:
+        "The path of the kind the step runs as (`vocal-separations`, `voice-conversions`): its job is `GET /<jobKind>/<jobId>`, whose record has the step's outputs' signed URLs",
+    }),
+    jobId: Nullable(
+      Type.Integer({
+        description:
+          "The id of the ordinary job the step ran as (a recombine's is its convert's: that conversion mixes onto the backing); null until it started",
+      }),
+    ),
+  },
+  { $id: "PipelineStep" },
+);
+export type PipelineStepRecord = Static<typeof PipelineStepRecord>;
+
+export const PipelineRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("pipeline"),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    preset: Nullable(Type.String({ description: "The preset the steps came from; null for the caller's own steps" })),
+    input: Type.Union([Type.Literal("mix"), Type.Literal("vocal")], {
+      description: "What the input is: a song or a vocal alone",
+    }),
+    inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    steps: Type.Array(Type.Ref("PipelineStep"), { description: "The chain, in order" }),
+    progress: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: "Percent done of the whole chain: each step counts for an equal share",
+    }),
+    errorMessage: Nullable(
+      Type.String({ description: "Why the pipeline failed, naming the step (`step 1 (convert) failed: ...`)" }),
+    ),
+  },
+  {
+    $id: "Pipeline",
+    description:
+      "A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs",
+  },
+);
+export type PipelineRecord = Omit<Static<typeof PipelineRecord>, "steps"> & { steps: PipelineStepRecord[] };
+
 export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
@@ -322,4 +378,6 @@ export const sharedRecordSchemas = [
   VoiceBlendJobRecord,
   TtsJobRecord,
   AudioAnalysisJobRecord,
+  PipelineStepRecord,
+  PipelineRecord,
 ];

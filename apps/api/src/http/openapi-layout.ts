@@ -25,6 +25,11 @@ export const OPENAPI_TAGS = [
     description: "Find a song's key and scale, tempo and beats (Essentia) and loudness (EBU R128).",
   },
   {
+    name: "Pipelines",
+    description:
+      "Chain steps (separate, convert, recombine) on one input, each run as an ordinary job; presets for the common chains.",
+  },
+  {
     name: "Voice models",
     description: "The public catalogue of voice models and the caller's own: imports, uploads, their media.",
   },

@@ -1,5 +1,5 @@
 import type { Config } from "@mixdown/config";
-import type { PrismaClient } from "@mixdown/db";
+import type { MixdownJobTables, PrismaClient } from "@mixdown/db";
 import type { JobKind } from "@mixdown/jobs";
 import type { JobQueues } from "@mixdown/queue";
 import type { ObjectStorage } from "@mixdown/storage";
@@ -24,6 +24,8 @@ export interface WorkerKindContext {
   storage: ObjectStorage;
   /** The queues, for kinds that queue follow-up work (a blend's or a build's media). */
   queues: JobQueues;
+  /** Every kind's job table, as the runner writes them (job events and webhooks included): a pipeline cancels its steps' jobs with them. */
+  tables: MixdownJobTables;
   /** MODELS_DIR, resolved. */
   modelsDir: string;
   /** Voice models' files, downloaded once per process. */

@@ -27,7 +27,7 @@ const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: st
 }));
 
 /** A vocal separation's or stem split's create form: what the document shows and what a request is validated by. */
-const separationForm = (maxMb: number) =>
+export const separationForm = (maxMb: number) =>
   Type.Object({
     inputFile: FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB`),
     webhookUrl: WebhookUrlField,
@@ -52,6 +52,14 @@ const separationForm = (maxMb: number) =>
     ),
   });
 
+/** The separation form's own wording of its fields' failures (a pipeline's `separate` step says the same). */
+export const SEPARATION_FIELD_MESSAGES = {
+  ensemble: {
+    enum: ({ raw }: { raw?: string }) =>
+      `ensemble ${JSON.stringify(raw)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`,
+  },
+};
+
 /** A separation's create, as its form schema reads it. */
 export type SeparationForm = Static<ReturnType<typeof separationForm>>;
 
@@ -64,10 +72,7 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
   const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
   const form = new FormSchema(separationForm(maxMb), {
     inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
-    ensemble: {
-      enum: ({ raw }) =>
-        `ensemble ${JSON.stringify(raw)} is not an ensemble algorithm (one of ${ENSEMBLE_ALGORITHMS.join(", ")})`,
-    },
+    ensemble: SEPARATION_FIELD_MESSAGES.ensemble,
   });
   app.get(
     "/separation-models",
@@ -124,15 +129,19 @@ const separationRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Se
 };
 
 /** Vocal separations and stem splits (one table, two kinds), with the installed models they may name. */
+/** The installed separation models as the settings name the kinds' defaults (separations and pipelines read them). */
+export const installedSeparationModels = (config: AppContext["config"]) =>
+  new InstalledSeparationModels(resolve(config.MODELS_DIR), {
+    vocalSeparation: config.SEPARATION_MODEL_VOCALS,
+    stemSplit: config.SEPARATION_MODEL_STEMS,
+  });
+
 export const separationApi: ApiKind<SeparationService> = {
   service: ({ config, prisma, ...deps }) =>
     new SeparationService({
       ...deps,
       separations: new SeparationJobRepository(prisma),
-      models: new InstalledSeparationModels(resolve(config.MODELS_DIR), {
-        vocalSeparation: config.SEPARATION_MODEL_VOCALS,
-        stemSplit: config.SEPARATION_MODEL_STEMS,
-      }),
+      models: installedSeparationModels(config),
       maxSeconds: config.MAX_SEPARATION_SECONDS,
     }),
   routes: separationRoutes,

@@ -24,7 +24,7 @@ const describeEffects = (effects: Record<string, Record<string, { min: number; m
     .join("; ");
 
 /** A conversion's create form: what the document shows and what a request is validated by. */
-const conversionForm = (maxMb: number) =>
+export const conversionForm = (maxMb: number) =>
   Type.Object({
     voiceModelId: VoiceModelIdField("Id of a ready voice model: public or the caller's own"),
     soundFile: FilePart(`wav, mp3 or flac; max ${maxMb} MB`),
