@@ -180,7 +180,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the pipeline presets with their steps */
+        /**
+         * List the pipeline presets with their steps
+         * @description Mixdown: the named chains `POST /pipelines` takes as `preset`, each with the steps it runs, the options it fixes, what its input is and the create's fields it needs (`voiceModelId` for a preset that converts).
+         */
         get: operations["listPipelinePresets"];
         put?: never;
         post?: never;
@@ -205,7 +208,7 @@ export interface paths {
         put?: never;
         /**
          * Create a pipeline: steps chained on one input, each run as an ordinary job
-         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`). The chain is typed: a `convert` takes a vocal, so it follows a `separate` or comes first with `input=vocal`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends.
+         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`). The chain is typed: a `convert` takes a vocal, so it follows a `separate` or comes first with `input=vocal`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends. `DELETE /pipelines/{id}` deletes the jobs its steps ran as too, with their files.
          */
         post: operations["createPipeline"];
         delete?: never;
@@ -230,7 +233,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a pipeline job and its files
-         * @description Deletes the caller's pipeline job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. The jobs its steps ran as are deleted too, with their files. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         * @description Deletes the caller's pipeline job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
          */
         delete: operations["deletePipeline"];
         options?: never;
@@ -1262,7 +1265,7 @@ export interface components {
                     /** @description Its successful jobs */
                     jobs: number;
                     /**
-                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
+                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `pipeline`: always 0, its steps' jobs count under their kinds)
                      * @enum {string}
                      */
                     kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "pipeline";
@@ -1285,7 +1288,7 @@ export interface components {
                 /** @description Its successful jobs */
                 jobs: number;
                 /**
-                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
+                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `pipeline`: always 0, its steps' jobs count under their kinds)
                  * @enum {string}
                  */
                 kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "pipeline";
@@ -2741,15 +2744,6 @@ export interface operations {
             };
             /** @description Every error response */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Every error response */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
