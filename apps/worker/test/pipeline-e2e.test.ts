@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { registerVoiceCatalogue } from "@mixdown/db";
+import { testFilesDir } from "@mixdown/devstack";
+import { writeContentVecSignatureModel } from "@mixdown/voice";
+import { catalogueRows } from "@mixdown/voice/catalogue";
+import {
+  download,
+  getJson,
+  makeSong,
+  postForm,
+  probe,
+  startDeployment,
+  waitForEnd,
+  type Deployment,
+} from "../testing/harness.ts";
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 240_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface StepRecord {
+  index: number;
+  step: string;
+  status: string;
+  jobKind: string;
+  jobId: number | null;
+}
+
+describe("pipelines through the API and the worker", () => {
+  let d: Deployment;
+  let aria: number;
+  let song: string;
+  before(async () => {
+    const models = await testFilesDir("pipe-models-");
+    await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
+    d = await startDeployment({
+      WORKER_QUEUES: "separation,voice-conversion,pipeline",
+      VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx"),
+      PIPELINE_POLL_MS: "200",
+    });
+    await registerVoiceCatalogue(d.prisma, await catalogueRows(d.env.MODELS_DIR!));
+    aria = (await d.prisma.voiceModel.findUniqueOrThrow({ where: { slug: "native-aria" } })).id;
+    song = await makeSong("pipeline.wav", 2);
+  });
+  after(async () => {
+    await d?.stop();
+  });
+
+  const cover = async (webhookUrl?: string) => {
+    const res = await postForm(d, "pipelines", {
+      preset: "cover",
+      voiceModelId: String(aria),
+      inputFile: { path: song },
+      ...(webhookUrl ? { webhookUrl } : {}),
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    return ((await res.json()) as { id: number }).id;
+  };
+  const stepsOf = async (id: number) => (await getJson(d, `pipelines/${id}`)).steps as StepRecord[];
+
+  it("runs separate -> convert -> recombine, each step's outputs kept and downloadable, one webhook at the end", async () => {
+    const id = await cover("https://hooks.example/pipelines");
+    const progress: number[] = [];
+    const deadline = Date.now() + 300_000;
+    let record = await getJson(d, `pipelines/${id}`);
+    while (record.status === "running") {
+      progress.push(record.progress);
+      assert.ok(Date.now() < deadline, `pipeline still running (progress ${record.progress})`);
+      await new Promise((r) => setTimeout(r, 250));
+      record = await getJson(d, `pipelines/${id}`);
+    }
+    assert.equal(record.status, "success", record.errorMessage);
+    assert.equal(record.progress, 100);
+    // one progress for the whole: never back, and through the steps' shares
+    assert.deepEqual(
+      progress,
+      [...progress].sort((a, b) => a - b),
+    );
+    const steps = record.steps as StepRecord[];
+    assert.deepEqual(
+      steps.map((s) => [s.step, s.status, s.jobKind]),
+      [
+        ["separate", "success", "vocal-separations"],
+        ["convert", "success", "voice-conversions"],
+        ["recombine", "success", "voice-conversions"],
+      ],
+    );
+    assert.equal(steps[2]!.jobId, steps[1]!.jobId, "the recombine is the convert's mix onto the backing");
+
+    const separation = await getJson(d, `vocal-separations/${steps[0]!.jobId}`);
+    const conversion = await getJson(d, `voice-conversions/${steps[1]!.jobId}`);
+    for (const url of [
+      separation.vocalAudioFileUrl,
+      separation.backingAudioFileUrl,
+      conversion.outputFileUrl,
+      conversion.lossyOutputFileUrl,
+      conversion.recombinedAudioFileUrl,
+    ]) {
+      assert.equal(typeof url, "string");
+      const info = await probe(await download(url));
+      assert.ok(Math.abs(info.duration - 2) < 0.15, `${url}: ${info.duration} s`);
+    }
+    // each step's job read a copy it owns, and tells no webhook of its own
+    const convRow = await d.prisma.voiceConversionJob.findUniqueOrThrow({ where: { id: steps[1]!.jobId! } });
+    assert.match(convRow.inputKey, new RegExp(`^uploads/voice-conversion/pipeline-${id}-step-1-input\\.`));
+    assert.match(convRow.backingKey ?? "", new RegExp(`^uploads/voice-conversion/pipeline-${id}-step-1-backing\\.`));
+    assert.equal(convRow.webhookUrl, null);
+    const deliveries = await d.prisma.webhookDelivery.findMany({ where: { rowId: id, jobKind: "pipeline" } });
+    assert.deepEqual(
+      deliveries.map((w) => [w.event, w.url]),
+      [["success", "https://hooks.example/pipelines"]],
+    );
+  });
+
+  it("a cancel mid-chain stops the running step and runs no later step", async () => {
+    const id = await cover();
+    await waitUntil("the separation step is under way", async () => {
+      const [first] = await stepsOf(id);
+      if (first?.jobId == null) return false;
+      const row = await d.prisma.separationJob.findUniqueOrThrow({ where: { id: first.jobId } });
+      return row.status === "running" && row.progress > 0;
+    });
+    const res = await fetch(`${d.baseUrl}/api/kits/v1/pipelines/${id}/cancel`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${d.key}` },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { status: string }).status, "cancelled");
+    // the worker would have started the next step within a poll: give it many
+    await new Promise((r) => setTimeout(r, 3_000));
+    const steps = await stepsOf(id);
+    assert.equal(steps[0]!.status, "cancelled");
+    assert.deepEqual(
+      steps.slice(1).map((s) => [s.status, s.jobId]),
+      [
+        ["pending", null],
+        ["pending", null],
+      ],
+    );
+    assert.equal((await getJson(d, `pipelines/${id}`)).status, "cancelled");
+  });
+
+  it("a worker killed mid-chain loses nothing: the pipeline resumes at the running step, a finished step is not run again", async () => {
+    const id = await cover();
+    await waitUntil("the convert step has started", async () => (await stepsOf(id))[1]?.jobId != null, 300_000);
+    d.worker.kill("SIGKILL");
+    d.worker = d.startWorker();
+    const record = await waitForEnd(d, `pipelines/${id}`, 300_000);
+    assert.equal(record.status, "success", record.errorMessage);
+    const steps = record.steps as StepRecord[];
+    assert.ok(steps.every((s) => s.status === "success"));
+    // one job per step, no more: the separation that had finished ran once
+    const pipelineInputs = { startsWith: "uploads/", contains: `pipeline-${id}-step-` };
+    assert.equal(await d.prisma.separationJob.count({ where: { inputKey: pipelineInputs } }), 1);
+    assert.equal(await d.prisma.voiceConversionJob.count({ where: { inputKey: pipelineInputs } }), 1);
+    const separation = await d.prisma.separationJob.findUniqueOrThrow({ where: { id: steps[0]!.jobId! } });
+    assert.ok(
+      separation.jobEndTime! <
+        (await d.prisma.voiceConversionJob.findUniqueOrThrow({ where: { id: steps[1]!.jobId! } })).jobStartTime,
+    );
+    // each step's job counted once in the key's usage
+    const usage = await d.prisma.usageRecord.findMany({ where: { rowId: { in: [steps[0]!.jobId!, steps[1]!.jobId!] } } });
+    assert.deepEqual(usage.map((u) => u.jobKind).sort(), ["vocal_separation", "voice_conversion"]);
+    const delivered = await d.prisma.webhookDelivery.count({ where: { rowId: id, jobKind: "pipeline" } });
+    assert.equal(delivered, 0, "no webhookUrl, no delivery");
+  });
+});
