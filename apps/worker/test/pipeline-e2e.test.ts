@@ -50,6 +50,7 @@ describe("pipelines through the API and the worker", () => {
     song = await makeSong("pipeline.wav", 2);
   });
   after(async () => {
+    await d?.stack.postgres.resume();
     await d?.stop();
   });
 
@@ -157,7 +158,7 @@ describe("pipelines through the API and the worker", () => {
     const steps = record.steps as StepRecord[];
     assert.ok(steps.every((s) => s.status === "success"));
     // one job per step, no more: the separation that had finished ran once
-    const pipelineInputs = { startsWith: "uploads/", contains: `pipeline-${id}-step-` };
+    const pipelineInputs = { contains: `pipeline-${id}-step-` };
     assert.equal(await d.prisma.separationJob.count({ where: { inputKey: pipelineInputs } }), 1);
     assert.equal(await d.prisma.voiceConversionJob.count({ where: { inputKey: pipelineInputs } }), 1);
     const separation = await d.prisma.separationJob.findUniqueOrThrow({ where: { id: steps[0]!.jobId! } });
@@ -170,5 +171,29 @@ describe("pipelines through the API and the worker", () => {
     assert.deepEqual(usage.map((u) => u.jobKind).sort(), ["vocal_separation", "voice_conversion"]);
     const delivered = await d.prisma.webhookDelivery.count({ where: { rowId: id, jobKind: "pipeline" } });
     assert.equal(delivered, 0, "no webhookUrl, no delivery");
+  });
+
+  it("a worker killed in the first step, Redis restarted and PostgreSQL away for a while: each step runs once and the pipeline succeeds", async () => {
+    const id = await cover();
+    await waitUntil("the separation step is under way", async () => {
+      const [first] = await stepsOf(id);
+      if (first?.jobId == null) return false;
+      return (await d.prisma.separationJob.findUniqueOrThrow({ where: { id: first.jobId } })).progress > 0;
+    });
+    d.worker.kill("SIGKILL");
+    d.worker = d.startWorker();
+    await waitUntil("the convert step has started", async () => (await stepsOf(id))[1]?.jobId != null, 300_000);
+    await d.stack.redis.restart();
+    await d.stack.postgres.halt();
+    await new Promise((r) => setTimeout(r, 3_000));
+    await d.stack.postgres.resume();
+    const record = await waitForEnd(d, `pipelines/${id}`, 300_000);
+    assert.equal(record.status, "success", record.errorMessage);
+    const inputs = { contains: `pipeline-${id}-step-` };
+    assert.equal(await d.prisma.separationJob.count({ where: { inputKey: inputs } }), 1);
+    assert.equal(await d.prisma.voiceConversionJob.count({ where: { inputKey: inputs } }), 1);
+    const steps = record.steps as StepRecord[];
+    const conversion = await getJson(d, `voice-conversions/${steps[1]!.jobId}`);
+    assert.equal(typeof conversion.recombinedAudioFileUrl, "string");
   });
 });

@@ -143,13 +143,17 @@ export function pipelineHandler(deps: PipelineJobDeps): JobHandler<"pipeline"> {
         .catch((err: Error) => log.warn({ err: err.message }, "step's cancel not announced; its worker notices the row"));
   }
 
-  /** The pipeline with its steps' jobs as they are now; null while PostgreSQL is away. */
-  async function readNow(pipeline: PipelineWithSteps, log: Logger): Promise<PipelineWithSteps | null> {
+  /** The pipeline with its steps' jobs as they are now; null while PostgreSQL is away (logged once an outage). */
+  async function readNow(pipeline: PipelineWithSteps, log: Logger, outage: { away: boolean }): Promise<PipelineWithSteps | null> {
     try {
-      return (await withStepJobs(prisma, [pipeline]))[0] ?? null;
+      const now = (await withStepJobs(prisma, [pipeline]))[0] ?? null;
+      if (outage.away) log.info("PostgreSQL is back; the pipeline goes on");
+      outage.away = false;
+      return now;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
-      log.warn("PostgreSQL is away; the pipeline waits for it");
+      if (!outage.away) log.warn("PostgreSQL is away; the pipeline waits for it");
+      outage.away = true;
       return null;
     }
   }
@@ -157,6 +161,7 @@ export function pipelineHandler(deps: PipelineJobDeps): JobHandler<"pipeline"> {
   return {
     async run({ row, signal, log, setProgress }: JobContext<"pipeline">) {
       const total = row.steps.length;
+      const outage = { away: false };
       let pipeline = row;
       for (const planned of row.steps) {
         let step = pipeline.steps[planned.index] as PipelineStepWithJob;
@@ -169,7 +174,7 @@ export function pipelineHandler(deps: PipelineJobDeps): JobHandler<"pipeline"> {
             await cancelStep({ kind: step.kind, jobId }, log);
             throw signal.reason;
           }
-          const now = await readNow(pipeline, log);
+          const now = await readNow(pipeline, log, outage);
           if (now) {
             pipeline = now;
             step = pipeline.steps[planned.index] as PipelineStepWithJob;
