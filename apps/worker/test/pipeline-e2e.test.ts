@@ -14,16 +14,9 @@ import {
   probe,
   startDeployment,
   waitForEnd,
+  waitUntil,
   type Deployment,
 } from "../testing/harness.ts";
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 240_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 interface StepRecord {
   index: number;

@@ -242,6 +242,15 @@ export async function getJson(d: Deployment, route: string): Promise<any> {
   return res.json();
 }
 
+/** Resolves once `check` holds, polled every 200 ms; throws naming `what` after `timeoutMs`. */
+export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 240_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 export async function waitForEnd(d: Deployment, route: string, timeoutMs = 180_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
