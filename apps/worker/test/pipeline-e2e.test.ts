@@ -141,6 +141,25 @@ describe("pipelines through the API and the worker", () => {
     assert.equal((await getJson(d, `pipelines/${id}`)).status, "cancelled");
   });
 
+  it("a step that fails fails the pipeline, its errorMessage naming the step; no later step runs", async () => {
+    const id = await cover();
+    await waitUntil("the separation step's job exists", async () => (await stepsOf(id))[0]?.jobId != null);
+    const [first] = await stepsOf(id);
+    // the step's job ended by its own kind's route, as a caller may
+    const res = await fetch(`${d.baseUrl}/api/kits/v1/vocal-separations/${first!.jobId}/cancel`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${d.key}` },
+    });
+    assert.equal(res.status, 200);
+    const record = await waitForEnd(d, `pipelines/${id}`, 60_000);
+    assert.equal(record.status, "error");
+    assert.equal(record.errorMessage, "steps[0] (separate) failed: its job was cancelled");
+    assert.deepEqual(
+      (record.steps as StepRecord[]).map((s) => s.status),
+      ["cancelled", "pending", "pending"],
+    );
+  });
+
   it("a worker killed mid-chain loses nothing: the pipeline resumes at the running step, a finished step is not run again", async () => {
     const id = await cover();
     await waitUntil("the convert step has started", async () => (await stepsOf(id))[1]?.jobId != null, 300_000);

@@ -106,11 +106,15 @@ export function pipelineHandler(deps: PipelineJobDeps): JobHandler<"pipeline"> {
         throw new JobFailure("permanent", `${stepName(step)}: the separation before it published no backing to recombine with`);
       const backingKey = backingSource ? await copyInput(pipeline.id, step, "backing", backingSource) : null;
       const repository = new VoiceConversionJobRepository(prisma);
-      create = (tx) =>
-        repository.create(
+      const voiceModelId = options.voiceModelId as number;
+      create = async (tx) => {
+        // checked at create; its owner may have deleted it since
+        if (!(await tx.voiceModel.findUnique({ where: { id: voiceModelId }, select: { id: true } })))
+          throw new JobFailure("permanent", `${stepName(step)} failed: voice model ${voiceModelId} no longer exists`);
+        return repository.create(
           {
             ...common,
-            voiceModelId: options.voiceModelId as number,
+            voiceModelId,
             inputKey,
             inputFormat,
             backingKey,
@@ -118,6 +122,7 @@ export function pipelineHandler(deps: PipelineJobDeps): JobHandler<"pipeline"> {
           },
           tx,
         );
+      };
       ref = (jobId) => ({ queue: "voice-conversion", payload: { jobId } });
     }
     const { jobId, created } = await startPipelineStep(prisma, pipeline.id, step.index, create);
