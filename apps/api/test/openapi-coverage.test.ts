@@ -189,7 +189,7 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
     if (kind === "VocalSeparation" || kind === "StemSplit" || kind === "AudioAnalysis" || kind === "Pipeline") {
       out[createId][413] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", oversized())]) });
       // a pipeline's chain is checked before its upload: a preset makes it one
-      const chain = kind === "Pipeline" ? { preset: "karaoke" } : {};
+      const chain: Record<string, string> = kind === "Pipeline" ? { preset: "karaoke" } : {};
       out[createId][415] = () => ({ method: "POST", url: k.path, ...multipart(chain, [file("inputFile", notAudio())]) });
     } else if (kind === "VoiceConversion") {
       out[createId][413] = () => ({
