@@ -42,9 +42,13 @@ function terminalProgress(stderr: Output): RunProgress {
       overall?.update(Math.round((position.index - 1 + fraction) * units));
     },
     line(text) {
-      bars.log(`${text}\n`);
+      // the bars print what they were given to log when they next redraw: before the first bar, at once
+      if (bars.isActive) bars.log(`${text}\n`);
+      else stderr.write(`${text}\n`);
     },
     stop() {
+      if (!bars.isActive) return;
+      bars.update(); // the lines logged since the last redraw
       bars.stop();
     },
   };
