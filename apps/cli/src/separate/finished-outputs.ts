@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, sep } from "node:path";
+// the module alone: the package's index loads PostgreSQL's, Redis's and S3's starters
+import { isAlive } from "@mixdown/devstack/processes";
 
 // How `mixdown separate` resumes. An input's stems are written into a hidden folder inside its
 // output folder, named after the process; only once every stem is complete are they renamed into
@@ -53,16 +55,6 @@ export async function finishedOutputs(
   if (files.length === 0) return null;
   for (const [, name] of files) if (!(await stat(join(outDir, name)).catch(() => null))?.isFile()) return null;
   return Object.fromEntries(files.map(([stem, name]) => [stem, join(outDir, name)]));
-}
-
-/** Whether a process with this id runs (EPERM: it does, as another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Removes a hidden working folder, and the folders above it up to `outRoot` that it leaves empty. */
