@@ -254,17 +254,17 @@ export async function separateCommand(argv: string[], io: CommandOutput = proces
       }
     }
     progress.stop();
+    const left = todo.length - separated - failed.length;
     // a Ctrl-C between two files, or while one was being moved in place, stops the run there too
-    interrupted ||= interrupt.signal.aborted && separated + failed.length < todo.length;
+    interrupted ||= interrupt.signal.aborted && left > 0;
 
     for (const f of failed) io.stderr.write(`failed: ${f.label}: ${f.message}\n`);
-    const notStarted = todo.length - separated - failed.length - (interrupted ? 1 : 0);
     const counts = [
       `${separated} separated`,
       `${alreadyDone} skipped (already separated)`,
       `${notAudio.length} skipped (not audio)`,
       `${failed.length} failed`,
-      ...(interrupted ? [`interrupted with ${notStarted + 1} left to do (run the same command again to finish)`] : []),
+      ...(interrupted ? [`interrupted with ${left} left to do (run the same command again to finish)`] : []),
     ];
     io.stderr.write(`mixdown separate: ${counts.join(", ")} in ${seconds(performance.now() - started)}\n`);
     return interrupted ? 130 : failed.length > 0 ? 1 : 0;
