@@ -122,15 +122,15 @@ describe("vocal repairs", () => {
 
   describe("bad input is refused with a 4xx naming the problem, leaving nothing behind", () => {
     const cases: Array<[string, Record<string, string>, () => Promise<Buffer | undefined>, number, RegExp]> = [
-      ["no steps field", {}, () => audio("wav"), 422, /steps is required: one or more of denoise, dereverb/],
-      ["an empty steps field", { steps: "" }, () => audio("wav"), 422, /steps is empty: name one or more of denoise, dereverb/],
+      ["no steps field", {}, () => audio("wav"), 422, /steps is required: one or more of dereverb, denoise/],
+      ["an empty steps field", { steps: "" }, () => audio("wav"), 422, /steps is empty: name one or more of dereverb, denoise/],
       ["steps of commas only", { steps: " , ," }, () => audio("wav"), 422, /steps is empty/],
       [
         "unknown steps, named",
         { steps: "denoise,declip,de-ess" },
         () => audio("wav"),
         422,
-        /steps names "declip", "de-ess", not a repair step \(one or more of denoise, dereverb/,
+        /steps names "declip", "de-ess", not a repair step \(one or more of dereverb, denoise/,
       ],
       [
         "dereverb on a server without the vocal split model",

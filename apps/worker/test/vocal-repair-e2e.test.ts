@@ -106,10 +106,10 @@ describe("vocal repairs through the API and the worker", () => {
 
   it("a mix with isolateVocal, denoise and dereverb: the vocal isolated, both steps run, the models named; its webhook POSTed", async () => {
     const song = await makeSong("mix.wav", 4);
-    const res = await createRepair(d, song, { steps: "dereverb,denoise", isolateVocal: "true", webhookUrl: hookUrl });
+    const res = await createRepair(d, song, { steps: "denoise,dereverb", isolateVocal: "true", webhookUrl: hookUrl });
     assert.equal(res.status, 200, await res.clone().text());
     const created = (await res.json()) as { id: number; steps: string[] };
-    assert.deepEqual(created.steps, ["denoise", "dereverb"], "in their fixed order");
+    assert.deepEqual(created.steps, ["dereverb", "denoise"], "in their fixed order");
     const job = await waitForEnd(d, `vocal-repairs/${created.id}`);
     assert.equal(job.status, "success", job.errorMessage);
     assert.equal(job.isolateVocal, true);

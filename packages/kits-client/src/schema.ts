@@ -1289,8 +1289,8 @@ export interface components {
             progress: number;
             /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
             status: "running" | "success" | "error" | "cancelled";
-            /** @description The steps run on the vocal, in the order they run (always denoise before dereverb, whatever order the create named them in): `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own), `dereverb` subtracts the vocal split's `reverb` stem */
-            steps: ("denoise" | "dereverb")[];
+            /** @description The steps run on the vocal, in the order they run (always dereverb before denoise, whatever order the create named them in): `dereverb` subtracts the vocal split's `reverb` stem, `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own) */
+            steps: ("dereverb" | "denoise")[];
             /** @enum {string} */
             type: "repair";
         };
@@ -3598,7 +3598,7 @@ export interface operations {
                     inputFile: Blob;
                     /** @description `true`: the input is a mix; its vocal is isolated first by the vocal separation (the server's SEPARATION_MODEL_VOCALS, as a vocal separation that names no model) and the steps run on it; default false (the input is a vocal) */
                     isolateVocal?: boolean;
-                    /** @description The repairs to run, comma-separated (`denoise,dereverb`), one or more of denoise, dereverb; they run in that order whatever order they are named in. `denoise`: RNNoise (Xiph's 2018 model, 48 kHz frames of 480 samples, each channel on its own); `dereverb`: the room's reverb removed (the vocal split's `reverb` stem subtracted, SEPARATION_MODEL_VOCAL_SPLIT) */
+                    /** @description The repairs to run, comma-separated (`dereverb,denoise`), one or more of dereverb, denoise; they run in that order whatever order they are named in. `dereverb`: the room's reverb removed (the vocal split's `reverb` stem subtracted, SEPARATION_MODEL_VOCAL_SPLIT); `denoise`: RNNoise (Xiph's 2018 model, 48 kHz frames of 480 samples, each channel on its own) */
                     steps: string;
                     /**
                      * Format: uri

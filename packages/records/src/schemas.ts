@@ -319,9 +319,9 @@ export const VocalRepairJobRecord = Type.Object(
     jobStartTime: Timestamp,
     jobEndTime: Nullable(Timestamp),
     inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
-    steps: Type.Array(Type.Union([Type.Literal("denoise"), Type.Literal("dereverb")]), {
+    steps: Type.Array(Type.Union([Type.Literal("dereverb"), Type.Literal("denoise")]), {
       description:
-        "The steps run on the vocal, in the order they run (always denoise before dereverb, whatever order the create named them in): `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own), `dereverb` subtracts the vocal split's `reverb` stem",
+        "The steps run on the vocal, in the order they run (always dereverb before denoise, whatever order the create named them in): `dereverb` subtracts the vocal split's `reverb` stem, `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own)",
     }),
     isolateVocal: Type.Boolean({
       description: "True when the input was a mix whose vocal the vocal separation isolated before the steps ran",

@@ -9,8 +9,8 @@ import type { KindView } from "./index.ts";
 
 /** The steps the form offers, in the order they run, with what each does. */
 const STEPS = [
-  { step: "denoise", label: "Remove noise (RNNoise)" },
   { step: "dereverb", label: "Remove room reverb (the vocal split)" },
+  { step: "denoise", label: "Remove noise (RNNoise)" },
 ] as const;
 
 /** Vocal repairs: a vocal (or a mix) in; the vocal without its noise and reverb out. */

@@ -18,7 +18,7 @@ const vocalRepairForm = (maxMb: number) =>
   Type.Object({
     inputFile: FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB`),
     steps: Type.String({
-      description: `The repairs to run, comma-separated (\`denoise,dereverb\`), one or more of ${VOCAL_REPAIR_STEPS.join(", ")}; they run in that order whatever order they are named in. \`denoise\`: RNNoise (Xiph's 2018 model, 48 kHz frames of 480 samples, each channel on its own); \`dereverb\`: the room's reverb removed (the vocal split's \`reverb\` stem subtracted, SEPARATION_MODEL_VOCAL_SPLIT)`,
+      description: `The repairs to run, comma-separated (\`dereverb,denoise\`), one or more of ${VOCAL_REPAIR_STEPS.join(", ")}; they run in that order whatever order they are named in. \`dereverb\`: the room's reverb removed (the vocal split's \`reverb\` stem subtracted, SEPARATION_MODEL_VOCAL_SPLIT); \`denoise\`: RNNoise (Xiph's 2018 model, 48 kHz frames of 480 samples, each channel on its own)`,
     }),
     isolateVocal: Type.Optional(
       Type.Boolean({
