@@ -15,10 +15,8 @@ import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
-import { StoredUploads } from "../../jobs/stored-upload.ts";
-import { checkAudioUpload } from "../../uploads/audio-check.ts";
+import { createWithSeparationUpload } from "../../jobs/separation-upload.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
-import { SEPARATION_FORMATS } from "../separation/service.ts";
 import type { VocalRepairForm } from "./routes.ts";
 
 export interface VocalRepairServiceDeps {
@@ -61,31 +59,10 @@ export class VocalRepairService extends CallerJobs<VocalRepairJob, VocalRepairJo
       throw unprocessable(`steps names ${unknown.map((s) => JSON.stringify(s)).join(", ")}, not a repair step (${known})`);
     if (steps.length === 0) throw unprocessable(`steps is empty: name ${known}`);
     await this.#checkModels(steps.includes("dereverb"), isolateVocal);
-    const input = form.inputFile;
-    const { format, seconds } = await checkAudioUpload(input, SEPARATION_FORMATS, {
-      seconds: this.deps.maxSeconds,
-      setting: "MAX_SEPARATION_SECONDS",
-    });
-    await this.deps.quota.check(apiKeyId, seconds);
-    const uploads = new StoredUploads(this.deps.storage, this.deps.log);
-    const inputKey = await uploads.commit(() => uploads.store("vocal-repair", input, format));
-    const row = await uploads.commit(() =>
-      this.deps.quota.admit(apiKeyId, seconds, (db) =>
-        this.deps.repairs.create(
-          {
-            callerId,
-            apiKeyId,
-            webhookUrl,
-            inputKey,
-            inputFormat: format,
-            inputFileName: input.filename?.slice(0, 255) ?? null,
-            steps,
-            isolateVocal,
-            audioSeconds: seconds,
-          },
-          db,
-        ),
-      ),
+    const row = await createWithSeparationUpload(
+      this.deps,
+      { kind: "vocal-repair", input: form.inputFile, apiKeyId },
+      (input, db) => this.deps.repairs.create({ callerId, apiKeyId, webhookUrl, ...input, steps, isolateVocal }, db),
     );
     await this.deps.submitter.submit({ queue: "vocal-repair", payload: { jobId: row.id } }, () =>
       this.deps.repairs.markEnqueued(row.id),
