@@ -118,6 +118,18 @@ const jobKinds: Record<string, JobKind> = {
   StemSplit: separation("stem-splits"),
   // its upload follows a separation's rules
   AudioAnalysis: separation("audio-analyses"),
+  // its upload follows a separation's rules; a denoise needs no separation model
+  VocalRepair: {
+    path: `${KITS}/vocal-repairs`,
+    created: 200,
+    async create(variant) {
+      return {
+        method: "POST",
+        url: `${KITS}/vocal-repairs`,
+        ...multipart({ steps: "denoise" }, [file("inputFile", await audio("wav", 0.5 + variant / 10))]),
+      };
+    },
+  },
   VoiceConversion: {
     path: `${KITS}/voice-conversions`,
     created: 201,
@@ -178,6 +190,17 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
     if (kind === "VocalSeparation" || kind === "StemSplit" || kind === "AudioAnalysis") {
       out[createId][413] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", oversized())]) });
       out[createId][415] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", notAudio())]) });
+    } else if (kind === "VocalRepair") {
+      out[createId][413] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ steps: "denoise" }, [file("inputFile", oversized())]),
+      });
+      out[createId][415] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ steps: "denoise" }, [file("inputFile", notAudio())]),
+      });
     } else if (kind === "VoiceConversion") {
       out[createId][413] = () => ({
         method: "POST",

@@ -14,6 +14,7 @@ ${backupUsage}
 ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
+./mixdown.sh repair …           remove noise and reverb from a local vocal (see: ./mixdown.sh repair --help)
 ${modelsUsage}
 ${voicesUsage}
 
@@ -40,6 +41,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/models.ts")).modelsCommand(rest, env);
     case "separate":
       return (await import("./commands/separate.ts")).separateCommand(rest);
+    case "repair":
+      return (await import("./commands/repair.ts")).repairCommand(rest);
     case undefined:
     case "help":
     case "--help":

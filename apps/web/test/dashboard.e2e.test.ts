@@ -216,7 +216,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 test(
-  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text and analyses the mixture's key, tempo and loudness, with no console errors",
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text, analyses the mixture's key, tempo and loudness and repairs its vocal, with no console errors",
   { timeout: 900_000 },
   () =>
     explain(async () => {
@@ -354,6 +354,17 @@ test(
       assert.equal(facts[5], "3.00 s");
       await shot("analysis");
 
+      // Vocal repair: the mixture's vocal isolated, then denoised; the repaired vocal plays on the job's page.
+      await page.goto(`${baseUrl}/#/new/vocal-repairs`);
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByLabel("The file is a mix: isolate its vocal first").check();
+      await page.getByRole("button", { name: "Repair it" }).click();
+      await waitForHash(/#\/jobs\/vocal-repairs\/\d+$/);
+      await watchJob();
+      await page.locator('audio[data-title="repaired vocal"]').waitFor({ state: "attached" });
+      await page.getByText("vocal isolated, then denoise (models: vocals).", { exact: false }).waitFor();
+      await shot("repair");
+
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
       await shot("voices");
@@ -377,7 +388,8 @@ test(
       await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 6);
+      await page.getByRole("link", { name: /^Vocal repair #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 7);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
@@ -395,7 +407,8 @@ test(
       assert.equal(counted("tts").jobs, 1);
       assert.ok(counted("tts").seconds > 1, `the spoken text counts its length (${counted("tts").seconds} s)`);
       assert.deepEqual(counted("audio_analysis"), { kind: "audio_analysis", seconds: 3, jobs: 1 });
-      for (const kind of ["vocal_separation", "voice_conversion", "tts", "audio_analysis"]) {
+      assert.deepEqual(counted("vocal_repair"), { kind: "vocal_repair", seconds: 3, jobs: 1 });
+      for (const kind of ["vocal_separation", "voice_conversion", "tts", "audio_analysis", "vocal_repair"]) {
         const { seconds, jobs } = counted(kind);
         assert.deepEqual(await page.locator(`tr[data-kind="${kind}"] td`).allInnerTexts(), [
           `${seconds.toFixed(1)} s`,

@@ -389,6 +389,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/vocal-repairs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's vocal repair jobs
+         * @description The caller's own vocal repair jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listVocalRepairs"];
+        put?: never;
+        /**
+         * Create a vocal repair job and queue it
+         * @description Mixdown: removes noise (`denoise`, RNNoise) and room reverb (`dereverb`, the vocal split's reverb stem) from a vocal, or from the vocal of a mix (`isolateVocal=true`). Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; text fields `steps` (required), `isolateVocal`, `webhookUrl`. An unknown or missing step is a 422 naming it; `dereverb` and `isolateVocal` are refused (422) when the server has no model for them. The repaired vocal keeps the input's rate and channels (`outputFileUrl`: the lossless format, `lossyOutputFileUrl`: mp3).
+         */
+        post: operations["createVocalRepair"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/vocal-repairs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one vocal repair job
+         * @description The caller's vocal repair job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getVocalRepair"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a vocal repair job and its files
+         * @description Deletes the caller's vocal repair job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteVocalRepair"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/vocal-repairs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a running vocal repair job
+         * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
+         */
+        post: operations["cancelVocalRepair"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/vocal-repairs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow one vocal repair job as it runs (Server-Sent Events)
+         * @description A `text/event-stream` of the caller's vocal repair job: first a `status` event with its status and progress now, then one each time they change, and once it has ended a `record` event whose data is exactly what `GET /vocal-repairs/{id}` answers; then the stream ends. Every event has an `id:`; a client that reconnects with `Last-Event-ID` gets the job's status now (and its record once it has ended), and 204 when the id is that of the record it already read. A comment line every JOB_EVENTS_HEARTBEAT_SECONDS keeps proxies from closing it. 404 when the job is not the caller's. Polling the GET stays as it is.
+         */
+        get: operations["streamVocalRepairEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/vocal-separations": {
         parameters: {
             query?: never;
@@ -1111,10 +1199,10 @@ export interface components {
                     /** @description Its successful jobs */
                     jobs: number;
                     /**
-                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
+                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`)
                      * @enum {string}
                      */
-                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis";
+                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair";
                     /** @description Seconds of audio its successful jobs processed */
                     seconds: number;
                 }[];
@@ -1134,10 +1222,10 @@ export interface components {
                 /** @description Its successful jobs */
                 jobs: number;
                 /**
-                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)
+                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`)
                  * @enum {string}
                  */
-                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis";
+                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair";
                 /** @description Seconds of audio its successful jobs processed */
                 seconds: number;
             }[];
@@ -1170,6 +1258,41 @@ export interface components {
                 /** @description Seconds of audio of every kind */
                 seconds: number;
             };
+        };
+        /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+        VocalRepairJob: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            inputFileName: string | null;
+            /** @description True when the input was a mix whose vocal the vocal separation isolated before the steps ran */
+            isolateVocal: boolean;
+            jobEndTime: string | null;
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            jobStartTime: string;
+            lossyOutputFileUrl: string | null;
+            /** @description The separation models that served the job (the vocal separation's for `isolateVocal`, the vocal split's for `dereverb`); empty until the job succeeded, and for a denoise alone */
+            models: string[];
+            outputFileUrl: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
+            /** @description Percent done */
+            progress: number;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            /** @description The steps run on the vocal, in the order they run (always dereverb before denoise, whatever order the create named them in): `dereverb` subtracts the vocal split's `reverb` stem, `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own) */
+            steps: ("dereverb" | "denoise")[];
+            /** @enum {string} */
+            type: "repair";
         };
         /** @description A voice blender job; its output model is usable once status is `success` */
         VoiceBlendJob: {
@@ -3332,6 +3455,509 @@ export interface operations {
             };
             /** @description Every error response */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVocalRepairs: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["VocalRepairJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description wav, webm, mp3 or flac; max 50 MB
+                     */
+                    inputFile: Blob;
+                    /** @description `true`: the input is a mix; its vocal is isolated first by the vocal separation (the server's SEPARATION_MODEL_VOCALS, as a vocal separation that names no model) and the steps run on it; default false (the input is a vocal) */
+                    isolateVocal?: boolean;
+                    /** @description The repairs to run, comma-separated (`dereverb,denoise`), one or more of dereverb, denoise; they run in that order whatever order they are named in. `dereverb`: the room's reverb removed (the vocal split's `reverb` stem subtracted, SEPARATION_MODEL_VOCAL_SPLIT); `denoise`: RNNoise (Xiph's 2018 model, 48 kHz frames of 480 samples, each channel on its own) */
+                    steps: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VocalRepairJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VocalRepairJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VocalRepairJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamVocalRepairEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id:` of the last event the client read (browsers' EventSource sends it when it reconnects): the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's events: `status` events, then its `record` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `Last-Event-ID` is the job's final record: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5789,6 +6415,7 @@ export type VoiceConversionJob = components["schemas"]["VoiceConversionJob"];
 export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
+export type VocalRepairJob = components["schemas"]["VocalRepairJob"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
 export type ModelInstall = components["schemas"]["ModelInstall"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];

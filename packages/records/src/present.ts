@@ -5,9 +5,10 @@ import type {
   TtsJobWithModel,
   VoiceBlendJob,
   VoiceConversionJobWithModel,
+  VocalRepairJob,
   VoiceModel,
 } from "@mixdown/db";
-import type { JobRecordType } from "@mixdown/jobs";
+import { isVocalRepairStep, type JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
@@ -17,6 +18,7 @@ import type {
   SeparationAnalysis,
   SeparationJobRecord,
   TtsJobRecord,
+  VocalRepairJobRecord,
   VoiceBlendJobRecord,
   VoiceConversionJobRecord,
   VoiceModelRecord,
@@ -40,6 +42,7 @@ export interface RecordRows {
   voiceBlendJob: VoiceBlendJob;
   ttsJob: TtsJobWithModel;
   audioAnalysisJob: AudioAnalysisJob;
+  vocalRepairJob: VocalRepairJob;
   voiceModel: VoiceModel;
 }
 /** A presenter per record type the catalogue names (`JobKindEntry.record`): a record type without one does not compile. */
@@ -242,6 +245,28 @@ export class RecordPresenter {
       analyzer: row.analyzer,
       progress: row.progress,
       errorMessage: row.errorMessage,
+    };
+  }
+
+  async vocalRepairJob(row: VocalRepairJob): Promise<VocalRepairJobRecord> {
+    const [output, lossy] = await Promise.all([this.url(row.outputKey), this.url(row.lossyOutputKey)]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "repair",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      inputFileName: row.inputFileName,
+      // written by the API from VOCAL_REPAIR_STEPS (parseVocalRepairSteps)
+      steps: row.steps.filter(isVocalRepairStep),
+      isolateVocal: row.isolateVocal,
+      models: row.models,
+      outputFileUrl: output,
+      lossyOutputFileUrl: lossy,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
     };
   }
 

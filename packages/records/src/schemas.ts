@@ -310,6 +310,39 @@ export type AudioAnalysisJobRecord = Omit<Static<typeof AudioAnalysisJobRecord>,
   analysis: AudioAnalysisResult | null;
 };
 
+export const VocalRepairJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("repair"),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    steps: Type.Array(Type.Union([Type.Literal("dereverb"), Type.Literal("denoise")]), {
+      description:
+        "The steps run on the vocal, in the order they run (always dereverb before denoise, whatever order the create named them in): `dereverb` subtracts the vocal split's `reverb` stem, `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own)",
+    }),
+    isolateVocal: Type.Boolean({
+      description: "True when the input was a mix whose vocal the vocal separation isolated before the steps ran",
+    }),
+    models: Type.Array(Type.String(), {
+      description:
+        "The separation models that served the job (the vocal separation's for `isolateVocal`, the vocal split's for `dereverb`); empty until the job succeeded, and for a denoise alone",
+    }),
+    outputFileUrl: SignedUrl,
+    lossyOutputFileUrl: SignedUrl,
+    ...jobExtras,
+    ...outputRetention,
+  },
+  {
+    $id: "VocalRepairJob",
+    description:
+      "A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked",
+  },
+);
+export type VocalRepairJobRecord = Static<typeof VocalRepairJobRecord>;
+
 export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
@@ -322,4 +355,5 @@ export const sharedRecordSchemas = [
   VoiceBlendJobRecord,
   TtsJobRecord,
   AudioAnalysisJobRecord,
+  VocalRepairJobRecord,
 ];

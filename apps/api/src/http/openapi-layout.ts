@@ -25,6 +25,10 @@ export const OPENAPI_TAGS = [
     description: "Find a song's key and scale, tempo and beats (Essentia) and loudness (EBU R128).",
   },
   {
+    name: "Vocal repairs",
+    description: "Remove noise (RNNoise) and room reverb (the vocal split) from a vocal, or from a mix's vocal.",
+  },
+  {
     name: "Voice models",
     description: "The public catalogue of voice models and the caller's own: imports, uploads, their media.",
   },

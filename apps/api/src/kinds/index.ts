@@ -3,6 +3,7 @@ import { audioAnalysisApi } from "./audio-analysis/routes.ts";
 import type { ApiKind } from "./context.ts";
 import { separationApi } from "./separation/routes.ts";
 import { ttsApi } from "./tts/routes.ts";
+import { vocalRepairApi } from "./vocal-repair/routes.ts";
 import { voiceBlendApi } from "./voice-blend/routes.ts";
 import { voiceConversionApi } from "./voice-conversion/routes.ts";
 
@@ -21,4 +22,5 @@ export const API_KINDS: ApiKinds = {
   "voice-blend": voiceBlendApi,
   tts: ttsApi,
   "audio-analysis": audioAnalysisApi,
+  "vocal-repair": vocalRepairApi,
 };

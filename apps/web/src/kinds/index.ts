@@ -3,6 +3,7 @@ import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
+import { vocalRepair } from "./vocal-repair.tsx";
 import { voiceBlend } from "./voice-blend.tsx";
 import { voiceConversion } from "./voice-conversion.tsx";
 
@@ -24,6 +25,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   tts,
   "voice-blender": voiceBlend,
   "audio-analyses": audioAnalysis,
+  "vocal-repairs": vocalRepair,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

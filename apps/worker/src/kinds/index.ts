@@ -4,6 +4,7 @@ import type { WorkerKind } from "./context.ts";
 import { modelInstallKind } from "./model-install/handler.ts";
 import { separationKind } from "./separation/handler.ts";
 import { ttsKind } from "./tts/handler.ts";
+import { vocalRepairKind } from "./vocal-repair/handler.ts";
 import { voiceBlendKind } from "./voice-blend/handler.ts";
 import { voiceConversionKind } from "./voice-conversion/handler.ts";
 import { voiceModelBuildKind } from "./voice-model-build/handler.ts";
@@ -24,6 +25,7 @@ export const WORKER_KINDS: WorkerKinds = {
   "voice-blend": voiceBlendKind,
   tts: ttsKind,
   "audio-analysis": audioAnalysisKind,
+  "vocal-repair": vocalRepairKind,
   "voice-model-media": voiceModelMediaKind,
   "voice-model-build": voiceModelBuildKind,
   "webhook-delivery": webhookDeliveryKind,

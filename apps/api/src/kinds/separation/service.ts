@@ -7,16 +7,12 @@ import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
-import { StoredUploads } from "../../jobs/stored-upload.ts";
+import { createWithSeparationUpload } from "../../jobs/separation-upload.ts";
 import type { RecordPresenter } from "@mixdown/records";
 import type { SeparationJobRecord } from "@mixdown/records";
-import { checkAudioUpload } from "../../uploads/audio-check.ts";
-import type { AudioFormat } from "../../uploads/audio-format.ts";
 import type { SeparationForm } from "./routes.ts";
 import type { InstalledSeparationModels } from "./installed-models.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
-
-export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
 
 const NOUN = (kind: SeparationDbKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
 
@@ -58,31 +54,10 @@ export class SeparationService {
     // What the form's schema cannot say (the installed models, an ensemble's members), checked
     // before anything is stored, so a wrong name leaves nothing behind.
     const { models, ensemble } = await this.deps.models.resolve(kind, form.model, form.ensemble);
-    const { format, seconds } = await checkAudioUpload(input, SEPARATION_FORMATS, {
-      seconds: this.deps.maxSeconds,
-      setting: "MAX_SEPARATION_SECONDS",
-    });
-    await this.deps.quota.check(apiKeyId, seconds);
-    const uploads = new StoredUploads(this.deps.storage, this.deps.log);
-    const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
-    const row = await uploads.commit(() =>
-      this.deps.quota.admit(apiKeyId, seconds, (db) =>
-        this.deps.separations.create(
-          {
-            callerId,
-            apiKeyId,
-            webhookUrl,
-            kind,
-            inputKey,
-            inputFormat: format,
-            inputFileName: input.filename?.slice(0, 255) ?? null,
-            models,
-            ensemble,
-            analyze: form.analyze ?? false,
-            audioSeconds: seconds,
-          },
-          db,
-        ),
+    const row = await createWithSeparationUpload(this.deps, { kind: separationKindOf(kind), input, apiKeyId }, (stored, db) =>
+      this.deps.separations.create(
+        { callerId, apiKeyId, webhookUrl, kind, ...stored, models, ensemble, analyze: form.analyze ?? false },
+        db,
       ),
     );
     await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>

@@ -5,6 +5,7 @@ import { audioAnalysisRows } from "./audio-analysis.ts";
 import { separationRows } from "./separation.ts";
 import { ttsRows } from "./tts.ts";
 import { voiceBlendRows } from "./voice-blend.ts";
+import { vocalRepairRows } from "./vocal-repair.ts";
 import { voiceConversionRows } from "./voice-conversion.ts";
 
 /**
@@ -18,6 +19,7 @@ export const JOB_TABLE_ROWS = {
   "voice-blend": voiceBlendRows,
   tts: ttsRows,
   "audio-analysis": audioAnalysisRows,
+  "vocal-repair": vocalRepairRows,
 } satisfies JobTableRowsByKind;
 
 /** The job table kinds whose rows keep files, with their files (the retention sweep's tables). */
@@ -76,3 +78,10 @@ export {
   type AudioAnalysisOutput,
   type NewAudioAnalysisJob,
 } from "./audio-analysis.ts";
+export {
+  VocalRepairJobRepository,
+  vocalRepairRows,
+  vocalRepairStorage,
+  type NewVocalRepairJob,
+  type VocalRepairOutputs,
+} from "./vocal-repair.ts";
