@@ -31,6 +31,8 @@ export interface PayloadByKind {
   tts: { jobId: number };
   /** Finds an uploaded file's key, tempo and beats, loudness and duration (the AudioAnalysisJob row holds the upload). */
   "audio-analysis": { jobId: number };
+  /** Masters an uploaded track to a reference track (Matchering) or a loudness target (loudnorm); the MasteringJob row holds the uploads and settings. */
+  mastering: { jobId: number };
   /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
   "voice-model-media": { voiceModelId: number };
   /** Builds a native voice model from its stored reference recording; the VoiceModel row is the record. */
@@ -56,7 +58,7 @@ export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }
 
 /** The public record a kind's row is presented as (what GET answers and a webhook will carry). */
 export type JobRecordType =
-  "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "audioAnalysisJob" | "voiceModel";
+  "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "audioAnalysisJob" | "masteringJob" | "voiceModel";
 
 export interface JobKindEntry<K extends JobKind> {
   /** The row the entry works on: a job row, or a voice model for the kinds without a job table. */
@@ -136,6 +138,16 @@ export const JOB_CATALOGUE = {
     record: "audioAnalysisJob",
     rows: "job-table",
     // Essentia's WebAssembly and ffmpeg run on the CPU; a GPU node has nothing to add
+    gpu: false,
+  },
+  mastering: {
+    ...byJobId,
+    jobName: () => "mastering",
+    concurrency: { setting: "WORKER_CONCURRENCY_MASTERING", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "masteringJob",
+    rows: "job-table",
+    // FFTs in a thread and ffmpeg: CPU work
     gpu: false,
   },
   "voice-model-media": {

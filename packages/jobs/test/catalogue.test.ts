@@ -37,6 +37,7 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     "WORKER_CONCURRENCY_VOICE_BLEND",
     "WORKER_CONCURRENCY_TTS",
     "WORKER_CONCURRENCY_AUDIO_ANALYSIS",
+    "WORKER_CONCURRENCY_MASTERING",
     "WORKER_CONCURRENCY_WEBHOOK_DELIVERY",
   ]);
   const settings = {
@@ -45,11 +46,12 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     WORKER_CONCURRENCY_VOICE_BLEND: 5,
     WORKER_CONCURRENCY_TTS: 2,
     WORKER_CONCURRENCY_AUDIO_ANALYSIS: 6,
+    WORKER_CONCURRENCY_MASTERING: 7,
     WORKER_CONCURRENCY_WEBHOOK_DELIVERY: 4,
   };
   assert.deepEqual(
     JOB_KINDS.map((k) => concurrencyOf(k, settings)),
-    [3, 2, 5, 2, 6, 1, 1, 4, 1],
+    [3, 2, 5, 2, 6, 7, 1, 1, 4, 1],
   );
 });
 
@@ -65,7 +67,7 @@ test("a job failure keeps its kind across a structured clone (the thread boundar
 test("the job table kinds and their record spellings are derived from the catalogue's `rows`", () => {
   // Spelled out rather than filtered from the catalogue, so a kind whose `rows` changes, or a new
   // kind that is in neither list, fails here.
-  const jobTableKinds = ["separation", "voice-conversion", "voice-blend", "tts", "audio-analysis"] as const;
+  const jobTableKinds = ["separation", "voice-conversion", "voice-blend", "tts", "audio-analysis", "mastering"] as const;
   const otherKinds = {
     "voice-model-media": "voice-model",
     "voice-model-build": "voice-model",
@@ -73,7 +75,15 @@ test("the job table kinds and their record spellings are derived from the catalo
     "model-install": "model-install",
   } as const;
   assert.deepEqual(JOB_TABLE_KINDS, jobTableKinds);
-  assert.deepEqual(RECORD_KINDS, ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts", "audio_analysis"]);
+  assert.deepEqual(RECORD_KINDS, [
+    "vocal_separation",
+    "stem_split",
+    "voice_conversion",
+    "voice_blend",
+    "tts",
+    "audio_analysis",
+    "mastering",
+  ]);
   for (const kind of jobTableKinds) assert.equal(JOB_CATALOGUE[kind].rows, "job-table", kind);
   for (const [kind, rows] of Object.entries(otherKinds)) {
     assert.equal(JOB_CATALOGUE[kind as keyof typeof otherKinds].rows, rows, kind);

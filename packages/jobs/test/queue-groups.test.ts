@@ -9,6 +9,7 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "voice-blend",
     "tts",
     "audio-analysis",
+    "mastering",
     "voice-model-media",
     "voice-model-build",
     "webhook-delivery",

@@ -1,3 +1,6 @@
+// Imports nothing: the API reads the defaults and ranges from here (`@mixdown/mastering/config`)
+// without loading the implementation.
+
 /**
  * Matchering's settings, with its defaults (matchering/defaults.py, `Config` and `LimiterConfig`):
  * times in seconds or milliseconds as upstream takes them.
@@ -65,3 +68,17 @@ export function matcheringConfig(
   if (!(config.threshold > config.minValue && config.threshold < 1)) throw new RangeError("threshold must be in (minValue, 1)");
   return config;
 }
+
+/** A streaming loudness target, as ffmpeg's `loudnorm` takes it (the loudness mode; `./loudnorm.ts`). */
+export interface LoudnessTarget {
+  /** integrated loudness, LUFS (loudnorm: -70 to -5) */
+  integratedLufs: number;
+  /** maximum true peak, dBTP (loudnorm: -9 to 0) */
+  truePeakDb: number;
+}
+
+export const LOUDNESS_TARGET_DEFAULTS: LoudnessTarget = Object.freeze({ integratedLufs: -14, truePeakDb: -1 });
+export const LOUDNESS_TARGET_RANGES = Object.freeze({
+  integratedLufs: { minimum: -70, maximum: -5 },
+  truePeakDb: { minimum: -9, maximum: 0 },
+});

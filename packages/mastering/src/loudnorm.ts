@@ -1,19 +1,6 @@
 import { spawn } from "node:child_process";
 import { AudioDecodeError } from "@mixdown/audio";
-
-/** A streaming loudness target, as ffmpeg's `loudnorm` takes it. */
-export interface LoudnessTarget {
-  /** integrated loudness, LUFS (loudnorm: -70 to -5) */
-  integratedLufs: number;
-  /** maximum true peak, dBTP (loudnorm: -9 to 0) */
-  truePeakDb: number;
-}
-
-export const LOUDNESS_TARGET_DEFAULTS: LoudnessTarget = Object.freeze({ integratedLufs: -14, truePeakDb: -1 });
-export const LOUDNESS_TARGET_RANGES = Object.freeze({
-  integratedLufs: { minimum: -70, maximum: -5 },
-  truePeakDb: { minimum: -9, maximum: 0 },
-});
+import type { LoudnessTarget } from "./config.ts";
 
 /** loudnorm's default loudness range target; raised to the input's own range so that only the true peak can force the dynamic mode. */
 const LOUDNORM_DEFAULT_LRA = 7;

@@ -393,6 +393,7 @@ test("the shared schemas come in the OpenAPI document's order, the voice model f
     "VoiceBlendJob",
     "TtsJob",
     "AudioAnalysisJob",
+    "MasteringJob",
   ]);
 });
 

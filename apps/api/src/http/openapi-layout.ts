@@ -25,6 +25,10 @@ export const OPENAPI_TAGS = [
     description: "Find a song's key and scale, tempo and beats (Essentia) and loudness (EBU R128).",
   },
   {
+    name: "Masterings",
+    description: "Master a track to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm).",
+  },
+  {
     name: "Voice models",
     description: "The public catalogue of voice models and the caller's own: imports, uploads, their media.",
   },

@@ -1,6 +1,7 @@
 import type { JobTableKind } from "@mixdown/jobs";
 import { audioAnalysisApi } from "./audio-analysis/routes.ts";
 import type { ApiKind } from "./context.ts";
+import { masteringApi } from "./mastering/routes.ts";
 import { separationApi } from "./separation/routes.ts";
 import { ttsApi } from "./tts/routes.ts";
 import { voiceBlendApi } from "./voice-blend/routes.ts";
@@ -21,4 +22,5 @@ export const API_KINDS: ApiKinds = {
   "voice-blend": voiceBlendApi,
   tts: ttsApi,
   "audio-analysis": audioAnalysisApi,
+  mastering: masteringApi,
 };

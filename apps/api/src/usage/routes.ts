@@ -12,7 +12,8 @@ const Jobs = (description: string) => Type.Integer({ minimum: 0, description });
 const KindUsage = Type.Object({
   kind: Type.Enum([...RECORD_KINDS], {
     type: "string",
-    description: "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`)",
+    description:
+      "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `mastering`)",
   }),
   seconds: Seconds("Seconds of audio its successful jobs processed"),
   jobs: Jobs("Its successful jobs"),

@@ -1,6 +1,7 @@
 import type { JSX } from "preact";
 import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
+import { mastering } from "./mastering.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
 import { voiceBlend } from "./voice-blend.tsx";
@@ -24,6 +25,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   tts,
   "voice-blender": voiceBlend,
   "audio-analyses": audioAnalysis,
+  masterings: mastering,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

@@ -12,6 +12,7 @@ const KIND_LABELS: Record<UsageKind, string> = {
   voice_blend: "Voice blends",
   tts: "Text to speech",
   audio_analysis: "Audio analyses",
+  mastering: "Masterings",
 };
 
 /** "42.0 s", "12.5 min". */

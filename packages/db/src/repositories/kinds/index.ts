@@ -2,6 +2,7 @@ import type { JobTableKind } from "@mixdown/jobs";
 import type { JobFiles } from "../job-files.ts";
 import type { JobTable, JobTableRows } from "../job-table.ts";
 import { audioAnalysisRows } from "./audio-analysis.ts";
+import { masteringRows } from "./mastering.ts";
 import { separationRows } from "./separation.ts";
 import { ttsRows } from "./tts.ts";
 import { voiceBlendRows } from "./voice-blend.ts";
@@ -18,6 +19,7 @@ export const JOB_TABLE_ROWS = {
   "voice-blend": voiceBlendRows,
   tts: ttsRows,
   "audio-analysis": audioAnalysisRows,
+  mastering: masteringRows,
 } satisfies JobTableRowsByKind;
 
 /** The job table kinds whose rows keep files, with their files (the retention sweep's tables). */
@@ -76,3 +78,10 @@ export {
   type AudioAnalysisOutput,
   type NewAudioAnalysisJob,
 } from "./audio-analysis.ts";
+export {
+  MasteringJobRepository,
+  masteringRows,
+  masteringStorage,
+  type MasteringOutputs,
+  type NewMasteringJob,
+} from "./mastering.ts";
