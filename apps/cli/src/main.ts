@@ -14,6 +14,8 @@ ${backupUsage}
 ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
+./mixdown.sh master …           master a local audio file to a reference track or a loudness
+                                target (see: ./mixdown.sh master --help)
 ${modelsUsage}
 ${voicesUsage}
 
@@ -40,6 +42,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/models.ts")).modelsCommand(rest, env);
     case "separate":
       return (await import("./commands/separate.ts")).separateCommand(rest);
+    case "master":
+      return (await import("./commands/master.ts")).masterCommand(rest);
     case undefined:
     case "help":
     case "--help":

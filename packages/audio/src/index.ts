@@ -20,3 +20,4 @@ export {
   type StereoEncoderOptions,
 } from "./encode-pcm.ts";
 export { AudioDecodeError, AudioEncodeError } from "./errors.ts";
+export { runTool, type ToolRun } from "./run-tool.ts";

@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import { AudioDecodeError } from "@mixdown/audio";
+import { AudioDecodeError, runTool } from "@mixdown/audio";
 import type { LoudnessTarget } from "./config.ts";
 
 /** loudnorm's default loudness range target; raised to the input's own range so that only the true peak can force the dynamic mode. */
@@ -64,29 +63,13 @@ export function loudnormApplyFilter(target: LoudnessTarget, measured: LoudnormRe
   );
 }
 
-/** Runs ffmpeg with `args`, killed when `signal` aborts; resolves with the tail of its stderr. */
-function runFfmpeg(inputPath: string, args: string[], signal?: AbortSignal): Promise<string> {
+/** Runs ffmpeg with `args` (killed when `signal` aborts); resolves with the tail of its stderr, where loudnorm prints. */
+async function runFfmpeg(inputPath: string, args: string[], signal?: AbortSignal): Promise<string> {
   signal?.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const child = spawn("ffmpeg", ["-hide_banner", "-nostats", "-nostdin", ...args], { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    const onAbort = () => child.kill("SIGKILL");
-    signal?.addEventListener("abort", onAbort, { once: true });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-16000)));
-    child.on("error", (err) => {
-      signal?.removeEventListener("abort", onAbort);
-      reject(err);
-    });
-    child.on("close", (code) => {
-      signal?.removeEventListener("abort", onAbort);
-      if (signal?.aborted) return reject(signal.reason);
-      if (code !== 0) {
-        const last = stderr.trim().split("\n").pop() ?? "";
-        return reject(new AudioDecodeError(inputPath, last.replaceAll(`${inputPath}: `, "").replaceAll(inputPath, "the file")));
-      }
-      resolve(stderr);
-    });
-  });
+  const run = await runTool("ffmpeg", inputPath, ["-hide_banner", "-nostats", "-nostdin", ...args], { signal }, () => {});
+  if (run.aborted) throw signal?.reason ?? new Error("aborted");
+  if (run.code !== 0) throw new AudioDecodeError(inputPath, run.lastError);
+  return run.stderrTail;
 }
 
 /** loudnorm's first pass over the first audio stream of `path`. */

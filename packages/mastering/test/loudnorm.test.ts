@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { basename, isAbsolute, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { measureLoudness } from "@mixdown/analysis";
+import { measureLoudness } from "@mixdown/analysis/loudness";
 import { normalizeLoudness } from "../src/index.ts";
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { measureLoudness } from "@mixdown/analysis";
+import { measureLoudness } from "@mixdown/analysis/loudness";
 import { JobFailure } from "@mixdown/jobs";
 import { LOUDNESS_TARGET_DEFAULTS } from "@mixdown/mastering/config";
 import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
