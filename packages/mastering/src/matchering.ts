@@ -220,6 +220,29 @@ async function convolveTarget(
   }
 }
 
+/**
+ * `out[i] = max(src[first(i) ..= last(i)])` for windows whose ends never move back (a monotonic
+ * queue of candidate indices: each index enters and leaves once).
+ */
+function windowMaxima(src: Float64Array, count: number, first: (i: number) => number, last: (i: number) => number): Float64Array {
+  const out = new Float64Array(count);
+  const queue = new Int32Array(src.length);
+  let head = 0;
+  let tail = 0;
+  let next = 0;
+  for (let i = 0; i < count; i++) {
+    const hi = last(i);
+    for (; next <= hi; next++) {
+      while (tail > head && src[queue[tail - 1]] <= src[next]) tail--;
+      queue[tail++] = next;
+    }
+    const lo = first(i);
+    while (queue[head] < lo) head++;
+    out[i] = src[queue[head]];
+  }
+  return out;
+}
+
 /** Applies gains one after the other, as Matchering amplifies its arrays step by step. */
 const applyGains = (value: number, gains: readonly number[]): number => {
   for (const g of gains) value *= g;
@@ -328,13 +351,19 @@ async function limiterGain(
       }
       // the attack stage's centred running maximum, over [max(0, start − hold), start + count)
       const slidFrom = Math.max(0, start - hold);
-      const slided = new Float64Array(start + count - slidFrom);
-      for (let i = 0; i < slided.length; i++) {
-        const at = slidFrom + i;
-        let m = 0;
-        for (let j = Math.max(0, at - half); j <= Math.min(n - 1, at + half); j++) m = Math.max(m, clip[j - from]);
-        slided[i] = m;
-      }
+      const slided = windowMaxima(
+        clip,
+        start + count - slidFrom,
+        (i) => Math.max(0, slidFrom + i - half) - from,
+        (i) => Math.min(n - 1, slidFrom + i + half) - from,
+      );
+      // the hold stage: trailing running maximum of `hold` samples of the attack's maximum
+      const held = windowMaxima(
+        slided,
+        count,
+        (i) => Math.max(slidFrom, start + i - hold + 1) - slidFrom,
+        (i) => start + i - slidFrom,
+      );
       if (start === 0) {
         // filtfilt's odd extension before the start, the filter started at its steady state
         const x0 = 2 * slided[0] - slided[pad];
@@ -347,13 +376,10 @@ async function limiterGain(
         const at = start + i;
         const s = slided[at - slidFrom];
         y1[i] = attack.step(s);
-        // the hold stage: trailing running maximum of `hold` samples of the attack's maximum
-        let h = 0;
-        for (let j = Math.max(slidFrom, at - hold + 1); j <= at; j++) h = Math.max(h, slided[j - slidFrom]);
-        const held = holdFilter.step(h);
-        const released = release.step(Math.max(h, held));
-        const c0 = clip[at - from];
-        env[i] = Math.max(c0, Math.max(held, released));
+        const h = held[i];
+        const holdOut = holdFilter.step(h);
+        const released = release.step(Math.max(h, holdOut));
+        env[i] = Math.max(clip[at - from], Math.max(holdOut, released));
       }
       await forward.writeFloat64(start, y1);
       await envelope.writeFloat64(start, env);
