@@ -216,7 +216,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 test(
-  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text and analyses the mixture's key, tempo and loudness, with no console errors",
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text, analyses the mixture's key, tempo and loudness and masters it to a loudness target, with no console errors",
   { timeout: 900_000 },
   () =>
     explain(async () => {
@@ -354,6 +354,20 @@ test(
       assert.equal(facts[5], "3.00 s");
       await shot("analysis");
 
+      // Mastering: the mixture to a loudness target; its loudness before and after, before/after players.
+      await page.goto(`${baseUrl}/#/new/masterings`);
+      await page.locator('input[name="targetFile"]').setInputFiles(song);
+      await page.getByLabel(/a loudness target/).check();
+      await page.getByRole("button", { name: "Master it" }).click();
+      await waitForHash(/#\/jobs\/masterings\/\d+$/);
+      await watchJob();
+      const loudness = page.getByRole("table", { name: "Loudness before and after" });
+      await loudness.waitFor();
+      assert.match(await loudness.innerText(), /Integrated loudness\s+-\d+\.\d LUFS\s+-1\d\.\d LUFS/);
+      await page.locator('audio[data-title="before"]').waitFor({ state: "attached" });
+      await page.locator('audio[data-title="after (master)"]').waitFor({ state: "attached" });
+      await shot("mastering");
+
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
       await shot("voices");
@@ -377,7 +391,8 @@ test(
       await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 6);
+      await page.getByRole("link", { name: /^Mastering #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 7);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
