@@ -168,13 +168,14 @@ export interface Footprint {
 
 export async function footprint(h: Harness): Promise<Footprint> {
   const { prisma, ctx } = { prisma: h.prisma, ctx: h.app.ctx };
-  const [sep, conv, blend, tts, analyses, repairs, models, uploads, modelFiles, counts, tmp] = await Promise.all([
+  const [sep, conv, blend, tts, analyses, repairs, masterings, models, uploads, modelFiles, counts, tmp] = await Promise.all([
     prisma.separationJob.count(),
     prisma.voiceConversionJob.count(),
     prisma.voiceBlendJob.count(),
     prisma.ttsJob.count(),
     prisma.audioAnalysisJob.count(),
     prisma.vocalRepairJob.count(),
+    prisma.masteringJob.count(),
     prisma.voiceModel.count(),
     ctx.storage.list("uploads/"),
     ctx.storage.list("voice-models/"),
@@ -182,7 +183,7 @@ export async function footprint(h: Harness): Promise<Footprint> {
     readdir(h.config.TMP_DIR).catch(() => []),
   ]);
   return {
-    rows: sep + conv + blend + tts + analyses + repairs + models,
+    rows: sep + conv + blend + tts + analyses + repairs + masterings + models,
     objects: uploads.length + modelFiles.length,
     queued: counts.reduce((a, b) => a + b, 0),
     tempFiles: tmp.length,

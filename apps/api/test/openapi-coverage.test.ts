@@ -150,6 +150,17 @@ const jobKinds: Record<string, JobKind> = {
       ...json({ voiceModelId: myModel, inputTtsText: `Take ${variant}.` }),
     }),
   },
+  Mastering: {
+    path: `${KITS}/masterings`,
+    created: 201,
+    async create(variant) {
+      return {
+        method: "POST",
+        url: `${KITS}/masterings`,
+        ...multipart({ targetLufs: -14 - variant }, [file("targetFile", await audio("wav"))]),
+      };
+    },
+  },
   VoiceBlend: {
     path: `${KITS}/voice-blender`,
     created: 201,
@@ -200,6 +211,17 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
         method: "POST",
         url: k.path,
         ...multipart({ steps: "denoise" }, [file("inputFile", notAudio())]),
+      });
+    } else if (kind === "Mastering") {
+      out[createId][413] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ targetLufs: -14 }, [file("targetFile", oversized())]),
+      });
+      out[createId][415] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ targetLufs: -14 }, [file("targetFile", notAudio())]),
       });
     } else if (kind === "VoiceConversion") {
       out[createId][413] = () => ({

@@ -74,7 +74,7 @@ describe("usage per key", () => {
     assert.equal(report.apiKey.id, caller.apiKeyId);
     assert.deepEqual(
       report.kinds.map((k) => k.kind),
-      ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts", "audio_analysis", "vocal_repair"],
+      ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts", "audio_analysis", "vocal_repair", "mastering"],
     );
     assert.ok(report.kinds.every((k) => k.seconds === 0 && k.jobs === 0));
     assert.deepEqual(report.total, { seconds: 0, jobs: 0 });

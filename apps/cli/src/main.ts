@@ -15,6 +15,8 @@ ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
 ./mixdown.sh repair …           remove noise and reverb from a local vocal (see: ./mixdown.sh repair --help)
+./mixdown.sh master …           master a local audio file to a reference track or a loudness
+                                target (see: ./mixdown.sh master --help)
 ${modelsUsage}
 ${voicesUsage}
 
@@ -43,6 +45,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/separate.ts")).separateCommand(rest);
     case "repair":
       return (await import("./commands/repair.ts")).repairCommand(rest);
+    case "master":
+      return (await import("./commands/master.ts")).masterCommand(rest);
     case undefined:
     case "help":
     case "--help":

@@ -216,7 +216,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 test(
-  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text, analyses the mixture's key, tempo and loudness and repairs its vocal, with no console errors",
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text, analyses the mixture's key, tempo and loudness, repairs its vocal and masters it to a loudness target, with no console errors",
   { timeout: 900_000 },
   () =>
     explain(async () => {
@@ -364,6 +364,19 @@ test(
       await page.locator('audio[data-title="repaired vocal"]').waitFor({ state: "attached" });
       await page.getByText("vocal isolated, then denoise (models: vocals).", { exact: false }).waitFor();
       await shot("repair");
+      // Mastering: the mixture to a loudness target; its loudness before and after, before/after players.
+      await page.goto(`${baseUrl}/#/new/masterings`);
+      await page.locator('input[name="targetFile"]').setInputFiles(song);
+      await page.getByLabel(/a loudness target/).check();
+      await page.getByRole("button", { name: "Master it" }).click();
+      await waitForHash(/#\/jobs\/masterings\/\d+$/);
+      await watchJob();
+      const loudness = page.getByRole("table", { name: "Loudness before and after" });
+      await loudness.waitFor();
+      assert.match(await loudness.innerText(), /Integrated loudness\s+-\d+\.\d LUFS\s+-1\d\.\d LUFS/);
+      await page.locator('audio[data-title="before"]').waitFor({ state: "attached" });
+      await page.locator('audio[data-title="after (master)"]').waitFor({ state: "attached" });
+      await shot("mastering");
 
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
@@ -389,6 +402,7 @@ test(
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Vocal repair #\d+$/ }).waitFor();
+      await page.getByRole("link", { name: /^Mastering #\d+$/ }).waitFor();
       assert.equal(await page.locator("table.jobs tbody tr").count(), 7);
       await shot("jobs");
 

@@ -21,3 +21,4 @@ export {
 } from "./encode-pcm.ts";
 export { AudioDecodeError, AudioEncodeError } from "./errors.ts";
 export { sniffAudioFile, sniffAudioFormat, SNIFF_BYTES, type AudioFormat, type SniffResult } from "./audio-format.ts";
+export { runTool, type ToolRun } from "./run-tool.ts";

@@ -33,6 +33,8 @@ export interface PayloadByKind {
   "audio-analysis": { jobId: number };
   /** Repairs an uploaded vocal with the steps the caller chose (the VocalRepairJob row holds the upload and the steps). */
   "vocal-repair": { jobId: number };
+  /** Masters an uploaded track to a reference track (Matchering) or a loudness target (loudnorm); the MasteringJob row holds the uploads and settings. */
+  mastering: { jobId: number };
   /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
   "voice-model-media": { voiceModelId: number };
   /** Builds a native voice model from its stored reference recording; the VoiceModel row is the record. */
@@ -58,7 +60,14 @@ export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }
 
 /** The public record a kind's row is presented as (what GET answers and a webhook will carry). */
 export type JobRecordType =
-  "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "audioAnalysisJob" | "vocalRepairJob" | "voiceModel";
+  | "separationJob"
+  | "voiceConversionJob"
+  | "voiceBlendJob"
+  | "ttsJob"
+  | "audioAnalysisJob"
+  | "vocalRepairJob"
+  | "masteringJob"
+  | "voiceModel";
 
 export interface JobKindEntry<K extends JobKind> {
   /** The row the entry works on: a job row, or a voice model for the kinds without a job table. */
@@ -149,6 +158,16 @@ export const JOB_CATALOGUE = {
     rows: "job-table",
     // isolating the vocal and removing its reverb run the separation models
     gpu: true,
+  },
+  mastering: {
+    ...byJobId,
+    jobName: () => "mastering",
+    concurrency: { setting: "WORKER_CONCURRENCY_MASTERING", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "masteringJob",
+    rows: "job-table",
+    // FFTs in a thread and ffmpeg: CPU work
+    gpu: false,
   },
   "voice-model-media": {
     ...byVoiceModelId,

@@ -38,6 +38,7 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     "WORKER_CONCURRENCY_TTS",
     "WORKER_CONCURRENCY_AUDIO_ANALYSIS",
     "WORKER_CONCURRENCY_VOCAL_REPAIR",
+    "WORKER_CONCURRENCY_MASTERING",
     "WORKER_CONCURRENCY_WEBHOOK_DELIVERY",
   ]);
   const settings = {
@@ -47,6 +48,7 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     WORKER_CONCURRENCY_TTS: 2,
     WORKER_CONCURRENCY_AUDIO_ANALYSIS: 6,
     WORKER_CONCURRENCY_VOCAL_REPAIR: 7,
+    WORKER_CONCURRENCY_MASTERING: 7,
     WORKER_CONCURRENCY_WEBHOOK_DELIVERY: 4,
   };
   assert.deepEqual(
@@ -67,7 +69,15 @@ test("a job failure keeps its kind across a structured clone (the thread boundar
 test("the job table kinds and their record spellings are derived from the catalogue's `rows`", () => {
   // Spelled out rather than filtered from the catalogue, so a kind whose `rows` changes, or a new
   // kind that is in neither list, fails here.
-  const jobTableKinds = ["separation", "voice-conversion", "voice-blend", "tts", "audio-analysis", "vocal-repair"] as const;
+  const jobTableKinds = [
+    "separation",
+    "voice-conversion",
+    "voice-blend",
+    "tts",
+    "audio-analysis",
+    "vocal-repair",
+    "mastering",
+  ] as const;
   const otherKinds = {
     "voice-model-media": "voice-model",
     "voice-model-build": "voice-model",
@@ -83,6 +93,7 @@ test("the job table kinds and their record spellings are derived from the catalo
     "tts",
     "audio_analysis",
     "vocal_repair",
+    "mastering",
   ]);
   for (const kind of jobTableKinds) assert.equal(JOB_CATALOGUE[kind].rows, "job-table", kind);
   for (const [kind, rows] of Object.entries(otherKinds)) {

@@ -10,6 +10,7 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "tts",
     "audio-analysis",
     "vocal-repair",
+    "mastering",
     "voice-model-media",
     "voice-model-build",
     "webhook-delivery",

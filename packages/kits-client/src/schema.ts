@@ -109,6 +109,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/masterings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's mastering jobs
+         * @description The caller's own mastering jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listMasterings"];
+        put?: never;
+        /**
+         * Create a mastering job and queue it
+         * @description Mixdown: masters `targetFile` in one of two modes. **Reference** (`referenceFile` given): Matchering's algorithm with its defaults (the target matched to the reference's RMS, frequency response, peak amplitude and stereo width, then its brickwall limiter), the output 44.1 kHz stereo; both tracks at most 15 minutes. **Loudness** (`targetLufs` and/or `truePeakDb` given, default -14 LUFS and -1 dBTP): ffmpeg's two-pass `loudnorm`, one linear gain where the true peak allows (else loudnorm's dynamic mode; `processor` says which), at the target's own rate and channels. A reference and a loudness target together, or neither, is a 422. Multipart form; files wav, webm, mp3 or flac (decided from the bytes), at most 50 MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long; optional text field `webhookUrl`. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value. The record has the master as 24-bit and 16-bit WAV and mp3, and the target's and the master's loudness (integrated, range, true peak).
+         */
+        post: operations["createMastering"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one mastering job
+         * @description The caller's mastering job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getMastering"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a mastering job and its files
+         * @description Deletes the caller's mastering job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteMastering"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a running mastering job
+         * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
+         */
+        post: operations["cancelMastering"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow one mastering job as it runs (Server-Sent Events)
+         * @description A `text/event-stream` of the caller's mastering job: first a `status` event with its status and progress now, then one each time they change, and once it has ended a `record` event whose data is exactly what `GET /masterings/{id}` answers; then the stream ends. Every event has an `id:`; a client that reconnects with `Last-Event-ID` gets the job's status now (and its record once it has ended), and 204 when the id is that of the record it already read. A comment line every JOB_EVENTS_HEARTBEAT_SECONDS keeps proxies from closing it. 404 when the job is not the caller's. Polling the GET stays as it is.
+         */
+        get: operations["streamMasteringEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/model-catalogue": {
         parameters: {
             query?: never;
@@ -1045,6 +1133,55 @@ export interface components {
             };
             statusCode: number;
         };
+        /** @description A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after */
+        MasteringJob: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            inputFileName: string | null;
+            inputFileUrl: string | null;
+            jobEndTime: string | null;
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            jobStartTime: string;
+            lossyOutputFileUrl: string | null;
+            loudnessAfter: {
+                integratedLufs: number | null;
+                /** @description Loudness range (EBU Tech 3342), LU, to 0.1 */
+                loudnessRangeLu: number;
+                truePeakDbtp: number | null;
+            } | null;
+            loudnessBefore: {
+                integratedLufs: number | null;
+                /** @description Loudness range (EBU Tech 3342), LU, to 0.1 */
+                loudnessRangeLu: number;
+                truePeakDbtp: number | null;
+            } | null;
+            /** @description `reference`: mastered to `referenceFile` (Matchering's algorithm); `loudness`: normalised to `targetLufs` / `truePeakDb` (ffmpeg's two-pass loudnorm) */
+            mode: "reference" | "loudness";
+            output16BitFileUrl: string | null;
+            outputFileUrl: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
+            processor: string | null;
+            /** @description Percent done */
+            progress: number;
+            referenceFileName: string | null;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            targetLufs: number | null;
+            truePeakDb: number | null;
+            /** @enum {string} */
+            type: "master";
+        };
         /** @description An install of a model catalogue entry, run by a worker exactly as `./mixdown.sh models pull NAME` runs it: downloaded, checked against the catalogue's sizes and hashes, installed in MODELS_DIR */
         ModelInstall: {
             /**
@@ -1199,10 +1336,10 @@ export interface components {
                     /** @description Its successful jobs */
                     jobs: number;
                     /**
-                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`)
+                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`)
                      * @enum {string}
                      */
-                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair";
+                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair" | "mastering";
                     /** @description Seconds of audio its successful jobs processed */
                     seconds: number;
                 }[];
@@ -1222,10 +1359,10 @@ export interface components {
                 /** @description Its successful jobs */
                 jobs: number;
                 /**
-                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`)
+                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`)
                  * @enum {string}
                  */
-                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair";
+                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair" | "mastering";
                 /** @description Seconds of audio its successful jobs processed */
                 seconds: number;
             }[];
@@ -1935,6 +2072,522 @@ export interface operations {
             };
             /** @description Every error response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMasterings: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MasteringJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMastering: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description Reference mastering: the track whose loudness, frequency response, peak and stereo width the target is matched to (Matchering); wav, webm, mp3 or flac, max 50 MB. Give this or a loudness target, not both
+                     */
+                    referenceFile?: Blob;
+                    /**
+                     * Format: binary
+                     * @description The track to master: wav, webm, mp3 or flac; max 50 MB
+                     */
+                    targetFile: Blob;
+                    /**
+                     * @description Loudness mode: the integrated loudness to reach, LUFS (EBU R128; -14 is the streaming services' usual target). Giving it or `truePeakDb` chooses the loudness mode; the one not given takes its default
+                     * @default -14
+                     */
+                    targetLufs?: number;
+                    /**
+                     * @description Loudness mode: the true peak ceiling, dBTP
+                     * @default -1
+                     */
+                    truePeakDb?: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The MasteringJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
+            201: {
+                headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MasteringJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMastering: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MasteringJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMastering: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelMastering: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MasteringJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamMasteringEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id:` of the last event the client read (browsers' EventSource sends it when it reconnects): the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's events: `status` events, then its `record` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `Last-Event-ID` is the job's final record: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6416,6 +7069,7 @@ export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
 export type VocalRepairJob = components["schemas"]["VocalRepairJob"];
+export type MasteringJob = components["schemas"]["MasteringJob"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
 export type ModelInstall = components["schemas"]["ModelInstall"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];

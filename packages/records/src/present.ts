@@ -1,5 +1,6 @@
 import type {
   AudioAnalysisJob,
+  MasteringJob,
   SeparationJob,
   StoredStem,
   TtsJobWithModel,
@@ -14,6 +15,7 @@ import type { Static } from "typebox";
 import type {
   AudioAnalysisJobRecord,
   AudioAnalysisResult,
+  MasteringJobRecord,
   MissingVoiceAsset,
   SeparationAnalysis,
   SeparationJobRecord,
@@ -43,6 +45,7 @@ export interface RecordRows {
   ttsJob: TtsJobWithModel;
   audioAnalysisJob: AudioAnalysisJob;
   vocalRepairJob: VocalRepairJob;
+  masteringJob: MasteringJob;
   voiceModel: VoiceModel;
 }
 /** A presenter per record type the catalogue names (`JobKindEntry.record`): a record type without one does not compile. */
@@ -264,6 +267,39 @@ export class RecordPresenter {
       models: row.models,
       outputFileUrl: output,
       lossyOutputFileUrl: lossy,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
+    };
+  }
+
+  async masteringJob(row: MasteringJob): Promise<MasteringJobRecord> {
+    const [input, output, output16, lossy] = await Promise.all([
+      row.inputsExpiredAt ? null : this.url(row.inputKey),
+      this.url(row.outputKey),
+      this.url(row.output16BitKey),
+      this.url(row.lossyOutputKey),
+    ]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "master",
+      mode: row.referenceKey ? "reference" : "loudness",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      inputFileName: row.inputFileName,
+      inputFileUrl: input,
+      referenceFileName: row.referenceFileName,
+      targetLufs: row.targetLufs,
+      truePeakDb: row.truePeakDb,
+      outputFileUrl: output,
+      output16BitFileUrl: output16,
+      lossyOutputFileUrl: lossy,
+      // written by the worker from `@mixdown/analysis`' Loudness, which has the record's shape
+      loudnessBefore: (row.loudnessBefore as MasteringJobRecord["loudnessBefore"]) ?? null,
+      loudnessAfter: (row.loudnessAfter as MasteringJobRecord["loudnessAfter"]) ?? null,
+      processor: row.processor,
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),

@@ -343,6 +343,71 @@ export const VocalRepairJobRecord = Type.Object(
 );
 export type VocalRepairJobRecord = Static<typeof VocalRepairJobRecord>;
 
+/** Loudness as the mastering measures it before and after (ffmpeg's ebur128, as an audio analysis reports it). */
+const MasteringLoudness = Type.Object(
+  {
+    integratedLufs: Nullable(
+      Type.Number({ description: "Integrated loudness (EBU R128 / ITU-R BS.1770-4), LUFS, to 0.1; null for silence" }),
+    ),
+    loudnessRangeLu: Type.Number({ description: "Loudness range (EBU Tech 3342), LU, to 0.1" }),
+    truePeakDbtp: Nullable(Type.Number({ description: "True peak over the channels, dBTP, to 0.1; null for digital silence" })),
+  },
+  { description: "Loudness measured by ffmpeg's ebur128 filter" },
+);
+
+export const MasteringJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("master"),
+    mode: Type.Union([Type.Literal("reference"), Type.Literal("loudness")], {
+      description:
+        "`reference`: mastered to `referenceFile` (Matchering's algorithm); `loudness`: normalised to `targetLufs` / `truePeakDb` (ffmpeg's two-pass loudnorm)",
+    }),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    inputFileName: Nullable(Type.String({ description: "The target file's name, as sent (at most 255 characters)" })),
+    inputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the target as uploaded (to compare before and after); null once the retention sweep deleted the uploads (RETENTION_INPUT_MINUTES)",
+      }),
+    ),
+    referenceFileName: Nullable(
+      Type.String({ description: "The reference file's name, as sent (at most 255 characters); null in loudness mode" }),
+    ),
+    targetLufs: Nullable(Type.Number({ description: "The integrated loudness asked for, LUFS; null in reference mode" })),
+    truePeakDb: Nullable(Type.Number({ description: "The true peak ceiling asked for, dBTP; null in reference mode" })),
+    outputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the mastered track, WAV 24-bit (reference mode: 44.1 kHz stereo, as Matchering writes it; loudness mode: the target's rate and channels); null until success",
+      }),
+    ),
+    output16BitFileUrl: Nullable(Type.String({ description: "The same master as WAV 16-bit (signed URL); null until success" })),
+    lossyOutputFileUrl: Nullable(
+      Type.String({ description: "The same master as mp3, 320 kbps CBR (signed URL); null until success" }),
+    ),
+    loudnessBefore: Nullable(MasteringLoudness),
+    loudnessAfter: Nullable(MasteringLoudness),
+    processor: Nullable(
+      Type.String({
+        description:
+          "What mastered it: `matchering` (Mixdown's implementation of Matchering 2's algorithm, its defaults), `ffmpeg loudnorm linear` (one gain) or `ffmpeg loudnorm dynamic` (loudnorm's limiter, when one gain would exceed the true peak); null until success",
+      }),
+    ),
+    ...jobExtras,
+    ...outputRetention,
+  },
+  {
+    $id: "MasteringJob",
+    description:
+      "A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after",
+  },
+);
+export type MasteringJobRecord = Static<typeof MasteringJobRecord>;
+
 export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
@@ -356,4 +421,5 @@ export const sharedRecordSchemas = [
   TtsJobRecord,
   AudioAnalysisJobRecord,
   VocalRepairJobRecord,
+  MasteringJobRecord,
 ];

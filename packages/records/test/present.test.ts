@@ -394,6 +394,7 @@ test("the shared schemas come in the OpenAPI document's order, the voice model f
     "TtsJob",
     "AudioAnalysisJob",
     "VocalRepairJob",
+    "MasteringJob",
   ]);
 });
 

@@ -29,6 +29,10 @@ export const OPENAPI_TAGS = [
     description: "Remove noise (RNNoise) and room reverb (the vocal split) from a vocal, or from a mix's vocal.",
   },
   {
+    name: "Masterings",
+    description: "Master a track to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm).",
+  },
+  {
     name: "Voice models",
     description: "The public catalogue of voice models and the caller's own: imports, uploads, their media.",
   },

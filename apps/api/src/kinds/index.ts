@@ -1,6 +1,7 @@
 import type { JobTableKind } from "@mixdown/jobs";
 import { audioAnalysisApi } from "./audio-analysis/routes.ts";
 import type { ApiKind } from "./context.ts";
+import { masteringApi } from "./mastering/routes.ts";
 import { separationApi } from "./separation/routes.ts";
 import { ttsApi } from "./tts/routes.ts";
 import { vocalRepairApi } from "./vocal-repair/routes.ts";
@@ -23,4 +24,5 @@ export const API_KINDS: ApiKinds = {
   tts: ttsApi,
   "audio-analysis": audioAnalysisApi,
   "vocal-repair": vocalRepairApi,
+  mastering: masteringApi,
 };

@@ -13,7 +13,7 @@ const KindUsage = Type.Object({
   kind: Type.Enum([...RECORD_KINDS], {
     type: "string",
     description:
-      "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`)",
+      "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`)",
   }),
   seconds: Seconds("Seconds of audio its successful jobs processed"),
   jobs: Jobs("Its successful jobs"),

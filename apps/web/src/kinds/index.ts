@@ -1,6 +1,7 @@
 import type { JSX } from "preact";
 import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
+import { mastering } from "./mastering.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
 import { vocalRepair } from "./vocal-repair.tsx";
@@ -26,6 +27,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   "voice-blender": voiceBlend,
   "audio-analyses": audioAnalysis,
   "vocal-repairs": vocalRepair,
+  masterings: mastering,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

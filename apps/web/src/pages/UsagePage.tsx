@@ -13,6 +13,7 @@ const KIND_LABELS: Record<UsageKind, string> = {
   tts: "Text to speech",
   audio_analysis: "Audio analyses",
   vocal_repair: "Vocal repairs",
+  mastering: "Masterings",
 };
 
 /** "42.0 s", "12.5 min". */

@@ -1,6 +1,7 @@
 import { JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { audioAnalysisKind } from "./audio-analysis/handler.ts";
 import type { WorkerKind } from "./context.ts";
+import { masteringKind } from "./mastering/handler.ts";
 import { modelInstallKind } from "./model-install/handler.ts";
 import { separationKind } from "./separation/handler.ts";
 import { ttsKind } from "./tts/handler.ts";
@@ -26,6 +27,7 @@ export const WORKER_KINDS: WorkerKinds = {
   tts: ttsKind,
   "audio-analysis": audioAnalysisKind,
   "vocal-repair": vocalRepairKind,
+  mastering: masteringKind,
   "voice-model-media": voiceModelMediaKind,
   "voice-model-build": voiceModelBuildKind,
   "webhook-delivery": webhookDeliveryKind,

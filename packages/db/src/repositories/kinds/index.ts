@@ -2,6 +2,7 @@ import type { JobTableKind } from "@mixdown/jobs";
 import type { JobFiles } from "../job-files.ts";
 import type { JobTable, JobTableRows } from "../job-table.ts";
 import { audioAnalysisRows } from "./audio-analysis.ts";
+import { masteringRows } from "./mastering.ts";
 import { separationRows } from "./separation.ts";
 import { ttsRows } from "./tts.ts";
 import { voiceBlendRows } from "./voice-blend.ts";
@@ -20,6 +21,7 @@ export const JOB_TABLE_ROWS = {
   tts: ttsRows,
   "audio-analysis": audioAnalysisRows,
   "vocal-repair": vocalRepairRows,
+  mastering: masteringRows,
 } satisfies JobTableRowsByKind;
 
 /** The job table kinds whose rows keep files, with their files (the retention sweep's tables). */
@@ -85,3 +87,10 @@ export {
   type NewVocalRepairJob,
   type VocalRepairOutputs,
 } from "./vocal-repair.ts";
+export {
+  MasteringJobRepository,
+  masteringRows,
+  masteringStorage,
+  type MasteringOutputs,
+  type NewMasteringJob,
+} from "./mastering.ts";
