@@ -122,7 +122,10 @@ describe("POST /batches", () => {
     assert.deepEqual(await Promise.all(two.jobs.map((j: { id: number }) => priorityOf(j.id))), [3, 4]);
     assert.deepEqual(await Promise.all(theirs.jobs.map((j: { id: number }) => priorityOf(j.id))), [1]);
     // A job created on its own has no priority: BullMQ serves it before every waiting batch job.
-    const form = multipart({}, (await wavs(1)).map((f) => ({ ...f, name: "inputFile" })));
+    const form = multipart(
+      {},
+      (await wavs(1)).map((f) => ({ ...f, name: "inputFile" })),
+    );
     const single = await h.app.inject({
       method: "POST",
       url: `${BASE}/stem-splits`,

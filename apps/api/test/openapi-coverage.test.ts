@@ -366,7 +366,14 @@ function batchDrivers(): Record<string, Partial<Record<number, Driver>>> {
     const key = `outputs/vocal-separation/${jobs[0]!.id}/vocals.wav`;
     await h.app.ctx.storage.putStream(key, Readable.from([await audio("wav")]));
     const tables = createJobTables(h.prisma);
-    await tables.separation.complete(jobs[0]!.id, { vocalKey: key, lossyVocalKey: null, backingKey: null, stems: [], lossyStems: [], models: ["vocals"] });
+    await tables.separation.complete(jobs[0]!.id, {
+      vocalKey: key,
+      lossyVocalKey: null,
+      backingKey: null,
+      stems: [],
+      lossyStems: [],
+      models: ["vocals"],
+    });
     await tables.separation.fail(jobs[1]!.id, "could not decode");
     return id;
   };

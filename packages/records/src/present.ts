@@ -114,7 +114,10 @@ export class RecordPresenter {
     for (const job of row.jobs) counts[job.status]++;
     const ended = counts.running === 0;
     const status = !ended ? "running" : counts.error > 0 ? "error" : counts.cancelled > 0 ? "cancelled" : "success";
-    const progress = row.jobs.length === 0 ? 100 : row.jobs.reduce((sum, j) => sum + (j.status === "running" ? j.progress : 100), 0) / row.jobs.length;
+    const progress =
+      row.jobs.length === 0
+        ? 100
+        : row.jobs.reduce((sum, j) => sum + (j.status === "running" ? j.progress : 100), 0) / row.jobs.length;
     const ends = row.jobs.map((j) => j.jobEndTime?.getTime() ?? 0);
     return {
       id: row.id,

@@ -325,7 +325,8 @@ export const BatchRecord = Type.Object(
     id: Type.Integer(),
     createdAt: Timestamp,
     kind: Type.Union([Type.Literal("vocal-separation"), Type.Literal("stem-split")], {
-      description: "The kind of every job of the batch (each one a job of that kind: `GET /vocal-separations/:id` or `/stem-splits/:id`)",
+      description:
+        "The kind of every job of the batch (each one a job of that kind: `GET /vocal-separations/:id` or `/stem-splits/:id`)",
     }),
     status: Type.Union([Type.Literal("running"), Type.Literal("success"), Type.Literal("error"), Type.Literal("cancelled")], {
       description:
@@ -342,7 +343,9 @@ export const BatchRecord = Type.Object(
     jobs: Type.Array(
       Type.Object({
         id: Type.Integer({ description: "The job's id, of the batch's kind" }),
-        fileName: Nullable(Type.String({ description: "The file's name as sent; the zip's folder of its outputs is named after it" })),
+        fileName: Nullable(
+          Type.String({ description: "The file's name as sent; the zip's folder of its outputs is named after it" }),
+        ),
         status: JobStatus,
         progress: Type.Integer({ minimum: 0, maximum: 100 }),
         errorMessage: Nullable(Type.String()),

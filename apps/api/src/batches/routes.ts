@@ -220,10 +220,13 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
       const batch = await service.find(request.auth.caller.id, request.params.id);
       const running = batch.jobs.filter((j) => j.status === "running").length;
       if (running > 0) {
-        throw conflict(`batch ${batch.id} is still running (${running} of ${batch.jobs.length} jobs); its zip is ready once every job has ended`);
+        throw conflict(
+          `batch ${batch.id} is still running (${running} of ${batch.jobs.length} jobs); its zip is ready once every job has ended`,
+        );
       }
       const entries = batchZipEntries(batch);
-      if (entries.length === 0) throw conflict(`batch ${batch.id} has no outputs: none of its jobs succeeded (or their outputs have expired)`);
+      if (entries.length === 0)
+        throw conflict(`batch ${batch.id} has no outputs: none of its jobs succeeded (or their outputs have expired)`);
       reply.header("content-type", "application/zip");
       reply.header("content-disposition", `attachment; filename="batch-${batch.id}.zip"`);
       return reply.send(streamBatchZip(ctx.storage, entries));

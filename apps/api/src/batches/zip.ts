@@ -14,7 +14,11 @@ export interface ZipEntry {
 /** A folder name from a client's file name: its base name without the extension, path and control characters gone. */
 function folderName(fileName: string | null, index: number): string {
   const base = fileName ? basename(fileName.replaceAll("\\", "/"), extname(fileName)) : "";
-  const safe = base.replace(/[\u0000-\u001f\u007f/:*?"<>|]/g, "_").replace(/^\.+/, "").trim().slice(0, 100);
+  const safe = base
+    .replace(/[\u0000-\u001f\u007f/:*?"<>|]/g, "_")
+    .replace(/^\.+/, "")
+    .trim()
+    .slice(0, 100);
   // Numbered in the batch's order, so two files of one name get two folders.
   return `${String(index + 1).padStart(3, "0")}-${safe || "file"}`;
 }

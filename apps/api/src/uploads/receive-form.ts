@@ -90,7 +90,10 @@ export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDi
   const declared = Number(request.headers["content-length"]);
   const manyBytes = spec.many ? spec.many.maxTotalBytes + spec.many.maxFiles * 1024 : 0;
   if (Number.isFinite(declared) && declared > limits.reduce((a, b) => a + b, 0) + manyBytes + FORM_OVERHEAD_BYTES) {
-    if (spec.many) throw payloadTooLarge(`the request body is larger than ${spec.many.settings.maxTotalBytes} (${describeSize(spec.many.maxTotalBytes)}) allows`);
+    if (spec.many)
+      throw payloadTooLarge(
+        `the request body is larger than ${spec.many.settings.maxTotalBytes} (${describeSize(spec.many.maxTotalBytes)}) allows`,
+      );
     // Refuse before reading: the declared body cannot fit (the rest of it is discarded by Node).
     const names = Object.keys(spec.files);
     throw names.length === 1

@@ -103,7 +103,8 @@ export class SeparationService {
     const { kind, models, ensemble, options } = plan;
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKeys: string[] = [];
-    for (const input of inputs) inputKeys.push(await uploads.commit(() => uploads.store(separationKindOf(kind), input.file, input.format)));
+    for (const input of inputs)
+      inputKeys.push(await uploads.commit(() => uploads.store(separationKindOf(kind), input.file, input.format)));
     const seconds = inputs.reduce((sum, i) => sum + i.seconds, 0);
     const rows = await uploads.commit(() =>
       this.deps.quota.admit(apiKeyId, seconds, async (db) => {
