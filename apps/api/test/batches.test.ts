@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { createJobTables, type MixdownJobTables } from "@mixdown/db";
+import { createJobTables, RunningJobRepository, type MixdownJobTables } from "@mixdown/db";
+import { Reconciler } from "@mixdown/queue";
 import { bullJobId } from "@mixdown/jobs";
 import { jobOutputKeys } from "@mixdown/storage";
 import yauzl from "yauzl";
@@ -134,6 +135,20 @@ describe("POST /batches", () => {
     });
     assert.equal(single.statusCode, 200, single.body);
     assert.equal(await priorityOf(single.json().id), undefined);
+  });
+
+  test("a batch job whose queue entry was lost (Redis data gone) is added again by the reconciler with its caller's turn", async () => {
+    const me = await h.newCaller();
+    const batch = (await createBatch(me, { kind: "stem-split" }, await wavs(3))).json();
+    const [first, second, third] = batch.jobs.map((j: { id: number }) => j.id);
+    await succeed(first);
+    for (const id of [second, third]) await h.app.ctx.queues.queue("separation").remove(bullJobId("separation", id));
+    assert.equal(await priorityOf(second), undefined);
+    const reconciler = new Reconciler({ queues: h.app.ctx.queues, source: new RunningJobRepository(h.prisma), graceSeconds: 0 });
+    const result = await reconciler.reconcileOnce(new Date(Date.now() + 60_000));
+    assert.ok(result.ran);
+    // The first job has ended: the other two are now the caller's 1st and 2nd.
+    assert.deepEqual([await priorityOf(second), await priorityOf(third)], [1, 2]);
   });
 
   test("the kind's own options and their 422s apply: an unknown model refuses the whole batch and leaves nothing behind", async () => {

@@ -167,3 +167,51 @@ test(`a batch of ${FILES} short files ends with ${FILES} jobs and one zip, and a
   assert.ok([...entries.keys()].includes("001-take 01/vocals.wav"), [...entries.keys()].slice(0, 8).join(", "));
   for (const [name, size] of entries) assert.ok(size > 0, `${name} is empty`);
 });
+
+test("a batch whose worker is killed twice and whose Redis restarts mid-way ends with every job done once", async () => {
+  const take = await makeAudio("fault.wav", ["-f", "lavfi", "-i", "sine=f=330:d=1", "-ac", "2", "-ar", "44100"]);
+  const bytes = new Blob([await readFile(take)]);
+  const form = new FormData();
+  form.append("kind", "vocal-separation");
+  for (let i = 1; i <= 6; i++) form.append("files", bytes, `fault ${i}.wav`);
+  const batch = await post(d.key, "batches", form);
+  const ids: number[] = batch.jobs.map((j: { id: number }) => j.id);
+  const succeeded = () => d.prisma.separationJob.count({ where: { id: { in: ids }, status: "success" } });
+  const underWay = async () =>
+    (await d.prisma.separationJob.count({ where: { id: { in: ids }, status: "running", progress: { gt: 0 } } })) > 0;
+  const until = (what: string, check: () => Promise<boolean>) => waitFor(what, check, (ok) => ok, 240_000);
+
+  await until("a job is under way", underWay);
+  d.worker.kill("SIGKILL");
+  d.worker = d.startWorker();
+  await until("two jobs succeeded", async () => (await succeeded()) >= 2);
+  await d.stack.redis.restart();
+  await until("four jobs succeeded and another is under way", async () => (await succeeded()) >= 4 && (await underWay()));
+  d.worker.kill("SIGKILL");
+  d.worker = d.startWorker();
+
+  const ended = await waitFor(
+    "the batch ends",
+    () => getJson(d, `batches/${batch.id}`),
+    (b) => b.status !== "running",
+    240_000,
+  );
+  assert.deepEqual(ended.counts, { running: 0, success: 6, error: 0, cancelled: 0 });
+  // Each job counted once, and its outputs stored once under its own keys, though killed attempts ran it again.
+  const usage = await d.prisma.usageRecord.findMany({ where: { rowId: { in: ids } }, orderBy: { rowId: "asc" } });
+  assert.deepEqual(
+    usage.map((u) => [u.jobKind, u.rowId]),
+    ids.map((id) => ["vocal_separation", id]),
+  );
+  const stored = await d.api.ctx.storage.list("outputs/vocal-separation/");
+  for (const id of ids) {
+    assert.deepEqual(
+      stored.filter((k) => k.startsWith(`outputs/vocal-separation/${id}/`)).sort(),
+      ["backing", "harmony", "lead", "reverb", "vocals"]
+        .flatMap((f) => [`${f}.mp3`, `${f}.wav`])
+        .map((f) => `outputs/vocal-separation/${id}/${f}`)
+        .sort(),
+    );
+  }
+  assert.equal(await d.prisma.separationJob.count({ where: { batchId: batch.id } }), 6, "no job made twice");
+});

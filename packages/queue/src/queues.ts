@@ -37,8 +37,8 @@ export function defaultJobOptions(kind: JobKind, configuredAttempts: number, bac
 }
 
 export interface EnqueueOptions {
-  /** BullMQ priority, 1 (first) and up; clamped to BullMQ's largest, 2^21. */
-  priority?: number;
+  /** BullMQ priority, 1 (first) and up; clamped to BullMQ's largest, 2^21. Undefined: none. */
+  priority?: number | undefined;
 }
 
 /** BullMQ's largest priority. */
