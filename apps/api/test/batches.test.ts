@@ -6,7 +6,9 @@ import { createJobTables, RunningJobRepository, type MixdownJobTables } from "@m
 import { Reconciler } from "@mixdown/queue";
 import { bullJobId } from "@mixdown/jobs";
 import { jobOutputKeys } from "@mixdown/storage";
+import { buffer } from "node:stream/consumers";
 import yauzl from "yauzl";
+import { ZipFile } from "yazl";
 import { assertUnchanged, audio, footprint, multipart, startHarness, type FilePart, type Harness } from "./helpers.ts";
 
 let h: Harness;
@@ -56,6 +58,17 @@ async function succeed(jobId: number, bytes = 1000): Promise<string[]> {
     models: ["vocals"],
   });
   return keys;
+}
+
+/** A zip of `[name, bytes]` entries (null: a folder), written by yazl. */
+function zipOf(entries: Array<[string, Buffer | null]>, compress = false): Promise<Buffer> {
+  const zip = new ZipFile();
+  for (const [name, bytes] of entries) {
+    if (bytes) zip.addBuffer(bytes, name, { compress });
+    else zip.addEmptyDirectory(name);
+  }
+  zip.end();
+  return buffer(zip.outputStream as Readable);
 }
 
 function unzip(zip: Buffer): Promise<Map<string, number>> {
@@ -208,6 +221,55 @@ describe("POST /batches", () => {
     await assertUnchanged(h, before);
     // Another caller is not held to this one's jobs.
     assert.equal((await createBatch(await h.newCaller(), { kind: "vocal-separation" }, await wavs(3))).statusCode, 200);
+  });
+
+  test("a zip part is a batch's files: each audio entry a job, folders and hidden files skipped, the rest rejected", async () => {
+    const me = await h.newCaller();
+    const wav = await audio("wav");
+    const zip = await zipOf([
+      ["album/", null],
+      ["album/01 intro.wav", wav],
+      ["album/02 song.wav", wav],
+      ["album/cover.txt", Buffer.from("not audio")],
+      ["__MACOSX/album/._01 intro.wav", Buffer.from("resource fork")],
+      [".DS_Store", Buffer.from("finder")],
+    ]);
+    const res = await createBatch(me, { kind: "stem-split" }, [{ name: "zip", filename: "album.zip", content: zip }]);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(
+      res.json().jobs.map((j: { fileName: string }) => j.fileName),
+      ["album/01 intro.wav", "album/02 song.wav"],
+    );
+    assert.deepEqual(
+      res.json().rejected.map((r: { fileName: string }) => r.fileName),
+      ["album/cover.txt"],
+    );
+  });
+
+  test("a zip that is not one, or that unpacks past MAX_BATCH_BYTES, is refused and leaves nothing behind", async () => {
+    const me = await h.newCaller();
+    const before = await footprint(h);
+    const broken = await createBatch(me, { kind: "stem-split" }, [
+      { name: "zip", filename: "a.zip", content: Buffer.from("PK nope") },
+    ]);
+    assert.equal(broken.statusCode, 422, broken.body);
+    assert.match(broken.json().message, /^zip is not a zip archive/);
+    // Three entries of 900 KB of zeros: a few KB as a zip, 2.7 MB unpacked.
+    const zeros = Buffer.alloc(900 * 1024);
+    const bomb = await zipOf(
+      [1, 2, 3].map((i) => [`${i}.wav`, zeros] as [string, Buffer]),
+      true,
+    );
+    assert.ok(bomb.length < 64 * 1024);
+    const big = await createBatch(me, { kind: "stem-split" }, [{ name: "zip", filename: "b.zip", content: bomb }]);
+    assert.equal(big.statusCode, 413, big.body);
+    assert.match(big.json().message, /MAX_BATCH_BYTES\); the zip unpacks to more/);
+    const both = await createBatch(me, { kind: "stem-split" }, [
+      ...(await wavs(1)),
+      { name: "zip", filename: "c.zip", content: await zipOf([["x.wav", await audio("wav")]]) },
+    ]);
+    assert.equal(both.statusCode, 422);
+    await assertUnchanged(h, before);
   });
 
   test("an Idempotency-Key replays the batch it first made and creates nothing more", async () => {

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { BatchRepository } from "@mixdown/db";
@@ -5,7 +6,7 @@ import { SEPARATION_KINDS, type SeparationKind } from "@mixdown/jobs";
 import { listOf } from "@mixdown/records";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { conflict } from "../http/errors.ts";
+import { conflict, unprocessable } from "../http/errors.ts";
 import { FilePart, FormSchema } from "../http/form-schema.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
@@ -29,6 +30,7 @@ import type { UsageQuota } from "../usage/quota.ts";
 import type { RecordPresenter } from "@mixdown/records";
 import { BatchService } from "./service.ts";
 import { batchZipEntries, streamBatchZip } from "./zip.ts";
+import { unpackZipInput } from "./zip-input.ts";
 
 const TAGS = ["Batches"];
 const KIND_NAMES = Object.keys(SEPARATION_KINDS) as SeparationKind[];
@@ -70,12 +72,24 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
   });
   const body = Type.Object({
     ...fields.properties,
-    files: Type.Array(FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB each`), {
-      minItems: 1,
-      maxItems: config.MAX_BATCH_FILES,
-      description: `One part per file, all under this name: at most ${config.MAX_BATCH_FILES} (MAX_BATCH_FILES) and ${Math.round(config.MAX_BATCH_BYTES / 1024 / 1024)} MB together (MAX_BATCH_BYTES)`,
-    }),
+    files: Type.Optional(
+      Type.Array(FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB each`), {
+        minItems: 1,
+        maxItems: config.MAX_BATCH_FILES,
+        description: `One part per file, all under this name: at most ${config.MAX_BATCH_FILES} (MAX_BATCH_FILES) and ${Math.round(config.MAX_BATCH_BYTES / 1024 / 1024)} MB together (MAX_BATCH_BYTES). Or send \`zip\` instead`,
+      }),
+    ),
+    zip: Type.Optional(
+      FilePart(
+        "Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits",
+      ),
+    ),
   });
+  const limits = {
+    maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES,
+    maxFiles: config.MAX_BATCH_FILES,
+    maxTotalBytes: config.MAX_BATCH_BYTES,
+  };
 
   app.post(
     "/batches",
@@ -84,7 +98,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
         tags: TAGS,
         operationId: "createBatch",
         summary: "Create a batch: one job per file",
-        description: `Mixdown. Multipart form with a \`kind\` (\`vocal-separation\` or \`stem-split\`), the kind's own options (\`model\`, \`ensemble\`, \`analyze\`, \`webhookUrl\`: the same fields, rules and 422s as its own create, applied to every job) and one file part \`files\` per input. Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in \`rejected\` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past ${maxMb} MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. ${TEXT_PARTS_AS_FILES}`,
+        description: `Mixdown. Multipart form with a \`kind\` (\`vocal-separation\` or \`stem-split\`), the kind's own options (\`model\`, \`ensemble\`, \`analyze\`, \`webhookUrl\`: the same fields, rules and 422s as its own create, applied to every job) and one file part \`files\` per input (or one \`zip\` part holding them). Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in \`rejected\` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past ${maxMb} MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. ${TEXT_PARTS_AS_FILES}`,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
         headers: CreateHeaders,
@@ -99,21 +113,20 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
         request,
         reply,
         {
-          files: {},
+          files: { zip: { maxBytes: config.MAX_BATCH_BYTES } },
           textFields: form.textFields,
-          many: {
-            field: "files",
-            maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES,
-            maxFiles: config.MAX_BATCH_FILES,
-            maxTotalBytes: config.MAX_BATCH_BYTES,
-            settings: { maxFiles: "MAX_BATCH_FILES", maxTotalBytes: "MAX_BATCH_BYTES" },
-          },
+          many: { field: "files", ...limits, settings: { maxFiles: "MAX_BATCH_FILES", maxTotalBytes: "MAX_BATCH_BYTES" } },
         },
         { resource: "batch", jobKind: "batch", status: 200, current: (callerId, id) => service.get(callerId, id) },
-        (received) => {
+        async (received) => {
           const { kind, ...options } = form.read(received);
           const origin = jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy);
-          return service.create(origin, kind as SeparationKind, options, received.fileList);
+          const zip = received.files.get("zip");
+          if (zip && received.fileList.length > 0) {
+            throw unprocessable("send a batch's files either as `files` parts or as one `zip`, not both");
+          }
+          const files = zip ? await unpackZipInput(zip, dirname(zip.path), limits) : received.fileList;
+          return service.create(origin, kind as SeparationKind, options, files);
         },
       ),
   );

@@ -37,7 +37,11 @@ export class BatchService {
    * when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the quota.
    */
   async create(origin: JobOrigin, kind: SeparationKind, options: SeparationOptions, files: ReceivedFile[]): Promise<BatchRecord> {
-    if (files.length === 0) throw unprocessable("files is required: one file part `files` per audio file of the batch");
+    if (files.length === 0) {
+      throw unprocessable(
+        "files is required: one file part `files` per audio file of the batch (or one `zip` part holding them)",
+      );
+    }
     const dbKind = SEPARATION_KINDS[kind].dbKind;
     const { separations, batches, quota } = this.deps;
     const plan = await separations.plan(dbKind, options);

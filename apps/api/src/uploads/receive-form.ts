@@ -2,9 +2,8 @@ import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { Transform } from "node:stream";
+import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { MultipartFile } from "@fastify/multipart";
 import type { FastifyRequest } from "fastify";
 import { ApiError, badRequest, payloadTooLarge, unprocessable } from "../http/errors.ts";
 import { reclaimBuffersWhile } from "./buffer-reclaim.ts";
@@ -176,9 +175,13 @@ async function readParts(
   }
 }
 
-/** Streams one file part to `target`, counting, hashing and keeping its head; `onBytes` may refuse (the form's own limits). */
-async function storePart(
-  part: Pick<MultipartFile, "fieldname" | "filename" | "file">,
+/**
+ * Streams one file part (or a file unpacked from one: a batch's zip) to `target`, counting,
+ * hashing and keeping its head; past `maxBytes` it is a 413, and `onBytes` may refuse (the form's
+ * own limits).
+ */
+export async function storePart(
+  part: { fieldname: string; filename: string | undefined; file: Readable & { truncated?: boolean } },
   target: string,
   maxBytes: number,
   onBytes?: (bytes: number) => ApiError | undefined,
