@@ -104,7 +104,7 @@ export interface paths {
         put?: never;
         /**
          * Create a batch: one job per file
-         * @description Mixdown. Multipart form with a `kind` (`vocal-separation` or `stem-split`), the kind's own options (`model`, `ensemble`, `analyze`, `webhookUrl`: the same fields, rules and 422s as its own create, applied to every job) and one file part `files` per input. Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in `rejected` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past 50 MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         * @description Mixdown. Multipart form with a `kind` (`vocal-separation` or `stem-split`), the kind's own options (`model`, `ensemble`, `analyze`, `webhookUrl`: the same fields, rules and 422s as its own create, applied to every job) and one file part `files` per input (or one `zip` part holding them). Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in `rejected` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past 50 MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
         post: operations["createBatch"];
         delete?: never;
@@ -2025,8 +2025,8 @@ export interface operations {
                      * @enum {string}
                      */
                     ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
-                    /** @description One part per file, all under this name: at most 500 (MAX_BATCH_FILES) and 2048 MB together (MAX_BATCH_BYTES) */
-                    files: Blob[];
+                    /** @description One part per file, all under this name: at most 500 (MAX_BATCH_FILES) and 2048 MB together (MAX_BATCH_BYTES). Or send `zip` instead */
+                    files?: Blob[];
                     /**
                      * @description The kind of every job of the batch: `vocal-separation` or `stem-split`
                      * @enum {string}
@@ -2039,6 +2039,11 @@ export interface operations {
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
                      */
                     webhookUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits
+                     */
+                    zip?: Blob;
                 };
             };
         };
