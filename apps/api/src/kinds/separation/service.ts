@@ -135,11 +135,14 @@ export class SeparationService {
       }),
     );
     for (const [i, row] of rows.entries()) {
-      await this.deps.submitter.submit(
+      const added = await this.deps.submitter.submit(
         { queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } },
         () => this.deps.separations.markEnqueued(row.id),
         batch ? { priority: batch.priority(i) } : {},
       );
+      // Redis is away: the rest are left to the reconciler (their `enqueuedAt` is null), rather
+      // than a batch's create waiting out the submit's timeout once per job.
+      if (!added) break;
     }
     return rows;
   }
