@@ -349,10 +349,10 @@ describe("a batch's reads, cancel, zip and delete", () => {
     });
   });
 
-  test("the zip streams: a batch of 160 MB of outputs is downloaded with the API process's memory flat", async (t) => {
+  test("the zip streams: a batch of 240 MB of outputs is downloaded with the API process's memory flat", async (t) => {
     const me = await h.newCaller();
-    const batch = (await createBatch(me, { kind: "vocal-separation" }, await wavs(5))).json();
-    for (const job of batch.jobs) await succeed(job.id, 16 * 1024 * 1024);
+    const batch = (await createBatch(me, { kind: "vocal-separation" }, await wavs(6))).json();
+    for (const job of batch.jobs) await succeed(job.id, 20 * 1024 * 1024);
     const address = await h.app.listen({ port: 0, host: "127.0.0.1" });
     global.gc?.();
     const baseline = process.memoryUsage().rss;
@@ -366,10 +366,11 @@ describe("a batch's reads, cancel, zip and delete", () => {
     } finally {
       clearInterval(sampler);
     }
-    assert.ok(bytes > 160 * 1024 * 1024, `the zip holds every output (${bytes} bytes)`);
+    assert.ok(bytes > 240 * 1024 * 1024, `the zip holds every output (${bytes} bytes)`);
     const grew = (peak - baseline) / 1024 / 1024;
     t.diagnostic(`zip of ${(bytes / 1024 / 1024).toFixed(0)} MB streamed; RSS peak ${grew.toFixed(1)} MB over its baseline`);
-    assert.ok(grew < 80, `RSS grew ${grew.toFixed(1)} MB while 160 MB were zipped and downloaded`);
+    // RSS, not the heap: what the process holds, freed buffers the allocator keeps included.
+    assert.ok(grew < 100, `RSS grew ${grew.toFixed(1)} MB while 240 MB were zipped and downloaded`);
   });
 
   test("delete removes every job of the batch as a job's delete does (files, rows, queue entries), then the batch", async () => {

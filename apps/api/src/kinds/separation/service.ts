@@ -90,9 +90,10 @@ export class SeparationService {
   }
 
   /**
-   * Stores checked uploads, writes one row each in one transaction under the key's quota (with
-   * `within`: more rows of that transaction, as a batch's; its value goes to every row) and queues
-   * them. A failure before the commit deletes what was stored and leaves no row.
+   * Stores checked uploads, writes one row each in one transaction under the key's quota and
+   * queues them; with `batch`, the batch's row is written first in the same transaction, its id
+   * goes on every row and each job is queued with its priority. A failure before the commit
+   * deletes what was stored and leaves no row.
    */
   async createJobs(
     { callerId, apiKeyId, webhookUrl }: JobOrigin,
