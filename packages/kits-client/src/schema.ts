@@ -89,6 +89,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's batches
+         * @description The caller's own batches, a page at a time in id (creation) order, each as `GET /batches/:id` answers it, with `meta` as every list's.
+         */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Create a batch: one job per file
+         * @description Mixdown. Multipart form with a `kind` (`vocal-separation` or `stem-split`), the kind's own options (`model`, `ensemble`, `analyze`, `webhookUrl`: the same fields, rules and 422s as its own create, applied to every job) and one file part `files` per input (or one `zip` part holding them). Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in `rejected` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past 50 MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one batch
+         * @description The batch as it is now: its jobs (id, file name, status, progress), counts by status, overall progress, the files it refused, and, once every job has ended, `zipUrl`. 404 when it is not the caller's.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a batch and its jobs
+         * @description Deletes every job of the batch as `DELETE` of the job does (a running one cancelled first; its input, outputs, row, idempotency keys and undelivered webhooks go), then the batch. 204, no body; 404 when it is not the caller's (also for a second delete). 503 with `Retry-After` while object storage cannot be reached: some jobs may be gone, the batch stays, and a retry finishes it.
+         */
+        delete: operations["deleteBatch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch's running jobs
+         * @description Cancels every job of the batch still `running` as a job's own cancel does (each ends `cancelled`, its worker stops, a waiting one never starts) and answers the batch. Jobs that had ended stay as they were. 409 when none was running.
+         */
+        post: operations["cancelBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/batches/{id}/zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download every output of a batch as one zip
+         * @description Once every job of the batch has ended: one zip (streamed as it is read, stored entries) of every output of its successful jobs, a folder per input file named `<n>-<file name>` in the batch's order, each holding that job's files as its record lists them. 409 while a job still runs, or when no job succeeded. 404 when it is not the caller's.
+         */
+        get: operations["getBatchZip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/events": {
         parameters: {
             query?: never;
@@ -1076,6 +1164,48 @@ export interface components {
             /** @enum {string} */
             type: "analyze";
         };
+        /** @description A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up */
+        Batch: {
+            /** @description How many of the batch's jobs are in each status */
+            counts: {
+                cancelled: number;
+                error: number;
+                running: number;
+                success: number;
+            };
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            id: number;
+            jobEndTime: string | null;
+            /** @description The batch's jobs in the order of its files */
+            jobs: {
+                errorMessage: string | null;
+                fileName: string | null;
+                /** @description The job's id, of the batch's kind */
+                id: number;
+                progress: number;
+                /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+                status: "running" | "success" | "error" | "cancelled";
+            }[];
+            /** @description The kind of every job of the batch (each one a job of that kind: `GET /vocal-separations/:id` or `/stem-splits/:id`) */
+            kind: "vocal-separation" | "stem-split";
+            /** @description The mean of the jobs' progress, an ended job counting 100 */
+            progress: number;
+            /** @description The files the create refused (not audio, too long): they have no job */
+            rejected: {
+                fileName: string | null;
+                /** @description Why the file made no job: the words its own create's 4xx would have had */
+                reason: string;
+            }[];
+            /** @description `running` while any job runs; once all have ended: `success` when every job succeeded, `error` when at least one failed, else `cancelled` (at least one cancelled, none failed) */
+            status: "running" | "success" | "error" | "cancelled";
+            /** @description The batch's jobs: one per accepted file */
+            total: number;
+            zipUrl: string | null;
+        };
         /** @description A published model Mixdown can download, verify and install by name */
         CatalogueModel: {
             description: string;
@@ -2012,6 +2142,515 @@ export interface operations {
             };
             /** @description Every error response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Batch"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
+                    analyze?: boolean;
+                    /**
+                     * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                     * @enum {string}
+                     */
+                    ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                    /** @description One part per file, all under this name: at most 500 (MAX_BATCH_FILES) and 2048 MB together (MAX_BATCH_BYTES). Or send `zip` instead */
+                    files?: Blob[];
+                    /**
+                     * @description The kind of every job of the batch: `vocal-separation` or `stem-split`
+                     * @enum {string}
+                     */
+                    kind: "vocal-separation" | "stem-split";
+                    /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                    model?: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits
+                     */
+                    zip?: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description The Batch created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
+            200: {
+                headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatchZip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The zip */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="batch-<id>.zip"` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": Blob;
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7070,6 +7709,7 @@ export type TtsJob = components["schemas"]["TtsJob"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
 export type VocalRepairJob = components["schemas"]["VocalRepairJob"];
 export type MasteringJob = components["schemas"]["MasteringJob"];
+export type Batch = components["schemas"]["Batch"];
 export type SeparationModel = components["schemas"]["SeparationModel"];
 export type ModelInstall = components["schemas"]["ModelInstall"];
 export type CatalogueModel = components["schemas"]["CatalogueModel"];

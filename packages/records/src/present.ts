@@ -1,6 +1,7 @@
 import type {
   AudioAnalysisJob,
   MasteringJob,
+  BatchWithJobs,
   SeparationJob,
   StoredStem,
   TtsJobWithModel,
@@ -9,11 +10,12 @@ import type {
   VocalRepairJob,
   VoiceModel,
 } from "@mixdown/db";
-import { isVocalRepairStep, type JobRecordType } from "@mixdown/jobs";
+import { isVocalRepairStep, separationKindOf, type JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
   AudioAnalysisJobRecord,
+  BatchRecord,
   AudioAnalysisResult,
   MasteringJobRecord,
   MissingVoiceAsset,
@@ -110,6 +112,38 @@ export class RecordPresenter {
 
   private stems(value: unknown) {
     return Promise.all(storedStems(value).map(async (s) => ({ instrument: s.instrument, url: (await this.url(s.key))! })));
+  }
+
+  /** A batch, its jobs' state summed up; `zipUrl` (the API's own route, bearer-authenticated) once all have ended. */
+  batch(row: BatchWithJobs): BatchRecord {
+    const counts = { running: 0, success: 0, error: 0, cancelled: 0 };
+    for (const job of row.jobs) counts[job.status]++;
+    const ended = counts.running === 0;
+    const status = !ended ? "running" : counts.error > 0 ? "error" : counts.cancelled > 0 ? "cancelled" : "success";
+    const progress =
+      row.jobs.length === 0
+        ? 100
+        : row.jobs.reduce((sum, j) => sum + (j.status === "running" ? j.progress : 100), 0) / row.jobs.length;
+    const ends = row.jobs.map((j) => j.jobEndTime?.getTime() ?? 0);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      kind: separationKindOf(row.kind),
+      status,
+      progress: Math.floor(progress),
+      total: row.jobs.length,
+      counts,
+      jobEndTime: ended && row.jobs.length > 0 ? formatTimestamp(new Date(Math.max(...ends))) : null,
+      jobs: row.jobs.map((j) => ({
+        id: j.id,
+        fileName: j.inputFileName,
+        status: j.status,
+        progress: j.status === "success" ? 100 : j.progress,
+        errorMessage: j.errorMessage,
+      })),
+      rejected: Array.isArray(row.rejected) ? (row.rejected as BatchRecord["rejected"]) : [],
+      zipUrl: ended && counts.success > 0 ? `${this.apiBaseUrl}/batches/${row.id}/zip` : null,
+    };
   }
 
   async separationJob(row: SeparationJob): Promise<SeparationJobRecord> {

@@ -408,6 +408,69 @@ export const MasteringJobRecord = Type.Object(
 );
 export type MasteringJobRecord = Static<typeof MasteringJobRecord>;
 
+const BatchJobStatusCounts = Type.Object(
+  {
+    running: Type.Integer({ minimum: 0 }),
+    success: Type.Integer({ minimum: 0 }),
+    error: Type.Integer({ minimum: 0 }),
+    cancelled: Type.Integer({ minimum: 0 }),
+  },
+  { description: "How many of the batch's jobs are in each status" },
+);
+
+export const BatchRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    kind: Type.Union([Type.Literal("vocal-separation"), Type.Literal("stem-split")], {
+      description:
+        "The kind of every job of the batch (each one a job of that kind: `GET /vocal-separations/:id` or `/stem-splits/:id`)",
+    }),
+    status: Type.Union([Type.Literal("running"), Type.Literal("success"), Type.Literal("error"), Type.Literal("cancelled")], {
+      description:
+        "`running` while any job runs; once all have ended: `success` when every job succeeded, `error` when at least one failed, else `cancelled` (at least one cancelled, none failed)",
+    }),
+    progress: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: "The mean of the jobs' progress, an ended job counting 100",
+    }),
+    total: Type.Integer({ minimum: 0, description: "The batch's jobs: one per accepted file" }),
+    counts: BatchJobStatusCounts,
+    jobEndTime: Nullable(Timestamp),
+    jobs: Type.Array(
+      Type.Object({
+        id: Type.Integer({ description: "The job's id, of the batch's kind" }),
+        fileName: Nullable(
+          Type.String({ description: "The file's name as sent; the zip's folder of its outputs is named after it" }),
+        ),
+        status: JobStatus,
+        progress: Type.Integer({ minimum: 0, maximum: 100 }),
+        errorMessage: Nullable(Type.String()),
+      }),
+      { description: "The batch's jobs in the order of its files" },
+    ),
+    rejected: Type.Array(
+      Type.Object({
+        fileName: Nullable(Type.String()),
+        reason: Type.String({ description: "Why the file made no job: the words its own create's 4xx would have had" }),
+      }),
+      { description: "The files the create refused (not audio, too long): they have no job" },
+    ),
+    zipUrl: Nullable(
+      Type.String({
+        description:
+          "Once every job has ended (and one succeeded): `GET` it with the same bearer key for one zip of every output, a folder per input file; null before",
+      }),
+    ),
+  },
+  {
+    $id: "Batch",
+    description: "A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up",
+  },
+);
+export type BatchRecord = Static<typeof BatchRecord>;
+
 export const listOf = (ref: string) => Type.Object({ data: Type.Array(Type.Ref(ref)), meta: PaginationMeta });
 
 /** Schemas registered once with `app.addSchema` and referenced by id. */
@@ -422,4 +485,5 @@ export const sharedRecordSchemas = [
   AudioAnalysisJobRecord,
   VocalRepairJobRecord,
   MasteringJobRecord,
+  BatchRecord,
 ];

@@ -12,6 +12,10 @@ export const OPENAPI_TAGS = [
     description: "Split a song into its vocal and its backing (and the vocal's lead, harmony and reverb).",
   },
   { name: "Stem splits", description: "Split a song into stems (vocals, drums, bass, other)." },
+  {
+    name: "Batches",
+    description: "Many files at once: a job per file, the batch's progress, and one zip of every output.",
+  },
   { name: "Separation models", description: "The separation models installed, and the catalogue of those that can be." },
   {
     name: "Model installs",

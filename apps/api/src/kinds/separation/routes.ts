@@ -27,7 +27,7 @@ const KINDS: Array<{ path: string; kind: SeparationDbKind; tag: string; noun: st
 }));
 
 /** A vocal separation's or stem split's create form: what the document shows and what a request is validated by. */
-const separationForm = (maxMb: number) =>
+export const separationForm = (maxMb: number) =>
   Type.Object({
     inputFile: FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB`),
     webhookUrl: WebhookUrlField,

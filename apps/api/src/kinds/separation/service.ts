@@ -1,4 +1,4 @@
-import type { SeparationJob, SeparationJobRepository } from "@mixdown/db";
+import type { Prisma, SeparationJob, SeparationJobRepository } from "@mixdown/db";
 import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
@@ -7,12 +7,32 @@ import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
-import { createWithSeparationUpload } from "../../jobs/separation-upload.ts";
+import { SEPARATION_FORMATS } from "../../jobs/separation-upload.ts";
+import { StoredUploads } from "../../jobs/stored-upload.ts";
 import type { RecordPresenter } from "@mixdown/records";
 import type { SeparationJobRecord } from "@mixdown/records";
+import { checkAudioUpload, type CheckedAudio } from "../../uploads/audio-check.ts";
+import type { ReceivedFile } from "../../uploads/receive-form.ts";
 import type { SeparationForm } from "./routes.ts";
 import type { InstalledSeparationModels } from "./installed-models.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
+
+/** A separation create's options: its form but the file (what a batch gives every job of its). */
+export type SeparationOptions = Omit<SeparationForm, "inputFile">;
+
+/** The options as the jobs will run them (models resolved). */
+export interface SeparationPlan {
+  kind: SeparationDbKind;
+  models: string[];
+  ensemble: string | null;
+  /** The create's options as its form read them (an option added to the form arrives here). */
+  options: SeparationOptions;
+}
+
+/** An upload that passed `checkInput`. */
+export interface CheckedInput extends CheckedAudio {
+  file: ReceivedFile;
+}
 
 const NOUN = (kind: SeparationDbKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
 
@@ -45,25 +65,85 @@ export class SeparationService {
   }
 
   /** Checks the upload and the key's quota, stores the upload, writes the row and queues the job. */
-  async create(
-    { callerId, apiKeyId, webhookUrl }: JobOrigin,
-    kind: SeparationDbKind,
-    form: SeparationForm,
-  ): Promise<SeparationJobRecord> {
-    const input = form.inputFile;
+  async create(origin: JobOrigin, kind: SeparationDbKind, form: SeparationForm): Promise<SeparationJobRecord> {
+    const { inputFile, ...options } = form;
     // What the form's schema cannot say (the installed models, an ensemble's members), checked
     // before anything is stored, so a wrong name leaves nothing behind.
-    const { models, ensemble } = await this.deps.models.resolve(kind, form.model, form.ensemble);
-    const row = await createWithSeparationUpload(this.deps, { kind: separationKindOf(kind), input, apiKeyId }, (stored, db) =>
-      this.deps.separations.create(
-        { callerId, apiKeyId, webhookUrl, kind, ...stored, models, ensemble, analyze: form.analyze ?? false },
-        db,
-      ),
+    const plan = await this.plan(kind, options);
+    const input = { file: inputFile, ...(await this.checkInput(inputFile)) };
+    await this.deps.quota.check(origin.apiKeyId, input.seconds);
+    const [row] = await this.createJobs(origin, plan, [input]);
+    return this.deps.presenter.separationJob(row!);
+  }
+
+  /** A create's options as its jobs will run them: the models resolved (422 when one is not installed or cannot serve the kind). */
+  async plan(kind: SeparationDbKind, options: SeparationOptions): Promise<SeparationPlan> {
+    const { models, ensemble } = await this.deps.models.resolve(kind, options.model, options.ensemble);
+    return { kind, models, ensemble, options };
+  }
+
+  /** An upload's format (from its bytes) and length: 415 / 422 when it is not audio a separation takes. */
+  checkInput(file: ReceivedFile): Promise<CheckedAudio> {
+    return checkAudioUpload(file, SEPARATION_FORMATS, { seconds: this.deps.maxSeconds, setting: "MAX_SEPARATION_SECONDS" });
+  }
+
+  /**
+   * Stores checked uploads, writes one row each in one transaction under the key's quota and
+   * queues them; with `batch`, the batch's row is written first in the same transaction, its id
+   * goes on every row and each job is queued with its priority. A failure before the commit
+   * deletes what was stored and leaves no row.
+   */
+  async createJobs(
+    { callerId, apiKeyId, webhookUrl }: JobOrigin,
+    plan: SeparationPlan,
+    inputs: CheckedInput[],
+    batch?: { create(db: Prisma.TransactionClient): Promise<number>; priority(index: number): number },
+  ): Promise<SeparationJob[]> {
+    const { kind, models, ensemble, options } = plan;
+    const uploads = new StoredUploads(this.deps.storage, this.deps.log);
+    const inputKeys: string[] = [];
+    for (const input of inputs)
+      inputKeys.push(await uploads.commit(() => uploads.store(separationKindOf(kind), input.file, input.format)));
+    const seconds = inputs.reduce((sum, i) => sum + i.seconds, 0);
+    const rows = await uploads.commit(() =>
+      this.deps.quota.admit(apiKeyId, seconds, async (db) => {
+        const batchId = batch ? await batch.create(db) : null;
+        const created: SeparationJob[] = [];
+        for (const [i, input] of inputs.entries()) {
+          created.push(
+            await this.deps.separations.create(
+              {
+                callerId,
+                apiKeyId,
+                webhookUrl,
+                kind,
+                inputKey: inputKeys[i]!,
+                inputFormat: input.format,
+                inputFileName: input.file.filename?.slice(0, 255) ?? null,
+                models,
+                ensemble,
+                analyze: options.analyze ?? false,
+                audioSeconds: input.seconds,
+                batchId,
+              },
+              db,
+            ),
+          );
+        }
+        return created;
+      }),
     );
-    await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>
-      this.deps.separations.markEnqueued(row.id),
-    );
-    return this.deps.presenter.separationJob(row);
+    for (const [i, row] of rows.entries()) {
+      const added = await this.deps.submitter.submit(
+        { queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } },
+        () => this.deps.separations.markEnqueued(row.id),
+        batch ? { priority: batch.priority(i) } : {},
+      );
+      // Redis is away: the rest are left to the reconciler (their `enqueuedAt` is null), rather
+      // than a batch's create waiting out the submit's timeout once per job.
+      if (!added) break;
+    }
+    return rows;
   }
 
   #callerJobs(kind: SeparationDbKind): CallerJobs<SeparationJob, SeparationJobRecord> {

@@ -43,6 +43,8 @@ export interface NewSeparationJob {
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
+  /** The batch whose create made the job (`POST /batches`). */
+  batchId?: number | null;
 }
 
 /** Vocal separation and stem split rows. */
