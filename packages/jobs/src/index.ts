@@ -2,3 +2,4 @@ export * from "./catalogue.ts";
 export * from "./job-failure.ts";
 export * from "./ensemble-names.ts";
 export { jobOutputKeys, KEY_AREAS, uploadKey, voiceModelKeys } from "./storage-keys.ts";
+export * from "./output-options.ts";

@@ -1,5 +1,16 @@
 import type { SeparationJob, SeparationJobRepository } from "@mixdown/db";
-import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
+import {
+  asksForOutput,
+  resolveOutputOptions,
+  SEPARATION_KINDS,
+  separationKindOf,
+  type LosslessFormat,
+  type OutputOptions,
+  type OutputRequest,
+  type OutputSampleFormat,
+  type SeparationDbKind,
+} from "@mixdown/jobs";
+import { unprocessable } from "../../http/errors.ts";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
@@ -31,6 +42,8 @@ export interface SeparationServiceDeps {
   models: InstalledSeparationModels;
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
+  /** LOSSLESS_FORMAT: what a job's lossless files are when its create names no outputFormat. */
+  losslessFormat: LosslessFormat;
   quota: UsageQuota;
 }
 
@@ -58,6 +71,7 @@ export class SeparationService {
     // What the form's schema cannot say (the installed models, an ensemble's members), checked
     // before anything is stored, so a wrong name leaves nothing behind.
     const { models, ensemble } = await this.deps.models.resolve(kind, form.model, form.ensemble);
+    const outputOptions = await this.#outputOptions(kind, form, { models, ensemble });
     const { format, seconds } = await checkAudioUpload(input, SEPARATION_FORMATS, {
       seconds: this.deps.maxSeconds,
       setting: "MAX_SEPARATION_SECONDS",
@@ -79,6 +93,7 @@ export class SeparationService {
             models,
             ensemble,
             analyze: form.analyze ?? false,
+            ...(outputOptions ? { outputOptions: { ...outputOptions } } : {}),
             audioSeconds: seconds,
           },
           db,
@@ -89,6 +104,30 @@ export class SeparationService {
       this.deps.separations.markEnqueued(row.id),
     );
     return this.deps.presenter.separationJob(row);
+  }
+
+  /**
+   * A create's output control resolved against the server's lossless format, or null when it asked
+   * for none; a combination that cannot be written, or a stem the job does not publish, is a 422
+   * naming them, before anything is stored.
+   */
+  async #outputOptions(
+    kind: SeparationDbKind,
+    form: SeparationForm,
+    models: { models: string[]; ensemble: string | null },
+  ): Promise<OutputOptions | null> {
+    const request: OutputRequest = {
+      ...(form.outputFormat !== undefined ? { outputFormat: form.outputFormat as LosslessFormat } : {}),
+      ...(form.sampleFormat !== undefined ? { sampleFormat: form.sampleFormat as OutputSampleFormat } : {}),
+      ...(form.compressionLevel !== undefined ? { compressionLevel: form.compressionLevel } : {}),
+      ...(form.sampleRate !== undefined ? { sampleRate: form.sampleRate } : {}),
+      ...(form.stems !== undefined ? { stems: form.stems.split(",") } : {}),
+    };
+    if (!asksForOutput(request)) return null;
+    const resolved = resolveOutputOptions(request, this.deps.losslessFormat);
+    if (resolved.problems) throw unprocessable(resolved.problems.join("; "));
+    if (resolved.options.stems) await this.deps.models.checkStems(kind, models, resolved.options.stems);
+    return resolved.options;
   }
 
   #callerJobs(kind: SeparationDbKind): CallerJobs<SeparationJob, SeparationJobRecord> {
