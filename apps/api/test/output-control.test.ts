@@ -80,25 +80,8 @@ describe("output control on separations", () => {
     for (const kind of ["vocal-separations", "stem-splits"] as const) {
       const res = await create(caller.auth, kind, {});
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(sortedKeys(res.json()), [
-        "backingAudioFileUrl",
-        "createdAt",
-        "ensemble",
-        "errorMessage",
-        "id",
-        "jobEndTime",
-        "jobStartTime",
-        "lossyStemFileUrls",
-        "lossyVocalAudioFileUrl",
-        "model",
-        "outputsExpireAt",
-        "outputsExpiredAt",
-        "progress",
-        "status",
-        "stemFileUrls",
-        "type",
-        "vocalAudioFileUrl",
-      ]);
+      // the whole record's keys are pinned by separations.test.ts; this one adds none
+      assert.equal("output" in res.json(), false);
       const row = await h.prisma.separationJob.findUnique({ where: { id: res.json().id } });
       assert.equal(row?.outputOptions, null);
     }
