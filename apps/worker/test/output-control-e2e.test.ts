@@ -184,7 +184,7 @@ describe("output control through the API and the worker", () => {
   it("a job without output options keeps today's record (no `output`) and files: WAV 32-bit float at the input's rate", async () => {
     const created = await upload(d, song, "vocal-separations");
     assert.equal(created.status, 200);
-    const running = await created.json();
+    const running = (await created.json()) as { id: number };
     assert.deepEqual(Object.keys(running), KITS_RECORD_KEYS);
     const done = await waitForEnd(d, `vocal-separations/${running.id}`);
     assert.equal(done.status, "success", done.errorMessage);
