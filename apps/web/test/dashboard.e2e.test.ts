@@ -596,6 +596,38 @@ test(
       assert.deepEqual([job.status, job.model, job.ensemble], ["success", "vocals,Test_Vocal", "max_mag"]);
       await shot("ensemble");
 
+      // Output control: a stem split written as 16-bit FLAC at 22.05 kHz, drums and bass only.
+      await page.goto(`${baseUrl}/#/new/stem-splits`);
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByText("Output files").click();
+      await page.locator('select[name="outputFormat"]').selectOption("flac");
+      assert.equal(
+        await page.locator('select[name="sampleFormat"] option[value="f32"]').isDisabled(),
+        true,
+        "no 32-bit float in FLAC",
+      );
+      await page.locator('select[name="sampleFormat"]').selectOption("s16");
+      await page.locator('input[name="compressionLevel"]').fill("8");
+      await page.locator('select[name="sampleRate"]').selectOption("22050");
+      await page.locator('input[name="stems"]').fill("drums,bass");
+      await page.getByRole("button", { name: "Start stem split" }).click();
+      await waitForHash(/#\/jobs\/stem-splits\/\d+$/);
+      await watchJob();
+      await page.getByText("Lossless files: FLAC 16-bit, level 8, 22050 Hz; stems drums, bass.", { exact: false }).waitFor();
+      assert.deepEqual(await page.locator(".track audio").evaluateAll((a) => a.map((e) => e.getAttribute("data-title"))), [
+        "drums",
+        "bass",
+      ]);
+      const splitId = Number(/(\d+)$/.exec(await page.evaluate(() => location.hash))![1]);
+      const split = await api(`/stem-splits/${splitId}`);
+      assert.deepEqual(split.output, {
+        format: "flac",
+        sampleFormat: "s16",
+        compressionLevel: 8,
+        sampleRate: 22050,
+        stems: ["drums", "bass"],
+      });
+
       // Usage: an operator's page lists every caller's keys too.
       await page.getByRole("link", { name: "Usage", exact: true }).click();
       await page.getByRole("heading", { name: /^Every caller in \d{4}-\d{2}$/ }).waitFor();

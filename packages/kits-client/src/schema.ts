@@ -384,7 +384,7 @@ export interface paths {
         put?: never;
         /**
          * Create a stem split job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) `ensemble` (the algorithm combining an ensemble's models, default avg_wave) and `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) `ensemble` (the algorithm combining an ensemble's models, default avg_wave), `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`), and output control: `outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems` (a combination that cannot be written, or a stem the job does not publish, is a 422 naming it; the record's `output` says what was written).
          */
         post: operations["createStemSplit"];
         delete?: never;
@@ -668,7 +668,7 @@ export interface paths {
         put?: never;
         /**
          * Create a vocal separation job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) `ensemble` (the algorithm combining an ensemble's models, default avg_wave) and `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) `ensemble` (the algorithm combining an ensemble's models, default avg_wave), `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`), and output control: `outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems` (a combination that cannot be written, or a stem the job does not publish, is a 422 naming it; the record's `output` says what was written).
          */
         post: operations["createVocalSeparation"];
         delete?: never;
@@ -1367,6 +1367,17 @@ export interface components {
             }[];
             lossyVocalAudioFileUrl: string | null;
             model: string | null;
+            output?: {
+                compressionLevel: number | null;
+                /** @description The lossless files' format (`stemFileUrls`, the vocal and backing URLs) */
+                format: "wav" | "flac";
+                /** @description Their samples: 16-bit or 24-bit integer, or 32-bit float (WAV only) */
+                sampleFormat: "s16" | "s24" | "f32";
+                /** @description Their sample rate in Hz: the one asked, else the input's */
+                sampleRate: number;
+                /** @description The stems published, as `stemFileUrls` names them, in its order */
+                stems: string[];
+            } | null;
             /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
             outputsExpireAt: string | null;
             /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
@@ -2280,6 +2291,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
                     analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -2294,6 +2307,20 @@ export interface operations {
                     kind: "vocal-separation" | "stem-split";
                     /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                     model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
                     /**
                      * Format: uri
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
@@ -3767,6 +3794,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
                     analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -3779,6 +3808,20 @@ export interface operations {
                     inputFile: Blob;
                     /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                     model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
                     /**
                      * Format: uri
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
@@ -5388,6 +5431,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
                     analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -5400,6 +5445,20 @@ export interface operations {
                     inputFile: Blob;
                     /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                     model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
                     /**
                      * Format: uri
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.

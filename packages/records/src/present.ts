@@ -171,6 +171,8 @@ export class RecordPresenter {
       ensemble: row.ensemble,
       // only a job that asked for it has the key: Kits clients see the records they always saw
       ...(row.analyze ? { analysis: (row.analysis as SeparationAnalysis | null) ?? null } : {}),
+      // likewise output control: only a job created with an option says what it wrote
+      ...(row.outputOptions !== null ? { output: (row.output as SeparationJobRecord["output"]) ?? null } : {}),
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),

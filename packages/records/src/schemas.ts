@@ -137,6 +137,31 @@ export const SeparationJobRecord = Type.Object(
         }),
       ),
     ),
+    output: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            format: Type.Union([Type.Literal("wav"), Type.Literal("flac")], {
+              description: "The lossless files' format (`stemFileUrls`, the vocal and backing URLs)",
+            }),
+            sampleFormat: Type.Union([Type.Literal("s16"), Type.Literal("s24"), Type.Literal("f32")], {
+              description: "Their samples: 16-bit or 24-bit integer, or 32-bit float (WAV only)",
+            }),
+            compressionLevel: Nullable(
+              Type.Integer({ minimum: 0, maximum: 12, description: "FLAC's compression level (0-12); null for WAV" }),
+            ),
+            sampleRate: Type.Integer({ description: "Their sample rate in Hz: the one asked, else the input's" }),
+            stems: Type.Array(Type.String(), {
+              description: "The stems published, as `stemFileUrls` names them, in its order",
+            }),
+          },
+          {
+            description:
+              "Mixdown, only on a job created with an output option (`outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems`; absent otherwise): what its lossless files are (format, sample format, FLAC level, sample rate) and which stems it kept; null until the job succeeded. The lossy (mp3) files stay as always, at the input's rate",
+          },
+        ),
+      ),
+    ),
     ...jobExtras,
     ...outputRetention,
   },

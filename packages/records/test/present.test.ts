@@ -151,6 +151,8 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
     analyze: false,
     analysis: null,
     batchId: null,
+    outputOptions: null,
+    output: null,
     ...fields,
   };
 }
@@ -289,6 +291,17 @@ test("a separation has `analysis` only when created with analyze=true: null unti
   const done = await presenter.separationJob(separationRow({ analyze: true, analysis }));
   assertDocumented(SeparationJobRecord, done);
   assert.deepEqual(done.analysis, analysis);
+});
+
+test("a separation has `output` only when created with an output option: null until it succeeded, then what was written", async () => {
+  assert.equal("output" in (await presenter.separationJob(separationRow())), false, "a Kits client's record is unchanged");
+  const outputOptions = { format: "flac", sampleFormat: "s16", compressionLevel: 8, sampleRate: null, stems: ["vocals"] };
+  const waiting = await presenter.separationJob(separationRow({ outputOptions, output: null, status: "running" }));
+  assert.equal(waiting.output, null);
+  const output = { format: "flac", sampleFormat: "s16", compressionLevel: 8, sampleRate: 44100, stems: ["vocals"] };
+  const done = await presenter.separationJob(separationRow({ outputOptions, output }));
+  assertDocumented(SeparationJobRecord, done);
+  assert.deepEqual(done.output, output);
 });
 
 test("a separation's stored model list is the record's `model` as Kits clients read it: comma-joined, null for the setting's", async () => {

@@ -1,5 +1,16 @@
 import type { Prisma, SeparationJob, SeparationJobRepository } from "@mixdown/db";
-import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
+import {
+  asksForOutput,
+  resolveOutputOptions,
+  SEPARATION_KINDS,
+  separationKindOf,
+  type LosslessFormat,
+  type OutputOptions,
+  type OutputRequest,
+  type OutputSampleFormat,
+  type SeparationDbKind,
+} from "@mixdown/jobs";
+import { unprocessable } from "../../http/errors.ts";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
@@ -27,6 +38,8 @@ export interface SeparationPlan {
   ensemble: string | null;
   /** The create's options as its form read them (an option added to the form arrives here). */
   options: SeparationOptions;
+  /** The output options asked for, resolved and checked (docs/api.md, Output control); null: today's outputs. */
+  outputOptions: OutputOptions | null;
 }
 
 /** An upload that passed `checkInput`. */
@@ -48,6 +61,8 @@ export interface SeparationServiceDeps {
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
   quota: UsageQuota;
+  /** LOSSLESS_FORMAT: what a job's lossless files are when its create names no outputFormat. */
+  losslessFormat: LosslessFormat;
 }
 
 /** Vocal separations and stem splits: one shape, two kinds. */
@@ -79,7 +94,28 @@ export class SeparationService {
   /** A create's options as its jobs will run them: the models resolved (422 when one is not installed or cannot serve the kind). */
   async plan(kind: SeparationDbKind, options: SeparationOptions): Promise<SeparationPlan> {
     const { models, ensemble } = await this.deps.models.resolve(kind, options.model, options.ensemble);
-    return { kind, models, ensemble, options };
+    const outputOptions = await this.#outputOptions(kind, options, { models, ensemble });
+    return { kind, models, ensemble, options, outputOptions };
+  }
+
+  /** The output options a create asks for, resolved against LOSSLESS_FORMAT; a 422 naming each problem. */
+  async #outputOptions(
+    kind: SeparationDbKind,
+    form: SeparationOptions,
+    models: { models: string[]; ensemble: string | null },
+  ): Promise<OutputOptions | null> {
+    const request: OutputRequest = {
+      ...(form.outputFormat !== undefined ? { outputFormat: form.outputFormat as LosslessFormat } : {}),
+      ...(form.sampleFormat !== undefined ? { sampleFormat: form.sampleFormat as OutputSampleFormat } : {}),
+      ...(form.compressionLevel !== undefined ? { compressionLevel: form.compressionLevel } : {}),
+      ...(form.sampleRate !== undefined ? { sampleRate: form.sampleRate } : {}),
+      ...(form.stems !== undefined ? { stems: form.stems.split(",") } : {}),
+    };
+    if (!asksForOutput(request)) return null;
+    const resolved = resolveOutputOptions(request, this.deps.losslessFormat);
+    if (resolved.problems) throw unprocessable(resolved.problems.join("; "));
+    if (resolved.options.stems) await this.deps.models.checkStems(kind, models, resolved.options.stems);
+    return resolved.options;
   }
 
   /** An upload's format (from its bytes) and length: 415 / 422 when it is not audio a separation takes. */
@@ -99,7 +135,7 @@ export class SeparationService {
     inputs: CheckedInput[],
     batch?: { create(db: Prisma.TransactionClient): Promise<number>; priority(index: number): number },
   ): Promise<SeparationJob[]> {
-    const { kind, models, ensemble, options } = plan;
+    const { kind, models, ensemble, options, outputOptions } = plan;
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKeys: string[] = [];
     for (const input of inputs)
@@ -123,6 +159,7 @@ export class SeparationService {
                 models,
                 ensemble,
                 analyze: options.analyze ?? false,
+                ...(outputOptions ? { outputOptions: { ...outputOptions } } : {}),
                 audioSeconds: input.seconds,
                 batchId,
               },
