@@ -1,6 +1,6 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
-import { backupUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
+import { backupUsage, batchUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
@@ -14,6 +14,7 @@ ${backupUsage}
 ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
+${batchUsage}
 ${modelsUsage}
 ${voicesUsage}
 
@@ -40,6 +41,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/models.ts")).modelsCommand(rest, env);
     case "separate":
       return (await import("./commands/separate.ts")).separateCommand(rest);
+    case "batch":
+      return (await import("./commands/batch.ts")).batchCommand(rest, env);
     case undefined:
     case "help":
     case "--help":
