@@ -25,7 +25,8 @@
 #     vocal separation, a voice conversion with a voice model uploaded through the API, a stem split,
 #     a voice model imported by link (from a local HTTP server) and a conversion with it, a blend of
 #     the two, text to speech with the blend; and `compose run --rm migrate mixdown models pull`
-#     installs a catalogue model through a local mirror (MIXDOWN_MODEL_MIRROR);
+#     installs a catalogue model through a local mirror (MIXDOWN_MODEL_MIRROR), and an operator key
+#     installs another over the API (POST /model-installs, run by a worker) that a separation then uses;
 #  4. `--scale worker=2`: both workers take jobs;
 #  5. a worker container killed (SIGKILL) mid-job loses no job: it ends `success` once;
 #  6. docker-compose.worker.yml, run as a separate project on this machine against the stack's
@@ -511,9 +512,30 @@ const conversionUrls = (job) => [
 
 switch (command) {
   case "separate": {
-    const [file] = args;
-    const job = await api("POST", "/vocal-separations", form({ inputFile: await openAsBlob(file) }));
+    // separate FILE [MODEL]
+    const [file, model] = args;
+    const job = await api("POST", "/vocal-separations", form({ inputFile: await openAsBlob(file), ...(model ? { model } : {}) }));
     console.log(job.id);
+    break;
+  }
+  case "install-model": {
+    // install-model NAME TIMEOUT: an operator's install of a catalogue model, waited for until it ends.
+    const [name, timeoutS] = args;
+    const res = await fetch(`${base}/model-installs`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ name }) });
+    const text = await res.text();
+    if (res.status !== 202) throw new Error(`POST /model-installs: ${res.status} ${text}`);
+    const { id } = JSON.parse(text);
+    const deadline = Date.now() + Number(timeoutS) * 1000;
+    for (;;) {
+      const install = await api("GET", `/model-installs/${id}`);
+      if (install.status === "success") break;
+      if (install.status !== "running") throw new Error(`model install ${id} ended ${install.status}: ${install.errorMessage}`);
+      if (Date.now() > deadline) throw new Error(`model install ${id} still running after ${timeoutS} s (progress ${install.progress})`);
+      await sleep(1000);
+    }
+    const entry = (await api("GET", "/model-catalogue")).data.find((m) => m.name === name);
+    if (!entry?.installed) throw new Error(`model install ${id} ended success but GET /model-catalogue says ${name} is not installed`);
+    console.log(id);
     break;
   }
   case "upload-voice": {
@@ -686,6 +708,33 @@ compose run --rm -v "$work/mirror/catalogue.json:/tmp/catalogue.json:ro" -e MIXD
 grep -q "GET /uvr/Test_Vocal.onnx" "$work/mirror.log" || fail "models pull did not fetch from the mirror $mirror"
 grep -q "^installed Test_Vocal" "$work/pull.log" || fail "models pull printed no installation: $(tail -n 3 "$work/pull.log")"
 proved "compose run --rm migrate mixdown models pull Test_Vocal: fetched from the mirror $mirror, verified and installed into the models volume"
+
+# A model installed through the API, as the dashboard's Models page does: an operator key asks
+# (POST /model-installs), a worker runs the install as a job, verified exactly as `models pull`. The
+# operator's catalogue lives in the models volume (MIXDOWN_MODEL_CATALOGUE names it there); the API
+# and the worker take the two settings from .env, as a user sets them, and are recreated with them.
+cp models/vocals.onnx "$work/mirror/uvr/Compose_Vocal.onnx"
+sed -e 's/Test_Vocal/Compose_Vocal/g' -e 's/"sizeBytes": [0-9]*/"sizeBytes": '"$(stat -c %s "$work/mirror/uvr/Compose_Vocal.onnx")"'/' \
+  "$work/mirror/catalogue.json" >"$work/install-catalogue.json"
+compose run --rm -T migrate sh -c 'cat >/models/compose-check-catalogue.json' <"$work/install-catalogue.json" ||
+  fail "writing the operator's model catalogue into the models volume"
+printf 'MIXDOWN_MODEL_CATALOGUE=/models/compose-check-catalogue.json\nMIXDOWN_MODEL_MIRROR=%s\n' "$mirror" >>"$work/stack.env"
+compose up -d api worker >"$work/catalogue-up.log" 2>&1 || {
+  tail -n 20 "$work/catalogue-up.log"
+  fail "compose up -d api worker (with MIXDOWN_MODEL_CATALOGUE and MIXDOWN_MODEL_MIRROR)"
+}
+wait_ready 90 "the API recreated with the operator's catalogue"
+compose run --rm migrate mixdown keys create --name compose-check-operator --operator >"$work/operator-key.txt" 2>"$work/operator-key.err" || {
+  cat "$work/operator-key.err"
+  fail "keys create --operator"
+}
+operator_key="$(tail -n1 "$work/operator-key.txt")"
+installed="$(key="$operator_key" client install-model Compose_Vocal "$JOB_TIMEOUT_S")" || fail "POST /model-installs Compose_Vocal with an operator key"
+grep -q "GET /uvr/Compose_Vocal.onnx" "$work/mirror.log" || fail "the model install did not fetch from the mirror $mirror"
+sep2="$(client separate "$work/song.wav" Compose_Vocal)" || fail "a separation with the installed model Compose_Vocal"
+names="$(client finish separation "$sep2" "$JOB_TIMEOUT_S" "$work/sep$sep2")" || fail "vocal separation $sep2 with Compose_Vocal"
+check_outputs "$work/sep$sep2" 264600 "$names"
+proved "model install $installed: POST /model-installs Compose_Vocal with an operator key, run by a worker, fetched from the mirror and verified; separation $sep2 with model Compose_Vocal: success"
 
 # --- Two workers; one killed mid-job -----------------------------------------------------------------
 worker_logs() { podman logs "$1" 2>&1; }

@@ -188,6 +188,32 @@ describe("one job's event stream", () => {
     await waitForSubscribers(0);
   });
 
+  test("a stream asked for while Redis is away is answered 503 with Retry-After, at once; once it is back streams open again", async () => {
+    const caller = await h.newCaller();
+    const id = await createSeparation(caller);
+    await h.stack.redis.halt();
+    try {
+      for (const url of [`${base}/vocal-separations/${id}/events`, `${base}/events`]) {
+        const started = performance.now();
+        const res = await fetch(url, { headers: caller.auth, signal: AbortSignal.timeout(20_000) });
+        const body = (await res.json()) as { statusCode: number; message: string };
+        assert.equal(res.status, 503, `${url}: ${JSON.stringify(body)}`);
+        assert.equal(res.headers.get("retry-after"), "5");
+        assert.equal(body.statusCode, 503);
+        assert.match(body.message, /Redis/);
+        assert.ok(performance.now() - started < 10_000, `${url} answered after ${Math.round(performance.now() - started)} ms`);
+      }
+      assert.equal(h.app.ctx.jobEvents.subscriberCount, 0);
+    } finally {
+      await h.stack.redis.resume();
+    }
+    const stream = follow(`${base}/vocal-separations/${id}/events`, caller.key);
+    await stream.until(isStatus("running", 0));
+    stream.stop();
+    await stream.done;
+    await waitForSubscribers(0);
+  });
+
   test("a client that goes away frees its subscription; the stream sends retry and heartbeats", async () => {
     const caller = await h.newCaller();
     const id = await createSeparation(caller);

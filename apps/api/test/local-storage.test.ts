@@ -322,6 +322,7 @@ test("readiness names what is down (503) while liveness stays up", async () => {
   await h.stack.redis.stop();
   const res = await h.app.inject({ method: "GET", url: "/readyz" });
   assert.equal(res.statusCode, 503);
+  assert.equal(res.headers["retry-after"], "5");
   const body = res.json();
   assert.equal(body.statusCode, 503);
   assert.match(body.message, /^not ready: redis/);

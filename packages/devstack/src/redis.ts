@@ -19,6 +19,10 @@ export interface RunningRedis {
   stop(): Promise<void>;
   /** Stops the server and starts it again on the same port and directory (for fault tests). */
   restart(): Promise<void>;
+  /** Stops the server until `resume()` (connections are refused meanwhile), for outage tests. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port and directory. */
+  resume(): Promise<void>;
 }
 
 export class RedisNotInstalledError extends Error {
@@ -96,6 +100,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RunningRed
 
   let child = await launch();
   let stopped: Promise<void> | undefined;
+  let halted = false;
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -103,9 +108,19 @@ export async function startRedis(options: RedisOptions = {}): Promise<RunningRed
       await stopChild(child, "SIGTERM");
       child = await launch();
     },
+    async halt() {
+      if (halted) return;
+      halted = true;
+      await stopChild(child, "SIGTERM");
+    },
+    async resume() {
+      if (!halted) return;
+      child = await launch();
+      halted = false;
+    },
     stop() {
       stopped ??= (async () => {
-        await stopChild(child, "SIGTERM");
+        if (!halted) await stopChild(child, "SIGTERM");
         if (ephemeral) await rm(dir, { recursive: true, force: true });
       })();
       return stopped;

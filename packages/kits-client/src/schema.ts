@@ -918,7 +918,7 @@ export interface paths {
         };
         /**
          * Readiness: Postgres, Redis and object storage are reachable
-         * @description 200 when PostgreSQL, Redis and object storage each answered a probe, 503 naming the ones that did not (a load balancer should send no traffic then). No authentication.
+         * @description 200 when PostgreSQL, Redis and object storage each answered a probe, 503 naming the ones that did not, with `Retry-After` (a load balancer should send no traffic then). No authentication.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -6390,9 +6390,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Not ready: the body's `checks` names what did not answer. `Retry-After` says when to ask again. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,5 +1,7 @@
 import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import lockfile from "proper-lockfile";
 import {
   downloadFile,
   DownloadError,
@@ -8,7 +10,7 @@ import {
   type DownloadProgress,
   type ExpectedFile,
 } from "@mixdown/downloads";
-import type { CatalogueEntry, VoiceAssetPaths } from "./catalogue.ts";
+import { installedEntries, type CatalogueEntry, type VoiceAssetPaths } from "./catalogue.ts";
 
 // Pulling a catalogue entry: download each file (resumable, through MIXDOWN_MODEL_MIRROR), verify it
 // against what the entry publishes, install it with the family's importer. `./mixdown.sh models
@@ -107,6 +109,55 @@ export async function fetchVerified(
 
 /** Pulls one catalogue entry: downloads and verifies each file, then installs it with the existing importers. */
 export async function pullEntry(entry: CatalogueEntry, ctx: PullContext): Promise<string> {
+  const { release, waited } = await lockEntry(entry, ctx);
+  try {
+    if (waited && (await installedEntries({ version: 1, models: [entry] }, ctx.modelsDir, ctx.assets)).has(entry.name))
+      return `${entry.name} was installed meanwhile, by another process`;
+    return await pullLocked(entry, ctx);
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+/** How often a held install lock is touched, and how long an untouched one lasts (its holder died). */
+const LOCK_UPDATE_MS = 5_000;
+const LOCK_STALE_MS = 30_000;
+
+/**
+ * One install of an entry at a time in a models directory, whoever runs it: `models pull`, a
+ * worker's model install, a container's entrypoint, on one machine or on several sharing the
+ * volume. Two at once would write the same partial downloads and one would delete the other's
+ * staging folder. The lock is a directory (`.downloads/<name>.install.lock`, proper-lockfile:
+ * atomic `mkdir`, as safe on a shared volume as on a local disk), touched while held; one left by
+ * a process that died is taken over once LOCK_STALE_MS old. A second install waits for the first.
+ */
+async function lockEntry(entry: CatalogueEntry, ctx: PullContext): Promise<{ release: () => Promise<void>; waited: boolean }> {
+  const dir = downloadsDir(ctx.modelsDir);
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${entry.name}.install`);
+  let waited = false;
+  for (;;) {
+    ctx.signal?.throwIfAborted();
+    try {
+      const release = await lockfile.lock(file, {
+        realpath: false,
+        stale: LOCK_STALE_MS,
+        update: LOCK_UPDATE_MS,
+        // Not touched in time (a stalled disk): say so; the install goes on.
+        onCompromised: (err) => ctx.log(`${entry.name}: the install lock was lost (${err.message})`),
+      });
+      return { release, waited };
+    } catch (err) {
+      if ((err as { code?: string }).code !== "ELOCKED") throw err;
+      if (!waited) ctx.log(`${entry.name}: another process is installing it; waiting for it to end`);
+      waited = true;
+      // Cancelled while waiting: the cancel's own reason, as a download's stop gives it.
+      await sleep(1000, undefined, ctx.signal ? { signal: ctx.signal } : undefined).catch(() => ctx.signal?.throwIfAborted());
+    }
+  }
+}
+
+async function pullLocked(entry: CatalogueEntry, ctx: PullContext): Promise<string> {
   const staging = join(downloadsDir(ctx.modelsDir), entry.name);
   await mkdir(staging, { recursive: true });
   const paths = new Map<string, string>();

@@ -132,7 +132,13 @@ export async function tailJobEvents(
 ): Promise<JobEventTail> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   connection.on("error", handlers.onError);
-  await connection.connect();
+  try {
+    await connection.connect();
+  } catch (error) {
+    // ioredis would go on reconnecting a connection whose first connect failed: nobody holds it.
+    connection.disconnect();
+    throw error;
+  }
   let closed = false;
   // A lost connection: ioredis sends the pending read again once it is back, so the reader goes
   // on where it was; what could not be appended meanwhile is what `onReconnect` makes up for.

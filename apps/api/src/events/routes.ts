@@ -3,6 +3,7 @@ import type { Config } from "@mixdown/config";
 import type { RecordKind } from "@mixdown/jobs";
 import { asStreamId, compareStreamIds, type StoredJobEvent } from "@mixdown/queue";
 import { Type } from "typebox";
+import { ApiError, OUTAGE_RETRY_AFTER_SECONDS } from "../http/errors.ts";
 import { bearerSecurity, errorResponses, IdParams, NoContent } from "../http/schemas.ts";
 import { EventStream, type EventStreamOptions, type ServerSentEvent } from "./event-stream.ts";
 import type { JobEventHub, JobEventSubscriber } from "./job-event-hub.ts";
@@ -52,6 +53,28 @@ const statusEvent = (id: string, data: JobStatusData): ServerSentEvent => ({ eve
  * event id; what happened up to it is in what is read next): events that arrive meanwhile wait
  * in `early` until `start` hands them to the live handler, and those up to `since` are dropped.
  */
+/** How long opening a stream waits for Redis before answering 503 (its commands wait while it is away). */
+const REDIS_WAIT_MS = 5_000;
+
+/** What Redis answers, or a 503 with `Retry-After` when it cannot be reached (or not within REDIS_WAIT_MS). */
+async function fromRedis<T>(answer: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_WAIT_MS} ms`)), REDIS_WAIT_MS);
+  });
+  try {
+    return await Promise.race([answer, late]);
+  } catch (error) {
+    throw new ApiError(
+      503,
+      `job events are unavailable (Redis could not be reached: ${(error as Error).message}); retry in ${OUTAGE_RETRY_AFTER_SECONDS} seconds`,
+      { "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function subscribeFirst(hub: JobEventHub, callerId: number, accept: (stored: StoredJobEvent) => boolean) {
   const early: StoredJobEvent[] = [];
   let live: ((stored: StoredJobEvent) => void) | undefined;
@@ -64,9 +87,17 @@ async function subscribeFirst(hub: JobEventHub, callerId: number, accept: (store
     },
     onResync: () => resync?.(),
   };
-  const remove = await hub.subscribe(callerId, subscriber);
+  const subscribing = hub.subscribe(callerId, subscriber);
+  const remove = await fromRedis(subscribing).catch((error: unknown) => {
+    // Answered 503 before the hub's reader started: the subscription goes once it settles.
+    void subscribing.then(
+      (late) => late(),
+      () => undefined,
+    );
+    throw error;
+  });
   try {
-    const since = await hub.log.newestId();
+    const since = await fromRedis(hub.log.newestId());
     return {
       since,
       remove,

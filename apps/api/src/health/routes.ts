@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../app-context.ts";
-import { errorBody } from "../http/errors.ts";
+import { errorBody, OUTAGE_RETRY_AFTER_SECONDS } from "../http/errors.ts";
+import { errorWithRetryAfter } from "../http/schemas.ts";
 import { ReadinessService } from "./readiness-service.ts";
 
 const Check = Type.Union([Type.Literal("ok"), Type.String()]);
@@ -32,11 +33,15 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
         operationId: "getReadiness",
         summary: "Readiness: Postgres, Redis and object storage are reachable",
         description:
-          "200 when PostgreSQL, Redis and object storage each answered a probe, 503 naming the ones that did not (a load balancer should send no traffic then). No authentication.",
+          "200 when PostgreSQL, Redis and object storage each answered a probe, 503 naming the ones that did not, with `Retry-After` (a load balancer should send no traffic then). No authentication.",
         security: [],
         response: {
           200: Type.Object({ status: Type.Literal("ok"), checks: Checks }),
-          503: Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String(), checks: Checks }),
+          503: errorWithRetryAfter(
+            "Not ready: the body's `checks` names what did not answer. `Retry-After` says when to ask again.",
+            {},
+            Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String(), checks: Checks }),
+          ),
         },
       },
     },
@@ -45,7 +50,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
       const down = Object.entries(checks).filter(([, v]) => v !== "ok");
       if (down.length === 0) return reply.send({ status: "ok" as const, checks });
       const message = `not ready: ${down.map(([name, why]) => `${name} (${why})`).join(", ")}`;
-      return reply.code(503).send({ ...errorBody(503, message), checks });
+      return reply
+        .code(503)
+        .header("retry-after", String(OUTAGE_RETRY_AFTER_SECONDS))
+        .send({ ...errorBody(503, message), checks });
     },
   );
 };

@@ -95,11 +95,15 @@ const rateLimitHeaders = {
  * (http/errors.ts, rate-limit, usage/quota.ts): a response object with its description and
  * headers, the body the `Error` shape (Fastify serializes it as it does a bare `Error` ref).
  */
-export function errorWithRetryAfter(description: string, headers: Record<string, TSchema> = {}): TSchema {
+export function errorWithRetryAfter(
+  description: string,
+  headers: Record<string, TSchema> = {},
+  body: TSchema = errorRef,
+): TSchema {
   return Type.Unsafe({
     description,
     headers: { "Retry-After": retryAfter, ...headers },
-    content: { "application/json": { schema: errorRef } },
+    content: { "application/json": { schema: body } },
   });
 }
 
