@@ -60,22 +60,25 @@ test("batch sends a folder's audio files as batches, follows them, downloads eac
   await mkdir(join(songs, "live"), { recursive: true });
   await copyFile(take, join(songs, "one.wav"));
   await copyFile(take, join(songs, "live", "two.wav"));
-  await writeFile(join(songs, "broken.mp3"), "this is not audio");
   await writeFile(join(songs, "notes.txt"), "not sent");
+  // Named on the command line, a file is sent whatever it holds: the server refuses it.
+  const broken = join(await testFilesDir("batch-cli-named-"), "broken.mp3");
+  await writeFile(broken, "this is not audio");
   const out = await testFilesDir("batch-cli-out-");
+  const args = [broken, songs, "--out", out, "--per-batch", "2"];
 
   // Two batches (--per-batch 2): [broken.mp3, live/two.wav], [one.wav]; interrupted once both exist.
-  const first = await cli([songs, "--out", out, "--per-batch", "2"], {
+  const first = await cli(args, {
     interruptWhen: /batch \d+: 1 job\(s\)\n[^]*batch \d+: 1 job\(s\)\n/,
   });
   assert.equal(first.code, 130, first.stderr);
-  assert.match(first.stderr, /skipped .*notes\.txt: not an audio file/);
+  assert.match(first.stderr, /skipped notes\.txt: not wav, mp3, flac or webm by its content/);
   assert.match(first.stderr, /broken\.mp3 made no job: /);
   assert.match(first.stderr, /run the same command again to follow them/);
   const listed = await getJson(d, "batches");
   assert.equal(listed.data.length, 2);
 
-  const second = await cli([songs, "--out", out, "--per-batch", "2"]);
+  const second = await cli(args);
   assert.equal(second.code, 1, `${second.stderr}\n${second.stdout}`);
   assert.equal((second.stderr.match(/following it again/g) ?? []).length, 2, second.stderr);
   assert.doesNotMatch(second.stderr, /sending/);
@@ -103,7 +106,7 @@ test("batch sends a folder's audio files as batches, follows them, downloads eac
 
   // Done batches are not downloaded again: the zips stay as they are.
   const before = await stat(join(out, `batch-${ids[0]}.zip`));
-  const third = await cli([songs, "--out", out, "--per-batch", "2"]);
+  const third = await cli(args);
   assert.equal(third.code, 1);
   assert.equal((await stat(join(out, `batch-${ids[0]}.zip`))).mtimeMs, before.mtimeMs);
   assert.equal((await readFile(join(out, `batch-${ids[0]}.zip`))).length, before.size);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createWriteStream, openAsBlob } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { MultiBar, Presets, type SingleBar } from "cli-progress";
 import { createKitsClient, formData, type components } from "@mixdown/kits-client";
 import { UsageError } from "../database.ts";
+import { collectInputs, InputProblem } from "../separate/inputs.ts";
 
 type Batch = components["schemas"]["Batch"];
 type BatchKind = Batch["kind"];
@@ -16,8 +17,9 @@ const KINDS: BatchKind[] = ["vocal-separation", "stem-split"];
 
 const USAGE = `usage: mixdown batch <file|dir>... --server URL --key KEY [options]
 
-Sends every audio file named (folders are searched, recursively, for audio
-files by their extension) to a Mixdown server as batches (POST /api/kits/v1/batches),
+Sends every file named, and the audio files of every folder named (searched
+recursively; wav, mp3, flac or webm by their content, as the server decides an
+upload's format), to a Mixdown server as batches (POST /api/kits/v1/batches),
 follows them with a progress bar each, and downloads each batch's zip of
 outputs (a folder per input file) into --out once its jobs have ended.
 
@@ -35,50 +37,9 @@ ones (their ids are kept in DIR/.mixdown-batches/; a batch whose zip is in DIR
 is done); Ctrl-C stops following, not the jobs. Exit status 1 when a file made
 no job or a job did not succeed.`;
 
-const AUDIO_EXTENSIONS = new Set([
-  "wav",
-  "wave",
-  "flac",
-  "mp3",
-  "ogg",
-  "oga",
-  "opus",
-  "m4a",
-  "aac",
-  "aif",
-  "aiff",
-  "wma",
-  "webm",
-  "mka",
-  "mp4",
-]);
-
 export interface BatchIo {
   stderr: { write(text: string): unknown; isTTY?: boolean };
   stdout: { write(text: string): unknown };
-}
-
-/** The files to send: named files as they are, audio files (by extension) under named folders. */
-export async function collectAudioFiles(paths: string[]): Promise<{ files: string[]; skipped: string[] }> {
-  const files: string[] = [];
-  const skipped: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (!entry.isFile() || entry.name.startsWith(".")) continue;
-      else if (AUDIO_EXTENSIONS.has(entry.name.split(".").pop()!.toLowerCase())) files.push(path);
-      else skipped.push(path);
-    }
-  };
-  for (const p of paths) {
-    const info = await stat(p).catch(() => undefined);
-    if (!info) throw new UsageError(`${p}: no such file or folder`);
-    if (info.isDirectory()) await walk(resolve(p));
-    else files.push(resolve(p));
-  }
-  return { files: [...new Set(files)], skipped };
 }
 
 /** A group of files and what identifies its create: the same files and options, the same key. */
@@ -146,8 +107,12 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
   const out = resolve(values.out);
   const stateDir = join(out, ".mixdown-batches");
 
-  const { files, skipped } = await collectAudioFiles(positionals);
-  for (const path of skipped) io.stderr.write(`skipped ${path}: not an audio file by its extension\n`);
+  // The files as `separate` takes them: a folder's audio decided by content, as an upload's is.
+  const { inputs, notAudio } = await collectInputs(positionals, out).catch((error: unknown) => {
+    throw error instanceof InputProblem ? new UsageError(error.message) : error;
+  });
+  for (const skipped of notAudio) io.stderr.write(`skipped ${skipped.label}: ${skipped.what}\n`);
+  const files = inputs.map((input) => input.path);
   if (files.length === 0) throw new UsageError("no audio file among the files and folders named");
   const fields: Record<string, string> = { kind };
   if (values.model) fields.model = values.model;
