@@ -1,6 +1,6 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
-import { backupUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
+import { backupUsage, batchUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
@@ -17,6 +17,7 @@ ${callersUsage}
 ./mixdown.sh repair …           remove noise and reverb from a local vocal (see: ./mixdown.sh repair --help)
 ./mixdown.sh master …           master a local audio file to a reference track or a loudness
                                 target (see: ./mixdown.sh master --help)
+${batchUsage}
 ${modelsUsage}
 ${voicesUsage}
 
@@ -47,6 +48,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/repair.ts")).repairCommand(rest);
     case "master":
       return (await import("./commands/master.ts")).masterCommand(rest);
+    case "batch":
+      return (await import("./commands/batch.ts")).batchCommand(rest, env);
     case undefined:
     case "help":
     case "--help":

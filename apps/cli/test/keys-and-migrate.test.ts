@@ -319,7 +319,7 @@ describe("mixdown", () => {
   test("help lists every command", async () => {
     const result = await runCli(["help"], env);
     assert.equal(result.code, 0);
-    for (const command of ["up", "migrate", "keys create", "keys revoke", "keys list", "separate"]) {
+    for (const command of ["up", "migrate", "keys create", "keys revoke", "keys list", "separate", "batch"]) {
       assert.match(result.stdout, new RegExp(`\\./mixdown\\.sh ${command}`));
     }
   });

@@ -1,5 +1,7 @@
 import {
+  type Batch,
   createKitsClient,
+  formData,
   EventStreamRefused,
   openEventStream,
   type JobStatusEvent,
@@ -214,3 +216,48 @@ export async function fieldHelp(path: string, field: string): Promise<string | n
 
 /** Input files of conversions made in this tab, for the A/B player (the API keeps no link to them). */
 export const conversionInputs = new Map<number, { url: string; name: string }>();
+
+/** The batch kind of each separation job kind (a batch's `kind` names its jobs' kind in the singular). */
+export const BATCH_KINDS = { "vocal-separations": "vocal-separation", "stem-splits": "stem-split" } as const;
+/** The job kind (its API path) of a batch's jobs. */
+export const jobKindOfBatch = (batch: Batch): "vocal-separations" | "stem-splits" =>
+  batch.kind === "stem-split" ? "stem-splits" : "vocal-separations";
+
+/** One batch of `kind`: a job per file, with the options every job takes. */
+export async function createBatch(
+  kind: Batch["kind"],
+  files: File[],
+  options: { model?: string; ensemble?: string; webhookUrl?: string },
+): Promise<Batch> {
+  // The form repeats its `files` part; the document's type names one.
+  const body = { kind, ...options, files } as never;
+  return unwrap(kits.POST("/api/kits/v1/batches", { body, bodySerializer: formData }));
+}
+
+export const fetchBatch = (id: number): Promise<Batch> =>
+  unwrap(kits.GET("/api/kits/v1/batches/{id}", { params: { path: { id } } }));
+
+export const cancelBatch = (id: number): Promise<Batch> =>
+  unwrap(kits.POST("/api/kits/v1/batches/{id}/cancel", { params: { path: { id } } }));
+
+export async function deleteBatch(id: number): Promise<void> {
+  await removed(kits.DELETE("/api/kits/v1/batches/{id}", { params: { path: { id } } }));
+}
+
+export const listBatches = (page: number, perPage: number) =>
+  unwrap(kits.GET("/api/kits/v1/batches", { params: { query: { order: "desc", page, perPage } } }));
+
+/**
+ * The batch's zip, saved by the browser. Its route wants the key in a header, so it is read with
+ * `fetch` (held by the browser as a Blob, not by this page's memory) and handed to a download link.
+ */
+export async function downloadBatchZip(batch: Batch): Promise<void> {
+  const res = await fetch(`/api/kits/v1/batches/${batch.id}/zip`, { headers: { authorization: `Bearer ${apiKey.get()}` } });
+  if (!res.ok) throw new ApiFailure(errorText(await res.json().catch(() => undefined), res), res.status);
+  const url = URL.createObjectURL(await res.blob());
+  const link = Object.assign(document.createElement("a"), { href: url, download: `batch-${batch.id}.zip` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -639,3 +639,50 @@ test(
       assert.deepEqual(problems, []);
     }),
 );
+
+test(
+  "many files dropped on a separation form make one batch: its page follows the jobs to the end, names the file that is not audio, and downloads the zip",
+  { timeout: 600_000 },
+  () =>
+    explain(async () => {
+      await signIn("dashboard batch");
+      const first = path.join(scratch, "first take.wav");
+      const second = path.join(scratch, "second take.wav");
+      const notes = path.join(scratch, "notes.mp3");
+      await cp(song, first);
+      await cp(song, second);
+      await writeFile(notes, "these are not audio");
+      await page.goto(`${baseUrl}/#/new/vocal-separations`);
+      await page.locator('input[name="inputFile"]').setInputFiles([first, second, notes]);
+      await page.getByText("3 files, ").waitFor();
+      await page.getByRole("button", { name: "Start a batch of 3" }).click();
+      await waitForHash(/#\/batches\/\d+$/);
+      const batchId = Number(new URL(page.url()).hash.split("/").pop());
+      await page.getByRole("heading", { name: `Batch ${batchId}: vocal separation of 2 files` }).waitFor();
+      await page.getByText(/notes\.mp3: /).waitFor();
+      // Followed to the end without a reload: the zip's button appears once both jobs have ended.
+      await page.getByRole("button", { name: "Download zip" }).waitFor({ timeout: 300_000 });
+      await page.getByText("2 of 2 ended: 2 succeeded").waitFor();
+      await shot("batch");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download zip" }).click(),
+      ]);
+      assert.equal(download.suggestedFilename(), `batch-${batchId}.zip`);
+      const saved = path.join(scratch, `batch-${batchId}.zip`);
+      await download.saveAs(saved);
+      const bytes = await readFile(saved);
+      assert.equal(bytes.subarray(0, 4).toString("latin1"), "PK\u0003\u0004", "the download is a zip");
+      // Each input's folder is in it (a zip's central directory names its entries in the clear).
+      for (const name of ["first take", "second take"]) assert.ok(bytes.includes(`${name}/vocals`), `${name}/vocals in the zip`);
+      // The list of batches links to it, and each job links to its own page.
+      await page.getByRole("link", { name: "Batches" }).click();
+      await page.getByRole("link", { name: `Vocal separation batch ${batchId}` }).click();
+      await page
+        .getByRole("link", { name: /^Vocal separation \d+$/ })
+        .first()
+        .click();
+      await waitForHash(/#\/jobs\/vocal-separations\/\d+$/);
+      assert.deepEqual(problems, []);
+    }),
+);

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type operations, type SeparationJob, type SeparationModel } from "@mixdown/kits-client";
-import { kits, unwrap } from "../api.ts";
+import { BATCH_KINDS, createBatch, kits, unwrap } from "../api.ts";
 import { AUDIO_ACCEPT, Failure, useSubmit, WebhookField } from "../components/form-parts.tsx";
 import { FileDrop } from "../components/FileDrop.tsx";
 import { Mixer, type Track } from "../components/Mixer.tsx";
@@ -61,6 +61,8 @@ export const stemSplit: KindView<"stem-splits"> = {
 
 function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" }) {
   const [file, setFile] = useState<File | null>(null);
+  /** Several files: one batch of this kind, a job each. */
+  const [files, setFiles] = useState<File[]>([]);
   const [models, setModels] = useState<SeparationModel[]>([]);
   /** The models chosen, in the order they were ticked: none = the server's default, two or more = an ensemble. */
   const [chosen, setChosen] = useState<string[]>([]);
@@ -75,8 +77,7 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
   const path = `/api/kits/v1/${kind}` as const;
   const submit = run(async () => {
     if (!file) throw new Error("Choose an audio file first.");
-    const body = {
-      inputFile: file,
+    const options = {
       model: chosen.length > 0 ? chosen.join(",") : undefined,
       ensemble: chosen.length > 1 ? ensemble : undefined,
       webhookUrl: webhookUrl || undefined,
@@ -86,12 +87,28 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
       sampleRate: output.sampleRate ? Number(output.sampleRate) : undefined,
       stems: output.stems.trim() || undefined,
     };
-    const job = await unwrap(kits.POST(path, { body, bodySerializer: formData }));
+    if (files.length > 1) {
+      const batch = await createBatch(BATCH_KINDS[kind], files, options);
+      navigate(`#/batches/${batch.id}`);
+      return;
+    }
+    const job = await unwrap(kits.POST(path, { body: { inputFile: file, ...options }, bodySerializer: formData }));
     navigate(`#/jobs/${kind}/${job.id}`);
   });
   return (
     <form onSubmit={submit} aria-label={LABELS[kind]}>
-      <FileDrop label="Mixture" name="inputFile" accept={AUDIO_ACCEPT} docPath={path} required file={file} onFile={setFile} />
+      <FileDrop
+        label="Mixture"
+        name="inputFile"
+        accept={AUDIO_ACCEPT}
+        docPath={path}
+        required
+        file={file}
+        onFile={setFile}
+        multiple
+        files={files}
+        onFiles={setFiles}
+      />
       <fieldset class="models">
         <legend>Models</legend>
         <p class="hint">
@@ -141,7 +158,7 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
       <WebhookField value={webhookUrl} onChange={setWebhookUrl} />
       <Failure error={error} />
       <button type="submit" disabled={busy}>
-        {busy ? "Uploading…" : `Start ${LABELS[kind].toLowerCase()}`}
+        {busy ? "Uploading…" : files.length > 1 ? `Start a batch of ${files.length}` : `Start ${LABELS[kind].toLowerCase()}`}
       </button>
     </form>
   );
