@@ -227,7 +227,8 @@ export const jobKindOfBatch = (batch: Batch): "vocal-separations" | "stem-splits
 export async function createBatch(
   kind: Batch["kind"],
   files: File[],
-  options: { model?: string; ensemble?: string; webhookUrl?: string },
+  /** The kind's own create fields but the file (model, ensemble, webhookUrl, output options...). */
+  options: Record<string, string | number | undefined>,
 ): Promise<Batch> {
   // The form repeats its `files` part; the document's type names one.
   const body = { kind, ...options, files } as never;
