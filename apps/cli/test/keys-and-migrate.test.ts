@@ -246,6 +246,7 @@ describe("mixdown keys", () => {
       "VOICE_BLEND",
       "TTS",
       "AUDIO_ANALYSIS",
+      "VOCAL_REPAIR",
       "MASTERING",
       "MINUTES",
       "JOBS",
@@ -265,12 +266,14 @@ describe("mixdown keys", () => {
       "0.0 (0)",
       "0.0 (0)",
       "0.0 (0)",
+      "0.0 (0)",
       "2.0",
       "2",
       "10 min",
       "8.0",
     ]);
     assert.deepEqual(row(second.id, lines), [
+      "0.0 (0)",
       "0.0 (0)",
       "0.0 (0)",
       "0.0 (0)",

@@ -48,12 +48,12 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     WORKER_CONCURRENCY_TTS: 2,
     WORKER_CONCURRENCY_AUDIO_ANALYSIS: 6,
     WORKER_CONCURRENCY_VOCAL_REPAIR: 7,
-    WORKER_CONCURRENCY_MASTERING: 7,
+    WORKER_CONCURRENCY_MASTERING: 8,
     WORKER_CONCURRENCY_WEBHOOK_DELIVERY: 4,
   };
   assert.deepEqual(
     JOB_KINDS.map((k) => concurrencyOf(k, settings)),
-    [3, 2, 5, 2, 6, 7, 1, 1, 4, 1],
+    [3, 2, 5, 2, 6, 7, 8, 1, 1, 4, 1],
   );
 });
 
