@@ -49,7 +49,7 @@ module.exports = {
       comment:
         "The audio and inference packages never import HTTP, queue or database code: the apps hand them files and settings.",
       severity: "error",
-      from: { path: "^packages/(audio|analysis|separation|voice|onnx-blend)/src/" },
+      from: { path: "^packages/(audio|analysis|repair|mastering|separation|voice|onnx-blend)/src/" },
       to: {
         path: [
           "^packages/(db|queue|storage|records|webhooks)/",
@@ -62,7 +62,9 @@ module.exports = {
       comment: "The database package never imports an audio or inference package (the apps hand it what it stores).",
       severity: "error",
       from: { path: "^packages/db/src/" },
-      to: { path: ["^packages/(audio|analysis|separation|voice|onnx-blend)/", "node_modules/onnxruntime-node/"] },
+      to: {
+        path: ["^packages/(audio|analysis|repair|mastering|separation|voice|onnx-blend)/", "node_modules/onnxruntime-node/"],
+      },
     },
     {
       name: "scripts-stay-home",

@@ -238,10 +238,10 @@ case "$command" in
     ;;
   *)
     setup
-    if [ "$command" = separate ]; then
+    if [ "$command" = separate ] || [ "$command" = repair ]; then
       use_model_env
       # the one process that runs the models, with no pnpm (~40 MB) waiting above it
-      exec node --import tsx apps/cli/src/main.ts separate "$@"
+      exec node --import tsx apps/cli/src/main.ts "$command" "$@"
     fi
     exec pnpm --silent mixdown "$command" "$@"
     ;;

@@ -48,6 +48,8 @@ import { sharedRecordSchemas } from "@mixdown/records";
 import { JOB_TABLE_KINDS } from "@mixdown/jobs";
 import type { ApiKindDeps } from "./kinds/context.ts";
 import { API_KINDS } from "./kinds/index.ts";
+import { separationApi } from "./kinds/separation/routes.ts";
+import { batchRoutes } from "./batches/routes.ts";
 import { SeparationModelRecord } from "./kinds/separation/installed-models.ts";
 import { ModelInstallRecord } from "./model-catalogue/installs.ts";
 import { CatalogueModelRecord, modelCatalogueRoutes } from "./model-catalogue/routes.ts";
@@ -262,10 +264,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<App>
         readsPerMinute: config.RATE_LIMIT_READS_PER_MINUTE,
         writesPerMinute: config.RATE_LIMIT_WRITES_PER_MINUTE,
       });
+      // A batch creates separation jobs through the separation kind's own service.
+      const separations = separationApi.service(kindDeps);
       for (const kind of JOB_TABLE_KINDS) {
         const { routes, service } = API_KINDS[kind];
-        await api.register(routes, { ctx, service: service(kindDeps) });
+        await api.register(routes, { ctx, service: kind === "separation" ? separations : service(kindDeps) });
       }
+      await api.register(batchRoutes, { ctx, separations, deps: kindDeps });
       await api.register(modelCatalogueRoutes, { ctx, submitter });
       await api.register(voiceModelRoutes, { ctx });
       await api.register(usageRoutes, { usage });

@@ -168,21 +168,25 @@ export interface Footprint {
 
 export async function footprint(h: Harness): Promise<Footprint> {
   const { prisma, ctx } = { prisma: h.prisma, ctx: h.app.ctx };
-  const [sep, conv, blend, tts, analyses, pipelines, models, uploads, modelFiles, counts, tmp] = await Promise.all([
-    prisma.separationJob.count(),
-    prisma.voiceConversionJob.count(),
-    prisma.voiceBlendJob.count(),
-    prisma.ttsJob.count(),
-    prisma.audioAnalysisJob.count(),
-    prisma.pipeline.count(),
-    prisma.voiceModel.count(),
-    ctx.storage.list("uploads/"),
-    ctx.storage.list("voice-models/"),
-    Promise.all(JOB_KINDS.map((kind) => ctx.queues.queue(kind).count())),
-    readdir(h.config.TMP_DIR).catch(() => []),
-  ]);
+  const [sep, conv, blend, tts, analyses, repairs, masterings, pipelines, models, batches, uploads, modelFiles, counts, tmp] =
+    await Promise.all([
+      prisma.separationJob.count(),
+      prisma.voiceConversionJob.count(),
+      prisma.voiceBlendJob.count(),
+      prisma.ttsJob.count(),
+      prisma.audioAnalysisJob.count(),
+      prisma.vocalRepairJob.count(),
+      prisma.masteringJob.count(),
+      prisma.pipeline.count(),
+      prisma.voiceModel.count(),
+      prisma.batch.count(),
+      ctx.storage.list("uploads/"),
+      ctx.storage.list("voice-models/"),
+      Promise.all(JOB_KINDS.map((kind) => ctx.queues.queue(kind).count())),
+      readdir(h.config.TMP_DIR).catch(() => []),
+    ]);
   return {
-    rows: sep + conv + blend + tts + analyses + pipelines + models,
+    rows: sep + conv + blend + tts + analyses + repairs + masterings + pipelines + models + batches,
     objects: uploads.length + modelFiles.length,
     queued: counts.reduce((a, b) => a + b, 0),
     tempFiles: tmp.length,

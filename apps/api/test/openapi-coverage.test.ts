@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { after, before, test } from "node:test";
 import swagger from "@fastify/swagger";
-import { ApiKeyRepository, DashboardSignInRepository } from "@mixdown/db";
+import { ApiKeyRepository, createJobTables, DashboardSignInRepository } from "@mixdown/db";
 import Fastify, { type FastifySchema } from "fastify";
 import { Type } from "typebox";
 import { documentedObject } from "../src/http/openapi-layout.ts";
@@ -118,6 +118,18 @@ const jobKinds: Record<string, JobKind> = {
   StemSplit: separation("stem-splits"),
   // its upload follows a separation's rules
   AudioAnalysis: separation("audio-analyses"),
+  // its upload follows a separation's rules; a denoise needs no separation model
+  VocalRepair: {
+    path: `${KITS}/vocal-repairs`,
+    created: 200,
+    async create(variant) {
+      return {
+        method: "POST",
+        url: `${KITS}/vocal-repairs`,
+        ...multipart({ steps: "denoise" }, [file("inputFile", await audio("wav", 0.5 + variant / 10))]),
+      };
+    },
+  },
   VoiceConversion: {
     path: `${KITS}/voice-conversions`,
     created: 201,
@@ -137,6 +149,17 @@ const jobKinds: Record<string, JobKind> = {
       url: `${KITS}/tts`,
       ...json({ voiceModelId: myModel, inputTtsText: `Take ${variant}.` }),
     }),
+  },
+  Mastering: {
+    path: `${KITS}/masterings`,
+    created: 201,
+    async create(variant) {
+      return {
+        method: "POST",
+        url: `${KITS}/masterings`,
+        ...multipart({ targetLufs: -14 - variant }, [file("targetFile", await audio("wav"))]),
+      };
+    },
   },
   Pipeline: {
     path: `${KITS}/pipelines`,
@@ -191,6 +214,28 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
       // a pipeline's chain is checked before its upload: a preset makes it one
       const chain: Record<string, string> = kind === "Pipeline" ? { preset: "karaoke" } : {};
       out[createId][415] = () => ({ method: "POST", url: k.path, ...multipart(chain, [file("inputFile", notAudio())]) });
+    } else if (kind === "VocalRepair") {
+      out[createId][413] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ steps: "denoise" }, [file("inputFile", oversized())]),
+      });
+      out[createId][415] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ steps: "denoise" }, [file("inputFile", notAudio())]),
+      });
+    } else if (kind === "Mastering") {
+      out[createId][413] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ targetLufs: -14 }, [file("targetFile", oversized())]),
+      });
+      out[createId][415] = () => ({
+        method: "POST",
+        url: k.path,
+        ...multipart({ targetLufs: -14 }, [file("targetFile", notAudio())]),
+      });
     } else if (kind === "VoiceConversion") {
       out[createId][413] = () => ({
         method: "POST",
@@ -356,8 +401,69 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
       422: () => ({ method: "POST", url: "/dashboard/sign-in", ...json({}) }),
     },
     downloadFile: fileDrivers(),
+    ...batchDrivers(),
   });
   return out;
+}
+
+/** /batches: a batch of two files, its reads, cancel, delete and zip (its jobs ended here as a worker ends them). */
+function batchDrivers(): Record<string, Partial<Record<number, Driver>>> {
+  const batches = `${KITS}/batches`;
+  const create = async (variant: number, fields: Record<string, string> = { kind: "vocal-separation" }): Promise<Request> => ({
+    method: "POST",
+    url: batches,
+    ...multipart(fields, [
+      file("files", await audio("wav", 0.5 + variant / 10), "one.wav"),
+      file("files", await audio("wav", 0.6 + variant / 10), "two.wav"),
+    ]),
+  });
+  const batch = async (variant: number) => (await made(await create(variant), 200)) as { id: number; jobs?: unknown };
+  /** A batch whose jobs have ended, one of them with a stored output. */
+  const ended = async (variant: number) => {
+    const { id } = await batch(variant);
+    const jobs = await h.prisma.separationJob.findMany({ where: { batchId: id }, orderBy: { id: "asc" } });
+    const key = `outputs/vocal-separation/${jobs[0]!.id}/vocals.wav`;
+    await h.app.ctx.storage.putStream(key, Readable.from([await audio("wav")]));
+    const tables = createJobTables(h.prisma);
+    await tables.separation.complete(jobs[0]!.id, {
+      vocalKey: key,
+      lossyVocalKey: null,
+      backingKey: null,
+      stems: [],
+      lossyStems: [],
+      models: ["vocals"],
+    });
+    await tables.separation.fail(jobs[1]!.id, "could not decode");
+    return id;
+  };
+  return {
+    createBatch: {
+      200: () => create(0),
+      400: () => ({ method: "POST", url: batches, headers: { "content-type": "text/plain" }, payload: "not a form" }),
+      409: async () => {
+        await made(withKey(await create(1), "coverage-batch"), 200);
+        return withKey(await create(2), "coverage-batch");
+      },
+      413: () => ({ method: "POST", url: batches, ...multipart({ kind: "stem-split" }, [file("files", oversized())]) }),
+      // no file is audio
+      422: () => ({ method: "POST", url: batches, ...multipart({ kind: "stem-split" }, [file("files", notAudio())]) }),
+    },
+    listBatches: {
+      200: () => ({ method: "GET", url: `${batches}?order=desc&page=1&perPage=5` }),
+      422: () => ({ method: "GET", url: `${batches}?perPage=0` }),
+    },
+    getBatch: { 200: async () => ({ method: "GET", url: `${batches}/${(await batch(3)).id}` }) },
+    cancelBatch: {
+      200: async () => ({ method: "POST", url: `${batches}/${(await batch(4)).id}/cancel` }),
+      409: async () => ({ method: "POST", url: `${batches}/${await ended(5)}/cancel` }),
+    },
+    deleteBatch: { 204: async () => ({ method: "DELETE", url: `${batches}/${(await batch(6)).id}` }) },
+    getBatchZip: {
+      200: async () => ({ method: "GET", url: `${batches}/${await ended(7)}/zip` }),
+      // still running
+      409: async () => ({ method: "GET", url: `${batches}/${(await batch(8)).id}/zip` }),
+    },
+  };
 }
 
 /** /files: a stored file through its signed URL, a byte range of it, and what is refused. */

@@ -269,6 +269,7 @@ describe("ensembles: a model field naming several models", () => {
     const listed = await new InstalledSeparationModels(modelsDir, {
       vocalSeparation: ["vocals", "stems"],
       stemSplit: ["six"],
+      vocalSplit: "none",
     }).list();
     assert.deepEqual(
       listed.map((m) => [m.name, m.default.vocalSeparation, m.default.stemSplit]),

@@ -74,7 +74,17 @@ describe("usage per key", () => {
     assert.equal(report.apiKey.id, caller.apiKeyId);
     assert.deepEqual(
       report.kinds.map((k) => k.kind),
-      ["vocal_separation", "stem_split", "voice_conversion", "voice_blend", "tts", "audio_analysis", "pipeline"],
+      [
+        "vocal_separation",
+        "stem_split",
+        "voice_conversion",
+        "voice_blend",
+        "tts",
+        "audio_analysis",
+        "vocal_repair",
+        "mastering",
+        "pipeline",
+      ],
     );
     assert.ok(report.kinds.every((k) => k.seconds === 0 && k.jobs === 0));
     assert.deepEqual(report.total, { seconds: 0, jobs: 0 });

@@ -1,6 +1,6 @@
 import { ConfigError } from "@mixdown/config";
 import { UsageError } from "./database.ts";
-import { backupUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
+import { backupUsage, batchUsage, callersUsage, keysUsage, modelsUsage, voicesUsage } from "./usage.ts";
 
 const usage = `Mixdown command line. From the repository root: ./mixdown.sh <command> (it runs pnpm mixdown <command>
 with the project's own Node and pnpm).
@@ -14,6 +14,10 @@ ${backupUsage}
 ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
+./mixdown.sh repair …           remove noise and reverb from a local vocal (see: ./mixdown.sh repair --help)
+./mixdown.sh master …           master a local audio file to a reference track or a loudness
+                                target (see: ./mixdown.sh master --help)
+${batchUsage}
 ${modelsUsage}
 ${voicesUsage}
 
@@ -40,6 +44,12 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/models.ts")).modelsCommand(rest, env);
     case "separate":
       return (await import("./commands/separate.ts")).separateCommand(rest);
+    case "repair":
+      return (await import("./commands/repair.ts")).repairCommand(rest);
+    case "master":
+      return (await import("./commands/master.ts")).masterCommand(rest);
+    case "batch":
+      return (await import("./commands/batch.ts")).batchCommand(rest, env);
     case undefined:
     case "help":
     case "--help":

@@ -84,3 +84,7 @@ export const backupUsage = `./mixdown.sh backup FILE         back up the databas
 ./mixdown.sh restore FILE [--force]
                                 restore such a backup (- is stdin) into this install, which must be empty
                                 unless --force (then everything in it is replaced); stop the service first`;
+
+export const batchUsage = `./mixdown.sh batch <file|dir>... --server URL --key KEY
+                                send many files to a running Mixdown as batches, follow them and
+                                download their zips (see: ./mixdown.sh batch --help)`;

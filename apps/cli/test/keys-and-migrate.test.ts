@@ -246,6 +246,8 @@ describe("mixdown keys", () => {
       "VOICE_BLEND",
       "TTS",
       "AUDIO_ANALYSIS",
+      "VOCAL_REPAIR",
+      "MASTERING",
       "MINUTES",
       "JOBS",
       "QUOTA",
@@ -263,12 +265,16 @@ describe("mixdown keys", () => {
       "0.0 (0)",
       "0.0 (0)",
       "0.0 (0)",
+      "0.0 (0)",
+      "0.0 (0)",
       "2.0",
       "2",
       "10 min",
       "8.0",
     ]);
     assert.deepEqual(row(second.id, lines), [
+      "0.0 (0)",
+      "0.0 (0)",
       "0.0 (0)",
       "0.0 (0)",
       "0.0 (0)",
@@ -316,7 +322,7 @@ describe("mixdown", () => {
   test("help lists every command", async () => {
     const result = await runCli(["help"], env);
     assert.equal(result.code, 0);
-    for (const command of ["up", "migrate", "keys create", "keys revoke", "keys list", "separate"]) {
+    for (const command of ["up", "migrate", "keys create", "keys revoke", "keys list", "separate", "batch"]) {
       assert.match(result.stdout, new RegExp(`\\./mixdown\\.sh ${command}`));
     }
   });

@@ -1,5 +1,7 @@
 import {
+  type Batch,
   createKitsClient,
+  formData,
   EventStreamRefused,
   openEventStream,
   type JobStatusEvent,
@@ -46,13 +48,14 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 
 /**
  * The job kinds, as the API's document has them: every path with a cancel route
- * (`/api/kits/v1/<kind>/{id}/cancel`) but `pipelines` (a chain of the other kinds' jobs: its
- * dashboard view is issue 56's later part). A kind the API gains is a kind here, and the dashboard's
- * views (kinds/index.ts) do not compile until it has one.
+ * (`/api/kits/v1/<kind>/{id}/cancel`) but `batches` (a batch is not a job kind: it names jobs of
+ * the separation kinds) and `pipelines` (a chain of the other kinds' jobs: its dashboard view is
+ * issue 56's later part). A kind the API gains is a kind here, and the dashboard's views
+ * (kinds/index.ts) do not compile until it has one.
  */
 export type JobKind = Exclude<
   keyof paths extends infer P ? (P extends `/api/kits/v1/${infer K}/{id}/cancel` ? K : never) : never,
-  "pipelines"
+  "batches" | "pipelines"
 >;
 
 type JobPath = `/api/kits/v1/${JobKind}/{id}`;
@@ -214,3 +217,49 @@ export async function fieldHelp(path: string, field: string): Promise<string | n
 
 /** Input files of conversions made in this tab, for the A/B player (the API keeps no link to them). */
 export const conversionInputs = new Map<number, { url: string; name: string }>();
+
+/** The batch kind of each separation job kind (a batch's `kind` names its jobs' kind in the singular). */
+export const BATCH_KINDS = { "vocal-separations": "vocal-separation", "stem-splits": "stem-split" } as const;
+/** The job kind (its API path) of a batch's jobs. */
+export const jobKindOfBatch = (batch: Batch): "vocal-separations" | "stem-splits" =>
+  batch.kind === "stem-split" ? "stem-splits" : "vocal-separations";
+
+/** One batch of `kind`: a job per file, with the options every job takes. */
+export async function createBatch(
+  kind: Batch["kind"],
+  files: File[],
+  /** The kind's own create fields but the file (model, ensemble, webhookUrl, output options...). */
+  options: Record<string, string | number | undefined>,
+): Promise<Batch> {
+  // The form repeats its `files` part; the document's type names one.
+  const body = { kind, ...options, files } as never;
+  return unwrap(kits.POST("/api/kits/v1/batches", { body, bodySerializer: formData }));
+}
+
+export const fetchBatch = (id: number): Promise<Batch> =>
+  unwrap(kits.GET("/api/kits/v1/batches/{id}", { params: { path: { id } } }));
+
+export const cancelBatch = (id: number): Promise<Batch> =>
+  unwrap(kits.POST("/api/kits/v1/batches/{id}/cancel", { params: { path: { id } } }));
+
+export async function deleteBatch(id: number): Promise<void> {
+  await removed(kits.DELETE("/api/kits/v1/batches/{id}", { params: { path: { id } } }));
+}
+
+export const listBatches = (page: number, perPage: number) =>
+  unwrap(kits.GET("/api/kits/v1/batches", { params: { query: { order: "desc", page, perPage } } }));
+
+/**
+ * The batch's zip, saved by the browser. Its route wants the key in a header, so it is read with
+ * `fetch` (held by the browser as a Blob, not by this page's memory) and handed to a download link.
+ */
+export async function downloadBatchZip(batch: Batch): Promise<void> {
+  const res = await fetch(`/api/kits/v1/batches/${batch.id}/zip`, { headers: { authorization: `Bearer ${apiKey.get()}` } });
+  if (!res.ok) throw new ApiFailure(errorText(await res.json().catch(() => undefined), res), res.status);
+  const url = URL.createObjectURL(await res.blob());
+  const link = Object.assign(document.createElement("a"), { href: url, download: `batch-${batch.id}.zip` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -2,6 +2,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { apiKey } from "./api.ts";
 import { isJobKind } from "./kinds/index.ts";
+import { BatchesPage, BatchPage } from "./pages/BatchPage.tsx";
 import { JobPage } from "./pages/JobPage.tsx";
 import { JobsPage } from "./pages/JobsPage.tsx";
 import { NewJobPage } from "./pages/NewJobPage.tsx";
@@ -37,6 +38,8 @@ function route(hash: string, signedIn: boolean) {
   if (parts[0] === "jobs" && parts[1] && isJobKind(parts[1]) && parts[2]) {
     return <JobPage kind={parts[1]} id={Number(parts[2])} />;
   }
+  if (parts[0] === "batches" && parts[1]) return <BatchPage id={Number(parts[1])} />;
+  if (parts[0] === "batches") return <BatchesPage page={Math.max(1, Number(params.get("page")) || 1)} />;
   if (parts[0] === "voices") return <VoicesPage />;
   if (parts[0] === "models") return <ModelsPage />;
   if (parts[0] === "usage") return <UsagePage />;
@@ -62,6 +65,7 @@ function App() {
           <nav aria-label="Main">
             {link("#/new/vocal-separations", "New job", "new")}
             {link("#/jobs", "Jobs", "jobs")}
+            {link("#/batches", "Batches", "batches")}
             {link("#/voices", "Voice models", "voices")}
             {link("#/models", "Models", "models")}
             {link("#/usage", "Usage", "usage")}

@@ -216,7 +216,7 @@ async function explain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 test(
-  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text and analyses the mixture's key, tempo and loudness, with no console errors",
+  "a browser signs in with the up link, separates a mixture, plays and downloads a stem, converts with an effect, blends two voices, speaks a text, analyses the mixture's key, tempo and loudness, repairs its vocal and masters it to a loudness target, with no console errors",
   { timeout: 900_000 },
   () =>
     explain(async () => {
@@ -354,6 +354,30 @@ test(
       assert.equal(facts[5], "3.00 s");
       await shot("analysis");
 
+      // Vocal repair: the mixture's vocal isolated, then denoised; the repaired vocal plays on the job's page.
+      await page.goto(`${baseUrl}/#/new/vocal-repairs`);
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByLabel("The file is a mix: isolate its vocal first").check();
+      await page.getByRole("button", { name: "Repair it" }).click();
+      await waitForHash(/#\/jobs\/vocal-repairs\/\d+$/);
+      await watchJob();
+      await page.locator('audio[data-title="repaired vocal"]').waitFor({ state: "attached" });
+      await page.getByText("vocal isolated, then denoise (models: vocals).", { exact: false }).waitFor();
+      await shot("repair");
+      // Mastering: the mixture to a loudness target; its loudness before and after, before/after players.
+      await page.goto(`${baseUrl}/#/new/masterings`);
+      await page.locator('input[name="targetFile"]').setInputFiles(song);
+      await page.getByLabel(/a loudness target/).check();
+      await page.getByRole("button", { name: "Master it" }).click();
+      await waitForHash(/#\/jobs\/masterings\/\d+$/);
+      await watchJob();
+      const loudness = page.getByRole("table", { name: "Loudness before and after" });
+      await loudness.waitFor();
+      assert.match(await loudness.innerText(), /Integrated loudness\s+-\d+\.\d LUFS\s+-1\d\.\d LUFS/);
+      await page.locator('audio[data-title="before"]').waitFor({ state: "attached" });
+      await page.locator('audio[data-title="after (master)"]').waitFor({ state: "attached" });
+      await shot("mastering");
+
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
       await shot("voices");
@@ -377,7 +401,9 @@ test(
       await page.getByRole("link", { name: `Voice blend #${scripted.id}` }).waitFor();
       await page.getByRole("link", { name: /^Text to speech #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 6);
+      await page.getByRole("link", { name: /^Vocal repair #\d+$/ }).waitFor();
+      await page.getByRole("link", { name: /^Mastering #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 7);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
@@ -395,7 +421,8 @@ test(
       assert.equal(counted("tts").jobs, 1);
       assert.ok(counted("tts").seconds > 1, `the spoken text counts its length (${counted("tts").seconds} s)`);
       assert.deepEqual(counted("audio_analysis"), { kind: "audio_analysis", seconds: 3, jobs: 1 });
-      for (const kind of ["vocal_separation", "voice_conversion", "tts", "audio_analysis"]) {
+      assert.deepEqual(counted("vocal_repair"), { kind: "vocal_repair", seconds: 3, jobs: 1 });
+      for (const kind of ["vocal_separation", "voice_conversion", "tts", "audio_analysis", "vocal_repair"]) {
         const { seconds, jobs } = counted(kind);
         assert.deepEqual(await page.locator(`tr[data-kind="${kind}"] td`).allInnerTexts(), [
           `${seconds.toFixed(1)} s`,
@@ -569,6 +596,38 @@ test(
       assert.deepEqual([job.status, job.model, job.ensemble], ["success", "vocals,Test_Vocal", "max_mag"]);
       await shot("ensemble");
 
+      // Output control: a stem split written as 16-bit FLAC at 22.05 kHz, drums and bass only.
+      await page.goto(`${baseUrl}/#/new/stem-splits`);
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByText("Output files").click();
+      await page.locator('select[name="outputFormat"]').selectOption("flac");
+      assert.equal(
+        await page.locator('select[name="sampleFormat"] option[value="f32"]').isDisabled(),
+        true,
+        "no 32-bit float in FLAC",
+      );
+      await page.locator('select[name="sampleFormat"]').selectOption("s16");
+      await page.locator('input[name="compressionLevel"]').fill("8");
+      await page.locator('select[name="sampleRate"]').selectOption("22050");
+      await page.locator('input[name="stems"]').fill("drums,bass");
+      await page.getByRole("button", { name: "Start stem split" }).click();
+      await waitForHash(/#\/jobs\/stem-splits\/\d+$/);
+      await watchJob();
+      await page.getByText("Lossless files: FLAC 16-bit, level 8, 22050 Hz; stems drums, bass.", { exact: false }).waitFor();
+      assert.deepEqual(await page.locator(".track audio").evaluateAll((a) => a.map((e) => e.getAttribute("data-title"))), [
+        "drums",
+        "bass",
+      ]);
+      const splitId = Number(/(\d+)$/.exec(await page.evaluate(() => location.hash))![1]);
+      const split = await api(`/stem-splits/${splitId}`);
+      assert.deepEqual(split.output, {
+        format: "flac",
+        sampleFormat: "s16",
+        compressionLevel: 8,
+        sampleRate: 22050,
+        stems: ["drums", "bass"],
+      });
+
       // Usage: an operator's page lists every caller's keys too.
       await page.getByRole("link", { name: "Usage", exact: true }).click();
       await page.getByRole("heading", { name: /^Every caller in \d{4}-\d{2}$/ }).waitFor();
@@ -577,6 +636,53 @@ test(
       assert.match(await page.locator(`tr[data-key="${id}"]`).innerText(), /dashboard operator/);
       await shot("usage-operator");
 
+      assert.deepEqual(problems, []);
+    }),
+);
+
+test(
+  "many files dropped on a separation form make one batch: its page follows the jobs to the end, names the file that is not audio, and downloads the zip",
+  { timeout: 600_000 },
+  () =>
+    explain(async () => {
+      await signIn("dashboard batch");
+      const first = path.join(scratch, "first take.wav");
+      const second = path.join(scratch, "second take.wav");
+      const notes = path.join(scratch, "notes.mp3");
+      await cp(song, first);
+      await cp(song, second);
+      await writeFile(notes, "these are not audio");
+      await page.goto(`${baseUrl}/#/new/vocal-separations`);
+      await page.locator('input[name="inputFile"]').setInputFiles([first, second, notes]);
+      await page.getByText("3 files, ").waitFor();
+      await page.getByRole("button", { name: "Start a batch of 3" }).click();
+      await waitForHash(/#\/batches\/\d+$/);
+      const batchId = Number(new URL(page.url()).hash.split("/").pop());
+      await page.getByRole("heading", { name: `Batch ${batchId}: vocal separation of 2 files` }).waitFor();
+      await page.getByText(/notes\.mp3: /).waitFor();
+      // Followed to the end without a reload: the zip's button appears once both jobs have ended.
+      await page.getByRole("button", { name: "Download zip" }).waitFor({ timeout: 300_000 });
+      await page.getByText("2 of 2 ended: 2 succeeded").waitFor();
+      await shot("batch");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download zip" }).click(),
+      ]);
+      assert.equal(download.suggestedFilename(), `batch-${batchId}.zip`);
+      const saved = path.join(scratch, `batch-${batchId}.zip`);
+      await download.saveAs(saved);
+      const bytes = await readFile(saved);
+      assert.equal(bytes.subarray(0, 4).toString("latin1"), "PK\u0003\u0004", "the download is a zip");
+      // Each input's folder is in it (a zip's central directory names its entries in the clear).
+      for (const name of ["first take", "second take"]) assert.ok(bytes.includes(`${name}/vocals`), `${name}/vocals in the zip`);
+      // The list of batches links to it, and each job links to its own page.
+      await page.getByRole("link", { name: "Batches" }).click();
+      await page.getByRole("link", { name: `Vocal separation batch ${batchId}` }).click();
+      await page
+        .getByRole("link", { name: /^Vocal separation \d+$/ })
+        .first()
+        .click();
+      await waitForHash(/#\/jobs\/vocal-separations\/\d+$/);
       assert.deepEqual(problems, []);
     }),
 );

@@ -235,7 +235,14 @@ test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run"
     /karaoke/,
   );
   assert.deepEqual(selectQueues("voice-model-build, separation"), ["separation", "voice-model-build"]);
-  assert.deepEqual(selectQueues("gpu"), ["separation", "voice-conversion", "voice-blend", "tts", "voice-model-media"]);
+  assert.deepEqual(selectQueues("gpu"), [
+    "separation",
+    "voice-conversion",
+    "voice-blend",
+    "tts",
+    "vocal-repair",
+    "voice-model-media",
+  ]);
 });
 
 test("under WORKER_MIN_FREE_DISK_MB a job waits WORKER_DISK_WAIT_SECONDS, then fails naming the floor, without running or retrying", async () => {

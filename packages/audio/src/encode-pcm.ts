@@ -8,9 +8,21 @@ import { WavFileWriter } from "./wav-writer.ts";
 
 export type WavSampleFormat = "f32" | "s16" | "s24";
 
+/**
+ * One file an encoder writes. A lossless target may have a `sampleRate` of its own (resampled with
+ * soxr from the blocks' rate), else it is written at the encoder's `outputSampleRate`.
+ */
 export type EncodeTarget =
-  | { format: "wav"; path: string; /** default f32: exact, never clips */ sampleFormat?: WavSampleFormat }
-  | { format: "flac"; path: string; /** default 24 */ bitDepth?: 16 | 24 }
+  | { format: "wav"; path: string; /** default f32: exact, never clips */ sampleFormat?: WavSampleFormat; sampleRate?: number }
+  | {
+      format: "flac";
+      path: string;
+      /** default 24 */
+      bitDepth?: 16 | 24;
+      /** ffmpeg's flac `-compression_level`, 0 (fastest) to 12 (smallest); default ffmpeg's (5) */
+      compressionLevel?: number;
+      sampleRate?: number;
+    }
   | { format: "mp3"; path: string; /** libmp3lame CBR, default 320 */ bitrateKbps?: number };
 
 export type EncodeFormat = EncodeTarget["format"];
@@ -21,7 +33,8 @@ export interface StereoEncoderOptions {
   /** rate of the files (default: inputSampleRate); resampled with soxr when it differs */
   outputSampleRate?: number;
   /**
-   * Exact length of every file in frames at `outputSampleRate`: the resampled
+   * Exact length of every file in frames at `outputSampleRate` (a target at a rate of its own:
+   * this length at its rate, rounded): the resampled
    * stream is cut or padded with silence to it, so lossless outputs match the
    * original input to the sample. Leave unset when no resampling happens and
    * the written blocks already have the right length.
@@ -38,15 +51,33 @@ function codecOptions(target: EncodeTarget): { format: string; options: string[]
   switch (target.format) {
     case "wav":
       return { format: "wav", options: ["-c:a", WAV_CODEC[target.sampleFormat ?? "f32"], "-rf64", "auto"] };
-    case "flac":
+    case "flac": {
+      const level = target.compressionLevel;
+      if (level !== undefined && !(Number.isInteger(level) && level >= 0 && level <= 12))
+        throw new RangeError(`flac compression level must be 0..12, got ${level}`);
       // ffmpeg 5.1's FLAC encoder writes 24-bit samples from s32 input
-      return { format: "flac", options: ["-c:a", "flac", "-sample_fmt", (target.bitDepth ?? 24) === 16 ? "s16" : "s32"] };
+      return {
+        format: "flac",
+        options: [
+          "-c:a",
+          "flac",
+          "-sample_fmt",
+          (target.bitDepth ?? 24) === 16 ? "s16" : "s32",
+          ...(level !== undefined ? ["-compression_level", String(level)] : []),
+        ],
+      };
+    }
     case "mp3": {
       const kbps = target.bitrateKbps ?? 320;
       if (!Number.isInteger(kbps) || kbps < 8 || kbps > 320) throw new RangeError(`mp3 bitrate must be 8..320 kbps, got ${kbps}`);
       return { format: "mp3", options: ["-c:a", "libmp3lame", "-b:a", `${kbps}k`] };
     }
   }
+}
+
+/** The rate a target is written at: its own, else the encoder's output rate. */
+function targetRate(target: EncodeTarget, outputSampleRate: number): number {
+  return (target.format !== "mp3" ? target.sampleRate : undefined) ?? outputSampleRate;
 }
 
 /** Where an encoder's blocks go: one ffmpeg process, or WAV files written from this process. */
@@ -66,9 +97,18 @@ class FfmpegSink implements PcmSink {
   constructor(options: StereoEncoderOptions, outputSampleRate: number) {
     const { inputSampleRate, targets, frames } = options;
     this.#targets = targets;
-    const filters: string[] = [];
-    if (outputSampleRate !== inputSampleRate) filters.push(`aresample=${outputSampleRate}:resampler=soxr`);
-    if (frames !== undefined) filters.push(`apad=whole_len=${frames}`, `atrim=end_sample=${frames}`);
+    // each output its own filters: a target at a rate of its own is resampled to it, and its
+    // exact length is the encoder's at that rate
+    const filtersOf = (target: EncodeTarget): string[] => {
+      const rate = targetRate(target, outputSampleRate);
+      const filters: string[] = [];
+      if (rate !== inputSampleRate) filters.push(`aresample=${rate}:resampler=soxr`);
+      if (frames !== undefined) {
+        const length = rate === outputSampleRate ? frames : Math.round((frames * rate) / outputSampleRate);
+        filters.push(`apad=whole_len=${length}`, `atrim=end_sample=${length}`);
+      }
+      return filters;
+    };
 
     // room for a few of a separation's blocks (1.5 MB each), so the caller
     // goes back to its own work while ffmpeg drains the pipe
@@ -79,6 +119,7 @@ class FfmpegSink implements PcmSink {
       .inputOptions(["-hide_banner", "-ar", String(inputSampleRate), "-ac", "2"]);
     for (const target of targets) {
       const { format, options: codec } = codecOptions(target);
+      const filters = filtersOf(target);
       command
         .output(target.path)
         .outputOptions(["-map", "0:a", ...(filters.length > 0 ? ["-af", filters.join(",")] : []), ...codec])
@@ -174,7 +215,9 @@ export class StereoPcmEncoder {
     this.targets = targets;
     this.#signal = signal;
     this.#sink =
-      allWav(targets) && outputSampleRate === inputSampleRate
+      allWav(targets) &&
+      outputSampleRate === inputSampleRate &&
+      targets.every((t) => targetRate(t, outputSampleRate) === inputSampleRate)
         ? new WavSink(targets, inputSampleRate, frames)
         : new FfmpegSink(options, outputSampleRate);
     signal?.addEventListener("abort", this.#onAbort, { once: true });

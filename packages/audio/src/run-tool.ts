@@ -9,6 +9,8 @@ export interface ToolRun {
   aborted: boolean;
   /** The last line the tool wrote to stderr, without the file's path: callers pass it on to people who uploaded the file. */
   lastError: string;
+  /** The last 2000 characters of stderr (what a filter such as loudnorm prints at the end). */
+  stderrTail: string;
 }
 
 /**
@@ -25,7 +27,7 @@ export function runTool(
 ): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     if (limits.signal?.aborted) {
-      resolve({ code: null, signal: null, timedOut: false, aborted: true, lastError: "" });
+      resolve({ code: null, signal: null, timedOut: false, aborted: true, lastError: "", stderrTail: "" });
       return;
     }
     const child = spawn(tool, args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -63,6 +65,7 @@ export function runTool(
         timedOut,
         aborted,
         lastError: lastLine.replaceAll(`${filePath}: `, "").replaceAll(filePath, "the file"),
+        stderrTail: err,
       });
     });
   });

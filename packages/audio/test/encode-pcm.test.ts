@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { AudioEncodeError, decodeToPcm, encodeStereoPcm, probeAudio, StereoPcmEncoder } from "../src/index.ts";
@@ -74,6 +75,61 @@ describe("StereoPcmEncoder", () => {
       assert.equal(await ffprobeField(targets[2].path, "stream=codec_name"), "pcm_s24le");
       assert.equal(await ffprobeField(targets[3].path, "stream=bits_per_raw_sample"), "24");
       assert.equal(await ffprobeField(targets[4].path, "stream=sample_fmt"), "s16");
+    });
+  });
+
+  it("writes each lossless target at a rate of its own, to the length at that rate, beside an mp3 at the encoder's", async () => {
+    await withTempDir(async (dir) => {
+      const frames = 44_101;
+      const left = sine(frames, 44100, 440, 0.5);
+      const right = sine(frames, 44100, 660, 0.3);
+      const targets = [
+        { format: "wav", path: join(dir, "low.wav"), sampleFormat: "s16", sampleRate: 22050 },
+        { format: "flac", path: join(dir, "high.flac"), compressionLevel: 12, sampleRate: 96000 },
+        { format: "wav", path: join(dir, "same.wav"), sampleRate: 44100 },
+        { format: "mp3", path: join(dir, "lossy.mp3") },
+      ] as const;
+      await encodeStereoPcm(fromArray(interleave(left, right, 4096)), { inputSampleRate: 44100, frames, targets: [...targets] });
+      for (const [target, rate] of [
+        [targets[0], 22050],
+        [targets[1], 96000],
+        [targets[2], 44100],
+      ] as const) {
+        const probe = await probeAudio(target.path);
+        assert.equal(probe.sampleRate, rate, target.path);
+        assert.equal(probe.frames, Math.round((frames * rate) / 44100), `${target.path} length`);
+        const out = await readStereo(target.path, rate);
+        const snr = snrDb(sine(out.left.length, rate, 440, 0.5), out.left, 200, out.left.length - 200);
+        assert.ok(snr > 60, `${target.path}: ${snr.toFixed(1)} dB`);
+      }
+      assert.equal(await ffprobeField(targets[3].path, "stream=sample_rate"), "44100");
+    });
+  });
+
+  it("writes FLAC at every compression level to the same samples, smaller at 12 than at 0", async () => {
+    await withTempDir(async (dir) => {
+      const left = sine(30_000, 44100, 440, 0.5);
+      const sizes: number[] = [];
+      const samples: Float32Array[] = [];
+      for (const level of [0, 12]) {
+        const path = join(dir, `level-${level}.flac`);
+        await encodeStereoPcm(fromArray(interleave(left, left, 4096)), {
+          inputSampleRate: 44100,
+          targets: [{ format: "flac", path, compressionLevel: level }],
+        });
+        sizes.push((await stat(path)).size);
+        samples.push((await readStereo(path, 44100)).left);
+      }
+      assert.deepEqual(samples[1], samples[0]);
+      assert.ok(sizes[1]! < sizes[0]!, `level 12 ${sizes[1]} bytes, level 0 ${sizes[0]}`);
+      assert.throws(
+        () =>
+          new StereoPcmEncoder({
+            inputSampleRate: 44100,
+            targets: [{ format: "flac", path: join(dir, "x.flac"), compressionLevel: 13 }],
+          }),
+        /flac compression level must be 0\.\.12, got 13/,
+      );
     });
   });
 

@@ -135,6 +135,16 @@ const SETTINGS = {
   MAX_SEPARATION_SECONDS: int({ minimum: 1, default: 1800 }),
   MAX_CONVERSION_SECONDS: int({ minimum: 1, default: 1800 }),
   MAX_PER_PAGE: int({ minimum: 1, default: 100 }),
+  /** Files one `POST /batches` takes (file parts); more is a 413 naming this setting. */
+  MAX_BATCH_FILES: int({ minimum: 1, default: 500 }),
+  /** Bytes of all the files of one `POST /batches` together (each file also within MAX_SEPARATION_UPLOAD_BYTES); more is a 413. Default 2 GiB. */
+  MAX_BATCH_BYTES: int({ minimum: 1, default: 2048 * MB }),
+  /**
+   * Running jobs (of every kind) one caller may have when a batch is created: a batch that would
+   * take the caller past it is refused (429 naming it), nothing stored. What keeps one key's backlog
+   * bounded; fairness between keys is the queues' priorities (docs/ARCHITECTURE.md, Batches).
+   */
+  MAX_CALLER_JOBS_IN_FLIGHT: int({ minimum: 1, default: 1000 }),
   /** Longest text `POST /tts` takes (`inputTtsText`), in characters; longer is a 422 naming this limit. */
   MAX_TTS_TEXT_CHARS: int({ minimum: 1, maximum: 100_000, default: 5000 }),
   RATE_LIMIT_READS_PER_MINUTE: int({ minimum: 0, default: 0 }),

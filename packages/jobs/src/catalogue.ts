@@ -31,6 +31,10 @@ export interface PayloadByKind {
   tts: { jobId: number };
   /** Finds an uploaded file's key, tempo and beats, loudness and duration (the AudioAnalysisJob row holds the upload). */
   "audio-analysis": { jobId: number };
+  /** Repairs an uploaded vocal with the steps the caller chose (the VocalRepairJob row holds the upload and the steps). */
+  "vocal-repair": { jobId: number };
+  /** Masters an uploaded track to a reference track (Matchering) or a loudness target (loudnorm); the MasteringJob row holds the uploads and settings. */
+  mastering: { jobId: number };
   /** Runs a pipeline's steps in turn, each as an ordinary job of its kind (the Pipeline row and its PipelineSteps hold the rest). */
   pipeline: { jobId: number };
   /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
@@ -58,7 +62,15 @@ export type JobRef = { [K in JobKind]: { queue: K; payload: PayloadByKind[K] } }
 
 /** The public record a kind's row is presented as (what GET answers and a webhook will carry). */
 export type JobRecordType =
-  "separationJob" | "voiceConversionJob" | "voiceBlendJob" | "ttsJob" | "audioAnalysisJob" | "pipeline" | "voiceModel";
+  | "separationJob"
+  | "voiceConversionJob"
+  | "voiceBlendJob"
+  | "ttsJob"
+  | "audioAnalysisJob"
+  | "vocalRepairJob"
+  | "masteringJob"
+  | "pipeline"
+  | "voiceModel";
 
 export interface JobKindEntry<K extends JobKind> {
   /** The row the entry works on: a job row, or a voice model for the kinds without a job table. */
@@ -138,6 +150,26 @@ export const JOB_CATALOGUE = {
     record: "audioAnalysisJob",
     rows: "job-table",
     // Essentia's WebAssembly and ffmpeg run on the CPU; a GPU node has nothing to add
+    gpu: false,
+  },
+  "vocal-repair": {
+    ...byJobId,
+    jobName: () => "vocal-repair",
+    concurrency: { setting: "WORKER_CONCURRENCY_VOCAL_REPAIR", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "vocalRepairJob",
+    rows: "job-table",
+    // isolating the vocal and removing its reverb run the separation models
+    gpu: true,
+  },
+  mastering: {
+    ...byJobId,
+    jobName: () => "mastering",
+    concurrency: { setting: "WORKER_CONCURRENCY_MASTERING", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "masteringJob",
+    rows: "job-table",
+    // FFTs in a thread and ffmpeg: CPU work
     gpu: false,
   },
   pipeline: {

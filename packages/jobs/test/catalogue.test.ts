@@ -37,6 +37,8 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     "WORKER_CONCURRENCY_VOICE_BLEND",
     "WORKER_CONCURRENCY_TTS",
     "WORKER_CONCURRENCY_AUDIO_ANALYSIS",
+    "WORKER_CONCURRENCY_VOCAL_REPAIR",
+    "WORKER_CONCURRENCY_MASTERING",
     "WORKER_CONCURRENCY_PIPELINE",
     "WORKER_CONCURRENCY_WEBHOOK_DELIVERY",
   ]);
@@ -46,12 +48,14 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     WORKER_CONCURRENCY_VOICE_BLEND: 5,
     WORKER_CONCURRENCY_TTS: 2,
     WORKER_CONCURRENCY_AUDIO_ANALYSIS: 6,
-    WORKER_CONCURRENCY_PIPELINE: 7,
+    WORKER_CONCURRENCY_VOCAL_REPAIR: 7,
+    WORKER_CONCURRENCY_MASTERING: 8,
+    WORKER_CONCURRENCY_PIPELINE: 9,
     WORKER_CONCURRENCY_WEBHOOK_DELIVERY: 4,
   };
   assert.deepEqual(
     JOB_KINDS.map((k) => concurrencyOf(k, settings)),
-    [3, 2, 5, 2, 6, 7, 1, 1, 4, 1],
+    [3, 2, 5, 2, 6, 7, 8, 9, 1, 1, 4, 1],
   );
 });
 
@@ -67,7 +71,16 @@ test("a job failure keeps its kind across a structured clone (the thread boundar
 test("the job table kinds and their record spellings are derived from the catalogue's `rows`", () => {
   // Spelled out rather than filtered from the catalogue, so a kind whose `rows` changes, or a new
   // kind that is in neither list, fails here.
-  const jobTableKinds = ["separation", "voice-conversion", "voice-blend", "tts", "audio-analysis", "pipeline"] as const;
+  const jobTableKinds = [
+    "separation",
+    "voice-conversion",
+    "voice-blend",
+    "tts",
+    "audio-analysis",
+    "vocal-repair",
+    "mastering",
+    "pipeline",
+  ] as const;
   const otherKinds = {
     "voice-model-media": "voice-model",
     "voice-model-build": "voice-model",
@@ -82,6 +95,8 @@ test("the job table kinds and their record spellings are derived from the catalo
     "voice_blend",
     "tts",
     "audio_analysis",
+    "vocal_repair",
+    "mastering",
     "pipeline",
   ]);
   for (const kind of jobTableKinds) assert.equal(JOB_CATALOGUE[kind].rows, "job-table", kind);

@@ -9,19 +9,28 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "voice-blend",
     "tts",
     "audio-analysis",
+    "vocal-repair",
+    "mastering",
     "pipeline",
     "voice-model-media",
     "voice-model-build",
     "webhook-delivery",
     "model-install",
   ]);
-  assert.deepEqual(QUEUE_GROUPS.gpu, ["separation", "voice-conversion", "voice-blend", "tts", "voice-model-media"]);
+  assert.deepEqual(QUEUE_GROUPS.gpu, [
+    "separation",
+    "voice-conversion",
+    "voice-blend",
+    "tts",
+    "vocal-repair",
+    "voice-model-media",
+  ]);
 });
 
 test("a WORKER_QUEUES value names kinds and groups, each kind once, in the catalogue's order; other names are returned", () => {
   assert.deepEqual(queuesOf("tts, separation"), { kinds: ["separation", "tts"], unknown: [] });
   assert.deepEqual(queuesOf("gpu,webhook-delivery,tts"), {
-    kinds: ["separation", "voice-conversion", "voice-blend", "tts", "voice-model-media", "webhook-delivery"],
+    kinds: ["separation", "voice-conversion", "voice-blend", "tts", "vocal-repair", "voice-model-media", "webhook-delivery"],
     unknown: [],
   });
   assert.deepEqual(queuesOf("all").kinds, QUEUE_GROUPS.all);

@@ -35,12 +35,18 @@ export function createKitsClient(options: KitsClientOptions = {}): KitsClient {
   return client;
 }
 
-/** A multipart body from an object of form fields: files as they are, numbers as text, undefined left out. */
+/**
+ * A multipart body from an object of form fields: files as they are (an array of files: one part
+ * each under the same name, as a batch's `files`), numbers as text, undefined left out.
+ */
 export function formData(body: unknown): FormData {
   const form = new FormData();
+  const appendFile = (name: string, file: Blob) => form.append(name, file, file instanceof File ? file.name : name);
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
     if (value === undefined || value === null) continue;
-    if (value instanceof Blob) form.append(name, value, value instanceof File ? value.name : name);
+    if (value instanceof Blob) appendFile(name, value);
+    else if (Array.isArray(value) && value.length > 0 && value.every((v) => v instanceof Blob))
+      for (const file of value) appendFile(name, file);
     else form.append(name, typeof value === "object" ? JSON.stringify(value) : String(value));
   }
   return form;

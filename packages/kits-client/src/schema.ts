@@ -89,6 +89,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's batches
+         * @description The caller's own batches, a page at a time in id (creation) order, each as `GET /batches/:id` answers it, with `meta` as every list's.
+         */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Create a batch: one job per file
+         * @description Mixdown. Multipart form with a `kind` (`vocal-separation` or `stem-split`), the kind's own options (`model`, `ensemble`, `analyze`, `webhookUrl`: the same fields, rules and 422s as its own create, applied to every job) and one file part `files` per input (or one `zip` part holding them). Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in `rejected` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past 50 MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one batch
+         * @description The batch as it is now: its jobs (id, file name, status, progress), counts by status, overall progress, the files it refused, and, once every job has ended, `zipUrl`. 404 when it is not the caller's.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a batch and its jobs
+         * @description Deletes every job of the batch as `DELETE` of the job does (a running one cancelled first; its input, outputs, row, idempotency keys and undelivered webhooks go), then the batch. 204, no body; 404 when it is not the caller's (also for a second delete). 503 with `Retry-After` while object storage cannot be reached: some jobs may be gone, the batch stays, and a retry finishes it.
+         */
+        delete: operations["deleteBatch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch's running jobs
+         * @description Cancels every job of the batch still `running` as a job's own cancel does (each ends `cancelled`, its worker stops, a waiting one never starts) and answers the batch. Jobs that had ended stay as they were. 409 when none was running.
+         */
+        post: operations["cancelBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/batches/{id}/zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download every output of a batch as one zip
+         * @description Once every job of the batch has ended: one zip (streamed as it is read, stored entries) of every output of its successful jobs, a folder per input file named `<n>-<file name>` in the batch's order, each holding that job's files as its record lists them. 409 while a job still runs, or when no job succeeded. 404 when it is not the caller's.
+         */
+        get: operations["getBatchZip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/events": {
         parameters: {
             query?: never;
@@ -101,6 +189,94 @@ export interface paths {
          * @description A `text/event-stream` that stays open: a `ready` event once it is following, then a `status` event (`{ kind, id, status, progress }`, `kind` the job's path: `vocal-separations`, `stem-splits`, `voice-conversions`, `voice-blender`, `tts`) each time a job of the caller starts, progresses or ends, in every kind. A client that reconnects with `Last-Event-ID` gets the events it missed, as long as the service still holds them (JOB_EVENTS_RETAINED); when it no longer does, a `resync` event says to read the lists again. Heartbeat comments every JOB_EVENTS_HEARTBEAT_SECONDS.
          */
         get: operations["streamCallerEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's mastering jobs
+         * @description The caller's own mastering jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listMasterings"];
+        put?: never;
+        /**
+         * Create a mastering job and queue it
+         * @description Mixdown: masters `targetFile` in one of two modes. **Reference** (`referenceFile` given): Matchering's algorithm with its defaults (the target matched to the reference's RMS, frequency response, peak amplitude and stereo width, then its brickwall limiter), the output 44.1 kHz stereo; both tracks at most 15 minutes. **Loudness** (`targetLufs` and/or `truePeakDb` given, default -14 LUFS and -1 dBTP): ffmpeg's two-pass `loudnorm`, one linear gain where the true peak allows (else loudnorm's dynamic mode; `processor` says which), at the target's own rate and channels. A reference and a loudness target together, or neither, is a 422. Multipart form; files wav, webm, mp3 or flac (decided from the bytes), at most 50 MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long; optional text field `webhookUrl`. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value. The record has the master as 24-bit and 16-bit WAV and mp3, and the target's and the master's loudness (integrated, range, true peak).
+         */
+        post: operations["createMastering"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one mastering job
+         * @description The caller's mastering job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getMastering"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a mastering job and its files
+         * @description Deletes the caller's mastering job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteMastering"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a running mastering job
+         * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
+         */
+        post: operations["cancelMastering"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/masterings/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow one mastering job as it runs (Server-Sent Events)
+         * @description A `text/event-stream` of the caller's mastering job: first a `status` event with its status and progress now, then one each time they change, and once it has ended a `record` event whose data is exactly what `GET /masterings/{id}` answers; then the stream ends. Every event has an `id:`; a client that reconnects with `Last-Event-ID` gets the job's status now (and its record once it has ended), and 204 when the id is that of the record it already read. A comment line every JOB_EVENTS_HEARTBEAT_SECONDS keeps proxies from closing it. 404 when the job is not the caller's. Polling the GET stays as it is.
+         */
+        get: operations["streamMasteringEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -208,7 +384,7 @@ export interface paths {
         put?: never;
         /**
          * Create a pipeline: steps chained on one input, each run as an ordinary job
-         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`). The chain is typed: a `convert` takes a vocal, so it follows a `separate` or comes first with `input=vocal`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends. `DELETE /pipelines/{id}` deletes the jobs its steps ran as too, with their files.
+         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble`, `outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`). The chain is typed: a `convert` takes a vocal, so it follows a `separate` or comes first with `input=vocal`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends. `DELETE /pipelines/{id}` deletes the jobs its steps ran as too, with their files.
          */
         post: operations["createPipeline"];
         delete?: never;
@@ -316,7 +492,7 @@ export interface paths {
         put?: never;
         /**
          * Create a stem split job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) `ensemble` (the algorithm combining an ensemble's models, default avg_wave) and `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a stem split) `ensemble` (the algorithm combining an ensemble's models, default avg_wave), `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`), and output control: `outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems` (a combination that cannot be written, or a stem the job does not publish, is a 422 naming it; the record's `output` says what was written).
          */
         post: operations["createStemSplit"];
         delete?: never;
@@ -497,6 +673,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/kits/v1/vocal-repairs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's vocal repair jobs
+         * @description The caller's own vocal repair jobs, a page at a time in id (creation) order, with `meta` holding the total and the links of the pages around this one. Every query parameter is optional.
+         */
+        get: operations["listVocalRepairs"];
+        put?: never;
+        /**
+         * Create a vocal repair job and queue it
+         * @description Mixdown: removes noise (`denoise`, RNNoise) and room reverb (`dereverb`, the vocal split's reverb stem) from a vocal, or from the vocal of a mix (`isolateVocal=true`). Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; text fields `steps` (required), `isolateVocal`, `webhookUrl`. An unknown or missing step is a 422 naming it; `dereverb` and `isolateVocal` are refused (422) when the server has no model for them. The repaired vocal keeps the input's rate and channels (`outputFileUrl`: the lossless format, `lossyOutputFileUrl`: mp3).
+         */
+        post: operations["createVocalRepair"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/vocal-repairs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch one vocal repair job
+         * @description The caller's vocal repair job as it is now: poll it until `status` is no longer `running`; its output URLs are signed and expire (fetch the record again for fresh ones). 404 when the job is not the caller's.
+         */
+        get: operations["getVocalRepair"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a vocal repair job and its files
+         * @description Deletes the caller's vocal repair job for good: a running job is cancelled first (its worker stops and discards what it had written), then its uploaded input, every output file and the row go, with the idempotency keys that named it and any webhook of it not yet delivered (dropped, not sent). Answers 204 with an empty body. 404 when the job is not the caller's, and for a second delete of the same job: deleting is idempotent in effect. 503 with `Retry-After` while object storage cannot be reached: the job may be partly deleted then, and the deletion is finished by a retry or, within DELETION_RETRY_SECONDS, by the service itself.
+         */
+        delete: operations["deleteVocalRepair"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/vocal-repairs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a running vocal repair job
+         * @description Only a `running` job (queued or being processed) can be cancelled: it ends `cancelled` at once and the answer is its record with that status. The worker processing it stops within a couple of seconds and publishes no outputs; a job still waiting in the queue is never started. A job that has already ended (`success`, `error`, `cancelled`) answers 409 naming its status.
+         */
+        post: operations["cancelVocalRepair"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/kits/v1/vocal-repairs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow one vocal repair job as it runs (Server-Sent Events)
+         * @description A `text/event-stream` of the caller's vocal repair job: first a `status` event with its status and progress now, then one each time they change, and once it has ended a `record` event whose data is exactly what `GET /vocal-repairs/{id}` answers; then the stream ends. Every event has an `id:`; a client that reconnects with `Last-Event-ID` gets the job's status now (and its record once it has ended), and 204 when the id is that of the record it already read. A comment line every JOB_EVENTS_HEARTBEAT_SECONDS keeps proxies from closing it. 404 when the job is not the caller's. Polling the GET stays as it is.
+         */
+        get: operations["streamVocalRepairEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/kits/v1/vocal-separations": {
         parameters: {
             query?: never;
@@ -512,7 +776,7 @@ export interface paths {
         put?: never;
         /**
          * Create a vocal separation job and queue it
-         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) `ensemble` (the algorithm combining an ensemble's models, default avg_wave) and `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`).
+         * @description Multipart form with one file part `inputFile`: wav, webm, mp3 or flac (decided from the bytes), at most 50 MB; optional text fields `webhookUrl`, `model` (an installed separation model's name, or several comma-separated for an ensemble; 422 lists the installed ones when one is unknown or cannot serve a vocal separation) `ensemble` (the algorithm combining an ensemble's models, default avg_wave), `analyze` (`true`: the input and each stem analysed too, in the record's `analysis`), and output control: `outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems` (a combination that cannot be written, or a stem the job does not publish, is a 422 naming it; the record's `output` says what was written).
          */
         post: operations["createVocalSeparation"];
         delete?: never;
@@ -1008,6 +1272,48 @@ export interface components {
             /** @enum {string} */
             type: "analyze";
         };
+        /** @description A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up */
+        Batch: {
+            /** @description How many of the batch's jobs are in each status */
+            counts: {
+                cancelled: number;
+                error: number;
+                running: number;
+                success: number;
+            };
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            id: number;
+            jobEndTime: string | null;
+            /** @description The batch's jobs in the order of its files */
+            jobs: {
+                errorMessage: string | null;
+                fileName: string | null;
+                /** @description The job's id, of the batch's kind */
+                id: number;
+                progress: number;
+                /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+                status: "running" | "success" | "error" | "cancelled";
+            }[];
+            /** @description The kind of every job of the batch (each one a job of that kind: `GET /vocal-separations/:id` or `/stem-splits/:id`) */
+            kind: "vocal-separation" | "stem-split";
+            /** @description The mean of the jobs' progress, an ended job counting 100 */
+            progress: number;
+            /** @description The files the create refused (not audio, too long): they have no job */
+            rejected: {
+                fileName: string | null;
+                /** @description Why the file made no job: the words its own create's 4xx would have had */
+                reason: string;
+            }[];
+            /** @description `running` while any job runs; once all have ended: `success` when every job succeeded, `error` when at least one failed, else `cancelled` (at least one cancelled, none failed) */
+            status: "running" | "success" | "error" | "cancelled";
+            /** @description The batch's jobs: one per accepted file */
+            total: number;
+            zipUrl: string | null;
+        };
         /** @description A published model Mixdown can download, verify and install by name */
         CatalogueModel: {
             description: string;
@@ -1064,6 +1370,55 @@ export interface components {
                 usedSeconds: number;
             };
             statusCode: number;
+        };
+        /** @description A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after */
+        MasteringJob: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            inputFileName: string | null;
+            inputFileUrl: string | null;
+            jobEndTime: string | null;
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            jobStartTime: string;
+            lossyOutputFileUrl: string | null;
+            loudnessAfter: {
+                integratedLufs: number | null;
+                /** @description Loudness range (EBU Tech 3342), LU, to 0.1 */
+                loudnessRangeLu: number;
+                truePeakDbtp: number | null;
+            } | null;
+            loudnessBefore: {
+                integratedLufs: number | null;
+                /** @description Loudness range (EBU Tech 3342), LU, to 0.1 */
+                loudnessRangeLu: number;
+                truePeakDbtp: number | null;
+            } | null;
+            /** @description `reference`: mastered to `referenceFile` (Matchering's algorithm); `loudness`: normalised to `targetLufs` / `truePeakDb` (ffmpeg's two-pass loudnorm) */
+            mode: "reference" | "loudness";
+            output16BitFileUrl: string | null;
+            outputFileUrl: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
+            processor: string | null;
+            /** @description Percent done */
+            progress: number;
+            referenceFileName: string | null;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            targetLufs: number | null;
+            truePeakDb: number | null;
+            /** @enum {string} */
+            type: "master";
         };
         /** @description An install of a model catalogue entry, run by a worker exactly as `./mixdown.sh models pull NAME` runs it: downloaded, checked against the catalogue's sizes and hashes, installed in MODELS_DIR */
         ModelInstall: {
@@ -1166,6 +1521,17 @@ export interface components {
             }[];
             lossyVocalAudioFileUrl: string | null;
             model: string | null;
+            output?: {
+                compressionLevel: number | null;
+                /** @description The lossless files' format (`stemFileUrls`, the vocal and backing URLs) */
+                format: "wav" | "flac";
+                /** @description Their samples: 16-bit or 24-bit integer, or 32-bit float (WAV only) */
+                sampleFormat: "s16" | "s24" | "f32";
+                /** @description Their sample rate in Hz: the one asked, else the input's */
+                sampleRate: number;
+                /** @description The stems published, as `stemFileUrls` names them, in its order */
+                stems: string[];
+            } | null;
             /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
             outputsExpireAt: string | null;
             /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
@@ -1265,10 +1631,10 @@ export interface components {
                     /** @description Its successful jobs */
                     jobs: number;
                     /**
-                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `pipeline`: always 0, its steps' jobs count under their kinds)
+                     * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`, `pipeline`: always 0, its steps' jobs count under their kinds)
                      * @enum {string}
                      */
-                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "pipeline";
+                    kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair" | "mastering" | "pipeline";
                     /** @description Seconds of audio its successful jobs processed */
                     seconds: number;
                 }[];
@@ -1288,10 +1654,10 @@ export interface components {
                 /** @description Its successful jobs */
                 jobs: number;
                 /**
-                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `pipeline`: always 0, its steps' jobs count under their kinds)
+                 * @description The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`, `pipeline`: always 0, its steps' jobs count under their kinds)
                  * @enum {string}
                  */
-                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "pipeline";
+                kind: "vocal_separation" | "stem_split" | "voice_conversion" | "voice_blend" | "tts" | "audio_analysis" | "vocal_repair" | "mastering" | "pipeline";
                 /** @description Seconds of audio its successful jobs processed */
                 seconds: number;
             }[];
@@ -1324,6 +1690,41 @@ export interface components {
                 /** @description Seconds of audio of every kind */
                 seconds: number;
             };
+        };
+        /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+        VocalRepairJob: {
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            createdAt: string;
+            errorMessage: string | null;
+            id: number;
+            inputFileName: string | null;
+            /** @description True when the input was a mix whose vocal the vocal separation isolated before the steps ran */
+            isolateVocal: boolean;
+            jobEndTime: string | null;
+            /**
+             * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
+             * @example 2026-11-22 09:41:07.123000 +00:00
+             */
+            jobStartTime: string;
+            lossyOutputFileUrl: string | null;
+            /** @description The separation models that served the job (the vocal separation's for `isolateVocal`, the vocal split's for `dereverb`); empty until the job succeeded, and for a denoise alone */
+            models: string[];
+            outputFileUrl: string | null;
+            /** @description When the job's output files are deleted (RETENTION_OUTPUT_MINUTES after its end): from then on its URL fields are null and its stem lists empty. null while the job runs, or when the server keeps outputs for good */
+            outputsExpireAt: string | null;
+            /** @description When the job's output files were deleted by the retention sweep (its URL fields are null since); null while they are stored */
+            outputsExpiredAt: string | null;
+            /** @description Percent done */
+            progress: number;
+            /** @description `running` (queued or being processed), `success`, `error`, `cancelled` */
+            status: "running" | "success" | "error" | "cancelled";
+            /** @description The steps run on the vocal, in the order they run (always dereverb before denoise, whatever order the create named them in): `dereverb` subtracts the vocal split's `reverb` stem, `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own) */
+            steps: ("dereverb" | "denoise")[];
+            /** @enum {string} */
+            type: "repair";
         };
         /** @description A voice blender job; its output model is usable once status is `success` */
         VoiceBlendJob: {
@@ -1943,6 +2344,531 @@ export interface operations {
             };
         };
     };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Batch"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
+                    analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
+                    /**
+                     * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                     * @enum {string}
+                     */
+                    ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                    /** @description One part per file, all under this name: at most 500 (MAX_BATCH_FILES) and 2048 MB together (MAX_BATCH_BYTES). Or send `zip` instead */
+                    files?: Blob[];
+                    /**
+                     * @description The kind of every job of the batch: `vocal-separation` or `stem-split`
+                     * @enum {string}
+                     */
+                    kind: "vocal-separation" | "stem-split";
+                    /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                    model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits
+                     */
+                    zip?: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description The Batch created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
+            200: {
+                headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatchZip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The zip */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="batch-<id>.zip"` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": Blob;
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     streamCallerEvents: {
         parameters: {
             query?: never;
@@ -1966,6 +2892,522 @@ export interface operations {
             };
             /** @description Every error response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMasterings: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MasteringJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMastering: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description Reference mastering: the track whose loudness, frequency response, peak and stereo width the target is matched to (Matchering); wav, webm, mp3 or flac, max 50 MB. Give this or a loudness target, not both
+                     */
+                    referenceFile?: Blob;
+                    /**
+                     * Format: binary
+                     * @description The track to master: wav, webm, mp3 or flac; max 50 MB
+                     */
+                    targetFile: Blob;
+                    /**
+                     * @description Loudness mode: the integrated loudness to reach, LUFS (EBU R128; -14 is the streaming services' usual target). Giving it or `truePeakDb` chooses the loudness mode; the one not given takes its default
+                     * @default -14
+                     */
+                    targetLufs?: number;
+                    /**
+                     * @description Loudness mode: the true peak ceiling, dBTP
+                     * @default -1
+                     */
+                    truePeakDb?: number;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The MasteringJob created (or, for a repeat with the same Idempotency-Key, the one the first request created) */
+            201: {
+                headers: {
+                    /** @description Sent on a repeat of an earlier request with the same Idempotency-Key: nothing new was created */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MasteringJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMastering: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MasteringJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMastering: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelMastering: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MasteringJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamMasteringEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id:` of the last event the client read (browsers' EventSource sends it when it reconnects): the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's events: `status` events, then its `record` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `Last-Event-ID` is the job's final record: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3098,6 +4540,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
                     analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -3110,6 +4554,20 @@ export interface operations {
                     inputFile: Blob;
                     /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                     model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
                     /**
                      * Format: uri
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
@@ -4115,6 +5573,509 @@ export interface operations {
             };
         };
     };
+    listVocalRepairs: {
+        parameters: {
+            query?: {
+                /** @description Sort direction on id (= creation order) */
+                order?: "asc" | "desc";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Page size (max 100) */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["VocalRepairJob"][];
+                        meta: {
+                            currentPage: number;
+                            firstPage: number;
+                            firstPageUrl: string;
+                            lastPage: number;
+                            lastPageUrl: string;
+                            nextPageUrl: string | null;
+                            perPage: number;
+                            previousPageUrl: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 characters, e.g. a UUID. Within 24 hours a repeat of the same request with the same key (same caller) creates nothing and answers with the record the first request created, in its current state, and the header `Idempotent-Replayed: true`. The same key with a different request, or while the first is still being processed, answers 409. A create that fails does not use up its key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description wav, webm, mp3 or flac; max 50 MB
+                     */
+                    inputFile: Blob;
+                    /** @description `true`: the input is a mix; its vocal is isolated first by the vocal separation (the server's SEPARATION_MODEL_VOCALS, as a vocal separation that names no model) and the steps run on it; default false (the input is a vocal) */
+                    isolateVocal?: boolean;
+                    /** @description The repairs to run, comma-separated (`dereverb,denoise`), one or more of dereverb, denoise; they run in that order whatever order they are named in. `dereverb`: the room's reverb removed (the vocal split's `reverb` stem subtracted, SEPARATION_MODEL_VOCAL_SPLIT); `denoise`: RNNoise (Xiph's 2018 model, 48 kHz frames of 480 samples, each channel on its own) */
+                    steps: string;
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VocalRepairJob"];
+                };
+            };
+            /** @description Every error response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VocalRepairJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelVocalRepair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VocalRepairJob"];
+                };
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamVocalRepairEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id:` of the last event the client read (browsers' EventSource sends it when it reconnects): the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's events: `status` events, then its `record` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `Last-Event-ID` is the job's final record: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: over the API key's rate limit (the answer then also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`) or, for a create, over its monthly quota (the body's `quota` says by how much). `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    /** @description Requests a minute this key may send of this kind (reads or writes) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute's count starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or object storage is unavailable for a moment; a create answered 503 has stored nothing. `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listVocalSeparations: {
         parameters: {
             query?: {
@@ -4216,6 +6177,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
                     analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
                     /**
                      * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
                      * @enum {string}
@@ -4228,6 +6191,20 @@ export interface operations {
                     inputFile: Blob;
                     /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
                     model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
                     /**
                      * Format: uri
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
@@ -6535,6 +8512,9 @@ export type VoiceConversionJob = components["schemas"]["VoiceConversionJob"];
 export type VoiceBlendJob = components["schemas"]["VoiceBlendJob"];
 export type TtsJob = components["schemas"]["TtsJob"];
 export type AudioAnalysisJob = components["schemas"]["AudioAnalysisJob"];
+export type VocalRepairJob = components["schemas"]["VocalRepairJob"];
+export type MasteringJob = components["schemas"]["MasteringJob"];
+export type Batch = components["schemas"]["Batch"];
 export type PipelineStep = components["schemas"]["PipelineStep"];
 export type Pipeline = components["schemas"]["Pipeline"];
 export type SeparationModel = components["schemas"]["SeparationModel"];

@@ -1,5 +1,5 @@
 export * from "./jobs.ts";
-export { createQueues, defaultJobOptions, JobQueues, type QueueOptions } from "./queues.ts";
+export { createQueues, defaultJobOptions, JobQueues, MAX_PRIORITY, type EnqueueOptions, type QueueOptions } from "./queues.ts";
 export {
   Reconciler,
   startReconciler,

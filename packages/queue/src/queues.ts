@@ -36,6 +36,18 @@ export function defaultJobOptions(kind: JobKind, configuredAttempts: number, bac
   };
 }
 
+export interface EnqueueOptions {
+  /** BullMQ priority, 1 (first) and up; clamped to BullMQ's largest, 2^21. Undefined: none. */
+  priority?: number | undefined;
+}
+
+/** BullMQ's largest priority. */
+export const MAX_PRIORITY = 2 ** 21;
+
+function clampPriority(priority: number): number {
+  return Math.min(MAX_PRIORITY, Math.max(1, Math.round(priority)));
+}
+
 /** One BullMQ queue per job kind, over one Redis connection. */
 export class JobQueues {
   readonly connection: Redis;
@@ -82,11 +94,15 @@ export class JobQueues {
 
   /**
    * Adds a row's queue entry. The BullMQ id comes from the row id, so a second add of the same
-   * row while its entry exists is a no-op.
+   * row while its entry exists is a no-op. An entry without `priority` is taken before every
+   * prioritized one (BullMQ serves its wait list first); among prioritized entries the lowest
+   * number goes first, which is how a batch's jobs take turns with other callers' (see
+   * `docs/ARCHITECTURE.md`, Batches).
    */
-  async enqueue(ref: JobRef): Promise<string> {
+  async enqueue(ref: JobRef, options: EnqueueOptions = {}): Promise<string> {
     const id = bullJobId(ref.queue, rowIdOf(ref));
-    await this.queue(ref.queue).add(bullJobName(ref), ref.payload, { jobId: id });
+    const priority = options.priority === undefined ? {} : { priority: clampPriority(options.priority) };
+    await this.queue(ref.queue).add(bullJobName(ref), ref.payload, { jobId: id, ...priority });
     return id;
   }
 

@@ -24,6 +24,8 @@ export interface ReconcileSource {
   markEnqueued(ref: JobRef): Promise<void>;
   /** Ends a running row as `error` (its queue entry failed for good but the row was never told). */
   markFailed(ref: JobRef, message: string): Promise<void>;
+  /** The BullMQ priority a row's entry is added again with (a batch job's turn); undefined: none. */
+  priorityOf?(ref: JobRef): Promise<number | undefined>;
 }
 
 export interface ReconcileResult {
@@ -55,7 +57,7 @@ const LIVE_STATES = new Set(["waiting", "active", "delayed", "prioritized", "wai
  * entry, and Redis data loss or retention can drop entries of rows that never finished.
  *
  * Per running row older than the grace period, by the state of its BullMQ job:
- * - missing: add it again (same deterministic id), set `enqueuedAt`;
+ * - missing: add it again (same deterministic id, a batch job with its turn as priority), set `enqueuedAt`;
  * - waiting/active/delayed/...: fine; set `enqueuedAt` if it was never set;
  * - completed while the row is still running (the worker's final row update was lost): the
  *   entry is removed and added again, the job runs once more (jobs are idempotent);
@@ -140,7 +142,7 @@ export class Reconciler {
       const job = await queue.getJob(id);
       await job?.remove();
     }
-    await queues.enqueue(row.ref);
+    await queues.enqueue(row.ref, { priority: await source.priorityOf?.(row.ref) });
     await source.markEnqueued(row.ref);
     result.requeued.push(row.ref);
   }

@@ -1,24 +1,30 @@
 import type {
   AudioAnalysisJob,
+  BatchWithJobs,
+  MasteringJob,
   PipelineWithSteps,
   SeparationJob,
   StoredStem,
   TtsJobWithModel,
   VoiceBlendJob,
   VoiceConversionJobWithModel,
+  VocalRepairJob,
   VoiceModel,
 } from "@mixdown/db";
-import { SEPARATION_KINDS, type JobRecordType } from "@mixdown/jobs";
+import { isVocalRepairStep, SEPARATION_KINDS, separationKindOf, type JobRecordType } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
   AudioAnalysisJobRecord,
+  BatchRecord,
   AudioAnalysisResult,
+  MasteringJobRecord,
   MissingVoiceAsset,
   PipelineRecord,
   SeparationAnalysis,
   SeparationJobRecord,
   TtsJobRecord,
+  VocalRepairJobRecord,
   VoiceBlendJobRecord,
   VoiceConversionJobRecord,
   VoiceModelRecord,
@@ -48,6 +54,8 @@ export interface RecordRows {
   voiceBlendJob: VoiceBlendJob;
   ttsJob: TtsJobWithModel;
   audioAnalysisJob: AudioAnalysisJob;
+  vocalRepairJob: VocalRepairJob;
+  masteringJob: MasteringJob;
   pipeline: PipelineWithSteps;
   voiceModel: VoiceModel;
 }
@@ -115,6 +123,38 @@ export class RecordPresenter {
     return Promise.all(storedStems(value).map(async (s) => ({ instrument: s.instrument, url: (await this.url(s.key))! })));
   }
 
+  /** A batch, its jobs' state summed up; `zipUrl` (the API's own route, bearer-authenticated) once all have ended. */
+  batch(row: BatchWithJobs): BatchRecord {
+    const counts = { running: 0, success: 0, error: 0, cancelled: 0 };
+    for (const job of row.jobs) counts[job.status]++;
+    const ended = counts.running === 0;
+    const status = !ended ? "running" : counts.error > 0 ? "error" : counts.cancelled > 0 ? "cancelled" : "success";
+    const progress =
+      row.jobs.length === 0
+        ? 100
+        : row.jobs.reduce((sum, j) => sum + (j.status === "running" ? j.progress : 100), 0) / row.jobs.length;
+    const ends = row.jobs.map((j) => j.jobEndTime?.getTime() ?? 0);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      kind: separationKindOf(row.kind),
+      status,
+      progress: Math.floor(progress),
+      total: row.jobs.length,
+      counts,
+      jobEndTime: ended && row.jobs.length > 0 ? formatTimestamp(new Date(Math.max(...ends))) : null,
+      jobs: row.jobs.map((j) => ({
+        id: j.id,
+        fileName: j.inputFileName,
+        status: j.status,
+        progress: j.status === "success" ? 100 : j.progress,
+        errorMessage: j.errorMessage,
+      })),
+      rejected: Array.isArray(row.rejected) ? (row.rejected as BatchRecord["rejected"]) : [],
+      zipUrl: ended && counts.success > 0 ? `${this.apiBaseUrl}/batches/${row.id}/zip` : null,
+    };
+  }
+
   async separationJob(row: SeparationJob): Promise<SeparationJobRecord> {
     const [vocal, lossyVocal, backing, stems, lossyStems] = await Promise.all([
       this.url(row.vocalKey),
@@ -140,6 +180,8 @@ export class RecordPresenter {
       ensemble: row.ensemble,
       // only a job that asked for it has the key: Kits clients see the records they always saw
       ...(row.analyze ? { analysis: (row.analysis as SeparationAnalysis | null) ?? null } : {}),
+      // likewise output control: only a job created with an option says what it wrote
+      ...(row.outputOptions !== null ? { output: (row.output as SeparationJobRecord["output"]) ?? null } : {}),
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),
@@ -251,6 +293,61 @@ export class RecordPresenter {
       analyzer: row.analyzer,
       progress: row.progress,
       errorMessage: row.errorMessage,
+    };
+  }
+
+  async vocalRepairJob(row: VocalRepairJob): Promise<VocalRepairJobRecord> {
+    const [output, lossy] = await Promise.all([this.url(row.outputKey), this.url(row.lossyOutputKey)]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "repair",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      inputFileName: row.inputFileName,
+      // written by the API from VOCAL_REPAIR_STEPS (parseVocalRepairSteps)
+      steps: row.steps.filter(isVocalRepairStep),
+      isolateVocal: row.isolateVocal,
+      models: row.models,
+      outputFileUrl: output,
+      lossyOutputFileUrl: lossy,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
+    };
+  }
+
+  async masteringJob(row: MasteringJob): Promise<MasteringJobRecord> {
+    const [input, output, output16, lossy] = await Promise.all([
+      row.inputsExpiredAt ? null : this.url(row.inputKey),
+      this.url(row.outputKey),
+      this.url(row.output16BitKey),
+      this.url(row.lossyOutputKey),
+    ]);
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "master",
+      mode: row.referenceKey ? "reference" : "loudness",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      inputFileName: row.inputFileName,
+      inputFileUrl: input,
+      referenceFileName: row.referenceFileName,
+      targetLufs: row.targetLufs,
+      truePeakDb: row.truePeakDb,
+      outputFileUrl: output,
+      output16BitFileUrl: output16,
+      lossyOutputFileUrl: lossy,
+      // written by the worker from `@mixdown/analysis`' Loudness, which has the record's shape
+      loudnessBefore: (row.loudnessBefore as MasteringJobRecord["loudnessBefore"]) ?? null,
+      loudnessAfter: (row.loudnessAfter as MasteringJobRecord["loudnessAfter"]) ?? null,
+      processor: row.processor,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
     };
   }
 

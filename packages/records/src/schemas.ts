@@ -137,6 +137,31 @@ export const SeparationJobRecord = Type.Object(
         }),
       ),
     ),
+    output: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            format: Type.Union([Type.Literal("wav"), Type.Literal("flac")], {
+              description: "The lossless files' format (`stemFileUrls`, the vocal and backing URLs)",
+            }),
+            sampleFormat: Type.Union([Type.Literal("s16"), Type.Literal("s24"), Type.Literal("f32")], {
+              description: "Their samples: 16-bit or 24-bit integer, or 32-bit float (WAV only)",
+            }),
+            compressionLevel: Nullable(
+              Type.Integer({ minimum: 0, maximum: 12, description: "FLAC's compression level (0-12); null for WAV" }),
+            ),
+            sampleRate: Type.Integer({ description: "Their sample rate in Hz: the one asked, else the input's" }),
+            stems: Type.Array(Type.String(), {
+              description: "The stems published, as `stemFileUrls` names them, in its order",
+            }),
+          },
+          {
+            description:
+              "Mixdown, only on a job created with an output option (`outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems`; absent otherwise): what its lossless files are (format, sample format, FLAC level, sample rate) and which stems it kept; null until the job succeeded. The lossy (mp3) files stay as always, at the input's rate",
+          },
+        ),
+      ),
+    ),
     ...jobExtras,
     ...outputRetention,
   },
@@ -310,6 +335,166 @@ export type AudioAnalysisJobRecord = Omit<Static<typeof AudioAnalysisJobRecord>,
   analysis: AudioAnalysisResult | null;
 };
 
+export const VocalRepairJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("repair"),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    steps: Type.Array(Type.Union([Type.Literal("dereverb"), Type.Literal("denoise")]), {
+      description:
+        "The steps run on the vocal, in the order they run (always dereverb before denoise, whatever order the create named them in): `dereverb` subtracts the vocal split's `reverb` stem, `denoise` is RNNoise (48 kHz, 480-sample frames, each channel on its own)",
+    }),
+    isolateVocal: Type.Boolean({
+      description: "True when the input was a mix whose vocal the vocal separation isolated before the steps ran",
+    }),
+    models: Type.Array(Type.String(), {
+      description:
+        "The separation models that served the job (the vocal separation's for `isolateVocal`, the vocal split's for `dereverb`); empty until the job succeeded, and for a denoise alone",
+    }),
+    outputFileUrl: SignedUrl,
+    lossyOutputFileUrl: SignedUrl,
+    ...jobExtras,
+    ...outputRetention,
+  },
+  {
+    $id: "VocalRepairJob",
+    description:
+      "A vocal repair job: an uploaded vocal (or a mix whose vocal is isolated first) with noise and room reverb removed, as the steps asked",
+  },
+);
+export type VocalRepairJobRecord = Static<typeof VocalRepairJobRecord>;
+
+/** Loudness as the mastering measures it before and after (ffmpeg's ebur128, as an audio analysis reports it). */
+const MasteringLoudness = Type.Object(
+  {
+    integratedLufs: Nullable(
+      Type.Number({ description: "Integrated loudness (EBU R128 / ITU-R BS.1770-4), LUFS, to 0.1; null for silence" }),
+    ),
+    loudnessRangeLu: Type.Number({ description: "Loudness range (EBU Tech 3342), LU, to 0.1" }),
+    truePeakDbtp: Nullable(Type.Number({ description: "True peak over the channels, dBTP, to 0.1; null for digital silence" })),
+  },
+  { description: "Loudness measured by ffmpeg's ebur128 filter" },
+);
+
+export const MasteringJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("master"),
+    mode: Type.Union([Type.Literal("reference"), Type.Literal("loudness")], {
+      description:
+        "`reference`: mastered to `referenceFile` (Matchering's algorithm); `loudness`: normalised to `targetLufs` / `truePeakDb` (ffmpeg's two-pass loudnorm)",
+    }),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    inputFileName: Nullable(Type.String({ description: "The target file's name, as sent (at most 255 characters)" })),
+    inputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the target as uploaded (to compare before and after); null once the retention sweep deleted the uploads (RETENTION_INPUT_MINUTES)",
+      }),
+    ),
+    referenceFileName: Nullable(
+      Type.String({ description: "The reference file's name, as sent (at most 255 characters); null in loudness mode" }),
+    ),
+    targetLufs: Nullable(Type.Number({ description: "The integrated loudness asked for, LUFS; null in reference mode" })),
+    truePeakDb: Nullable(Type.Number({ description: "The true peak ceiling asked for, dBTP; null in reference mode" })),
+    outputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the mastered track, WAV 24-bit (reference mode: 44.1 kHz stereo, as Matchering writes it; loudness mode: the target's rate and channels); null until success",
+      }),
+    ),
+    output16BitFileUrl: Nullable(Type.String({ description: "The same master as WAV 16-bit (signed URL); null until success" })),
+    lossyOutputFileUrl: Nullable(
+      Type.String({ description: "The same master as mp3, 320 kbps CBR (signed URL); null until success" }),
+    ),
+    loudnessBefore: Nullable(MasteringLoudness),
+    loudnessAfter: Nullable(MasteringLoudness),
+    processor: Nullable(
+      Type.String({
+        description:
+          "What mastered it: `matchering` (Mixdown's implementation of Matchering 2's algorithm, its defaults), `ffmpeg loudnorm linear` (one gain) or `ffmpeg loudnorm dynamic` (loudnorm's limiter, when one gain would exceed the true peak); null until success",
+      }),
+    ),
+    ...jobExtras,
+    ...outputRetention,
+  },
+  {
+    $id: "MasteringJob",
+    description:
+      "A mastering job: a target track mastered to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm), with its loudness before and after",
+  },
+);
+export type MasteringJobRecord = Static<typeof MasteringJobRecord>;
+
+const BatchJobStatusCounts = Type.Object(
+  {
+    running: Type.Integer({ minimum: 0 }),
+    success: Type.Integer({ minimum: 0 }),
+    error: Type.Integer({ minimum: 0 }),
+    cancelled: Type.Integer({ minimum: 0 }),
+  },
+  { description: "How many of the batch's jobs are in each status" },
+);
+
+export const BatchRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    kind: Type.Union([Type.Literal("vocal-separation"), Type.Literal("stem-split")], {
+      description:
+        "The kind of every job of the batch (each one a job of that kind: `GET /vocal-separations/:id` or `/stem-splits/:id`)",
+    }),
+    status: Type.Union([Type.Literal("running"), Type.Literal("success"), Type.Literal("error"), Type.Literal("cancelled")], {
+      description:
+        "`running` while any job runs; once all have ended: `success` when every job succeeded, `error` when at least one failed, else `cancelled` (at least one cancelled, none failed)",
+    }),
+    progress: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: "The mean of the jobs' progress, an ended job counting 100",
+    }),
+    total: Type.Integer({ minimum: 0, description: "The batch's jobs: one per accepted file" }),
+    counts: BatchJobStatusCounts,
+    jobEndTime: Nullable(Timestamp),
+    jobs: Type.Array(
+      Type.Object({
+        id: Type.Integer({ description: "The job's id, of the batch's kind" }),
+        fileName: Nullable(
+          Type.String({ description: "The file's name as sent; the zip's folder of its outputs is named after it" }),
+        ),
+        status: JobStatus,
+        progress: Type.Integer({ minimum: 0, maximum: 100 }),
+        errorMessage: Nullable(Type.String()),
+      }),
+      { description: "The batch's jobs in the order of its files" },
+    ),
+    rejected: Type.Array(
+      Type.Object({
+        fileName: Nullable(Type.String()),
+        reason: Type.String({ description: "Why the file made no job: the words its own create's 4xx would have had" }),
+      }),
+      { description: "The files the create refused (not audio, too long): they have no job" },
+    ),
+    zipUrl: Nullable(
+      Type.String({
+        description:
+          "Once every job has ended (and one succeeded): `GET` it with the same bearer key for one zip of every output, a folder per input file; null before",
+      }),
+    ),
+  },
+  {
+    $id: "Batch",
+    description: "A batch (Mixdown): one create that made an ordinary job per file, its jobs' state summed up",
+  },
+);
+export type BatchRecord = Static<typeof BatchRecord>;
 export const PipelineStepRecord = Type.Object(
   {
     index: Type.Integer({ minimum: 0, description: "The step's place in the chain, from 0" }),
@@ -378,6 +563,9 @@ export const sharedRecordSchemas = [
   VoiceBlendJobRecord,
   TtsJobRecord,
   AudioAnalysisJobRecord,
+  VocalRepairJobRecord,
+  MasteringJobRecord,
+  BatchRecord,
   PipelineStepRecord,
   PipelineRecord,
 ];

@@ -14,6 +14,7 @@ import {
   RecordPresenter,
   AudioAnalysisResult,
   SeparationAnalysis,
+  BatchRecord,
   SeparationJobRecord,
   sharedRecordSchemas,
   TtsJobRecord,
@@ -149,6 +150,9 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
     audioSeconds: 184.2,
     analyze: false,
     analysis: null,
+    batchId: null,
+    outputOptions: null,
+    output: null,
     ...fields,
   };
 }
@@ -225,6 +229,54 @@ test("a finished separation's record validates, with each stored key's URL signe
   assert.equal(record.jobEndTime, "2026-11-22 09:42:00.000000 +00:00");
 });
 
+test("a batch's record sums its jobs up: counts by status, the mean progress, its end and zip only once every job has ended", () => {
+  const batch = (jobs: SeparationJob[]) => ({
+    id: 5,
+    callerId: 7,
+    apiKeyId: null,
+    kind: "stem_split" as const,
+    rejected: [{ fileName: "notes.txt", reason: "inputFile is not audio" }],
+    createdAt: CREATED,
+    jobs,
+  });
+  const later = new Date(ENDED.getTime() + 60_000);
+  const running = presenter.batch(
+    batch([
+      separationRow({ id: 1, batchId: 5 }),
+      separationRow({ id: 2, batchId: 5, status: "running", progress: 40, jobEndTime: null }),
+    ]),
+  );
+  assertDocumented(BatchRecord, running);
+  assert.equal(running.kind, "stem-split");
+  assert.equal(running.status, "running");
+  assert.equal(running.progress, 70);
+  assert.deepEqual(running.counts, { running: 1, success: 1, error: 0, cancelled: 0 });
+  assert.equal(running.jobEndTime, null);
+  assert.equal(running.zipUrl, null);
+  assert.deepEqual(running.rejected, [{ fileName: "notes.txt", reason: "inputFile is not audio" }]);
+
+  const ended = presenter.batch(
+    batch([
+      separationRow({ id: 1, batchId: 5 }),
+      separationRow({ id: 2, batchId: 5, status: "error", errorMessage: "no audio", jobEndTime: later }),
+    ]),
+  );
+  assert.equal(ended.status, "error");
+  assert.equal(ended.progress, 100);
+  assert.equal(ended.jobEndTime, "2026-11-22 09:43:00.000000 +00:00");
+  assert.equal(ended.zipUrl, `${API_BASE}/batches/5/zip`);
+  assert.deepEqual(
+    ended.jobs.map((j) => [j.id, j.status, j.errorMessage]),
+    [
+      [1, "success", null],
+      [2, "error", "no audio"],
+    ],
+  );
+  const cancelled = presenter.batch(batch([separationRow({ id: 1, batchId: 5, status: "cancelled" })]));
+  assert.equal(cancelled.status, "cancelled");
+  assert.equal(cancelled.zipUrl, null, "no zip without an output");
+});
+
 test("a separation has `analysis` only when created with analyze=true: null until it succeeded, then the input's and each stem's", async () => {
   assert.equal("analysis" in (await presenter.separationJob(separationRow())), false, "a Kits client's record is unchanged");
   const waiting = await presenter.separationJob(separationRow({ analyze: true, analysis: null, status: "running" }));
@@ -239,6 +291,17 @@ test("a separation has `analysis` only when created with analyze=true: null unti
   const done = await presenter.separationJob(separationRow({ analyze: true, analysis }));
   assertDocumented(SeparationJobRecord, done);
   assert.deepEqual(done.analysis, analysis);
+});
+
+test("a separation has `output` only when created with an output option: null until it succeeded, then what was written", async () => {
+  assert.equal("output" in (await presenter.separationJob(separationRow())), false, "a Kits client's record is unchanged");
+  const outputOptions = { format: "flac", sampleFormat: "s16", compressionLevel: 8, sampleRate: null, stems: ["vocals"] };
+  const waiting = await presenter.separationJob(separationRow({ outputOptions, output: null, status: "running" }));
+  assert.equal(waiting.output, null);
+  const output = { format: "flac", sampleFormat: "s16", compressionLevel: 8, sampleRate: 44100, stems: ["vocals"] };
+  const done = await presenter.separationJob(separationRow({ outputOptions, output }));
+  assertDocumented(SeparationJobRecord, done);
+  assert.deepEqual(done.output, output);
 });
 
 test("a separation's stored model list is the record's `model` as Kits clients read it: comma-joined, null for the setting's", async () => {
@@ -393,6 +456,9 @@ test("the shared schemas come in the OpenAPI document's order, the voice model f
     "VoiceBlendJob",
     "TtsJob",
     "AudioAnalysisJob",
+    "VocalRepairJob",
+    "MasteringJob",
+    "Batch",
     "PipelineStep",
     "Pipeline",
   ]);

@@ -1,3 +1,4 @@
+import { stemsProblem } from "@mixdown/jobs";
 import type { SeparationManifest } from "./families/manifests.ts";
 import {
   isEnsembleAlgorithm,
@@ -21,6 +22,12 @@ export interface SeparationJobRequest {
   models: readonly string[];
   /** the job's own ensemble algorithm; null: the setting's */
   ensemble: string | null;
+  /**
+   * The record's stems the job keeps (output control, `stems`); absent or null: every stem. Each
+   * must be one the job publishes (`publishedStems`). A vocal separation that keeps none of the
+   * vocal's parts (vocals, harmony, reverb) runs without the vocal split.
+   */
+  stems?: readonly string[] | null;
   settings: {
     /** SEPARATION_MODEL_VOCALS or SEPARATION_MODEL_STEMS, as the kind has it */
     models: readonly string[];
@@ -54,6 +61,8 @@ export interface SeparationJobPlan {
   splitOff?: string;
   /** the stems a stem split publishes (an ensemble's in common, else the model's own) */
   instruments: string[];
+  /** the record's stems (their `instrument` names) the job publishes: every one it can, or the request's `stems` */
+  stems: string[];
   /** every file the job writes before uploading: each member's stems, an ensemble's, the split's */
   outputFiles: number;
   /** the share of the job's progress the first run takes when a second run follows */
@@ -80,6 +89,19 @@ export type SeparationRun = {
       ensemble: { models: string[]; algorithm: EnsembleAlgorithm; stems: EnsembleStem[] };
     }
 );
+
+/** A vocal separation's stems that the vocal split makes: the lead (its `vocals`), harmony and reverb. */
+const VOCAL_PARTS: readonly string[] = ["vocals", "harmony", "reverb"];
+
+/**
+ * The record's stems a job publishes, in the record's order: a vocal separation its vocals and
+ * backing, with the vocal split the lead as vocals, harmony and reverb beside them; a stem split
+ * every stem the network outputs (an ensemble's in common), not the derived backing.
+ */
+export function publishedStems(kind: SeparationJobKindName, plan: { instruments: readonly string[]; split: boolean }): string[] {
+  if (kind === "stem-split") return [...plan.instruments];
+  return plan.split ? ["vocals", "harmony", "reverb", "backing"] : ["vocals", "backing"];
+}
 
 /** Why a job cannot run as asked: `bad-input` will never succeed, `permanent` needs the operator. */
 export class SeparationPlanError extends Error {
@@ -119,14 +141,25 @@ export function planSeparationJob(request: SeparationJobRequest): SeparationJobP
   const first = members[0]!;
 
   const vocalSplit = kind === "vocal-separation" ? resolveVocalSplit(settings.vocalSplit, installed) : undefined;
+  const instruments = ensemble?.instruments ?? first.stems;
+  const publishable = publishedStems(kind, { instruments, split: vocalSplit?.model !== undefined });
+  const asked = request.stems ?? null;
+  if (asked) {
+    const problem = stemsProblem(asked, publishable, kind === "vocal-separation" ? "vocal separation" : "stem split");
+    if (problem) throw new SeparationPlanError("bad-input", problem);
+  }
+  // the split computes the vocal's parts: a job that keeps none of them does not run it
+  const splitWanted = !asked || asked.some((s) => VOCAL_PARTS.includes(s));
   // A single first model's whole vocal is split as that model yields it, in the same pass, when
   // the split model can (splitsInOnePass); an ensemble's vocal is combined from files afterwards,
   // so it is split in a second run over the written whole vocal (the same result, more I/O).
   const firstPair = ensemble ? undefined : vocalPairOf(first.outputStems);
-  const split = vocalSplit?.model && {
-    model: vocalSplit.model,
-    onePass: firstPair !== undefined && splitsInOnePass(first, vocalSplit.model),
+  const splitModel = splitWanted ? vocalSplit?.model : undefined;
+  const split = splitModel && {
+    model: splitModel,
+    onePass: firstPair !== undefined && splitsInOnePass(first, splitModel),
   };
+
   const run: SeparationRun = ensemble
     ? { ensemble: { models: members.map((m) => m.name), algorithm: ensemble.algorithm, stems: ensemble.stems } }
     : {
@@ -144,7 +177,8 @@ export function planSeparationJob(request: SeparationJobRequest): SeparationJobP
     run: { ...run, manifests: [...members, ...(split?.onePass ? [split.model] : [])].map((m) => m.manifest) },
     ...(split ? { split } : {}),
     ...(vocalSplit?.reason ? { splitOff: vocalSplit.reason } : {}),
-    instruments: ensemble?.instruments ?? first.stems,
+    instruments,
+    stems: asked ? publishable.filter((s) => asked.includes(s)) : publishable,
     // every stem of every member (an ensemble writes each member's before combining), the split's three
     outputFiles: members.reduce((n, m) => n + m.stems.length, 0) + (ensemble?.stems.length ?? 0) + (split ? 3 : 0),
     // each model's pass takes about as long as the split's: an ensemble's members share more

@@ -18,9 +18,18 @@ import { splitStemStream, type StemSplit } from "./split-stream.ts";
 
 export type OutputFormat = "wav" | "flac" | "mp3";
 
+/**
+ * One format every stem is written in. A lossless one may have a `sampleRate` of its own (the
+ * job's asked rate), else it is written at the input's rate; mp3 always is.
+ */
 export type OutputSpec =
-  | { format: "wav"; /** default f32 */ sampleFormat?: WavSampleFormat }
-  | { format: "flac"; /** default 24 */ bitDepth?: 16 | 24 }
+  | { format: "wav"; /** default f32 */ sampleFormat?: WavSampleFormat; sampleRate?: number }
+  | {
+      format: "flac";
+      /** default 24 */ bitDepth?: 16 | 24;
+      /** 0-12, default ffmpeg's (5) */ compressionLevel?: number;
+      sampleRate?: number;
+    }
   | { format: "mp3"; /** default 320 */ bitrateKbps?: number };
 
 export interface SeparateFileOptions {
@@ -115,15 +124,16 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
   const [probe] = await Promise.all([options.probe ?? probeAudio(inputPath), prepareFfmpeg()]);
   decodeMs += performance.now() - probeStart;
   const outputRate = probe.sampleRate;
-  // Without resampling the stream keeps the decoded length exactly. With it,
-  // the encoders need the input's true length: lossy containers only
+  // Without resampling the stream keeps the decoded length exactly. With it (to the input's rate,
+  // or an output's own), the encoders need the input's true length: lossy containers only
   // estimate it, so it is counted by a parallel decode.
-  const exactFrames: Promise<number | undefined> =
-    outputRate === modelRate
-      ? Promise.resolve(undefined)
-      : probe.framesExact
-        ? Promise.resolve(probe.frames)
-        : countDecodedFrames(inputPath, signal);
+  const resampled =
+    outputRate !== modelRate || outputs.some((o) => o.format !== "mp3" && (o.sampleRate ?? modelRate) !== modelRate);
+  const exactFrames: Promise<number | undefined> = !resampled
+    ? Promise.resolve(undefined)
+    : probe.framesExact
+      ? Promise.resolve(probe.frames)
+      : countDecodedFrames(inputPath, signal);
   exactFrames.catch(() => {});
 
   await mkdir(outDir, { recursive: true });
@@ -171,7 +181,7 @@ export async function separateFile(options: SeparateFileOptions): Promise<Separa
   try {
     // ffmpeg takes a while to start: when the output length is already known,
     // the encoders start now, alongside the decoder, not once the model runs
-    if (outputRate === modelRate || probe.framesExact) encoders = startEncoders(await exactFrames);
+    if (!resampled || probe.framesExact) encoders = startEncoders(await exactFrames);
     const common = {
       totalFrames: Math.round((probe.frames * modelRate) / probe.sampleRate),
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),

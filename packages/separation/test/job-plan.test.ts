@@ -76,6 +76,40 @@ describe("planSeparationJob", () => {
     assert.equal(p.outputFiles, 4);
   });
 
+  it("output control's stems: the plan publishes those asked, in the record's order; without any of the vocal's parts it does not run the split", () => {
+    const all = plan();
+    assert.deepEqual(all.stems, ["vocals", "harmony", "reverb", "backing"]);
+    const harmony = plan({ stems: ["backing", "harmony"] });
+    assert.deepEqual(harmony.stems, ["harmony", "backing"]);
+    assert.deepEqual(harmony.split, { model: split, onePass: true });
+    const backing = plan({ stems: ["backing"] });
+    assert.deepEqual(backing.stems, ["backing"]);
+    assert.equal(backing.split, undefined, "the split model does not run for the backing alone");
+    assert.equal(backing.run.split, undefined);
+    assert.deepEqual(backing.run.manifests, [vocals.manifest]);
+    assert.equal(backing.outputFiles, 1);
+    assert.equal(backing.splitOff, undefined, "nothing to warn about: the job asked for no split");
+    assert.deepEqual(plan({ kind: "stem-split", settings: { models: ["stems"] }, stems: ["bass", "vocals"] }).stems, [
+      "vocals",
+      "bass",
+    ]);
+    assert.deepEqual(plan({ settings: { vocalSplit: "none" } }).stems, ["vocals", "backing"]);
+  });
+
+  it("a stem the job does not publish is bad input naming it and the valid ones", () => {
+    const refused = (request: Parameters<typeof plan>[0], message: RegExp) =>
+      assert.throws(
+        () => plan(request),
+        (err: unknown) => err instanceof SeparationPlanError && err.failure === "bad-input" && message.test(err.message),
+      );
+    refused(
+      { stems: ["drums"] },
+      /"drums", which this vocal separation does not publish \(its stems: vocals, harmony, reverb, backing\)/,
+    );
+    refused({ stems: ["harmony"], settings: { vocalSplit: "none" } }, /"harmony".*\(its stems: vocals, backing\)/);
+    refused({ kind: "stem-split", settings: { models: ["stems"] }, stems: ["backing"] }, /"backing".*vocals, drums, bass, other/);
+  });
+
   it("says why a vocal separation has no split", () => {
     assert.equal(plan({ settings: { vocalSplit: "none" } }).splitOff, "SEPARATION_MODEL_VOCAL_SPLIT=none");
     assert.match(plan({ installed: [vocals] }).splitOff!, /"vocalsplit" \(SEPARATION_MODEL_VOCAL_SPLIT\) is not installed/);

@@ -12,6 +12,10 @@ export const OPENAPI_TAGS = [
     description: "Split a song into its vocal and its backing (and the vocal's lead, harmony and reverb).",
   },
   { name: "Stem splits", description: "Split a song into stems (vocals, drums, bass, other)." },
+  {
+    name: "Batches",
+    description: "Many files at once: a job per file, the batch's progress, and one zip of every output.",
+  },
   { name: "Separation models", description: "The separation models installed, and the catalogue of those that can be." },
   {
     name: "Model installs",
@@ -25,9 +29,17 @@ export const OPENAPI_TAGS = [
     description: "Find a song's key and scale, tempo and beats (Essentia) and loudness (EBU R128).",
   },
   {
+    name: "Vocal repairs",
+    description: "Remove noise (RNNoise) and room reverb (the vocal split) from a vocal, or from a mix's vocal.",
+  },
+  {
+    name: "Masterings",
+    description: "Master a track to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm).",
+  },
+  {
     name: "Pipelines",
     description:
-      "Chain steps (separate, convert, recombine) on one input, each run as an ordinary job; presets for the common chains.",
+      "Chain steps (separate, repair, convert, recombine, master) on one input, each run as an ordinary job; presets for the common chains.",
   },
   {
     name: "Voice models",

@@ -49,7 +49,7 @@ export async function multipartCreate<R extends { id: number }>(
   const path = routeOf(request);
   let result;
   try {
-    for (const file of form.files.values()) ctx.metrics?.countUpload(path, file.field, file.size);
+    for (const file of [...form.files.values(), ...form.fileList]) ctx.metrics?.countUpload(path, file.field, file.size);
     result = await ctx.idempotency.run({
       callerId: request.auth.caller.id,
       key,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ReceivedForm } from "../uploads/receive-form.ts";
+import type { ReceivedFile, ReceivedForm } from "../uploads/receive-form.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -17,14 +17,15 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * A multipart form's content: its text fields and, per file part, the client's file name (it is
- * stored with the job) and the sha256 of the bytes. Part order does not matter.
+ * stored with the job) and the sha256 of the bytes. Part order does not matter, but for a batch's files.
  */
 export function formContent(form: ReceivedForm): string {
+  const described = (f: ReceivedFile) => ({ filename: f.filename ?? null, size: f.size, sha256: f.sha256 });
   return canonicalJson({
     fields: Object.fromEntries(form.fields),
-    files: Object.fromEntries(
-      [...form.files].map(([field, f]) => [field, { filename: f.filename ?? null, size: f.size, sha256: f.sha256 }]),
-    ),
+    files: Object.fromEntries([...form.files].map(([field, f]) => [field, described(f)])),
+    // A batch's files in their order (their order is the batch's); absent from other forms, whose fingerprints stay as they were.
+    ...(form.fileList.length > 0 ? { fileList: form.fileList.map(described) } : {}),
   });
 }
 

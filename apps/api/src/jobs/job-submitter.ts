@@ -1,4 +1,4 @@
-import type { JobQueues, JobRef } from "@mixdown/queue";
+import type { EnqueueOptions, JobQueues, JobRef } from "@mixdown/queue";
 import type { FastifyBaseLogger } from "fastify";
 
 /**
@@ -14,11 +14,12 @@ export class JobSubmitter {
     private readonly timeoutMs = 5_000,
   ) {}
 
-  async submit(ref: JobRef, markEnqueued: () => Promise<void>): Promise<boolean> {
+  /** `options.priority`: a batch job's rank among its caller's (`JobQueues.enqueue`). */
+  async submit(ref: JobRef, markEnqueued: () => Promise<void>, options: EnqueueOptions = {}): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        this.queues.enqueue(ref),
+        this.queues.enqueue(ref, options),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`queue add timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
         }),

@@ -1,9 +1,11 @@
 import type { JobTableKind } from "@mixdown/jobs";
 import { audioAnalysisApi } from "./audio-analysis/routes.ts";
 import type { ApiKind } from "./context.ts";
+import { masteringApi } from "./mastering/routes.ts";
 import { pipelineApi } from "./pipeline/routes.ts";
 import { separationApi } from "./separation/routes.ts";
 import { ttsApi } from "./tts/routes.ts";
+import { vocalRepairApi } from "./vocal-repair/routes.ts";
 import { voiceBlendApi } from "./voice-blend/routes.ts";
 import { voiceConversionApi } from "./voice-conversion/routes.ts";
 
@@ -22,5 +24,7 @@ export const API_KINDS: ApiKinds = {
   "voice-blend": voiceBlendApi,
   tts: ttsApi,
   "audio-analysis": audioAnalysisApi,
+  "vocal-repair": vocalRepairApi,
+  mastering: masteringApi,
   pipeline: pipelineApi,
 };

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { Transform } from "node:stream";
+import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyRequest } from "fastify";
 import { ApiError, badRequest, payloadTooLarge, unprocessable } from "../http/errors.ts";
@@ -26,6 +26,8 @@ export interface ReceivedFile {
 
 export interface ReceivedForm {
   files: Map<string, ReceivedFile>;
+  /** The parts of the spec's `many` field, in the order they were sent (empty without one). */
+  fileList: ReceivedFile[];
   fields: Map<string, string>;
   /** Deletes the temporary files; safe to call more than once. */
   cleanup(): Promise<void>;
@@ -42,6 +44,18 @@ export interface FormSpec {
   textFields?: readonly string[];
   /** Largest text field sent as a file part (default FIELD_FILE_MAX_BYTES): a TTS text is longer than an id. */
   textFileMaxBytes?: number;
+  /**
+   * A file field that may be sent many times (a batch's `files`): each part within `maxBytes`, at
+   * most `maxFiles` of them and `maxTotalBytes` together; past a limit the upload stops with 413
+   * naming the setting (`settings`) and every byte received so far is deleted.
+   */
+  many?: {
+    field: string;
+    maxBytes: number;
+    maxFiles: number;
+    maxTotalBytes: number;
+    settings: { maxFiles: string; maxTotalBytes: string };
+  };
 }
 
 const MB = 1024 * 1024;
@@ -71,9 +85,14 @@ export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDi
   }
   const limits = Object.values(spec.files).map((f) => f.maxBytes);
   // A form without file parts (TTS) still takes text fields sent as files.
-  const maxFile = Math.max(spec.textFileMaxBytes ?? FIELD_FILE_MAX_BYTES, ...limits);
+  const maxFile = Math.max(spec.textFileMaxBytes ?? FIELD_FILE_MAX_BYTES, ...limits, spec.many?.maxBytes ?? 0);
   const declared = Number(request.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limits.reduce((a, b) => a + b, 0) + FORM_OVERHEAD_BYTES) {
+  const manyBytes = spec.many ? spec.many.maxTotalBytes + spec.many.maxFiles * 1024 : 0;
+  if (Number.isFinite(declared) && declared > limits.reduce((a, b) => a + b, 0) + manyBytes + FORM_OVERHEAD_BYTES) {
+    if (spec.many)
+      throw payloadTooLarge(
+        `the request body is larger than ${spec.many.settings.maxTotalBytes} (${describeSize(spec.many.maxTotalBytes)}) allows`,
+      );
     // Refuse before reading: the declared body cannot fit (the rest of it is discarded by Node).
     const names = Object.keys(spec.files);
     throw names.length === 1
@@ -83,37 +102,41 @@ export async function receiveForm(request: FastifyRequest, spec: FormSpec, tmpDi
 
   const dir = await mkdtemp(path.join(tmpDir, "upload-"));
   const files = new Map<string, ReceivedFile>();
+  const fileList: ReceivedFile[] = [];
   const fields = new Map<string, string>();
   let cleaned: Promise<void> | undefined;
   const cleanup = () => (cleaned ??= rm(dir, { recursive: true, force: true }));
 
   try {
-    await reclaimBuffersWhile(() => readParts(request, spec, dir, files, fields, maxFile));
+    await reclaimBuffersWhile(() => readParts(request, spec, dir, { files, fileList, fields }, maxFile));
   } catch (error) {
     await cleanup();
     throw toClientError(error);
   }
-  return { files, fields, cleanup };
+  return { files, fileList, fields, cleanup };
 }
 
 async function readParts(
   request: FastifyRequest,
   spec: FormSpec,
   dir: string,
-  files: Map<string, ReceivedFile>,
-  fields: Map<string, string>,
+  { files, fileList, fields }: Pick<ReceivedForm, "files" | "fileList" | "fields">,
   maxFile: number,
 ): Promise<void> {
   const textFields = new Set(spec.textFields ?? []);
+  const many = spec.many;
+  // One more file than allowed is read as far as its header, so that the 413 can name the limit.
+  const manyParts = many ? many.maxFiles + 1 : 0;
   const parts = request.parts({
     limits: {
       fileSize: maxFile,
-      files: Object.keys(spec.files).length + textFields.size + 4,
+      files: Object.keys(spec.files).length + textFields.size + 4 + manyParts,
       fields: 32,
       fieldSize: FIELD_MAX_BYTES,
-      parts: 48,
+      parts: 48 + manyParts,
     },
   });
+  let manyBytes = 0;
   for await (const part of parts) {
     if (part.type === "field") {
       if (part.valueTruncated) throw payloadTooLarge(`${part.fieldname} is longer than ${FIELD_MAX_BYTES / 1024} KB`);
@@ -125,6 +148,21 @@ async function readParts(
       if (!fields.has(part.fieldname)) fields.set(part.fieldname, text);
       continue;
     }
+    if (many && part.fieldname === many.field) {
+      if (fileList.length >= many.maxFiles) {
+        throw payloadTooLarge(`a batch takes at most ${many.maxFiles} files (${many.settings.maxFiles})`);
+      }
+      const file = await storePart(part, path.join(dir, `many-${fileList.length}`), many.maxBytes, (n) => {
+        manyBytes += n;
+        if (manyBytes > many.maxTotalBytes) {
+          return payloadTooLarge(
+            `the files of a batch are at most ${describeSize(many.maxTotalBytes)} together (${many.settings.maxTotalBytes})`,
+          );
+        }
+      });
+      fileList.push(file);
+      continue;
+    }
     const fileSpec = Object.hasOwn(spec.files, part.fieldname) ? spec.files[part.fieldname] : undefined;
     if (!fileSpec) {
       part.file.resume();
@@ -133,33 +171,49 @@ async function readParts(
     }
     if (files.has(part.fieldname)) throw unprocessable(`${part.fieldname} must be sent once`);
     const target = path.join(dir, `${files.size}-${part.fieldname.replace(/[^A-Za-z0-9_-]/g, "_")}`);
-    let size = 0;
-    const headChunks: Buffer[] = [];
-    let headLength = 0;
-    const hash = createHash("sha256");
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length;
-        if (size > fileSpec.maxBytes) return callback(tooLarge(part.fieldname, fileSpec.maxBytes));
-        hash.update(chunk);
-        if (headLength < HEAD_BYTES) {
-          headChunks.push(Buffer.from(chunk.subarray(0, HEAD_BYTES - headLength)));
-          headLength += Math.min(chunk.length, HEAD_BYTES - headLength);
-        }
-        callback(null, chunk);
-      },
-    });
-    await pipeline(part.file, counter, createWriteStream(target));
-    if (part.file.truncated) throw tooLarge(part.fieldname, fileSpec.maxBytes);
-    files.set(part.fieldname, {
-      field: part.fieldname,
-      path: target,
-      size,
-      filename: part.filename,
-      head: Buffer.concat(headChunks),
-      sha256: hash.digest("hex"),
-    });
+    files.set(part.fieldname, await storePart(part, target, fileSpec.maxBytes));
   }
+}
+
+/**
+ * Streams one file part (or a file unpacked from one: a batch's zip) to `target`, counting,
+ * hashing and keeping its head; past `maxBytes` it is a 413, and `onBytes` may refuse (the form's
+ * own limits).
+ */
+export async function storePart(
+  part: { fieldname: string; filename: string | undefined; file: Readable & { truncated?: boolean } },
+  target: string,
+  maxBytes: number,
+  onBytes?: (bytes: number) => ApiError | undefined,
+): Promise<ReceivedFile> {
+  let size = 0;
+  const headChunks: Buffer[] = [];
+  let headLength = 0;
+  const hash = createHash("sha256");
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      size += chunk.length;
+      if (size > maxBytes) return callback(tooLarge(part.fieldname, maxBytes));
+      const refused = onBytes?.(chunk.length);
+      if (refused) return callback(refused);
+      hash.update(chunk);
+      if (headLength < HEAD_BYTES) {
+        headChunks.push(Buffer.from(chunk.subarray(0, HEAD_BYTES - headLength)));
+        headLength += Math.min(chunk.length, HEAD_BYTES - headLength);
+      }
+      callback(null, chunk);
+    },
+  });
+  await pipeline(part.file, counter, createWriteStream(target));
+  if (part.file.truncated) throw tooLarge(part.fieldname, maxBytes);
+  return {
+    field: part.fieldname,
+    path: target,
+    size,
+    filename: part.filename,
+    head: Buffer.concat(headChunks),
+    sha256: hash.digest("hex"),
+  };
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });

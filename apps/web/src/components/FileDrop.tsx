@@ -14,7 +14,17 @@ export function FileDrop(props: {
   required?: boolean;
   file: File | null;
   onFile(file: File | null): void;
+  /** Takes several files (chosen or dropped together); `onFiles` gets them all, `onFile` the first. */
+  multiple?: boolean;
+  onFiles?(files: File[]): void;
+  files?: File[];
 }) {
+  const take = (list: FileList | null | undefined) => {
+    const chosen = [...(list ?? [])];
+    props.onFiles?.(chosen);
+    props.onFile(chosen[0] ?? null);
+  };
+  const many = (props.files?.length ?? 0) > 1 ? props.files! : null;
   const [help, setHelp] = useState<string | null>(null);
   const [over, setOver] = useState(false);
   useEffect(() => {
@@ -32,8 +42,8 @@ export function FileDrop(props: {
       onDrop={(e) => {
         e.preventDefault();
         setOver(false);
-        const file = e.dataTransfer?.files[0];
-        if (file) props.onFile(file);
+        const list = e.dataTransfer?.files;
+        if (list && list.length > 0) take(props.multiple ? list : ([list[0]] as unknown as FileList));
       }}
     >
       <label for={id}>
@@ -46,12 +56,17 @@ export function FileDrop(props: {
         name={props.name}
         accept={props.accept}
         required={props.required}
-        onChange={(e) => props.onFile(e.currentTarget.files?.[0] ?? null)}
+        multiple={props.multiple}
+        onChange={(e) => take(e.currentTarget.files)}
       />
       <p class="hint">
-        {props.file
-          ? `${props.file.name}, ${(props.file.size / 1024 / 1024).toFixed(2)} MB. `
-          : "Drop a file here or choose one. "}
+        {many
+          ? `${many.length} files, ${(many.reduce((sum, f) => sum + f.size, 0) / 1024 / 1024).toFixed(2)} MB: one batch, a job each. `
+          : props.file
+            ? `${props.file.name}, ${(props.file.size / 1024 / 1024).toFixed(2)} MB. `
+            : props.multiple
+              ? "Drop a file (or many: a batch) here or choose. "
+              : "Drop a file here or choose one. "}
         {help && <span>Accepted: {help}.</span>}
       </p>
     </div>

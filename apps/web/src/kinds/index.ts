@@ -1,8 +1,10 @@
 import type { JSX } from "preact";
 import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
+import { mastering } from "./mastering.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
+import { vocalRepair } from "./vocal-repair.tsx";
 import { voiceBlend } from "./voice-blend.tsx";
 import { voiceConversion } from "./voice-conversion.tsx";
 
@@ -24,6 +26,8 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   tts,
   "voice-blender": voiceBlend,
   "audio-analyses": audioAnalysis,
+  "vocal-repairs": vocalRepair,
+  masterings: mastering,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

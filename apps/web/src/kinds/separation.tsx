@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { formData, type operations, type SeparationJob, type SeparationModel } from "@mixdown/kits-client";
-import { kits, unwrap } from "../api.ts";
+import { BATCH_KINDS, createBatch, kits, unwrap } from "../api.ts";
 import { AUDIO_ACCEPT, Failure, useSubmit, WebhookField } from "../components/form-parts.tsx";
 import { FileDrop } from "../components/FileDrop.tsx";
 import { Mixer, type Track } from "../components/Mixer.tsx";
@@ -26,6 +26,23 @@ const ENSEMBLE_ALGORITHMS: Record<EnsembleAlgorithm, string> = {
   uvr_max_spec: "UVR's Max Spec",
   uvr_min_spec: "UVR's Min Spec",
 };
+type CreateForm = operations["createVocalSeparation"]["requestBody"]["content"]["multipart/form-data"];
+type OutputFormat = NonNullable<CreateForm["outputFormat"]>;
+type SampleFormat = NonNullable<CreateForm["sampleFormat"]>;
+/** The sample formats with their words, keyed by the document's list; f32 is WAV only. */
+const SAMPLE_FORMATS: Record<SampleFormat, string> = { s16: "16-bit", s24: "24-bit", f32: "32-bit float (WAV only)" };
+/** The rates the API takes for `sampleRate` (its field's description lists them; any other is a 422). */
+const SAMPLE_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000];
+/** Output control as the form holds it: "" is the server's default. */
+interface OutputChoice {
+  outputFormat: OutputFormat | "";
+  sampleFormat: SampleFormat | "";
+  compressionLevel: string;
+  sampleRate: string;
+  stems: string;
+}
+const NO_OUTPUT_CHOICE: OutputChoice = { outputFormat: "", sampleFormat: "", compressionLevel: "", sampleRate: "", stems: "" };
+
 const LABELS: Record<SeparationKind, string> = { "vocal-separations": "Vocal separation", "stem-splits": "Stem split" };
 
 /** Vocal separations: a mixture in, the vocals and the backing out. */
@@ -44,11 +61,14 @@ export const stemSplit: KindView<"stem-splits"> = {
 
 function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" }) {
   const [file, setFile] = useState<File | null>(null);
+  /** Several files: one batch of this kind, a job each. */
+  const [files, setFiles] = useState<File[]>([]);
   const [models, setModels] = useState<SeparationModel[]>([]);
   /** The models chosen, in the order they were ticked: none = the server's default, two or more = an ensemble. */
   const [chosen, setChosen] = useState<string[]>([]);
   const [ensemble, setEnsemble] = useState<EnsembleAlgorithm>("avg_wave");
   const [webhookUrl, setWebhookUrl] = useState("");
+  const [output, setOutput] = useState<OutputChoice>(NO_OUTPUT_CHOICE);
   const { error, busy, run } = useSubmit();
   useEffect(() => {
     void unwrap(kits.GET("/api/kits/v1/separation-models")).then((r) => setModels(r.data));
@@ -57,18 +77,38 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
   const path = `/api/kits/v1/${kind}` as const;
   const submit = run(async () => {
     if (!file) throw new Error("Choose an audio file first.");
-    const body = {
-      inputFile: file,
+    const options = {
       model: chosen.length > 0 ? chosen.join(",") : undefined,
       ensemble: chosen.length > 1 ? ensemble : undefined,
       webhookUrl: webhookUrl || undefined,
+      outputFormat: output.outputFormat || undefined,
+      sampleFormat: output.sampleFormat || undefined,
+      compressionLevel: output.outputFormat === "flac" && output.compressionLevel ? Number(output.compressionLevel) : undefined,
+      sampleRate: output.sampleRate ? Number(output.sampleRate) : undefined,
+      stems: output.stems.trim() || undefined,
     };
-    const job = await unwrap(kits.POST(path, { body, bodySerializer: formData }));
+    if (files.length > 1) {
+      const batch = await createBatch(BATCH_KINDS[kind], files, options);
+      navigate(`#/batches/${batch.id}`);
+      return;
+    }
+    const job = await unwrap(kits.POST(path, { body: { inputFile: file, ...options }, bodySerializer: formData }));
     navigate(`#/jobs/${kind}/${job.id}`);
   });
   return (
     <form onSubmit={submit} aria-label={LABELS[kind]}>
-      <FileDrop label="Mixture" name="inputFile" accept={AUDIO_ACCEPT} docPath={path} required file={file} onFile={setFile} />
+      <FileDrop
+        label="Mixture"
+        name="inputFile"
+        accept={AUDIO_ACCEPT}
+        docPath={path}
+        required
+        file={file}
+        onFile={setFile}
+        multiple
+        files={files}
+        onFiles={setFiles}
+      />
       <fieldset class="models">
         <legend>Models</legend>
         <p class="hint">
@@ -106,29 +146,116 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
           </select>
         </label>
       )}
+      <OutputFields
+        value={output}
+        onChange={setOutput}
+        stems={
+          kind === "vocal-separations"
+            ? ["vocals", "harmony", "reverb", "backing"]
+            : (serving.find((m) => (chosen.length > 0 ? m.name === chosen[0] : m.default.stemSplit))?.stems ?? [])
+        }
+      />
       <WebhookField value={webhookUrl} onChange={setWebhookUrl} />
       <Failure error={error} />
       <button type="submit" disabled={busy}>
-        {busy ? "Uploading…" : `Start ${LABELS[kind].toLowerCase()}`}
+        {busy ? "Uploading…" : files.length > 1 ? `Start a batch of ${files.length}` : `Start ${LABELS[kind].toLowerCase()}`}
       </button>
     </form>
   );
 }
 
+/** Output control: the lossless files' format, samples, rate and the stems kept; all optional. */
+function OutputFields({
+  value,
+  onChange,
+  stems,
+}: {
+  value: OutputChoice;
+  onChange: (value: OutputChoice) => void;
+  stems: string[];
+}) {
+  const set = (field: keyof OutputChoice) => (e: { currentTarget: { value: string } }) =>
+    onChange({ ...value, [field]: e.currentTarget.value });
+  return (
+    <details class="output-control">
+      <summary>Output files</summary>
+      <p class="hint">
+        Unset: the server's defaults (its lossless format, at the input's rate, every stem). The mp3 files are unchanged.
+      </p>
+      <label>
+        Lossless format
+        <select name="outputFormat" value={value.outputFormat} onChange={set("outputFormat")}>
+          <option value="">server default</option>
+          <option value="wav">WAV</option>
+          <option value="flac">FLAC</option>
+        </select>
+      </label>
+      <label>
+        Samples
+        <select name="sampleFormat" value={value.sampleFormat} onChange={set("sampleFormat")}>
+          <option value="">default for the format</option>
+          {(Object.keys(SAMPLE_FORMATS) as SampleFormat[]).map((f) => (
+            <option key={f} value={f} disabled={f === "f32" && value.outputFormat === "flac"}>
+              {SAMPLE_FORMATS[f]}
+            </option>
+          ))}
+        </select>
+      </label>
+      {value.outputFormat === "flac" && (
+        <label>
+          FLAC compression level (0 fastest, 12 smallest; default 5)
+          <input
+            name="compressionLevel"
+            type="number"
+            min={0}
+            max={12}
+            step={1}
+            value={value.compressionLevel}
+            onInput={set("compressionLevel")}
+          />
+        </label>
+      )}
+      <label>
+        Sample rate
+        <select name="sampleRate" value={value.sampleRate} onChange={set("sampleRate")}>
+          <option value="">the input's</option>
+          {SAMPLE_RATES.map((r) => (
+            <option key={r} value={String(r)}>
+              {r} Hz
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Stems to keep (comma-separated; empty: all)
+        <input name="stems" type="text" value={value.stems} onInput={set("stems")} placeholder={stems.join(",")} />
+      </label>
+    </details>
+  );
+}
+
+/** What a job with output options wrote, in words. */
+function writtenOutput(output: NonNullable<SeparationJob["output"]>): string {
+  const level = output.compressionLevel !== null ? `, level ${output.compressionLevel}` : "";
+  return `${output.format.toUpperCase()} ${SAMPLE_FORMATS[output.sampleFormat].replace(" (WAV only)", "")}${level}, ${output.sampleRate} Hz; stems ${output.stems.join(", ")}.`;
+}
+
 function SeparationOutputs({ job, split }: { job: SeparationJob; split: boolean }) {
   const lossy = new Map(job.lossyStemFileUrls.map((s) => [s.instrument, s.url]));
-  const tracks: Track[] = split
-    ? job.stemFileUrls.map((s) => ({ name: s.instrument, url: s.url, lossless: s.url, lossy: lossy.get(s.instrument) }))
-    : [
-        { name: "vocals", url: job.vocalAudioFileUrl!, lossless: job.vocalAudioFileUrl, lossy: job.lossyVocalAudioFileUrl },
-        { name: "backing", url: job.backingAudioFileUrl!, lossless: job.backingAudioFileUrl, lossy: lossy.get("backing") },
-      ].filter((t) => t.url);
+  // a job that kept some stems only lists those (its vocal and backing URLs may be absent)
+  const tracks: Track[] =
+    split || job.output
+      ? job.stemFileUrls.map((s) => ({ name: s.instrument, url: s.url, lossless: s.url, lossy: lossy.get(s.instrument) }))
+      : [
+          { name: "vocals", url: job.vocalAudioFileUrl!, lossless: job.vocalAudioFileUrl, lossy: job.lossyVocalAudioFileUrl },
+          { name: "backing", url: job.backingAudioFileUrl!, lossless: job.backingAudioFileUrl, lossy: lossy.get("backing") },
+        ].filter((t) => t.url);
   return (
     <>
       <p class="hint">
         Model: {job.model}
-        {job.ensemble ? ` (ensemble, ${job.ensemble})` : ""}. Solo and mute the stems while they play together to audition a
-        remix.
+        {job.ensemble ? ` (ensemble, ${job.ensemble})` : ""}.{job.output ? ` Lossless files: ${writtenOutput(job.output)}` : ""}{" "}
+        Solo and mute the stems while they play together to audition a remix.
       </p>
       <Mixer tracks={tracks} />
     </>

@@ -3,7 +3,8 @@ import type { JobStatusEvent } from "@mixdown/kits-client";
 import { cancelJob, deleteJob, fetchJob, followEvents, jobOfKind, withStatus, type AnyJob, type JobKind } from "../api.ts";
 import { KINDS, type KindView } from "../kinds/index.ts";
 
-export function StatusBadge({ job }: { job: AnyJob["job"] }) {
+/** A job's (or a batch's) status, with its progress while it runs. */
+export function StatusBadge({ job }: { job: Pick<AnyJob["job"], "status" | "progress"> }) {
   return (
     <span class={`status ${job.status}`}>
       {job.status === "running" ? (

@@ -12,6 +12,8 @@ const KIND_LABELS: Record<UsageKind, string> = {
   voice_blend: "Voice blends",
   tts: "Text to speech",
   audio_analysis: "Audio analyses",
+  vocal_repair: "Vocal repairs",
+  mastering: "Masterings",
   // a pipeline counts no seconds of its own: its steps' jobs count theirs under their kinds
   pipeline: "Pipelines",
 };

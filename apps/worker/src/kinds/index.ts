@@ -1,10 +1,12 @@
 import { JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { audioAnalysisKind } from "./audio-analysis/handler.ts";
 import type { WorkerKind } from "./context.ts";
+import { masteringKind } from "./mastering/handler.ts";
 import { modelInstallKind } from "./model-install/handler.ts";
 import { pipelineKind } from "./pipeline/handler.ts";
 import { separationKind } from "./separation/handler.ts";
 import { ttsKind } from "./tts/handler.ts";
+import { vocalRepairKind } from "./vocal-repair/handler.ts";
 import { voiceBlendKind } from "./voice-blend/handler.ts";
 import { voiceConversionKind } from "./voice-conversion/handler.ts";
 import { voiceModelBuildKind } from "./voice-model-build/handler.ts";
@@ -25,6 +27,8 @@ export const WORKER_KINDS: WorkerKinds = {
   "voice-blend": voiceBlendKind,
   tts: ttsKind,
   "audio-analysis": audioAnalysisKind,
+  "vocal-repair": vocalRepairKind,
+  mastering: masteringKind,
   pipeline: pipelineKind,
   "voice-model-media": voiceModelMediaKind,
   "voice-model-build": voiceModelBuildKind,

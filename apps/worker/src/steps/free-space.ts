@@ -4,7 +4,8 @@ import { JobFailure } from "@mixdown/jobs";
 
 /** Bytes one second of one output file takes at most, stereo at `sampleRate` (separation writes 44.1 kHz). */
 export function bytesPerSecond(spec: OutputSpec, sampleRate = 44_100): number {
-  const frames = sampleRate * 2;
+  // a lossless file asked at a rate of its own (output control) takes that rate's samples
+  const frames = ((spec.format !== "mp3" ? spec.sampleRate : undefined) ?? sampleRate) * 2;
   switch (spec.format) {
     case "wav":
       return frames * (spec.sampleFormat === "s16" ? 2 : spec.sampleFormat === "s24" ? 3 : 4);

@@ -1,9 +1,9 @@
 import type { RecordKind } from "@mixdown/jobs";
 import { Prisma, type IdempotencyKey, type PrismaClient } from "../generated/prisma/client.ts";
 
-/** What a create made, so that a replay can read its current state: a job of a job table kind, or an imported voice model. */
+/** What a create made, so that a replay can read its current state: a job of a job table kind, an imported voice model, or a batch. */
 export interface IdempotentResource {
-  kind: RecordKind | "voice_model";
+  kind: RecordKind | "voice_model" | "batch";
   id: number;
 }
 

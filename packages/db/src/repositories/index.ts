@@ -42,6 +42,7 @@ export {
   type BuiltVoiceModel,
   type VoiceModelToBuild,
 } from "./voice-model-builds.ts";
+export { BatchRepository, type BatchWithJobs, type NewBatch, type RejectedFile } from "./batches.ts";
 export { HealthRepository } from "./health.ts";
 export { registerVoiceCatalogue, type VoiceCatalogueEntry } from "./voice-model-catalogue.ts";
 export { VoiceModelImportRepository } from "./voice-model-imports.ts";

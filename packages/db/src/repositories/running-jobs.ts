@@ -11,7 +11,10 @@ export class RunningJobRepository {
   private readonly tables: MixdownJobTables;
 
   /** `options.onWebhookOwed` queues the webhook of a row `markFailed` ends (see `createJobTables`). */
-  constructor(prisma: PrismaClient, options: JobTableOptions = {}) {
+  constructor(
+    private readonly prisma: PrismaClient,
+    options: JobTableOptions = {},
+  ) {
     this.tables = createJobTables(prisma, options);
   }
 
@@ -32,6 +35,22 @@ export class RunningJobRepository {
 
   markEnqueued(ref: JobRef): Promise<void> {
     return tableOf(this.tables, ref).markEnqueued(rowIdOf(ref));
+  }
+
+  /**
+   * A batch job's turn among its caller's running batch jobs, the priority its batch's create gave
+   * it (`BatchService.create`: each caller's n-th waiting batch job has priority n); undefined for
+   * a job created on its own, which BullMQ serves before every prioritized entry.
+   */
+  async priorityOf(ref: JobRef): Promise<number | undefined> {
+    if (ref.queue !== "separation") return undefined;
+    const id = rowIdOf(ref);
+    const row = await this.prisma.separationJob.findUnique({ where: { id }, select: { callerId: true, batchId: true } });
+    if (row?.batchId == null) return undefined;
+    const ahead = await this.prisma.separationJob.count({
+      where: { callerId: row.callerId, status: "running", batchId: { not: null }, id: { lt: id } },
+    });
+    return ahead + 1;
   }
 
   /** Ends a still-running row as its kind ends a failure; a row that finished meanwhile is left as it is. */

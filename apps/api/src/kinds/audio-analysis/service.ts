@@ -7,10 +7,8 @@ import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
-import { StoredUploads } from "../../jobs/stored-upload.ts";
-import { checkAudioUpload } from "../../uploads/audio-check.ts";
+import { createWithSeparationUpload } from "../../jobs/separation-upload.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
-import { SEPARATION_FORMATS } from "../separation/service.ts";
 import type { AudioAnalysisForm } from "./routes.ts";
 
 export interface AudioAnalysisServiceDeps {
@@ -41,29 +39,10 @@ export class AudioAnalysisService extends CallerJobs<AudioAnalysisJob, AudioAnal
 
   /** Checks the upload and the key's quota, stores the upload, writes the row and queues the job. */
   async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: AudioAnalysisForm): Promise<AudioAnalysisJobRecord> {
-    const input = form.inputFile;
-    const { format, seconds } = await checkAudioUpload(input, SEPARATION_FORMATS, {
-      seconds: this.deps.maxSeconds,
-      setting: "MAX_SEPARATION_SECONDS",
-    });
-    await this.deps.quota.check(apiKeyId, seconds);
-    const uploads = new StoredUploads(this.deps.storage, this.deps.log);
-    const inputKey = await uploads.commit(() => uploads.store("audio-analysis", input, format));
-    const row = await uploads.commit(() =>
-      this.deps.quota.admit(apiKeyId, seconds, (db) =>
-        this.deps.analyses.create(
-          {
-            callerId,
-            apiKeyId,
-            webhookUrl,
-            inputKey,
-            inputFormat: format,
-            inputFileName: input.filename?.slice(0, 255) ?? null,
-            audioSeconds: seconds,
-          },
-          db,
-        ),
-      ),
+    const row = await createWithSeparationUpload(
+      this.deps,
+      { kind: "audio-analysis", input: form.inputFile, apiKeyId },
+      (input, db) => this.deps.analyses.create({ callerId, apiKeyId, webhookUrl, ...input }, db),
     );
     await this.deps.submitter.submit({ queue: "audio-analysis", payload: { jobId: row.id } }, () =>
       this.deps.analyses.markEnqueued(row.id),

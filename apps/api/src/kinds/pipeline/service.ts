@@ -21,7 +21,7 @@ import { StoredUploads } from "../../jobs/stored-upload.ts";
 import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
 import type { InstalledSeparationModels } from "../separation/installed-models.ts";
-import { SEPARATION_FORMATS } from "../separation/service.ts";
+import { SEPARATION_FORMATS } from "../../jobs/separation-upload.ts";
 import { CONVERSION_FORMATS } from "../voice-conversion/service.ts";
 import type { PipelineForm } from "./routes.ts";
 import { checkSteps, parseSteps, STEP_OPTION_NAMES } from "./steps.ts";

@@ -9,6 +9,7 @@ import {
   readInstalledModels,
   resolveModelList,
 } from "@mixdown/separation/installed-models";
+import { planSeparationJob, SeparationPlanError } from "@mixdown/separation/job-plan";
 import { Type, type Static } from "typebox";
 import { unprocessable } from "../../http/errors.ts";
 
@@ -44,7 +45,8 @@ export type SeparationModelRecord = Static<typeof SeparationModelRecord>;
 export class InstalledSeparationModels {
   constructor(
     private readonly modelsDir: string,
-    private readonly defaults: { vocalSeparation: readonly string[]; stemSplit: readonly string[] },
+    /** the settings: the models of the jobs that name none (SEPARATION_MODEL_*), the vocal split (SEPARATION_MODEL_VOCAL_SPLIT) */
+    private readonly defaults: { vocalSeparation: readonly string[]; stemSplit: readonly string[]; vocalSplit: string },
   ) {}
 
   async list(): Promise<SeparationModelRecord[]> {
@@ -99,5 +101,37 @@ export class InstalledSeparationModels {
     // the ensemble fields are checked before what the members have in common
     if (resolved.problem === "no-common-stem") throw unprocessable(modelListProblemMessage(resolved, jobKind));
     return { models: names, ensemble };
+  }
+
+  /**
+   * A create's `stems` (output control), checked against the stems the job will publish, planned
+   * as the worker plans it (its models, else the settings', and the vocal split): 422 naming the
+   * unknown ones and the valid ones.
+   */
+  async checkStems(
+    kind: SeparationDbKind,
+    resolved: { models: string[]; ensemble: string | null },
+    stems: readonly string[],
+  ): Promise<void> {
+    const { models: installed } = await readInstalledModels(this.modelsDir);
+    const vocals = kind === "vocal_separation";
+    try {
+      planSeparationJob({
+        kind: separationKindOf(kind),
+        installed,
+        models: resolved.models,
+        ensemble: resolved.ensemble,
+        stems,
+        // the algorithm does not change which stems an ensemble publishes
+        settings: {
+          models: vocals ? this.defaults.vocalSeparation : this.defaults.stemSplit,
+          ensemble: DEFAULT_ENSEMBLE,
+          vocalSplit: this.defaults.vocalSplit,
+        },
+      });
+    } catch (err) {
+      if (err instanceof SeparationPlanError) throw unprocessable(err.message);
+      throw err;
+    }
   }
 }

@@ -1,5 +1,16 @@
-import type { SeparationJob, SeparationJobRepository } from "@mixdown/db";
-import { SEPARATION_KINDS, separationKindOf, type SeparationDbKind } from "@mixdown/jobs";
+import type { Prisma, SeparationJob, SeparationJobRepository } from "@mixdown/db";
+import {
+  asksForOutput,
+  resolveOutputOptions,
+  SEPARATION_KINDS,
+  separationKindOf,
+  type LosslessFormat,
+  type OutputOptions,
+  type OutputRequest,
+  type OutputSampleFormat,
+  type SeparationDbKind,
+} from "@mixdown/jobs";
+import { unprocessable } from "../../http/errors.ts";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
@@ -7,16 +18,34 @@ import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
 import type { JobCancels } from "../../jobs/job-cancels.ts";
 import type { JobSubmitter } from "../../jobs/job-submitter.ts";
 import type { JobOrigin } from "../../jobs/job-origin.ts";
+import { SEPARATION_FORMATS } from "../../jobs/separation-upload.ts";
 import { StoredUploads } from "../../jobs/stored-upload.ts";
 import type { RecordPresenter } from "@mixdown/records";
 import type { SeparationJobRecord } from "@mixdown/records";
-import { checkAudioUpload } from "../../uploads/audio-check.ts";
-import type { AudioFormat } from "../../uploads/audio-format.ts";
+import { checkAudioUpload, type CheckedAudio } from "../../uploads/audio-check.ts";
+import type { ReceivedFile } from "../../uploads/receive-form.ts";
 import type { SeparationForm } from "./routes.ts";
 import type { InstalledSeparationModels } from "./installed-models.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
 
-export const SEPARATION_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
+/** A separation create's options: its form but the file (what a batch gives every job of its). */
+export type SeparationOptions = Omit<SeparationForm, "inputFile">;
+
+/** The options as the jobs will run them (models resolved). */
+export interface SeparationPlan {
+  kind: SeparationDbKind;
+  models: string[];
+  ensemble: string | null;
+  /** The create's options as its form read them (an option added to the form arrives here). */
+  options: SeparationOptions;
+  /** The output options asked for, resolved and checked (docs/api.md, Output control); null: today's outputs. */
+  outputOptions: OutputOptions | null;
+}
+
+/** An upload that passed `checkInput`. */
+export interface CheckedInput extends CheckedAudio {
+  file: ReceivedFile;
+}
 
 const NOUN = (kind: SeparationDbKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
 
@@ -32,6 +61,8 @@ export interface SeparationServiceDeps {
   /** MAX_SEPARATION_SECONDS: the longest input a separation takes. */
   maxSeconds: number;
   quota: UsageQuota;
+  /** LOSSLESS_FORMAT: what a job's lossless files are when its create names no outputFormat. */
+  losslessFormat: LosslessFormat;
 }
 
 /** Vocal separations and stem splits: one shape, two kinds. */
@@ -49,46 +80,107 @@ export class SeparationService {
   }
 
   /** Checks the upload and the key's quota, stores the upload, writes the row and queues the job. */
-  async create(
-    { callerId, apiKeyId, webhookUrl }: JobOrigin,
-    kind: SeparationDbKind,
-    form: SeparationForm,
-  ): Promise<SeparationJobRecord> {
-    const input = form.inputFile;
+  async create(origin: JobOrigin, kind: SeparationDbKind, form: SeparationForm): Promise<SeparationJobRecord> {
+    const { inputFile, ...options } = form;
     // What the form's schema cannot say (the installed models, an ensemble's members), checked
     // before anything is stored, so a wrong name leaves nothing behind.
-    const { models, ensemble } = await this.deps.models.resolve(kind, form.model, form.ensemble);
-    const { format, seconds } = await checkAudioUpload(input, SEPARATION_FORMATS, {
-      seconds: this.deps.maxSeconds,
-      setting: "MAX_SEPARATION_SECONDS",
-    });
-    await this.deps.quota.check(apiKeyId, seconds);
+    const plan = await this.plan(kind, options);
+    const input = { file: inputFile, ...(await this.checkInput(inputFile)) };
+    await this.deps.quota.check(origin.apiKeyId, input.seconds);
+    const [row] = await this.createJobs(origin, plan, [input]);
+    return this.deps.presenter.separationJob(row!);
+  }
+
+  /** A create's options as its jobs will run them: the models resolved (422 when one is not installed or cannot serve the kind). */
+  async plan(kind: SeparationDbKind, options: SeparationOptions): Promise<SeparationPlan> {
+    const { models, ensemble } = await this.deps.models.resolve(kind, options.model, options.ensemble);
+    const outputOptions = await this.#outputOptions(kind, options, { models, ensemble });
+    return { kind, models, ensemble, options, outputOptions };
+  }
+
+  /** The output options a create asks for, resolved against LOSSLESS_FORMAT; a 422 naming each problem. */
+  async #outputOptions(
+    kind: SeparationDbKind,
+    form: SeparationOptions,
+    models: { models: string[]; ensemble: string | null },
+  ): Promise<OutputOptions | null> {
+    const request: OutputRequest = {
+      ...(form.outputFormat !== undefined ? { outputFormat: form.outputFormat as LosslessFormat } : {}),
+      ...(form.sampleFormat !== undefined ? { sampleFormat: form.sampleFormat as OutputSampleFormat } : {}),
+      ...(form.compressionLevel !== undefined ? { compressionLevel: form.compressionLevel } : {}),
+      ...(form.sampleRate !== undefined ? { sampleRate: form.sampleRate } : {}),
+      ...(form.stems !== undefined ? { stems: form.stems.split(",") } : {}),
+    };
+    if (!asksForOutput(request)) return null;
+    const resolved = resolveOutputOptions(request, this.deps.losslessFormat);
+    if (resolved.problems) throw unprocessable(resolved.problems.join("; "));
+    if (resolved.options.stems) await this.deps.models.checkStems(kind, models, resolved.options.stems);
+    return resolved.options;
+  }
+
+  /** An upload's format (from its bytes) and length: 415 / 422 when it is not audio a separation takes. */
+  checkInput(file: ReceivedFile): Promise<CheckedAudio> {
+    return checkAudioUpload(file, SEPARATION_FORMATS, { seconds: this.deps.maxSeconds, setting: "MAX_SEPARATION_SECONDS" });
+  }
+
+  /**
+   * Stores checked uploads, writes one row each in one transaction under the key's quota and
+   * queues them; with `batch`, the batch's row is written first in the same transaction, its id
+   * goes on every row and each job is queued with its priority. A failure before the commit
+   * deletes what was stored and leaves no row.
+   */
+  async createJobs(
+    { callerId, apiKeyId, webhookUrl }: JobOrigin,
+    plan: SeparationPlan,
+    inputs: CheckedInput[],
+    batch?: { create(db: Prisma.TransactionClient): Promise<number>; priority(index: number): number },
+  ): Promise<SeparationJob[]> {
+    const { kind, models, ensemble, options, outputOptions } = plan;
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
-    const inputKey = await uploads.commit(() => uploads.store(separationKindOf(kind), input, format));
-    const row = await uploads.commit(() =>
-      this.deps.quota.admit(apiKeyId, seconds, (db) =>
-        this.deps.separations.create(
-          {
-            callerId,
-            apiKeyId,
-            webhookUrl,
-            kind,
-            inputKey,
-            inputFormat: format,
-            inputFileName: input.filename?.slice(0, 255) ?? null,
-            models,
-            ensemble,
-            analyze: form.analyze ?? false,
-            audioSeconds: seconds,
-          },
-          db,
-        ),
-      ),
+    const inputKeys: string[] = [];
+    for (const input of inputs)
+      inputKeys.push(await uploads.commit(() => uploads.store(separationKindOf(kind), input.file, input.format)));
+    const seconds = inputs.reduce((sum, i) => sum + i.seconds, 0);
+    const rows = await uploads.commit(() =>
+      this.deps.quota.admit(apiKeyId, seconds, async (db) => {
+        const batchId = batch ? await batch.create(db) : null;
+        const created: SeparationJob[] = [];
+        for (const [i, input] of inputs.entries()) {
+          created.push(
+            await this.deps.separations.create(
+              {
+                callerId,
+                apiKeyId,
+                webhookUrl,
+                kind,
+                inputKey: inputKeys[i]!,
+                inputFormat: input.format,
+                inputFileName: input.file.filename?.slice(0, 255) ?? null,
+                models,
+                ensemble,
+                analyze: options.analyze ?? false,
+                ...(outputOptions ? { outputOptions: { ...outputOptions } } : {}),
+                audioSeconds: input.seconds,
+                batchId,
+              },
+              db,
+            ),
+          );
+        }
+        return created;
+      }),
     );
-    await this.deps.submitter.submit({ queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } }, () =>
-      this.deps.separations.markEnqueued(row.id),
-    );
-    return this.deps.presenter.separationJob(row);
+    for (const [i, row] of rows.entries()) {
+      const added = await this.deps.submitter.submit(
+        { queue: "separation", payload: { kind: separationKindOf(kind), jobId: row.id } },
+        () => this.deps.separations.markEnqueued(row.id),
+        batch ? { priority: batch.priority(i) } : {},
+      );
+      // Redis is away: the rest are left to the reconciler (their `enqueuedAt` is null), rather
+      // than a batch's create waiting out the submit's timeout once per job.
+      if (!added) break;
+    }
+    return rows;
   }
 
   #callerJobs(kind: SeparationDbKind): CallerJobs<SeparationJob, SeparationJobRecord> {

@@ -3,7 +3,7 @@ import { checkInputLength, probeSeconds } from "../../steps/input-length.ts";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SeparationOutputs, StoredStem } from "@mixdown/db";
-import { JobFailure } from "@mixdown/jobs";
+import { JobFailure, type LosslessFormat, type OutputOptions, type WrittenOutput } from "@mixdown/jobs";
 import type { OutputSpec, SeparateFileResult, SeparationManifest } from "@mixdown/separation";
 import { writeRemainder } from "@mixdown/separation/vocal-split";
 import {
@@ -78,6 +78,7 @@ function planJob(
   installed: readonly InstalledModel[],
   kind: SeparationJobKindName,
   row: { models: string[]; ensemble: string | null },
+  stems: readonly string[] | null,
 ): SeparationJobPlan {
   const vocals = kind === "vocal-separation";
   try {
@@ -86,6 +87,7 @@ function planJob(
       installed,
       models: row.models,
       ensemble: row.ensemble,
+      stems,
       settings: {
         models: vocals ? deps.models.vocalSeparation : deps.models.stemSplit,
         ensemble: vocals ? deps.ensembles.vocalSeparation : deps.ensembles.stemSplit,
@@ -96,6 +98,29 @@ function planJob(
     if (err instanceof SeparationPlanError) throw new JobFailure(err.failure, err.message);
     throw err;
   }
+}
+
+/** A job's lossless output as the separation writes it: its options, else the server's format as always (WAV f32, FLAC 24-bit). */
+function losslessSpec(options: Pick<OutputOptions, "format" | "sampleRate"> & Partial<OutputOptions>): OutputSpec {
+  const rate = options.sampleRate !== null ? { sampleRate: options.sampleRate } : {};
+  if (options.format === "wav") return { format: "wav", sampleFormat: options.sampleFormat ?? "f32", ...rate };
+  return {
+    format: "flac",
+    bitDepth: options.sampleFormat === "s16" ? 16 : 24,
+    ...(options.compressionLevel != null ? { compressionLevel: options.compressionLevel } : {}),
+    ...rate,
+  };
+}
+
+/** What a job with output options wrote (its record's `output`): the options, the rate written, the stems kept. */
+function writtenOutput(options: OutputOptions, inputRate: number, stemFiles: StemFiles): WrittenOutput {
+  return {
+    format: options.format,
+    sampleFormat: options.sampleFormat,
+    compressionLevel: options.compressionLevel,
+    sampleRate: options.sampleRate ?? inputRate,
+    stems: stemFiles.map(([instrument]) => instrument),
+  };
 }
 
 type Format = "wav" | "flac" | "mp3";
@@ -131,18 +156,34 @@ export function stemFilesOf(
   ];
 }
 
-/** The keys the row stores, once every upload finished: the record's stems, and the vocal pair's when the model has vocals. */
+/**
+ * The vocal pair's files the job publishes as its vocal and backing URLs: both whenever the model
+ * has vocals; with output control's `stems`, the whole vocal only with `vocals` kept and the
+ * backing only with `backing`.
+ */
+function pairFilesKept(
+  pair: { vocals: string; backing: string } | undefined,
+  stems: readonly string[] | null,
+): { vocals?: string; backing?: string } {
+  if (!pair) return {};
+  return {
+    ...(!stems || stems.includes("vocals") ? { vocals: pair.vocals } : {}),
+    ...(!stems || stems.includes("backing") ? { backing: pair.backing } : {}),
+  };
+}
+
+/** The keys the row stores, once every upload finished: the record's stems, and the vocal pair's kept. */
 function storedKeys(
   stemFiles: StemFiles,
-  pair: { vocals: string; backing: string } | undefined,
+  pair: { vocals?: string; backing?: string },
   uploads: UploadQueue<UploadedFile>,
 ): Omit<SeparationOutputs, "models" | "ensemble"> {
   const stems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: uploads.uploaded(f).lossless }));
   const lossyStems: StoredStem[] = stemFiles.map(([instrument, f]) => ({ instrument, key: uploads.uploaded(f).lossy }));
   return {
-    vocalKey: pair ? uploads.uploaded(pair.vocals).lossless : null,
-    lossyVocalKey: pair ? uploads.uploaded(pair.vocals).lossy : null,
-    backingKey: pair ? uploads.uploaded(pair.backing).lossless : null,
+    vocalKey: pair.vocals ? uploads.uploaded(pair.vocals).lossless : null,
+    lossyVocalKey: pair.vocals ? uploads.uploaded(pair.vocals).lossy : null,
+    backingKey: pair.backing ? uploads.uploaded(pair.backing).lossless : null,
     stems,
     lossyStems,
   };
@@ -168,12 +209,13 @@ async function splitAfterwards(
     firstShare: number;
   },
   files: JobFiles,
-  uploads: UploadQueue<UploadedFile>,
+  /** queues a final file for upload, when the job keeps it */
+  publish: (file: string) => void,
 ): Promise<void> {
   const { workDir, log, reportProgress, signal } = job;
   const { splitModel, pair, outputs, lossless, firstShare } = step;
-  uploads.add(pair.vocals);
-  uploads.add(pair.backing);
+  publish(pair.vocals);
+  publish(pair.backing);
   const whole = files.get(pair.vocals)![lossless]!;
   const splitDir = join(workDir, "split");
   const parts = await pool.run(
@@ -191,8 +233,8 @@ async function splitAfterwards(
   log.info({ timings: parts.timings, model: splitModel.name }, "split the vocal");
   files.set("harmony", parts.stems.harmony!);
   files.set("reverb", parts.stems.reverb!);
-  uploads.add("harmony");
-  uploads.add("reverb");
+  publish("harmony");
+  publish("reverb");
   const lead = Object.fromEntries(outputs.map((o) => [o.format, join(splitDir, `lead.${o.format}`)]));
   const leadStarted = performance.now();
   await writeRemainder(
@@ -231,14 +273,16 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         "input",
         signal,
       );
+      // output control, resolved at create; null: the job is written as every Kits job is
+      const asked = row.outputOptions as OutputOptions | null;
       const outputs: OutputSpec[] = [
-        deps.losslessFormat === "flac" ? { format: "flac", bitDepth: 24 } : { format: "wav", sampleFormat: "f32" },
+        asked ? losslessSpec(asked) : losslessSpec({ format: deps.losslessFormat, sampleRate: null }),
         { format: "mp3", bitrateKbps: deps.lossyBitrateKbps },
       ];
       // Read once per job (the models directory may have changed since start): the plan is made
       // from it, and the thread loads a model it has not loaded yet from the manifests it carries.
       const { models: installed } = await readInstalledModels(deps.modelsDir);
-      const plan = planJob(deps, installed, kind, row);
+      const plan = planJob(deps, installed, kind, row, asked?.stems ?? null);
       if (plan.splitOff) log.warn({ reason: plan.splitOff }, "vocal separation without the vocal split");
       const seconds = probeSeconds(inputProbe);
       if (seconds !== undefined) await checkFreeSpace(workDir, { seconds, files: plan.outputFiles, formats: outputs });
@@ -250,7 +294,7 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       );
       log.info({ timings: result.timings, frames: result.frames, sampleRate: result.sampleRate }, "separated");
 
-      const lossless = deps.losslessFormat;
+      const lossless = outputs[0]!.format as LosslessFormat;
       const stored = jobOutputKeys(kind, rowId);
       const files: JobFiles = new Map(Object.entries(result.stems));
       const upload = async (file: string, format: Format): Promise<string> => {
@@ -274,7 +318,13 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const pair = vocalPairOf(Object.keys(result.stems));
       if (kind === "vocal-separation" && !pair)
         throw new JobFailure("permanent", `The separation model "${plan.models.join(",")}" produced no vocals and backing`);
-      const stemFiles = stemFilesOf(kind, plan, pair);
+      const stemFiles = stemFilesOf(kind, plan, pair).filter(([instrument]) => plan.stems.includes(instrument));
+      const pairKept = pairFilesKept(pair, asked?.stems ?? null);
+      // a file the job does not keep stays in its work directory
+      const kept = new Set([...stemFiles.map(([, f]) => f), ...Object.values(pairKept)]);
+      const publish = (file: string) => {
+        if (kept.has(file)) uploads.add(file);
+      };
       try {
         if (plan.split && !plan.split.onePass)
           await splitAfterwards(
@@ -282,10 +332,10 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
             deps.pool,
             { splitModel: plan.split.model, pair: pair!, outputs, lossless, firstShare },
             files,
-            uploads,
+            publish,
           );
         const waitStarted = performance.now();
-        for (const file of [...stemFiles.map(([, f]) => f), ...(pair ? [pair.vocals, pair.backing] : [])]) uploads.add(file);
+        for (const file of kept) uploads.add(file);
         await uploads.finished();
         log.info({ ms: uploads.uploadMs, waitedMs: performance.now() - waitStarted, files: uploads.files * 2 }, "uploaded");
       } catch (err) {
@@ -303,10 +353,11 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         : undefined;
       if (analysis) log.info({ stems: analysis.stems.length }, "analysed the input and the stems");
       return {
-        ...storedKeys(stemFiles, pair, uploads),
+        ...storedKeys(stemFiles, pairKept, uploads),
         models: plan.models,
         ensemble: plan.ensemble?.algorithm ?? null,
         ...(analysis ? { analysis: JSON.parse(JSON.stringify(analysis)) } : {}),
+        ...(asked ? { output: { ...writtenOutput(asked, result.sampleRate, stemFiles) } } : {}),
       } satisfies SeparationOutputs;
     },
     async discard({ payload, rowId }) {

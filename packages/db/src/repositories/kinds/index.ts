@@ -2,10 +2,12 @@ import type { JobTableKind } from "@mixdown/jobs";
 import type { JobFiles } from "../job-files.ts";
 import type { JobTable, JobTableRows } from "../job-table.ts";
 import { audioAnalysisRows } from "./audio-analysis.ts";
+import { masteringRows } from "./mastering.ts";
 import { pipelineRows } from "./pipeline.ts";
 import { separationRows } from "./separation.ts";
 import { ttsRows } from "./tts.ts";
 import { voiceBlendRows } from "./voice-blend.ts";
+import { vocalRepairRows } from "./vocal-repair.ts";
 import { voiceConversionRows } from "./voice-conversion.ts";
 
 /**
@@ -19,6 +21,8 @@ export const JOB_TABLE_ROWS = {
   "voice-blend": voiceBlendRows,
   tts: ttsRows,
   "audio-analysis": audioAnalysisRows,
+  "vocal-repair": vocalRepairRows,
+  mastering: masteringRows,
   pipeline: pipelineRows,
 } satisfies JobTableRowsByKind;
 
@@ -78,6 +82,20 @@ export {
   type AudioAnalysisOutput,
   type NewAudioAnalysisJob,
 } from "./audio-analysis.ts";
+export {
+  VocalRepairJobRepository,
+  vocalRepairRows,
+  vocalRepairStorage,
+  type NewVocalRepairJob,
+  type VocalRepairOutputs,
+} from "./vocal-repair.ts";
+export {
+  MasteringJobRepository,
+  masteringRows,
+  masteringStorage,
+  type MasteringOutputs,
+  type NewMasteringJob,
+} from "./mastering.ts";
 export {
   PipelineRepository,
   pipelineRows,

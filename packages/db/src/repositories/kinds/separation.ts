@@ -24,6 +24,8 @@ export interface SeparationOutputs {
   ensemble?: string | null;
   /** With the row's `analyze`: the input's and each stem's analysis (`{ input, stems }`). */
   analysis?: Prisma.InputJsonValue;
+  /** With the row's `outputOptions`: what was written (`@mixdown/jobs`' WrittenOutput). */
+  output?: Prisma.InputJsonValue;
 }
 
 export interface NewSeparationJob {
@@ -38,11 +40,15 @@ export interface NewSeparationJob {
   ensemble?: string | null;
   /** Whether the input and each stem are analysed after the separation (`analyze=true`). */
   analyze?: boolean;
+  /** The create's output options, resolved (`@mixdown/jobs`' OutputOptions); absent: none asked. */
+  outputOptions?: Prisma.InputJsonValue;
   /** The input's duration in seconds (what the job counts in its key's usage). */
   audioSeconds?: number | null;
   /** Where the job's end is POSTed (null: nowhere), and the key whose secret signs it. */
   webhookUrl?: string | null;
   apiKeyId?: number | null;
+  /** The batch whose create made the job (`POST /batches`). */
+  batchId?: number | null;
 }
 
 /** Vocal separation and stem split rows. */

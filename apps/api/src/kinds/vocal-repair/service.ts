@@ -1,0 +1,89 @@
+import type { VocalRepairJob, VocalRepairJobRepository } from "@mixdown/db";
+import { parseVocalRepairSteps, VOCAL_REPAIR_STEPS } from "@mixdown/jobs";
+import type { RecordPresenter, VocalRepairJobRecord } from "@mixdown/records";
+import {
+  modelListProblemMessage,
+  readInstalledModels,
+  resolveModelList,
+  resolveVocalSplit,
+} from "@mixdown/separation/installed-models";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { FastifyBaseLogger } from "fastify";
+import { unprocessable } from "../../http/errors.ts";
+import { CallerJobs } from "../../jobs/caller-jobs.ts";
+import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
+import type { JobCancels } from "../../jobs/job-cancels.ts";
+import type { JobOrigin } from "../../jobs/job-origin.ts";
+import type { JobSubmitter } from "../../jobs/job-submitter.ts";
+import { createWithSeparationUpload } from "../../jobs/separation-upload.ts";
+import type { UsageQuota } from "../../usage/quota.ts";
+import type { VocalRepairForm } from "./routes.ts";
+
+export interface VocalRepairServiceDeps {
+  repairs: VocalRepairJobRepository;
+  storage: ObjectStorage;
+  submitter: JobSubmitter;
+  cancels: JobCancels;
+  deletions: CallerDeletions;
+  presenter: RecordPresenter;
+  log: FastifyBaseLogger;
+  /** MAX_SEPARATION_SECONDS: a repair takes what a separation takes. */
+  maxSeconds: number;
+  quota: UsageQuota;
+  /** MODELS_DIR, resolved: the separation models `isolateVocal` and `dereverb` run. */
+  modelsDir: string;
+  /** SEPARATION_MODEL_VOCALS (isolateVocal) and SEPARATION_MODEL_VOCAL_SPLIT (dereverb). */
+  settings: { vocals: readonly string[]; vocalSplit: string };
+}
+
+/** Vocal repairs: an upload checked as a separation's is, stored, and repaired by the worker. */
+export class VocalRepairService extends CallerJobs<VocalRepairJob, VocalRepairJobRecord> {
+  constructor(private readonly deps: VocalRepairServiceDeps) {
+    super({
+      kind: "vocal-repair",
+      noun: "vocal repair",
+      rows: deps.repairs,
+      present: (row) => deps.presenter.vocalRepairJob(row),
+      cancels: deps.cancels,
+      deletions: deps.deletions,
+    });
+  }
+
+  /** Checks the steps, the models they need, the upload and the key's quota, stores the upload, writes the row and queues the job. */
+  async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: VocalRepairForm): Promise<VocalRepairJobRecord> {
+    const isolateVocal = form.isolateVocal ?? false;
+    // What the form's schema cannot say, checked before anything is stored so a wrong step leaves nothing behind.
+    const { steps, unknown } = parseVocalRepairSteps(form.steps);
+    const known = `one or more of ${VOCAL_REPAIR_STEPS.join(", ")}, comma-separated`;
+    if (unknown.length > 0)
+      throw unprocessable(`steps names ${unknown.map((s) => JSON.stringify(s)).join(", ")}, not a repair step (${known})`);
+    if (steps.length === 0) throw unprocessable(`steps is empty: name ${known}`);
+    await this.#checkModels(steps.includes("dereverb"), isolateVocal);
+    const row = await createWithSeparationUpload(
+      this.deps,
+      { kind: "vocal-repair", input: form.inputFile, apiKeyId },
+      (input, db) => this.deps.repairs.create({ callerId, apiKeyId, webhookUrl, ...input, steps, isolateVocal }, db),
+    );
+    await this.deps.submitter.submit({ queue: "vocal-repair", payload: { jobId: row.id } }, () =>
+      this.deps.repairs.markEnqueued(row.id),
+    );
+    return this.deps.presenter.vocalRepairJob(row);
+  }
+
+  /** A dereverb needs the vocal split model, an isolation the vocal separation's: 422 when the server has none. */
+  async #checkModels(dereverb: boolean, isolateVocal: boolean): Promise<void> {
+    if (!dereverb && !isolateVocal) return;
+    const { models } = await readInstalledModels(this.deps.modelsDir);
+    if (dereverb) {
+      const split = resolveVocalSplit(this.deps.settings.vocalSplit, models);
+      if (split.reason) throw unprocessable(`dereverb cannot run on this server: ${split.reason}`);
+    }
+    if (isolateVocal) {
+      const resolved = resolveModelList(models, this.deps.settings.vocals, "vocal-separation");
+      if (resolved.problem)
+        throw unprocessable(
+          `isolateVocal cannot run on this server (SEPARATION_MODEL_VOCALS): ${modelListProblemMessage(resolved, "vocal-separation")}`,
+        );
+    }
+  }
+}

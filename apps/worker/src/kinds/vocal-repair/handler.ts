@@ -1,0 +1,129 @@
+import { join } from "node:path";
+import { isVocalRepairStep, JobFailure, jobOutputKeys } from "@mixdown/jobs";
+import { RepairModelProblem, repairVocalFile } from "@mixdown/repair";
+import { readInstalledModels, type EnsembleAlgorithm } from "@mixdown/separation/installed-models";
+import { SeparationPlanError } from "@mixdown/separation/job-plan";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { JobHandler } from "../../run-job.ts";
+import { checkInputLength } from "../../steps/input-length.ts";
+import type { WorkerKind } from "../context.ts";
+import { createSeparationPool, type SeparationPool } from "../separation/protocol.ts";
+import { createDenoisePool, type DenoisePool } from "./protocol.ts";
+
+export interface VocalRepairJobDeps {
+  storage: ObjectStorage;
+  /** MAX_SEPARATION_SECONDS: a longer input fails the job (bad input). */
+  maxInputSeconds: number;
+  denoisePool: DenoisePool;
+  /** The separation threads `isolateVocal` and `dereverb` run on (made on the first job that needs them). */
+  separationPool: () => SeparationPool;
+  losslessFormat: "wav" | "flac";
+  lossyBitrateKbps: number;
+  modelsDir: string;
+  /** SEPARATION_MODEL_VOCALS and its ensemble (isolateVocal), SEPARATION_MODEL_VOCAL_SPLIT (dereverb). */
+  models: { vocals: readonly string[]; vocalsEnsemble: EnsembleAlgorithm; vocalSplit: string };
+}
+
+/**
+ * Repairs one uploaded vocal (`repairVocalFile`): download it, isolate its vocal when the input is
+ * a mix and run the steps, RNNoise on the denoise threads and the separation models on separation
+ * threads, then publish `output.<lossless>` and `output.mp3` under the row's own keys.
+ */
+export function vocalRepairHandler(deps: VocalRepairJobDeps): JobHandler<"vocal-repair"> {
+  return {
+    async run({ row, rowId, workDir, log, signal, reportProgress }) {
+      const steps = row.steps.filter(isVocalRepairStep);
+      if (steps.length === 0) throw new JobFailure("permanent", `The job names no repair step (${row.steps.join(", ")})`);
+      const inputPath = join(workDir, "input");
+      await deps.storage.downloadToFile(row.inputKey, inputPath);
+      signal.throwIfAborted();
+      const probe = await checkInputLength(
+        inputPath,
+        { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
+        "input",
+        signal,
+      );
+      if (!probe) throw new JobFailure("bad-input", "The uploaded file has no audio stream");
+      // read once per job: the models directory may have changed since start
+      const installed = row.isolateVocal || steps.includes("dereverb") ? (await readInstalledModels(deps.modelsDir)).models : [];
+      const lossless = join(workDir, `output.${deps.losslessFormat}`);
+      const lossy = join(workDir, "output.mp3");
+      let models: string[];
+      try {
+        ({ models } = await repairVocalFile({
+          inputPath,
+          probe,
+          steps,
+          isolateVocal: row.isolateVocal,
+          workDir,
+          installed,
+          models: deps.models,
+          targets: [
+            deps.losslessFormat === "flac" ? { format: "flac", path: lossless, bitDepth: 24 } : { format: "wav", path: lossless },
+            { format: "mp3", path: lossy, bitrateKbps: deps.lossyBitrateKbps },
+          ],
+          runners: {
+            separate: (request, onProgress) => deps.separationPool().run(request, onProgress, signal),
+            denoise: (request, onProgress) => deps.denoisePool.run(request, onProgress, signal),
+          },
+          onProgress: reportProgress,
+          onPart: (part, detail) => log.info(detail, `vocal repair: ${part}`),
+          signal,
+        }));
+      } catch (err) {
+        if (err instanceof SeparationPlanError) throw new JobFailure(err.failure, err.message);
+        if (err instanceof RepairModelProblem) throw new JobFailure("permanent", err.message);
+        throw err;
+      }
+      const keys = jobOutputKeys("vocal-repair", rowId);
+      const outputKey = keys.file(`output.${deps.losslessFormat}`);
+      const lossyOutputKey = keys.file("output.mp3");
+      await Promise.all([
+        deps.storage.putFile(outputKey, lossless, { final: true }),
+        deps.storage.putFile(lossyOutputKey, lossy, { final: true }),
+      ]);
+      return { outputKey, lossyOutputKey, models };
+    },
+    async discard({ rowId }) {
+      await deps.storage.deletePrefix(jobOutputKeys("vocal-repair", rowId).prefix);
+    },
+  };
+}
+
+/** The denoise threads and, on the first job that isolates or dereverbs, separation threads of the kind's own. */
+export const vocalRepairKind: WorkerKind<"vocal-repair"> = {
+  start({ config, storage, modelsDir, output, pooled, idle }) {
+    const concurrency = config.WORKER_CONCURRENCY_VOCAL_REPAIR;
+    const denoisePool = pooled(createDenoisePool(concurrency, idle("denoise")));
+    let separationPool: SeparationPool | undefined;
+    return vocalRepairHandler({
+      storage,
+      maxInputSeconds: config.MAX_SEPARATION_SECONDS,
+      denoisePool,
+      separationPool: () =>
+        (separationPool ??= pooled(
+          createSeparationPool(
+            concurrency,
+            {
+              modelsDir,
+              executionProvider: config.ORT_EXECUTION_PROVIDER,
+              providerFallback: config.ORT_PROVIDER_FALLBACK,
+              intraOpThreads: config.ORT_INTRA_OP_THREADS,
+              interOpThreads: config.ORT_INTER_OP_THREADS,
+              // loaded by the first job that runs them: a repair worker may never isolate or dereverb
+              preload: [],
+              ownThread: [],
+            },
+            { ...idle("vocal repair separation"), startUnloaded: true },
+          ),
+        )),
+      ...output,
+      modelsDir,
+      models: {
+        vocals: config.SEPARATION_MODEL_VOCALS,
+        vocalsEnsemble: config.SEPARATION_ENSEMBLE_VOCALS,
+        vocalSplit: config.SEPARATION_MODEL_VOCAL_SPLIT,
+      },
+    });
+  },
+};
