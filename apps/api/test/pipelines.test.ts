@@ -59,6 +59,58 @@ describe("pipelines", () => {
     assert.deepEqual(karaoke?.steps, [{ step: "separate", options: {} }]);
     assert.deepEqual(karaoke?.requires, []);
     assert.equal(presets.find((p) => p.name === "vocal-swap")?.input, "vocal");
+    const cleanup = presets.find((p) => p.name === "vocal-cleanup");
+    assert.deepEqual(cleanup?.steps, [
+      { step: "separate", options: {} },
+      { step: "repair", options: { steps: "dereverb,denoise" } },
+    ]);
+    assert.deepEqual(cleanup?.requires, []);
+    const mastered = presets.find((p) => p.name === "cover-mastered");
+    assert.deepEqual(
+      mastered?.steps.map((s) => s.step),
+      ["separate", "convert", "recombine", "master"],
+    );
+    assert.deepEqual(mastered?.steps[3], { step: "master", options: { targetLufs: -14, truePeakDb: -1 } });
+    assert.deepEqual(mastered?.requires, ["voiceModelId"]);
+  });
+
+  test("a repair and a master step are checked by their kinds' own forms and stored as those kinds' jobs take them", async () => {
+    const steps = [
+      { step: "separate" },
+      { step: "repair", steps: ["denoise", "dereverb"] },
+      { step: "convert", voiceModelId: myModel },
+      { step: "recombine" },
+      { step: "master", targetLufs: -16 },
+    ];
+    const res = await create({ steps: JSON.stringify(steps) });
+    assert.equal(res.statusCode, 201, res.body);
+    const record = res.json();
+    assert.deepEqual(
+      record.steps.map((s: { step: string; jobKind: string; options: unknown }) => [s.step, s.jobKind, s.options]),
+      [
+        // no model named: the worker runs the server's setting, as a separation that names none
+        ["separate", "vocal-separations", { models: [], ensemble: null }],
+        // the repairs in the order they run, as a vocal repair's create orders them
+        ["repair", "vocal-repairs", { steps: ["dereverb", "denoise"] }],
+        ["convert", "voice-conversions", record.steps[2].options],
+        ["recombine", "voice-conversions", {}],
+        // truePeakDb not given: the mastering's default
+        ["master", "masterings", { targetLufs: -16, truePeakDb: -1 }],
+      ],
+    );
+    // a repair first on a vocal, its steps as the form's comma-separated text
+    const vocal = await create({ input: "vocal", steps: JSON.stringify([{ step: "repair", steps: "denoise" }]) });
+    assert.equal(vocal.statusCode, 201, vocal.body);
+    assert.deepEqual(vocal.json().steps[0].options, { steps: ["denoise"] });
+    // a master first on a mix, every option its default
+    const master = await create({ steps: JSON.stringify([{ step: "master" }]) });
+    assert.equal(master.statusCode, 201, master.body);
+    assert.deepEqual(master.json().steps[0].options, { targetLufs: -14, truePeakDb: -1 });
+    for (const preset of ["vocal-cleanup", "cover-mastered"]) {
+      const made = await create({ preset, ...(preset === "cover-mastered" ? { voiceModelId: myModel } : {}) });
+      assert.equal(made.statusCode, 201, made.body);
+      assert.equal(made.json().preset, preset);
+    }
   });
 
   test("a create with steps answers 201 with every step pending, stores the upload, writes the rows and queues the pipeline", async () => {
@@ -131,7 +183,7 @@ describe("pipelines", () => {
     [
       "an unknown step",
       { steps: JSON.stringify([{ step: "separate" }, { step: "karaoke" }]) },
-      /^steps\[1\]: step "karaoke" is not a step \(one of separate, convert, recombine\)/,
+      /^steps\[1\]: step "karaoke" is not a step \(one of separate, repair, convert, recombine, master\)/,
     ],
     [
       "a convert of a mix",
@@ -143,7 +195,67 @@ describe("pipelines", () => {
       { input: "vocal", steps: JSON.stringify([{ step: "convert", voiceModelId: 1 }, { step: "recombine" }]) },
       /^steps\[1\]: recombine must follow a convert that follows a separate/,
     ],
-    ["an unknown preset", { preset: "nightcore" }, /^preset "nightcore" is not a preset \(one of karaoke, cover, vocal-swap\)/],
+    [
+      "an unknown preset",
+      { preset: "nightcore" },
+      /^preset "nightcore" is not a preset \(one of karaoke, cover, vocal-swap, vocal-cleanup, cover-mastered\)/,
+    ],
+    [
+      "a preset that masters a cover without its voice model",
+      { preset: "cover-mastered" },
+      /^voiceModelId is required by preset cover-mastered/,
+    ],
+    [
+      "a repair of a mix",
+      { steps: JSON.stringify([{ step: "repair", steps: "denoise" }]) },
+      /^steps\[0\]: repair takes a vocal, but the input \(input=mix\) gives a mix; put a separate before it/,
+    ],
+    [
+      "a master of a vocal",
+      { steps: JSON.stringify([{ step: "separate" }, { step: "master" }]) },
+      /^steps\[1\]: master takes a mix, but steps\[0\] \(separate\) gives a vocal/,
+    ],
+    [
+      "a repair without its steps",
+      { steps: JSON.stringify([{ step: "separate" }, { step: "repair" }]) },
+      /^steps\[1\] \(repair\): steps is required: one or more of dereverb, denoise/,
+    ],
+    [
+      "a repair naming no repair step",
+      { steps: JSON.stringify([{ step: "separate" }, { step: "repair", steps: "denoise,declip" }]) },
+      /^steps\[1\] \(repair\): steps names "declip", not a repair step/,
+    ],
+    [
+      "a repair that isolates the vocal itself",
+      { steps: JSON.stringify([{ step: "separate" }, { step: "repair", steps: "denoise", isolateVocal: true }]) },
+      /^steps\[1\] \(repair\): isolateVocal is not taken by a pipeline's repair: .*put a separate before it/,
+    ],
+    [
+      "a master's loudness out of the mastering's range",
+      { steps: JSON.stringify([{ step: "master", targetLufs: -3 }]) },
+      /^steps\[0\] \(master\): targetLufs must be between -70 and -5 \(got -3\)/,
+    ],
+    [
+      "a master to a reference",
+      { steps: JSON.stringify([{ step: "master", referenceFile: "ref.wav" }]) },
+      /^steps\[0\] \(master\): referenceFile is not taken by a pipeline's master: .*loudness target only/,
+    ],
+    [
+      "a separate that keeps only some stems",
+      {
+        steps: JSON.stringify([
+          { step: "separate", stems: "vocals" },
+          { step: "convert", voiceModelId: 1 },
+          { step: "recombine" },
+        ]),
+      },
+      /^steps\[0\] \(separate\): stems is not taken by a pipeline's separate: the steps after a separate take its whole vocal and backing/,
+    ],
+    [
+      "a separate with output options",
+      { steps: JSON.stringify([{ step: "separate", outputFormat: "flac", sampleRate: 48000 }]) },
+      /^steps\[0\] \(separate\): outputFormat, sampleRate are not taken by a pipeline's separate/,
+    ],
     ["a preset without the voice model it needs", { preset: "cover" }, /^voiceModelId is required by preset cover/],
     ["both steps and a preset", { preset: "karaoke", steps: "[]" }, /^give either steps or preset, not both/],
     ["neither steps nor a preset", {}, /^steps or preset is required/],

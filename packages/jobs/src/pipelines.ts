@@ -17,6 +17,13 @@ export const PIPELINE_STEPS = {
     description:
       "A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`",
   },
+  repair: {
+    kind: "vocal-repair",
+    takes: "vocal",
+    gives: "vocal",
+    description:
+      "A vocal repair of the vocal (options: `steps` (required), the repairs `dereverb`, `denoise`, comma-separated or an array, as `POST /vocal-repairs` takes them; the vocal is repaired as it comes, no `isolateVocal`)",
+  },
   convert: {
     kind: "voice-conversion",
     takes: "vocal",
@@ -30,6 +37,13 @@ export const PIPELINE_STEPS = {
     gives: "mix",
     description:
       "The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`",
+  },
+  master: {
+    kind: "mastering",
+    takes: "mix",
+    gives: "mix",
+    description:
+      "A mastering of the mix to a loudness target (options: `targetLufs`, default -14, and `truePeakDb`, default -1, as `POST /masterings` takes them; ffmpeg's two-pass loudnorm. Reference mastering needs a second upload and is not a step)",
   },
 } as const satisfies Record<string, { kind: string; takes: PipelineAudio; gives: PipelineAudio; description: string }>;
 
@@ -66,6 +80,26 @@ export const PIPELINE_PRESETS = {
     description: "A vocal recording sung by a voice model: convert the vocal with `voiceModelId` (required)",
     input: "vocal",
     steps: [{ step: "convert", options: {} }],
+  },
+  "vocal-cleanup": {
+    description:
+      "The vocal of a song with its room reverb and noise removed: separate, then repair the vocal (dereverb, then denoise; the server needs the vocal split model for dereverb)",
+    input: "mix",
+    steps: [
+      { step: "separate", options: {} },
+      { step: "repair", options: { steps: "dereverb,denoise" } },
+    ],
+  },
+  "cover-mastered": {
+    description:
+      "A cover, mastered: separate, convert the vocal with `voiceModelId` (required), recombine it with the backing, master the mix to -14 LUFS and -1 dBTP (loudnorm)",
+    input: "mix",
+    steps: [
+      { step: "separate", options: {} },
+      { step: "convert", options: {} },
+      { step: "recombine", options: {} },
+      { step: "master", options: { targetLufs: -14, truePeakDb: -1 } },
+    ],
   },
 } as const satisfies Record<string, { description: string; input: PipelineAudio; steps: readonly PresetStep[] }>;
 

@@ -384,7 +384,7 @@ export interface paths {
         put?: never;
         /**
          * Create a pipeline: steps chained on one input, each run as an ordinary job
-         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble`, `outputFormat`, `sampleFormat`, `compressionLevel`, `sampleRate`, `stems` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`). The chain is typed: a `convert` takes a vocal, so it follows a `separate` or comes first with `input=vocal`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends. `DELETE /pipelines/{id}` deletes the jobs its steps ran as too, with their files.
+         * @description Mixdown: multipart form with one file part `inputFile` and either `steps` (a JSON array) or `preset`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): `separate`: `model`, `ensemble` (A vocal separation of the input (options: `model`, `ensemble` as `POST /vocal-separations` takes them); its vocal goes on, its backing is kept for a later `recombine`); `repair`: `steps` (A vocal repair of the vocal (options: `steps` (required), the repairs `dereverb`, `denoise`, comma-separated or an array, as `POST /vocal-repairs` takes them; the vocal is repaired as it comes, no `isolateVocal`)); `convert`: `voiceModelId`, `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` (A voice conversion of the vocal (options: `voiceModelId` (required), `conversionStrength`, `modelVolumeMix`, `pitchShift`, `pre`, `post` as `POST /voice-conversions` takes them)); `recombine`: no options (The converted vocal mixed onto the backing of the `separate` before it (no options): done by the `convert` right before it, as a conversion with a backing track does, so it must follow a `convert` that follows a `separate`); `master`: `targetLufs`, `truePeakDb` (A mastering of the mix to a loudness target (options: `targetLufs`, default -14, and `truePeakDb`, default -1, as `POST /masterings` takes them; ffmpeg's two-pass loudnorm. Reference mastering needs a second upload and is not a step)). The chain is typed: a `repair` or a `convert` takes a vocal, so it follows a `separate` (or another vocal step) or comes first with `input=vocal`; a `master` takes a mix: the input (`input=mix`) or a `recombine`'s. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at `GET /<jobKind>/<jobId>` of the step); `progress` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its `errorMessage` naming the step. The webhook is sent when the pipeline ends. `DELETE /pipelines/{id}` deletes the jobs its steps ran as too, with their files.
          */
         post: operations["createPipeline"];
         delete?: never;
@@ -1439,7 +1439,7 @@ export interface components {
             status: "running" | "success" | "error" | "cancelled";
             summary: string | null;
         };
-        /** @description A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs */
+        /** @description A pipeline: steps chained on one input (separate, repair, convert, recombine, master), each run as an ordinary job whose record holds its outputs */
         Pipeline: {
             /**
              * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
@@ -1472,7 +1472,7 @@ export interface components {
             /** @description The step's place in the chain, from 0 */
             index: number;
             jobId: number | null;
-            /** @description The path of the kind the step runs as (`vocal-separations`, `voice-conversions`): its job is `GET /<jobKind>/<jobId>`, whose record has the step's outputs' signed URLs */
+            /** @description The path of the kind the step runs as (`vocal-separations`, `vocal-repairs`, `voice-conversions`, `masterings`): its job is `GET /<jobKind>/<jobId>`, whose record has the step's outputs' signed URLs */
             jobKind: string;
             /** @description The step's options, as validated at create */
             options: {
@@ -1482,7 +1482,7 @@ export interface components {
             progress: number;
             /** @description `pending` until the step's job exists, then its job's status */
             status: "pending" | ("running" | "success" | "error" | "cancelled");
-            /** @description separate, convert or recombine (`GET /pipeline-presets` lists them) */
+            /** @description separate, repair, convert, recombine or master (`GET /pipeline-presets` lists the presets' chains) */
             step: string;
         };
         /** @description Key, tempo and beats, loudness and duration of a separation's input and of each of its stems */
@@ -3961,7 +3961,7 @@ export interface operations {
             content: {
                 "multipart/form-data": {
                     /**
-                     * @description What `inputFile` is: `mix` (a song, the default) or `vocal` (a vocal alone, which a first `convert` takes)
+                     * @description What `inputFile` is: `mix` (a song, the default) or `vocal` (a vocal alone, which a first `repair` or `convert` takes)
                      * @default mix
                      * @enum {string}
                      */
@@ -3975,13 +3975,13 @@ export interface operations {
                      * @description A preset's name (`GET /pipeline-presets`); or give `steps`
                      * @enum {string}
                      */
-                    preset?: "karaoke" | "cover" | "vocal-swap";
+                    preset?: "karaoke" | "cover" | "vocal-swap" | "vocal-cleanup" | "cover-mastered";
                     /**
-                     * @description A JSON array of at most 10 steps, each `{ "step": "separate" | "convert" | "recombine", ...its options }`; or give `preset`
+                     * @description A JSON array of at most 10 steps, each `{ "step": "separate" | "repair" | "convert" | "recombine" | "master", ...its options }`; or give `preset`
                      * @example [{"step":"separate"},{"step":"convert","voiceModelId":1,"pitchShift":2},{"step":"recombine"}]
                      */
                     steps?: string;
-                    /** @description With a preset that converts (`cover`, `vocal-swap`): the voice model its convert step uses */
+                    /** @description With a preset that converts (`cover`, `vocal-swap`, `cover-mastered`): the voice model its convert step uses */
                     voiceModelId?: number;
                     /**
                      * Format: uri
@@ -4099,7 +4099,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs */
+            /** @description A pipeline: steps chained on one input (separate, repair, convert, recombine, master), each run as an ordinary job whose record holds its outputs */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4235,7 +4235,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs */
+            /** @description A pipeline: steps chained on one input (separate, repair, convert, recombine, master), each run as an ordinary job whose record holds its outputs */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -34,7 +34,9 @@ import { formatTimestamp } from "./timestamps.ts";
 /** The API path of the kinds a pipeline's steps run as. */
 const STEP_JOB_PATHS: Record<string, string> = {
   separation: SEPARATION_KINDS["vocal-separation"].apiPath,
+  "vocal-repair": "vocal-repairs",
   "voice-conversion": "voice-conversions",
+  mastering: "masterings",
 };
 
 function storedStems(value: unknown): StoredStem[] {

@@ -498,7 +498,9 @@ export type BatchRecord = Static<typeof BatchRecord>;
 export const PipelineStepRecord = Type.Object(
   {
     index: Type.Integer({ minimum: 0, description: "The step's place in the chain, from 0" }),
-    step: Type.String({ description: "separate, convert or recombine (`GET /pipeline-presets` lists them)" }),
+    step: Type.String({
+      description: "separate, repair, convert, recombine or master (`GET /pipeline-presets` lists the presets' chains)",
+    }),
     options: Type.Record(Type.String(), Type.Unknown(), { description: "The step's options, as validated at create" }),
     status: Type.Union([Type.Literal("pending"), JobStatus], {
       description: "`pending` until the step's job exists, then its job's status",
@@ -507,7 +509,7 @@ export const PipelineStepRecord = Type.Object(
     errorMessage: Nullable(Type.String({ description: "Why the step's job failed" })),
     jobKind: Type.String({
       description:
-        "The path of the kind the step runs as (`vocal-separations`, `voice-conversions`): its job is `GET /<jobKind>/<jobId>`, whose record has the step's outputs' signed URLs",
+        "The path of the kind the step runs as (`vocal-separations`, `vocal-repairs`, `voice-conversions`, `masterings`): its job is `GET /<jobKind>/<jobId>`, whose record has the step's outputs' signed URLs",
     }),
     jobId: Nullable(
       Type.Integer({
@@ -546,7 +548,7 @@ export const PipelineRecord = Type.Object(
   {
     $id: "Pipeline",
     description:
-      "A pipeline: steps chained on one input (separate, convert, recombine), each run as an ordinary job whose record holds its outputs",
+      "A pipeline: steps chained on one input (separate, repair, convert, recombine, master), each run as an ordinary job whose record holds its outputs",
   },
 );
 export type PipelineRecord = Omit<Static<typeof PipelineRecord>, "steps"> & { steps: PipelineStepRecord[] };

@@ -14,8 +14,8 @@ import { MasteringService } from "./service.ts";
 
 const { integratedLufs: lufsRange, truePeakDb: peakRange } = LOUDNESS_TARGET_RANGES;
 
-/** A mastering's create form: what the document shows and what a request is validated by. */
-const masteringForm = (maxMb: number) =>
+/** A mastering's create form: what the document shows and what a request is validated by (a pipeline's `master` step takes its loudness fields). */
+export const masteringForm = (maxMb: number) =>
   Type.Object({
     targetFile: FilePart(`The track to master: wav, webm, mp3 or flac; max ${maxMb} MB`),
     referenceFile: Type.Optional(

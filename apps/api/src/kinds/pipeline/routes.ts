@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { PipelineRepository } from "@mixdown/db";
 import { PIPELINE_PRESET_NAMES, PIPELINE_STEP_NAMES } from "@mixdown/jobs";
@@ -34,11 +35,14 @@ const pipelineForm = (maxMb: number) =>
       Type.String({
         enum: ["mix", "vocal"],
         default: "mix",
-        description: "What `inputFile` is: `mix` (a song, the default) or `vocal` (a vocal alone, which a first `convert` takes)",
+        description:
+          "What `inputFile` is: `mix` (a song, the default) or `vocal` (a vocal alone, which a first `repair` or `convert` takes)",
       }),
     ),
     voiceModelId: Type.Optional(
-      VoiceModelIdField("With a preset that converts (`cover`, `vocal-swap`): the voice model its convert step uses"),
+      VoiceModelIdField(
+        "With a preset that converts (`cover`, `vocal-swap`, `cover-mastered`): the voice model its convert step uses",
+      ),
     ),
     webhookUrl: WebhookUrlField,
   });
@@ -95,7 +99,7 @@ const pipelineRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Pipe
         tags,
         operationId: "createPipeline",
         summary: "Create a pipeline: steps chained on one input, each run as an ordinary job",
-        description: `Mixdown: multipart form with one file part \`inputFile\` and either \`steps\` (a JSON array) or \`preset\`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): ${describeStepOptions()}. The chain is typed: a \`convert\` takes a vocal, so it follows a \`separate\` or comes first with \`input=vocal\`. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at \`GET /<jobKind>/<jobId>\` of the step); \`progress\` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its \`errorMessage\` naming the step. The webhook is sent when the pipeline ends. \`DELETE /pipelines/{id}\` deletes the jobs its steps ran as too, with their files.`,
+        description: `Mixdown: multipart form with one file part \`inputFile\` and either \`steps\` (a JSON array) or \`preset\`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): ${describeStepOptions()}. The chain is typed: a \`repair\` or a \`convert\` takes a vocal, so it follows a \`separate\` (or another vocal step) or comes first with \`input=vocal\`; a \`master\` takes a mix: the input (\`input=mix\`) or a \`recombine\`'s. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at \`GET /<jobKind>/<jobId>\` of the step); \`progress\` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its \`errorMessage\` naming the step. The webhook is sent when the pipeline ends. \`DELETE /pipelines/{id}\` deletes the jobs its steps ran as too, with their files.`,
         security: bearerSecurity,
         consumes: ["multipart/form-data"],
         headers: CreateHeaders,
@@ -133,13 +137,17 @@ const pipelineRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Pipe
   );
 };
 
-/** Pipelines: chains of separations and conversions on one upload. */
+/** Pipelines: chains of separations, vocal repairs, conversions and masterings on one upload. */
 export const pipelineApi: ApiKind<PipelineService> = {
   service: ({ config, prisma, voiceModels, voiceAssets, ...deps }) =>
     new PipelineService({
       ...deps,
       pipelines: new PipelineRepository(prisma),
       separationModels: installedSeparationModels(config),
+      repairModels: {
+        modelsDir: resolve(config.MODELS_DIR),
+        settings: { vocals: config.SEPARATION_MODEL_VOCALS, vocalSplit: config.SEPARATION_MODEL_VOCAL_SPLIT },
+      },
       models: voiceModels,
       assets: voiceAssets,
       maxSeconds: { separation: config.MAX_SEPARATION_SECONDS, conversion: config.MAX_CONVERSION_SECONDS },

@@ -22,6 +22,7 @@ import { checkAudioUpload } from "../../uploads/audio-check.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
 import type { InstalledSeparationModels } from "../separation/installed-models.ts";
 import { SEPARATION_FORMATS } from "../../jobs/separation-upload.ts";
+import type { RepairModelSettings } from "../vocal-repair/service.ts";
 import { CONVERSION_FORMATS } from "../voice-conversion/service.ts";
 import type { PipelineForm } from "./routes.ts";
 import { checkSteps, parseSteps, STEP_OPTION_NAMES } from "./steps.ts";
@@ -29,6 +30,8 @@ import { checkSteps, parseSteps, STEP_OPTION_NAMES } from "./steps.ts";
 export interface PipelineServiceDeps {
   pipelines: PipelineRepository;
   separationModels: Pick<InstalledSeparationModels, "resolve">;
+  /** The separation models a `repair`'s dereverb runs (checked installed at create, as a vocal repair's create does). */
+  repairModels: RepairModelSettings;
   models: VoiceModelRepository;
   assets: Pick<VoiceAssets, "missingFor">;
   storage: ObjectStorage;
@@ -37,7 +40,7 @@ export interface PipelineServiceDeps {
   deletions: CallerDeletions;
   presenter: RecordPresenter;
   log: FastifyBaseLogger;
-  /** MAX_SEPARATION_SECONDS and MAX_CONVERSION_SECONDS: the input is held to the limit of each kind its steps run as. */
+  /** MAX_SEPARATION_SECONDS (separations, vocal repairs, masterings) and MAX_CONVERSION_SECONDS: the input is held to the limit of each kind its steps run as. */
   maxSeconds: { separation: number; conversion: number };
   quota: UsageQuota;
 }
@@ -78,20 +81,18 @@ export class PipelineService extends CallerJobs<PipelineWithSteps, PipelineRecor
   /** Checks the chain and each step's options, then the upload and the key's quota; stores the upload, writes the row and its steps, queues it. */
   async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: PipelineForm): Promise<PipelineRecord> {
     const { input, steps } = this.#chainOf(form);
-    const checked = await checkSteps(
-      { separationModels: this.deps.separationModels, models: this.deps.models, assets: this.deps.assets },
-      callerId,
-      input,
-      steps,
-    );
-    const kinds = new Set(checked.map((s) => s.kind));
-    const { maxSeconds } = this.deps;
-    const limit = kinds.has("separation")
-      ? kinds.has("voice-conversion") && maxSeconds.conversion < maxSeconds.separation
-        ? { seconds: maxSeconds.conversion, setting: "MAX_CONVERSION_SECONDS" }
-        : { seconds: maxSeconds.separation, setting: "MAX_SEPARATION_SECONDS" }
-      : { seconds: maxSeconds.conversion, setting: "MAX_CONVERSION_SECONDS" };
-    const formats = checked[0]?.kind === "separation" ? SEPARATION_FORMATS : CONVERSION_FORMATS;
+    const { separationModels, repairModels, models, assets, maxSeconds } = this.deps;
+    const checked = await checkSteps({ separationModels, repairModels, models, assets }, callerId, input, steps);
+    // The shortest limit of the kinds the chain runs: a conversion's own, every other kind's a separation's.
+    const limit = checked
+      .map((s) =>
+        s.kind === "voice-conversion"
+          ? { seconds: maxSeconds.conversion, setting: "MAX_CONVERSION_SECONDS" }
+          : { seconds: maxSeconds.separation, setting: "MAX_SEPARATION_SECONDS" },
+      )
+      .reduce((shortest, l) => (l.seconds < shortest.seconds ? l : shortest));
+    // The first step's kind reads the upload: a conversion takes no webm, the others what a separation takes.
+    const formats = checked[0]?.kind === "voice-conversion" ? CONVERSION_FORMATS : SEPARATION_FORMATS;
     const { format, seconds } = await checkAudioUpload(form.inputFile, formats, limit);
     // Each step's job counts its own seconds once it succeeds: the quota is checked for all of them.
     const stepJobs = checked.filter((s) => s.step !== "recombine").length;

@@ -11,8 +11,12 @@ import type { VoiceAssets } from "@mixdown/voice/assets";
 import { Type, type TObject, type TProperties } from "typebox";
 import { ApiError, unprocessable } from "../../http/errors.ts";
 import { FormSchema } from "../../http/form-schema.ts";
+import { LOUDNESS_TARGET_DEFAULTS } from "@mixdown/mastering/config";
+import { masteringForm } from "../mastering/routes.ts";
 import type { InstalledSeparationModels } from "../separation/installed-models.ts";
-import { SEPARATION_FIELD_MESSAGES, separationForm } from "../separation/routes.ts";
+import { SEPARATION_FIELD_MESSAGES, SEPARATION_OUTPUT_FIELDS, separationForm } from "../separation/routes.ts";
+import { VOCAL_REPAIR_FIELD_MESSAGES, vocalRepairForm } from "../vocal-repair/routes.ts";
+import { checkRepairSteps, type RepairModelSettings } from "../vocal-repair/service.ts";
 import { conversionForm } from "../voice-conversion/routes.ts";
 import { checkConvertibleModel, conversionParams } from "../voice-conversion/service.ts";
 
@@ -33,25 +37,56 @@ function stepOptionsForm<S extends TObject>(form: S, leave: readonly string[]): 
   return Type.Object(properties, { required: (form.required ?? []).filter((name: string) => !leave.includes(name)) });
 }
 
-const SEPARATE_FORM = new FormSchema(stepOptionsForm(separationForm(0), ["inputFile", "webhookUrl", "analyze"]), {
-  ensemble: SEPARATION_FIELD_MESSAGES.ensemble,
-});
+// A separate's whole vocal and backing feed the steps after it: the output options (format,
+// sample format, rate, the stems kept) are the separation's own create's, not a step's.
+const SEPARATE_FORM = new FormSchema(
+  stepOptionsForm(separationForm(0), ["inputFile", "webhookUrl", "analyze", ...SEPARATION_OUTPUT_FIELDS]),
+  { ensemble: SEPARATION_FIELD_MESSAGES.ensemble },
+);
 const CONVERT_FORM = new FormSchema(stepOptionsForm(conversionForm(0), ["soundFile", "backingSoundFile", "webhookUrl"]));
+// The vocal comes from the chain: no isolateVocal (a separate before the repair isolates it).
+const REPAIR_FORM = new FormSchema(
+  stepOptionsForm(vocalRepairForm(0), ["inputFile", "webhookUrl", "isolateVocal"]),
+  VOCAL_REPAIR_FIELD_MESSAGES,
+);
+// Loudness mode only: a reference mastering needs a second upload, which a pipeline's create has not.
+const MASTER_FORM = new FormSchema(stepOptionsForm(masteringForm(0), ["targetFile", "referenceFile", "webhookUrl"]));
 const OPTION_FORMS: Record<PipelineStepName, FormSchema<TObject> | null> = {
   separate: SEPARATE_FORM,
+  repair: REPAIR_FORM,
   convert: CONVERT_FORM,
   recombine: null,
+  master: MASTER_FORM,
 };
 
 /** The option names each step takes (what the presets' and the create's documentation lists). */
 export const STEP_OPTION_NAMES: Record<PipelineStepName, string[]> = {
   separate: SEPARATE_FORM.textFields,
+  repair: REPAIR_FORM.textFields,
   convert: CONVERT_FORM.textFields,
   recombine: [],
+  master: MASTER_FORM.textFields,
+};
+
+/** Why a step refuses an option its kind's own create takes (the options a pipeline's step leaves out on purpose). */
+const LEFT_OUT: Partial<Record<PipelineStepName, { names: readonly string[]; why: string }>> = {
+  separate: {
+    names: SEPARATION_OUTPUT_FIELDS,
+    why: "the steps after a separate take its whole vocal and backing as a separation writes them by default; output options are for POST /vocal-separations",
+  },
+  repair: {
+    names: ["isolateVocal"],
+    why: "a repair takes the vocal the chain gives it; put a separate before it to isolate a mix's vocal",
+  },
+  master: {
+    names: ["referenceFile"],
+    why: "a pipeline masters to a loudness target only (targetLufs, truePeakDb); reference mastering is POST /masterings",
+  },
 };
 
 export interface StepCheckDeps {
   separationModels: Pick<InstalledSeparationModels, "resolve">;
+  repairModels: RepairModelSettings;
   models: VoiceModelRepository;
   assets: Pick<VoiceAssets, "missingFor">;
 }
@@ -69,6 +104,8 @@ async function aboutStep<T>(index: number, step: string, check: () => Promise<T>
 /** An option's JSON value as a form's text field carries it (an effect chain may be given as an object). */
 function asFieldText(name: string, value: unknown): string {
   if (typeof value === "string") return value;
+  // a repair's `steps` may be a JSON array of names as well as the form's comma-separated text
+  if (name === "steps" && Array.isArray(value) && value.every((v) => typeof v === "string")) return value.join(",");
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if ((name === "pre" || name === "post") && typeof value === "object" && value !== null) return JSON.stringify(value);
   throw unprocessable(`${name} must be a string or a number`);
@@ -100,7 +137,8 @@ export function parseSteps(text: string): Array<{ step: PipelineStepName; option
 /**
  * Checks a chain on an input of `input` audio: its typing first (which step cannot take what
  * comes before it), then each step's options with its kind's own form schema and its create's
- * checks (installed separation models, a usable voice model, effect chains), each failure a 422
+ * checks (installed separation models, the repairs' models, a usable voice model, effect chains,
+ * loudness ranges), each failure a 422
  * naming the step's index. Returns the steps as the worker will run them.
  */
 export async function checkSteps(
@@ -120,6 +158,12 @@ export async function checkSteps(
     const stored = await aboutStep(index, step, async () => {
       const form = OPTION_FORMS[step];
       const allowed = form?.textFields ?? [];
+      const leftOut = LEFT_OUT[step];
+      const refused = Object.keys(options).filter((name) => leftOut?.names.includes(name));
+      if (leftOut && refused.length > 0)
+        throw unprocessable(
+          `${refused.join(", ")} ${refused.length === 1 ? "is" : "are"} not taken by a pipeline's ${step}: ${leftOut.why}`,
+        );
       const unknown = Object.keys(options).filter((name) => !allowed.includes(name));
       if (unknown.length > 0)
         throw unprocessable(
@@ -140,6 +184,12 @@ export async function checkSteps(
         );
         return { models, ensemble };
       }
+      if (step === "repair") return { steps: await checkRepairSteps(deps.repairModels, values.steps as string, false) };
+      if (step === "master")
+        return {
+          targetLufs: (values.targetLufs as number | undefined) ?? LOUDNESS_TARGET_DEFAULTS.integratedLufs,
+          truePeakDb: (values.truePeakDb as number | undefined) ?? LOUDNESS_TARGET_DEFAULTS.truePeakDb,
+        };
       const voiceModelId = values.voiceModelId as number;
       await checkConvertibleModel(deps, callerId, voiceModelId);
       return { voiceModelId, params: { ...conversionParams(values as Parameters<typeof conversionParams>[0]) } };

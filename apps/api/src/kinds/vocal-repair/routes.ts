@@ -13,8 +13,8 @@ import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
 import type { ApiKind } from "../context.ts";
 import { VocalRepairService } from "./service.ts";
 
-/** A vocal repair's create form: what the document shows and what a request is validated by. */
-const vocalRepairForm = (maxMb: number) =>
+/** A vocal repair's create form: what the document shows and what a request is validated by (a pipeline's `repair` step takes its `steps`). */
+export const vocalRepairForm = (maxMb: number) =>
   Type.Object({
     inputFile: FilePart(`wav, webm, mp3 or flac; max ${maxMb} MB`),
     steps: Type.String({
@@ -29,6 +29,11 @@ const vocalRepairForm = (maxMb: number) =>
     webhookUrl: WebhookUrlField,
   });
 
+/** The vocal repair form's own wording of its fields' failures (a pipeline's `repair` step says the same). */
+export const VOCAL_REPAIR_FIELD_MESSAGES = {
+  steps: { required: () => `steps is required: one or more of ${VOCAL_REPAIR_STEPS.join(", ")}, comma-separated` },
+};
+
 /** A vocal repair's create, as its form schema reads it. */
 export type VocalRepairForm = Static<ReturnType<typeof vocalRepairForm>>;
 
@@ -42,7 +47,7 @@ const vocalRepairRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: V
   const tags = ["Vocal repairs"];
   const form = new FormSchema(vocalRepairForm(maxMb), {
     inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
-    steps: { required: () => `steps is required: one or more of ${VOCAL_REPAIR_STEPS.join(", ")}, comma-separated` },
+    ...VOCAL_REPAIR_FIELD_MESSAGES,
   });
   app.post(
     "/vocal-repairs",

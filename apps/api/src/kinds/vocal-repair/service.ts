@@ -1,5 +1,5 @@
 import type { VocalRepairJob, VocalRepairJobRepository } from "@mixdown/db";
-import { parseVocalRepairSteps, VOCAL_REPAIR_STEPS } from "@mixdown/jobs";
+import { parseVocalRepairSteps, VOCAL_REPAIR_STEPS, type VocalRepairStep } from "@mixdown/jobs";
 import type { RecordPresenter, VocalRepairJobRecord } from "@mixdown/records";
 import {
   modelListProblemMessage,
@@ -19,7 +19,47 @@ import { createWithSeparationUpload } from "../../jobs/separation-upload.ts";
 import type { UsageQuota } from "../../usage/quota.ts";
 import type { VocalRepairForm } from "./routes.ts";
 
-export interface VocalRepairServiceDeps {
+/** Where the separation models that `isolateVocal` and `dereverb` run are found, and which the settings name. */
+export interface RepairModelSettings {
+  /** MODELS_DIR, resolved: the separation models `isolateVocal` and `dereverb` run. */
+  modelsDir: string;
+  /** SEPARATION_MODEL_VOCALS (isolateVocal) and SEPARATION_MODEL_VOCAL_SPLIT (dereverb). */
+  settings: { vocals: readonly string[]; vocalSplit: string };
+}
+
+/**
+ * A create's `steps` as a vocal repair checks them, before anything is stored: the names known, at
+ * least one, and the models a dereverb and an isolation run installed (422 naming the problem).
+ * Returns the steps in the order they run. A pipeline's `repair` step is checked by the same.
+ */
+export async function checkRepairSteps(
+  { modelsDir, settings }: RepairModelSettings,
+  list: string,
+  isolateVocal: boolean,
+): Promise<VocalRepairStep[]> {
+  const { steps, unknown } = parseVocalRepairSteps(list);
+  const known = `one or more of ${VOCAL_REPAIR_STEPS.join(", ")}, comma-separated`;
+  if (unknown.length > 0)
+    throw unprocessable(`steps names ${unknown.map((s) => JSON.stringify(s)).join(", ")}, not a repair step (${known})`);
+  if (steps.length === 0) throw unprocessable(`steps is empty: name ${known}`);
+  const dereverb = steps.includes("dereverb");
+  if (!dereverb && !isolateVocal) return steps;
+  const { models } = await readInstalledModels(modelsDir);
+  if (dereverb) {
+    const split = resolveVocalSplit(settings.vocalSplit, models);
+    if (split.reason) throw unprocessable(`dereverb cannot run on this server: ${split.reason}`);
+  }
+  if (isolateVocal) {
+    const resolved = resolveModelList(models, settings.vocals, "vocal-separation");
+    if (resolved.problem)
+      throw unprocessable(
+        `isolateVocal cannot run on this server (SEPARATION_MODEL_VOCALS): ${modelListProblemMessage(resolved, "vocal-separation")}`,
+      );
+  }
+  return steps;
+}
+
+export interface VocalRepairServiceDeps extends RepairModelSettings {
   repairs: VocalRepairJobRepository;
   storage: ObjectStorage;
   submitter: JobSubmitter;
@@ -30,10 +70,6 @@ export interface VocalRepairServiceDeps {
   /** MAX_SEPARATION_SECONDS: a repair takes what a separation takes. */
   maxSeconds: number;
   quota: UsageQuota;
-  /** MODELS_DIR, resolved: the separation models `isolateVocal` and `dereverb` run. */
-  modelsDir: string;
-  /** SEPARATION_MODEL_VOCALS (isolateVocal) and SEPARATION_MODEL_VOCAL_SPLIT (dereverb). */
-  settings: { vocals: readonly string[]; vocalSplit: string };
 }
 
 /** Vocal repairs: an upload checked as a separation's is, stored, and repaired by the worker. */
@@ -52,13 +88,7 @@ export class VocalRepairService extends CallerJobs<VocalRepairJob, VocalRepairJo
   /** Checks the steps, the models they need, the upload and the key's quota, stores the upload, writes the row and queues the job. */
   async create({ callerId, apiKeyId, webhookUrl }: JobOrigin, form: VocalRepairForm): Promise<VocalRepairJobRecord> {
     const isolateVocal = form.isolateVocal ?? false;
-    // What the form's schema cannot say, checked before anything is stored so a wrong step leaves nothing behind.
-    const { steps, unknown } = parseVocalRepairSteps(form.steps);
-    const known = `one or more of ${VOCAL_REPAIR_STEPS.join(", ")}, comma-separated`;
-    if (unknown.length > 0)
-      throw unprocessable(`steps names ${unknown.map((s) => JSON.stringify(s)).join(", ")}, not a repair step (${known})`);
-    if (steps.length === 0) throw unprocessable(`steps is empty: name ${known}`);
-    await this.#checkModels(steps.includes("dereverb"), isolateVocal);
+    const steps = await checkRepairSteps(this.deps, form.steps, isolateVocal);
     const row = await createWithSeparationUpload(
       this.deps,
       { kind: "vocal-repair", input: form.inputFile, apiKeyId },
@@ -68,22 +98,5 @@ export class VocalRepairService extends CallerJobs<VocalRepairJob, VocalRepairJo
       this.deps.repairs.markEnqueued(row.id),
     );
     return this.deps.presenter.vocalRepairJob(row);
-  }
-
-  /** A dereverb needs the vocal split model, an isolation the vocal separation's: 422 when the server has none. */
-  async #checkModels(dereverb: boolean, isolateVocal: boolean): Promise<void> {
-    if (!dereverb && !isolateVocal) return;
-    const { models } = await readInstalledModels(this.deps.modelsDir);
-    if (dereverb) {
-      const split = resolveVocalSplit(this.deps.settings.vocalSplit, models);
-      if (split.reason) throw unprocessable(`dereverb cannot run on this server: ${split.reason}`);
-    }
-    if (isolateVocal) {
-      const resolved = resolveModelList(models, this.deps.settings.vocals, "vocal-separation");
-      if (resolved.problem)
-        throw unprocessable(
-          `isolateVocal cannot run on this server (SEPARATION_MODEL_VOCALS): ${modelListProblemMessage(resolved, "vocal-separation")}`,
-        );
-    }
   }
 }

@@ -2,8 +2,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { extname } from "node:path";
 import {
   isDatabaseUnavailable,
+  MasteringJobRepository,
   SeparationJobRepository,
   startPipelineStep,
+  VocalRepairJobRepository,
   VoiceConversionJobRepository,
   withStepJobs,
   type MixdownJobTables,
@@ -23,30 +25,40 @@ export interface PipelineJobDeps {
   prisma: PrismaClient;
   storage: ObjectStorage;
   queues: Pick<JobQueues, "enqueue" | "announceCancel">;
-  tables: Pick<MixdownJobTables, "separation" | "voice-conversion">;
+  tables: Pick<MixdownJobTables, StepKind>;
   /** How often the running step's job is read (its status and progress). */
   pollMs: number;
 }
 
-type StepKind = "separation" | "voice-conversion";
+/** The kinds a pipeline's steps run as (`@mixdown/jobs`' PIPELINE_STEPS). */
+type StepKind = "separation" | "vocal-repair" | "voice-conversion" | "mastering";
 
 const stepName = (step: PipelineStepWithJob) => `steps[${step.index}] (${step.step})`;
 
 /**
  * The keys of what a step's job published that the next step takes: a separation's whole vocal
- * and its backing, a conversion's converted vocal, or (a recombine) its mix onto the backing.
+ * and its backing, a vocal repair's repaired vocal, a conversion's converted vocal or (a
+ * recombine) its mix onto the backing, a mastering's 24-bit master.
  */
 async function publishedKeys(
   prisma: PrismaClient,
   step: PipelineStepWithJob,
 ): Promise<{ out: string | null; backing: string | null }> {
-  const id = step.jobId as number;
-  if (step.kind === "separation") {
-    const job = await prisma.separationJob.findUniqueOrThrow({ where: { id } });
-    return { out: job.vocalKey, backing: job.backingKey };
+  const where = { where: { id: step.jobId as number } };
+  switch (step.kind as StepKind) {
+    case "separation": {
+      const job = await prisma.separationJob.findUniqueOrThrow(where);
+      return { out: job.vocalKey, backing: job.backingKey };
+    }
+    case "vocal-repair":
+      return { out: (await prisma.vocalRepairJob.findUniqueOrThrow(where)).outputKey, backing: null };
+    case "mastering":
+      return { out: (await prisma.masteringJob.findUniqueOrThrow(where)).outputKey, backing: null };
+    case "voice-conversion": {
+      const job = await prisma.voiceConversionJob.findUniqueOrThrow(where);
+      return { out: step.step === "recombine" ? job.recombinedKey : job.outputKey, backing: null };
+    }
   }
-  const job = await prisma.voiceConversionJob.findUniqueOrThrow({ where: { id } });
-  return { out: step.step === "recombine" ? job.recombinedKey : job.outputKey, backing: null };
 }
 
 /**
@@ -82,22 +94,30 @@ export function pipelineHandler(deps: PipelineJobDeps): JobHandler<"pipeline"> {
     const options = step.options as Record<string, Prisma.JsonValue>;
     let create: (tx: Prisma.TransactionClient) => Promise<{ id: number }>;
     let ref: (jobId: number) => JobRef;
+    const named = { ...common, inputKey, inputFormat, inputFileName: pipeline.inputFileName };
     if (step.kind === "separation") {
       const repository = new SeparationJobRepository(prisma);
       create = (tx) =>
         repository.create(
           {
-            ...common,
+            ...named,
             kind: "vocal_separation",
-            inputKey,
-            inputFormat,
-            inputFileName: pipeline.inputFileName,
             models: (options.models as string[] | undefined) ?? [],
             ensemble: (options.ensemble as string | null | undefined) ?? null,
           },
           tx,
         );
       ref = (jobId) => ({ queue: "separation", payload: { kind: "vocal-separation", jobId } });
+    } else if (step.kind === "vocal-repair") {
+      const repository = new VocalRepairJobRepository(prisma);
+      // the vocal comes from the chain, so never isolated again
+      create = (tx) => repository.create({ ...named, steps: options.steps as string[], isolateVocal: false }, tx);
+      ref = (jobId) => ({ queue: "vocal-repair", payload: { jobId } });
+    } else if (step.kind === "mastering") {
+      const repository = new MasteringJobRepository(prisma);
+      const target = { targetLufs: options.targetLufs as number, truePeakDb: options.truePeakDb as number };
+      create = (tx) => repository.create({ ...named, ...target }, tx);
+      ref = (jobId) => ({ queue: "mastering", payload: { jobId } });
     } else {
       const recombine = pipeline.steps[step.index + 1]?.step === "recombine";
       const separated = pipeline.steps.slice(0, step.index).findLast((s) => s.step === "separate");

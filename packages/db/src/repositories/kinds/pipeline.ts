@@ -34,20 +34,20 @@ export interface StepJobState {
 export type PipelineStepWithJob = PipelineStep & { job: StepJobState | null };
 export type PipelineWithSteps = Pipeline & { steps: PipelineStepWithJob[] };
 
-/** The step kinds' tables, read by id (a step runs as a separation or a conversion). */
+/** The step kinds' tables, read by id (a step runs as a separation, a vocal repair, a conversion or a mastering). */
 async function stepJobStates(prisma: PrismaClient, steps: PipelineStep[]): Promise<Map<string, StepJobState>> {
-  const idsOf = (kind: string) => steps.filter((s) => s.kind === kind && s.jobId !== null).map((s) => s.jobId as number);
-  const select = { id: true, status: true, progress: true, errorMessage: true } as const;
-  const [separations, conversions] = await Promise.all([
-    prisma.separationJob.findMany({ where: { id: { in: idsOf("separation") } }, select }),
-    prisma.voiceConversionJob.findMany({ where: { id: { in: idsOf("voice-conversion") } }, select }),
+  const idsOf = (kind: string) => ({
+    where: { id: { in: steps.filter((s) => s.kind === kind && s.jobId !== null).map((s) => s.jobId as number) } },
+    select: { id: true, status: true, progress: true, errorMessage: true },
+  });
+  const tables = await Promise.all([
+    prisma.separationJob.findMany(idsOf("separation")).then((rows) => ["separation", rows] as const),
+    prisma.vocalRepairJob.findMany(idsOf("vocal-repair")).then((rows) => ["vocal-repair", rows] as const),
+    prisma.voiceConversionJob.findMany(idsOf("voice-conversion")).then((rows) => ["voice-conversion", rows] as const),
+    prisma.masteringJob.findMany(idsOf("mastering")).then((rows) => ["mastering", rows] as const),
   ]);
   const states = new Map<string, StepJobState>();
-  for (const [kind, rows] of [
-    ["separation", separations],
-    ["voice-conversion", conversions],
-  ] as const)
-    for (const { id, ...state } of rows) states.set(`${kind}:${id}`, state);
+  for (const [kind, rows] of tables) for (const { id, ...state } of rows) states.set(`${kind}:${id}`, state);
   return states;
 }
 
