@@ -60,6 +60,13 @@ export interface PresetStep {
   options: Record<string, unknown>;
 }
 
+/** A cover's chain (the `cover` preset's, and the start of `cover-mastered`'s). */
+const COVER_STEPS = [
+  { step: "separate", options: {} },
+  { step: "convert", options: {} },
+  { step: "recombine", options: {} },
+] as const satisfies readonly PresetStep[];
+
 export const PIPELINE_PRESETS = {
   karaoke: {
     description: "The backing track of a song: a vocal separation (its backing is the karaoke track, its vocal kept too)",
@@ -70,11 +77,7 @@ export const PIPELINE_PRESETS = {
     description:
       "A song sung by a voice model: separate, convert the vocal with `voiceModelId` (required), recombine it with the backing",
     input: "mix",
-    steps: [
-      { step: "separate", options: {} },
-      { step: "convert", options: {} },
-      { step: "recombine", options: {} },
-    ],
+    steps: COVER_STEPS,
   },
   "vocal-swap": {
     description: "A vocal recording sung by a voice model: convert the vocal with `voiceModelId` (required)",
@@ -94,12 +97,7 @@ export const PIPELINE_PRESETS = {
     description:
       "A cover, mastered: separate, convert the vocal with `voiceModelId` (required), recombine it with the backing, master the mix to -14 LUFS and -1 dBTP (loudnorm)",
     input: "mix",
-    steps: [
-      { step: "separate", options: {} },
-      { step: "convert", options: {} },
-      { step: "recombine", options: {} },
-      { step: "master", options: { targetLufs: -14, truePeakDb: -1 } },
-    ],
+    steps: [...COVER_STEPS, { step: "master", options: { targetLufs: -14, truePeakDb: -1 } }],
   },
 } as const satisfies Record<string, { description: string; input: PipelineAudio; steps: readonly PresetStep[] }>;
 
