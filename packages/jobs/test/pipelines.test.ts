@@ -26,6 +26,26 @@ test("a chain is typed: convert takes a vocal, recombine follows a convert after
   assert.equal(pipelineChainProblem("mix", []), "steps: at least one step is required");
 });
 
+test("a repair takes and gives a vocal, a master takes and gives a mix", () => {
+  assert.equal(pipelineChainProblem("mix", ["separate", "repair", "convert", "recombine", "master"]), null);
+  assert.equal(pipelineChainProblem("vocal", ["repair", "convert", "repair"]), null);
+  assert.equal(pipelineChainProblem("mix", ["master"]), null);
+  assert.match(
+    pipelineChainProblem("mix", ["repair"]) ?? "",
+    /^steps\[0\]: repair takes a vocal, but the input \(input=mix\) gives a mix; put a separate before it/,
+  );
+  assert.match(
+    pipelineChainProblem("mix", ["separate", "repair", "master"]) ?? "",
+    /^steps\[2\]: master takes a mix, but steps\[1\] \(repair\) gives a vocal$/,
+  );
+  assert.match(pipelineChainProblem("vocal", ["master"]) ?? "", /^steps\[0\]: master takes a mix, but the input \(input=vocal\)/);
+  // the recombine is done by the conversion right before it: a repair between them has nothing to mix
+  assert.match(
+    pipelineChainProblem("mix", ["separate", "convert", "repair", "recombine"]) ?? "",
+    /^steps\[3\]: recombine must follow a convert/,
+  );
+});
+
 test("every preset is a chain on its own input", () => {
   for (const [name, preset] of Object.entries(PIPELINE_PRESETS))
     assert.equal(
