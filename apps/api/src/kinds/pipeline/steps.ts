@@ -7,11 +7,11 @@ import {
   type PipelineStepName,
 } from "@mixdown/jobs";
 import type { VoiceModelRepository } from "@mixdown/db";
+import { LOUDNESS_TARGET_DEFAULTS } from "@mixdown/mastering/config";
 import type { VoiceAssets } from "@mixdown/voice/assets";
 import { Type, type TObject, type TProperties } from "typebox";
 import { ApiError, unprocessable } from "../../http/errors.ts";
 import { FormSchema } from "../../http/form-schema.ts";
-import { LOUDNESS_TARGET_DEFAULTS } from "@mixdown/mastering/config";
 import { masteringForm } from "../mastering/routes.ts";
 import type { InstalledSeparationModels } from "../separation/installed-models.ts";
 import { SEPARATION_FIELD_MESSAGES, SEPARATION_OUTPUT_FIELDS, separationForm } from "../separation/routes.ts";
@@ -138,8 +138,7 @@ export function parseSteps(text: string): Array<{ step: PipelineStepName; option
  * Checks a chain on an input of `input` audio: its typing first (which step cannot take what
  * comes before it), then each step's options with its kind's own form schema and its create's
  * checks (installed separation models, the repairs' models, a usable voice model, effect chains,
- * loudness ranges), each failure a 422
- * naming the step's index. Returns the steps as the worker will run them.
+ * loudness ranges), each failure a 422 naming the step's index. Returns the steps as the worker will run them.
  */
 export async function checkSteps(
   deps: StepCheckDeps,
