@@ -34,7 +34,7 @@ describe("pipelines through the API and the worker", () => {
     const models = await testFilesDir("pipe-models-");
     await writeFile(join(models, "contentvec.onnx"), writeContentVecSignatureModel());
     d = await startDeployment({
-      WORKER_QUEUES: "separation,voice-conversion,pipeline",
+      WORKER_QUEUES: "separation,vocal-repair,voice-conversion,mastering,pipeline",
       VOICE_CONTENTVEC_MODEL: join(models, "contentvec.onnx"),
       PIPELINE_POLL_MS: "200",
     });
@@ -111,6 +111,55 @@ describe("pipelines through the API and the worker", () => {
       deliveries.map((w) => [w.event, w.url]),
       [["success", "https://hooks.example/pipelines"]],
     );
+  });
+
+  it("runs the vocal-cleanup preset (separate -> repair) and a master step, each as a job of its kind with its outputs downloadable", async () => {
+    const post = async (parts: Record<string, string>) => {
+      const res = await postForm(d, "pipelines", { ...parts, inputFile: { path: song } });
+      assert.equal(res.status, 201, await res.clone().text());
+      return ((await res.json()) as { id: number }).id;
+    };
+    const cleanup = await post({ preset: "vocal-cleanup" });
+    const master = await post({ steps: JSON.stringify([{ step: "master", targetLufs: -16 }]) });
+
+    const record = await waitForEnd(d, `pipelines/${cleanup}`, 300_000);
+    assert.equal(record.status, "success", record.errorMessage);
+    const steps = record.steps as StepRecord[];
+    assert.deepEqual(
+      steps.map((s) => [s.step, s.status, s.jobKind]),
+      [
+        ["separate", "success", "vocal-separations"],
+        ["repair", "success", "vocal-repairs"],
+      ],
+    );
+    const repair = await getJson(d, `vocal-repairs/${steps[1]!.jobId}`);
+    assert.deepEqual(repair.steps, ["dereverb", "denoise"]);
+    assert.equal(repair.isolateVocal, false);
+    for (const url of [repair.outputFileUrl, repair.lossyOutputFileUrl]) {
+      assert.equal(typeof url, "string");
+      const info = await probe(await download(url));
+      assert.ok(Math.abs(info.duration - 2) < 0.15, `${url}: ${info.duration} s`);
+    }
+    // the repair read its own copy of the separation's whole vocal, byte for byte
+    const repairRow = await d.prisma.vocalRepairJob.findUniqueOrThrow({ where: { id: steps[1]!.jobId! } });
+    assert.match(repairRow.inputKey, new RegExp(`^uploads/vocal-repair/pipeline-${cleanup}-step-1-input\\.`));
+    const separationRow = await d.prisma.separationJob.findUniqueOrThrow({ where: { id: steps[0]!.jobId! } });
+    const bytes = async (key: string) => Buffer.concat(await (await d.api.ctx.storage.getStream(key)).toArray());
+    assert.ok((await bytes(repairRow.inputKey)).equals(await bytes(separationRow.vocalKey!)));
+    const usage = await d.prisma.usageRecord.findMany({ where: { rowId: repairRow.id, jobKind: "vocal_repair" } });
+    assert.equal(usage.length, 1);
+
+    const mastered = await waitForEnd(d, `pipelines/${master}`, 120_000);
+    assert.equal(mastered.status, "success", mastered.errorMessage);
+    const [step] = mastered.steps as StepRecord[];
+    assert.deepEqual([step!.step, step!.jobKind], ["master", "masterings"]);
+    const mastering = await getJson(d, `masterings/${step!.jobId}`);
+    assert.deepEqual([mastering.mode, mastering.targetLufs, mastering.truePeakDb], ["loudness", -16, -1]);
+    for (const url of [mastering.outputFileUrl, mastering.output16BitFileUrl, mastering.lossyOutputFileUrl]) {
+      assert.equal(typeof url, "string");
+      const info = await probe(await download(url));
+      assert.ok(Math.abs(info.duration - 2) < 0.15, `${url}: ${info.duration} s`);
+    }
   });
 
   it("a cancel mid-chain stops the running step and runs no later step", async () => {
