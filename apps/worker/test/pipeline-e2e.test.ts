@@ -228,7 +228,15 @@ describe("pipelines through the API and the worker", () => {
         (await d.prisma.voiceConversionJob.findUniqueOrThrow({ where: { id: steps[1]!.jobId! } })).jobStartTime,
     );
     // each step's job counted once in the key's usage
-    const usage = await d.prisma.usageRecord.findMany({ where: { rowId: { in: [steps[0]!.jobId!, steps[1]!.jobId!] } } });
+    // (a row id is per table: another test's separation may share the conversion's id)
+    const usage = await d.prisma.usageRecord.findMany({
+      where: {
+        OR: [
+          { jobKind: "vocal_separation", rowId: steps[0]!.jobId! },
+          { jobKind: "voice_conversion", rowId: steps[1]!.jobId! },
+        ],
+      },
+    });
     assert.deepEqual(usage.map((u) => u.jobKind).sort(), ["vocal_separation", "voice_conversion"]);
     const delivered = await d.prisma.webhookDelivery.count({ where: { rowId: id, jobKind: "pipeline" } });
     assert.equal(delivered, 0, "no webhookUrl, no delivery");
