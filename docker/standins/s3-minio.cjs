@@ -20,7 +20,14 @@ new AWSAccount(123456789012, user).createKeyPair(user, password);
 // Path-style only: s3rver would otherwise read a host name such as `minio` as a bucket (virtual hosts).
 const server = new S3rver({ address: "0.0.0.0", port, directory, silent: true, vhostBuckets: false });
 server.run().then(
-  () => console.log(`minio stand-in (s3rver): S3 API on :${port}, data in ${directory}`),
+  () => {
+    // Node's server drops an idle keep-alive connection after 5 s; a client that sends on it just
+    // then gets "socket hang up", which an SDK cannot retry for a streamed body. MinIO (a Go server)
+    // keeps idle connections far longer: so does the stand-in, so that it fails no more than MinIO.
+    server.httpServer.keepAliveTimeout = 75_000;
+    server.httpServer.headersTimeout = 80_000;
+    console.log(`minio stand-in (s3rver): S3 API on :${port}, data in ${directory}`);
+  },
   (error) => {
     console.error(error);
     process.exit(1);

@@ -98,11 +98,13 @@ describe("mixdown.sh", () => {
       const input = path.join(dir, "in.wav");
       await run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=330:r=44100:d=1", "-ac", "2", input]);
       const env = { PATH: machinePath(), HOME: process.env.HOME ?? os.homedir() };
+      // Each run into a folder of its own: a second run into the same one would skip the file, separated already.
       const separate = (extra: Record<string, string>) =>
-        runScript(path.join(repoRoot, "mixdown.sh"), ["separate", input, "--model", "vocals", "--out", path.join(dir, "out")], {
-          ...env,
-          ...extra,
-        });
+        runScript(
+          path.join(repoRoot, "mixdown.sh"),
+          ["separate", input, "--model", "vocals", "--out", path.join(dir, `out-${extra.MODEL_ALLOCATOR ?? "default"}`)],
+          { ...env, ...extra },
+        );
       const byDefault = await separate({});
       assert.equal(byDefault.code, 0, byDefault.stdout + byDefault.stderr);
       assert.match(byDefault.stdout, /; allocator jemalloc$/m);

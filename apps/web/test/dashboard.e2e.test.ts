@@ -403,7 +403,7 @@ test(
       await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Vocal repair #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Mastering #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 7);
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 8);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.

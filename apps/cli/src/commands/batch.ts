@@ -97,6 +97,7 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
   const apiKey = values.key ?? env.MIXDOWN_API_KEY;
   if (!server) throw new UsageError(`--server URL is required (or MIXDOWN_SERVER)\n\n${USAGE}`);
   if (!apiKey) throw new UsageError(`--key KEY is required (or MIXDOWN_API_KEY)\n\n${USAGE}`);
+  const bearerKey: string = apiKey;
   if (positionals.length === 0) throw new UsageError(`name at least one file or folder\n\n${USAGE}`);
   const kind = values.kind as BatchKind;
   if (!KINDS.includes(kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, got "${values.kind}"`);
@@ -124,108 +125,120 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
   const groups: string[][] = [];
   for (let i = 0; i < files.length; i += perBatch) groups.push(files.slice(i, i + perBatch));
 
-  // Each group's batch: the one a previous run made (its id kept under .mixdown-batches/), else a new one.
-  const batches: Batch[] = [];
-  for (const group of groups) {
-    const key = await idempotencyKey(server, fields, group);
-    const statePath = join(stateDir, `${key}.json`);
-    const known = await readFile(statePath, "utf8").then(
-      (text) => (JSON.parse(text) as { id: number }).id,
-      () => undefined,
-    );
-    if (known !== undefined) {
-      const { data, response } = await kits.GET("/api/kits/v1/batches/{id}", { params: { path: { id: known } } });
-      if (data) {
-        batches.push(data);
-        io.stderr.write(`batch ${data.id}: following it again (${data.total} jobs)\n`);
-        continue;
-      }
-      if (response.status !== 404) throw new ServerError(`GET /batches/${known}: ${response.status}`);
-    }
-    io.stderr.write(`sending ${group.length} file(s)...\n`);
-    const body: Record<string, unknown> = { ...fields, files: await Promise.all(group.map((f) => fileOf(f))) };
-    const { data, error, response } = await kits.POST("/api/kits/v1/batches", {
-      // The form's file parts are repeated `files` parts; openapi-fetch's typing knows one.
-      body: body as never,
-      bodySerializer: formData,
-      headers: { "idempotency-key": key },
-    });
-    if (!data) throw new ServerError(`POST /batches: ${response.status} ${error?.message ?? ""}`);
-    await writeFile(statePath, JSON.stringify({ id: data.id, server, files: group.map((f) => relative(out, f)) }));
-    for (const r of data.rejected) io.stderr.write(`batch ${data.id}: ${r.fileName ?? "a file"} made no job: ${r.reason}\n`);
-    io.stderr.write(`batch ${data.id}: ${data.total} job(s)\n`);
-    batches.push(data);
-  }
-
+  // Ctrl-C stops sending and following (after the create in flight, whose id is kept), never the
+  // jobs; a second one exits at once.
   let interrupted = false;
   const onSigint = () => (interrupted = true);
   process.once("SIGINT", onSigint);
-  const bars = io.stderr.isTTY
-    ? new MultiBar(
-        {
-          format: "batch {id} [{bar}] {percentage}% {done}/{total} jobs {state}",
-          hideCursor: true,
-          stream: process.stderr,
-          barsize: 30,
-        },
-        Presets.shades_classic,
-      )
-    : undefined;
-  const barOf = new Map<number, SingleBar>();
-  const lastLine = new Map<number, string>();
-  const show = (batch: Batch) => {
-    const done = batch.total - batch.counts.running;
-    if (bars) {
-      const payload = { id: batch.id, done, total: batch.total, state: batch.status };
-      const bar = barOf.get(batch.id) ?? barOf.set(batch.id, bars.create(100, 0, payload)).get(batch.id)!;
-      bar.update(batch.progress, payload);
-    } else {
-      const line = `batch ${batch.id}: ${batch.status} ${batch.progress}% (${done}/${batch.total} jobs ended)`;
-      if (lastLine.get(batch.id) !== line) io.stderr.write(`${line}\n`);
-      lastLine.set(batch.id, line);
-    }
-  };
-
-  const ended = new Map<number, Batch>();
   try {
-    for (;;) {
-      for (let i = 0; i < batches.length; i++) {
-        const batch = batches[i]!;
-        if (ended.has(batch.id)) continue;
-        const { data, response } = await kits.GET("/api/kits/v1/batches/{id}", { params: { path: { id: batch.id } } });
-        if (!data) throw new ServerError(`GET /batches/${batch.id}: ${response.status}`);
-        batches[i] = data;
-        show(data);
-        if (data.status !== "running") {
-          await downloadZip(server, apiKey, data, out);
-          ended.set(data.id, data);
-        }
-      }
-      if (ended.size === batches.length || interrupted) break;
-      await sleep(pollMs);
-    }
+    return await sendAndFollow();
   } finally {
-    bars?.stop();
     process.removeListener("SIGINT", onSigint);
   }
-  if (interrupted && ended.size < batches.length) {
-    io.stderr.write("stopped following; the jobs go on on the server: run the same command again to follow them\n");
-    return 130;
-  }
 
-  let failed = 0;
-  for (const batch of batches) {
-    const notOk = batch.jobs.filter((j) => j.status !== "success");
-    failed += notOk.length + batch.rejected.length;
-    for (const job of notOk)
-      io.stderr.write(
-        `batch ${batch.id}: ${job.fileName ?? `job ${job.id}`}: ${job.status}${job.errorMessage ? `: ${job.errorMessage}` : ""}\n`,
+  async function sendAndFollow(): Promise<number> {
+    // Each group's batch: the one a previous run made (its id kept under .mixdown-batches/), else a new one.
+    const batches: Batch[] = [];
+    for (const group of groups) {
+      if (interrupted) break;
+      const key = await idempotencyKey(server, fields, group);
+      const statePath = join(stateDir, `${key}.json`);
+      const known = await readFile(statePath, "utf8").then(
+        (text) => (JSON.parse(text) as { id: number }).id,
+        () => undefined,
       );
-    io.stdout.write(
-      `batch ${batch.id}: ${batch.counts.success} succeeded, ${batch.counts.error} failed, ${batch.counts.cancelled} cancelled, ${batch.rejected.length} rejected${batch.zipUrl ? `; ${zipPath(out, batch)}` : ""}\n`,
-    );
+      if (known !== undefined) {
+        const { data, response } = await kits.GET("/api/kits/v1/batches/{id}", { params: { path: { id: known } } });
+        if (data) {
+          batches.push(data);
+          io.stderr.write(`batch ${data.id}: following it again (${data.total} jobs)\n`);
+          continue;
+        }
+        if (response.status !== 404) throw new ServerError(`GET /batches/${known}: ${response.status}`);
+      }
+      io.stderr.write(`sending ${group.length} file(s)...\n`);
+      const body: Record<string, unknown> = { ...fields, files: await Promise.all(group.map((f) => fileOf(f))) };
+      const { data, error, response } = await kits.POST("/api/kits/v1/batches", {
+        // The form's file parts are repeated `files` parts; openapi-fetch's typing knows one.
+        body: body as never,
+        bodySerializer: formData,
+        headers: { "idempotency-key": key },
+      });
+      if (!data) throw new ServerError(`POST /batches: ${response.status} ${error?.message ?? ""}`);
+      await writeFile(statePath, JSON.stringify({ id: data.id, server, files: group.map((f) => relative(out, f)) }));
+      for (const r of data.rejected) io.stderr.write(`batch ${data.id}: ${r.fileName ?? "a file"} made no job: ${r.reason}\n`);
+      io.stderr.write(`batch ${data.id}: ${data.total} job(s)\n`);
+      batches.push(data);
+    }
+
+    const bars = io.stderr.isTTY
+      ? new MultiBar(
+          {
+            format: "batch {id} [{bar}] {percentage}% {done}/{total} jobs {state}",
+            hideCursor: true,
+            stream: process.stderr,
+            barsize: 30,
+          },
+          Presets.shades_classic,
+        )
+      : undefined;
+    const barOf = new Map<number, SingleBar>();
+    const lastLine = new Map<number, string>();
+    const show = (batch: Batch) => {
+      const done = batch.total - batch.counts.running;
+      if (bars) {
+        const payload = { id: batch.id, done, total: batch.total, state: batch.status };
+        const bar = barOf.get(batch.id) ?? barOf.set(batch.id, bars.create(100, 0, payload)).get(batch.id)!;
+        bar.update(batch.progress, payload);
+      } else {
+        const line = `batch ${batch.id}: ${batch.status} ${batch.progress}% (${done}/${batch.total} jobs ended)`;
+        if (lastLine.get(batch.id) !== line) io.stderr.write(`${line}\n`);
+        lastLine.set(batch.id, line);
+      }
+    };
+
+    const ended = new Map<number, Batch>();
+    try {
+      for (;;) {
+        for (let i = 0; i < batches.length; i++) {
+          const batch = batches[i]!;
+          if (ended.has(batch.id)) continue;
+          const { data, response } = await kits.GET("/api/kits/v1/batches/{id}", { params: { path: { id: batch.id } } });
+          if (!data) throw new ServerError(`GET /batches/${batch.id}: ${response.status}`);
+          batches[i] = data;
+          show(data);
+          if (data.status !== "running") {
+            await downloadZip(server, bearerKey, data, out);
+            ended.set(data.id, data);
+          }
+        }
+        if (ended.size === batches.length || interrupted) break;
+        await sleep(pollMs);
+      }
+    } finally {
+      bars?.stop();
+    }
+    if (interrupted && (ended.size < batches.length || batches.length < groups.length)) {
+      io.stderr.write(
+        "stopped following; the jobs go on on the server: run the same command again to follow them (and to send the files not sent yet)\n",
+      );
+      return 130;
+    }
+
+    let failed = 0;
+    for (const batch of batches) {
+      const notOk = batch.jobs.filter((j) => j.status !== "success");
+      failed += notOk.length + batch.rejected.length;
+      for (const job of notOk)
+        io.stderr.write(
+          `batch ${batch.id}: ${job.fileName ?? `job ${job.id}`}: ${job.status}${job.errorMessage ? `: ${job.errorMessage}` : ""}\n`,
+        );
+      io.stdout.write(
+        `batch ${batch.id}: ${batch.counts.success} succeeded, ${batch.counts.error} failed, ${batch.counts.cancelled} cancelled, ${batch.rejected.length} rejected${batch.zipUrl ? `; ${zipPath(out, batch)}` : ""}\n`,
+      );
+    }
+    return failed > 0 ? 1 : 0;
   }
-  return failed > 0 ? 1 : 0;
 }
 
 const fileOf = async (path: string) => new File([await openAsBlob(path)], basename(path));
