@@ -49,7 +49,7 @@ module.exports = {
       comment:
         "The audio and inference packages never import HTTP, queue or database code: the apps hand them files and settings.",
       severity: "error",
-      from: { path: "^packages/(audio|analysis|repair|mastering|separation|voice|onnx-blend)/src/" },
+      from: { path: "^packages/(audio|analysis|repair|mastering|harmony|separation|voice|onnx-blend)/src/" },
       to: {
         path: [
           "^packages/(db|queue|storage|records|webhooks)/",
@@ -63,7 +63,10 @@ module.exports = {
       severity: "error",
       from: { path: "^packages/db/src/" },
       to: {
-        path: ["^packages/(audio|analysis|repair|mastering|separation|voice|onnx-blend)/", "node_modules/onnxruntime-node/"],
+        path: [
+          "^packages/(audio|analysis|repair|mastering|harmony|separation|voice|onnx-blend)/",
+          "node_modules/onnxruntime-node/",
+        ],
       },
     },
     {

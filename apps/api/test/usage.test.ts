@@ -83,6 +83,7 @@ describe("usage per key", () => {
         "audio_analysis",
         "vocal_repair",
         "mastering",
+        "harmony",
         "pipeline",
       ],
     );

@@ -241,6 +241,7 @@ test("the worker refuses to start when WORKER_QUEUES names a kind it cannot run"
     "voice-blend",
     "tts",
     "vocal-repair",
+    "harmony",
     "voice-model-media",
   ]);
 });

@@ -35,6 +35,8 @@ export interface PayloadByKind {
   "vocal-repair": { jobId: number };
   /** Masters an uploaded track to a reference track (Matchering) or a loudness target (loudnorm); the MasteringJob row holds the uploads and settings. */
   mastering: { jobId: number };
+  /** Sings a harmony a third or a sixth from an uploaded vocal, in key, note by note (the HarmonyJob row holds the upload and the choices). */
+  harmony: { jobId: number };
   /** Runs a pipeline's steps in turn, each as an ordinary job of its kind (the Pipeline row and its PipelineSteps hold the rest). */
   pipeline: { jobId: number };
   /** Renders a ready voice model's demo clip and cover; the VoiceModel row is the record. */
@@ -69,6 +71,7 @@ export type JobRecordType =
   | "audioAnalysisJob"
   | "vocalRepairJob"
   | "masteringJob"
+  | "harmonyJob"
   | "pipeline"
   | "voiceModel";
 
@@ -171,6 +174,16 @@ export const JOB_CATALOGUE = {
     rows: "job-table",
     // FFTs in a thread and ffmpeg: CPU work
     gpu: false,
+  },
+  harmony: {
+    ...byJobId,
+    jobName: () => "harmony",
+    concurrency: { setting: "WORKER_CONCURRENCY_HARMONY", default: 1 },
+    retry: { attempts: "configured", backoffDelayMs: 5_000 },
+    record: "harmonyJob",
+    rows: "job-table",
+    // isolating the vocal of a mix runs the separation models
+    gpu: true,
   },
   pipeline: {
     ...byJobId,

@@ -5,3 +5,4 @@ export { jobOutputKeys, KEY_AREAS, pipelineStepInputKey, uploadKey, voiceModelKe
 export { VOCAL_REPAIR_STEPS, isVocalRepairStep, parseVocalRepairSteps, type VocalRepairStep } from "./repair-steps.ts";
 export * from "./output-options.ts";
 export * from "./pipelines.ts";
+export * from "./harmony-options.ts";

@@ -39,6 +39,7 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     "WORKER_CONCURRENCY_AUDIO_ANALYSIS",
     "WORKER_CONCURRENCY_VOCAL_REPAIR",
     "WORKER_CONCURRENCY_MASTERING",
+    "WORKER_CONCURRENCY_HARMONY",
     "WORKER_CONCURRENCY_PIPELINE",
     "WORKER_CONCURRENCY_WEBHOOK_DELIVERY",
   ]);
@@ -50,12 +51,13 @@ test("concurrency is read from the kind's setting, or fixed for the kinds withou
     WORKER_CONCURRENCY_AUDIO_ANALYSIS: 6,
     WORKER_CONCURRENCY_VOCAL_REPAIR: 7,
     WORKER_CONCURRENCY_MASTERING: 8,
+    WORKER_CONCURRENCY_HARMONY: 10,
     WORKER_CONCURRENCY_PIPELINE: 9,
     WORKER_CONCURRENCY_WEBHOOK_DELIVERY: 4,
   };
   assert.deepEqual(
     JOB_KINDS.map((k) => concurrencyOf(k, settings)),
-    [3, 2, 5, 2, 6, 7, 8, 9, 1, 1, 4, 1],
+    [3, 2, 5, 2, 6, 7, 8, 10, 9, 1, 1, 4, 1],
   );
 });
 
@@ -79,6 +81,7 @@ test("the job table kinds and their record spellings are derived from the catalo
     "audio-analysis",
     "vocal-repair",
     "mastering",
+    "harmony",
     "pipeline",
   ] as const;
   const otherKinds = {
@@ -97,6 +100,7 @@ test("the job table kinds and their record spellings are derived from the catalo
     "audio_analysis",
     "vocal_repair",
     "mastering",
+    "harmony",
     "pipeline",
   ]);
   for (const kind of jobTableKinds) assert.equal(JOB_CATALOGUE[kind].rows, "job-table", kind);

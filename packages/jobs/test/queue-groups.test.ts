@@ -11,6 +11,7 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "audio-analysis",
     "vocal-repair",
     "mastering",
+    "harmony",
     "pipeline",
     "voice-model-media",
     "voice-model-build",
@@ -23,6 +24,7 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
     "voice-blend",
     "tts",
     "vocal-repair",
+    "harmony",
     "voice-model-media",
   ]);
 });
@@ -30,7 +32,16 @@ test("WORKER_QUEUES' groups: `all` is every kind, `gpu` the kinds that run or me
 test("a WORKER_QUEUES value names kinds and groups, each kind once, in the catalogue's order; other names are returned", () => {
   assert.deepEqual(queuesOf("tts, separation"), { kinds: ["separation", "tts"], unknown: [] });
   assert.deepEqual(queuesOf("gpu,webhook-delivery,tts"), {
-    kinds: ["separation", "voice-conversion", "voice-blend", "tts", "vocal-repair", "voice-model-media", "webhook-delivery"],
+    kinds: [
+      "separation",
+      "voice-conversion",
+      "voice-blend",
+      "tts",
+      "vocal-repair",
+      "harmony",
+      "voice-model-media",
+      "webhook-delivery",
+    ],
     unknown: [],
   });
   assert.deepEqual(queuesOf("all").kinds, QUEUE_GROUPS.all);

@@ -1,6 +1,7 @@
 import type {
   AudioAnalysisJob,
   BatchWithJobs,
+  HarmonyJob,
   MasteringJob,
   PipelineWithSteps,
   SeparationJob,
@@ -11,13 +12,21 @@ import type {
   VocalRepairJob,
   VoiceModel,
 } from "@mixdown/db";
-import { isVocalRepairStep, SEPARATION_KINDS, separationKindOf, type JobRecordType } from "@mixdown/jobs";
+import {
+  isHarmonyDirection,
+  isHarmonyInterval,
+  isVocalRepairStep,
+  SEPARATION_KINDS,
+  separationKindOf,
+  type JobRecordType,
+} from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { Static } from "typebox";
 import type {
   AudioAnalysisJobRecord,
   BatchRecord,
   AudioAnalysisResult,
+  HarmonyJobRecord,
   MasteringJobRecord,
   MissingVoiceAsset,
   PipelineRecord,
@@ -58,6 +67,7 @@ export interface RecordRows {
   audioAnalysisJob: AudioAnalysisJob;
   vocalRepairJob: VocalRepairJob;
   masteringJob: MasteringJob;
+  harmonyJob: HarmonyJob;
   pipeline: PipelineWithSteps;
   voiceModel: VoiceModel;
 }
@@ -347,6 +357,45 @@ export class RecordPresenter {
       loudnessBefore: (row.loudnessBefore as MasteringJobRecord["loudnessBefore"]) ?? null,
       loudnessAfter: (row.loudnessAfter as MasteringJobRecord["loudnessAfter"]) ?? null,
       processor: row.processor,
+      progress: row.progress,
+      errorMessage: row.errorMessage,
+      ...this.outputRetention(row),
+    };
+  }
+
+  async harmonyJob(row: HarmonyJob): Promise<HarmonyJobRecord> {
+    const [input, harmony, lossyHarmony, mix, lossyMix] = await Promise.all([
+      row.inputsExpiredAt ? null : this.url(row.inputKey),
+      this.url(row.harmonyKey),
+      this.url(row.lossyHarmonyKey),
+      this.url(row.mixKey),
+      this.url(row.lossyMixKey),
+    ]);
+    // written by the API from HARMONY_INTERVALS and HARMONY_DIRECTIONS (a check constraint holds them too)
+    if (!isHarmonyInterval(row.interval) || !isHarmonyDirection(row.direction))
+      throw new Error(`harmony ${row.id} has interval ${row.interval} and direction ${row.direction}`);
+    const key = row.key ?? row.requestedKey;
+    return {
+      id: row.id,
+      createdAt: formatTimestamp(row.createdAt),
+      type: "harmony",
+      status: row.status,
+      jobStartTime: formatTimestamp(row.jobStartTime),
+      jobEndTime: formatTimestamp(row.jobEndTime),
+      inputFileName: row.inputFileName,
+      inputFileUrl: input,
+      interval: row.interval,
+      direction: row.direction,
+      key,
+      keySource: row.requestedKey ? "given" : key ? "found" : null,
+      keyConfidence: row.requestedKey ? null : row.keyConfidence,
+      isolateVocal: row.isolateVocal,
+      notes: row.notes,
+      models: row.models,
+      harmonyFileUrl: harmony,
+      lossyHarmonyFileUrl: lossyHarmony,
+      mixFileUrl: mix,
+      lossyMixFileUrl: lossyMix,
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),

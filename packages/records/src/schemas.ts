@@ -433,6 +433,78 @@ export const MasteringJobRecord = Type.Object(
 );
 export type MasteringJobRecord = Static<typeof MasteringJobRecord>;
 
+export const HarmonyJobRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    createdAt: Timestamp,
+    type: Type.Literal("harmony"),
+    status: JobStatus,
+    jobStartTime: Timestamp,
+    jobEndTime: Nullable(Timestamp),
+    inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    inputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the upload (to compare before and after); null once the retention sweep deleted it (RETENTION_INPUT_MINUTES)",
+      }),
+    ),
+    interval: Type.Union([Type.Literal("third"), Type.Literal("sixth")], {
+      description:
+        "The harmony's interval on the key's scale: `third` (two scale steps: 3 or 4 semitones, as the degree has it) or `sixth` (five steps: 8 or 9 semitones)",
+    }),
+    direction: Type.Union([Type.Literal("above"), Type.Literal("below")], {
+      description: "Whether the harmony is `above` or `below` the lead",
+    }),
+    key: Nullable(
+      Type.String({
+        description:
+          "The key the harmony is in, tonic and scale (`A minor`, `F# major`; tonics spelled C C# D Eb E F F# G Ab A Bb B): the one given, or the one the worker found (null until then)",
+      }),
+    ),
+    keySource: Nullable(
+      Type.Union([Type.Literal("given"), Type.Literal("found")], {
+        description:
+          "`given`: the create named the key; `found`: the worker found it in the upload with the audio analysis (Essentia's KeyExtractor); null until it is known",
+      }),
+    ),
+    keyConfidence: Nullable(
+      Type.Number({
+        description: "KeyExtractor's strength (0-1) for a key the worker found; null for a given key or until found",
+      }),
+    ),
+    isolateVocal: Type.Boolean({
+      description:
+        "True when the input was a mix whose vocal the vocal separation isolated first (the mix file is then the mix with the harmony)",
+    }),
+    notes: Nullable(Type.Integer({ minimum: 0, description: "How many sung notes the harmony follows; null until success" })),
+    models: Type.Array(Type.String(), {
+      description: "The separation models that isolated the vocal (`isolateVocal`); empty otherwise and until the job succeeded",
+    }),
+    harmonyFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the harmony voice alone, lossless (LOSSLESS_FORMAT), at the input's rate; null until success",
+      }),
+    ),
+    lossyHarmonyFileUrl: Nullable(Type.String({ description: "The harmony alone as mp3 (signed URL); null until success" })),
+    mixFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the upload with the harmony under it (4 dB below the lead, scaled down as a whole if the sum would clip), lossless; null until success",
+      }),
+    ),
+    lossyMixFileUrl: Nullable(Type.String({ description: "The mix as mp3 (signed URL); null until success" })),
+    ...jobExtras,
+    ...outputRetention,
+  },
+  {
+    $id: "HarmonyJob",
+    description:
+      "A harmony job: a harmony voice a third or a sixth above or below an uploaded vocal (or a mix's isolated vocal), in key, note by note, with formants preserved",
+  },
+);
+export type HarmonyJobRecord = Static<typeof HarmonyJobRecord>;
+
 const BatchJobStatusCounts = Type.Object(
   {
     running: Type.Integer({ minimum: 0 }),
@@ -567,6 +639,7 @@ export const sharedRecordSchemas = [
   AudioAnalysisJobRecord,
   VocalRepairJobRecord,
   MasteringJobRecord,
+  HarmonyJobRecord,
   BatchRecord,
   PipelineStepRecord,
   PipelineRecord,

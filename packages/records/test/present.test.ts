@@ -458,6 +458,7 @@ test("the shared schemas come in the OpenAPI document's order, the voice model f
     "AudioAnalysisJob",
     "VocalRepairJob",
     "MasteringJob",
+    "HarmonyJob",
     "Batch",
     "PipelineStep",
     "Pipeline",

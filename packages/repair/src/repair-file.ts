@@ -68,6 +68,43 @@ export type RepairPart = keyof typeof WEIGHTS;
 const WORK_FORMAT = { format: "wav", sampleFormat: "f32" } as const satisfies OutputSpec;
 
 /**
+ * The vocal of a mix, as a vocal separation that names no model plans it (the setting's models,
+ * the split off): a float WAV at the input's rate under `workDir/isolate`. What `repairVocalFile`
+ * and the harmony kind isolate with.
+ */
+export async function isolateVocalFile(options: {
+  inputPath: string;
+  probe: AudioProbe;
+  workDir: string;
+  installed: readonly InstalledModel[];
+  models: { vocals: readonly string[]; vocalsEnsemble: EnsembleAlgorithm };
+  runners: Pick<RepairRunners, "separate">;
+  onProgress: (fraction: number) => void;
+}): Promise<{ vocalPath: string; models: string[]; timings: SeparateFileResult["timings"] }> {
+  const plan = planSeparationJob({
+    kind: "vocal-separation",
+    installed: options.installed,
+    models: [],
+    ensemble: null,
+    settings: { models: options.models.vocals, ensemble: options.models.vocalsEnsemble, vocalSplit: VOCAL_SPLIT_OFF },
+  });
+  const result = await options.runners.separate(
+    {
+      inputPath: options.inputPath,
+      inputProbe: options.probe,
+      outDir: join(options.workDir, "isolate"),
+      outputs: [WORK_FORMAT],
+      ...plan.run,
+    } as RepairSeparation,
+    options.onProgress,
+  );
+  const pair = vocalPairOf(Object.keys(result.stems));
+  const vocals = pair && result.stems[pair.vocals]?.wav;
+  if (!vocals) throw new RepairModelProblem(`The separation model "${plan.models.join(",")}" produced no vocals`);
+  return { vocalPath: vocals, models: plan.models, timings: result.timings };
+}
+
+/**
  * Repairs one vocal, as a `vocal-repair` job and `mixdown repair` run it: the vocal isolated first
  * when the input is a mix (the vocal separation, as a vocal separation that names no model plans
  * it, without the split), then each step in its fixed order, each writing a float WAV the next one
@@ -87,23 +124,10 @@ export async function repairVocalFile(options: RepairVocalOptions): Promise<{ mo
   const models: string[] = [];
   let current = { inputPath: options.inputPath, inputProbe: probe as AudioProbe | undefined };
   if (options.isolateVocal) {
-    const plan = planSeparationJob({
-      kind: "vocal-separation",
-      installed: options.installed,
-      models: [],
-      ensemble: null,
-      settings: { models: options.models.vocals, ensemble: options.models.vocalsEnsemble, vocalSplit: VOCAL_SPLIT_OFF },
-    });
-    const result = await runners.separate(
-      { ...current, outDir: join(workDir, "isolate"), outputs: [WORK_FORMAT], ...plan.run } as RepairSeparation,
-      progress("isolate"),
-    );
-    const pair = vocalPairOf(Object.keys(result.stems));
-    const vocals = pair && result.stems[pair.vocals]?.wav;
-    if (!vocals) throw new RepairModelProblem(`The separation model "${plan.models.join(",")}" produced no vocals`);
-    options.onPart?.("isolate", { models: plan.models, timings: result.timings });
-    models.push(...plan.models);
-    current = { inputPath: vocals, inputProbe: undefined };
+    const isolated = await isolateVocalFile({ ...options, onProgress: progress("isolate") });
+    options.onPart?.("isolate", { models: isolated.models, timings: isolated.timings });
+    models.push(...isolated.models);
+    current = { inputPath: isolated.vocalPath, inputProbe: undefined };
   }
   for (const step of steps) {
     signal.throwIfAborted();

@@ -215,7 +215,7 @@ export const callerEventRoutes: FastifyPluginAsyncTypebox<{ hub: JobEventHub; op
         operationId: "streamCallerEvents",
         summary: "Follow all of the caller's jobs (Server-Sent Events)",
         description:
-          "A `text/event-stream` that stays open: a `ready` event once it is following, then a `status` event (`{ kind, id, status, progress }`, `kind` the path of the job's kind: `vocal-separations`, `stem-splits`, `voice-conversions`, `voice-blender`, `tts`, `audio-analyses`, `vocal-repairs`, `masterings`, `pipelines`) each time a job of the caller starts, progresses or ends, in every kind. A client that reconnects with `Last-Event-ID` gets the events it missed, as long as the service still holds them (JOB_EVENTS_RETAINED); when it no longer does, a `resync` event says to read the lists again. Heartbeat comments every JOB_EVENTS_HEARTBEAT_SECONDS.",
+          "A `text/event-stream` that stays open: a `ready` event once it is following, then a `status` event (`{ kind, id, status, progress }`, `kind` the path of the job's kind: `vocal-separations`, `stem-splits`, `voice-conversions`, `voice-blender`, `tts`, `audio-analyses`, `vocal-repairs`, `masterings`, `harmonies`, `pipelines`) each time a job of the caller starts, progresses or ends, in every kind. A client that reconnects with `Last-Event-ID` gets the events it missed, as long as the service still holds them (JOB_EVENTS_RETAINED); when it no longer does, a `resync` event says to read the lists again. Heartbeat comments every JOB_EVENTS_HEARTBEAT_SECONDS.",
         security: bearerSecurity,
         headers: LastEventIdHeaders,
         response: {

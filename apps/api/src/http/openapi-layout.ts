@@ -37,6 +37,10 @@ export const OPENAPI_TAGS = [
     description: "Master a track to a reference track (Matchering) or to a loudness target (EBU R128, ffmpeg's loudnorm).",
   },
   {
+    name: "Harmonies",
+    description: "Add a harmony voice a third or a sixth above or below a vocal, in key, note by note.",
+  },
+  {
     name: "Pipelines",
     description:
       "Chain steps (separate, repair, convert, recombine, master) on one input, each run as an ordinary job; presets for the common chains.",

@@ -1,6 +1,7 @@
 import type { JobTableKind } from "@mixdown/jobs";
 import { audioAnalysisApi } from "./audio-analysis/routes.ts";
 import type { ApiKind } from "./context.ts";
+import { harmonyApi } from "./harmony/routes.ts";
 import { masteringApi } from "./mastering/routes.ts";
 import { pipelineApi } from "./pipeline/routes.ts";
 import { separationApi } from "./separation/routes.ts";
@@ -26,5 +27,6 @@ export const API_KINDS: ApiKinds = {
   "audio-analysis": audioAnalysisApi,
   "vocal-repair": vocalRepairApi,
   mastering: masteringApi,
+  harmony: harmonyApi,
   pipeline: pipelineApi,
 };

@@ -13,7 +13,7 @@ const KindUsage = Type.Object({
   kind: Type.Enum([...RECORD_KINDS], {
     type: "string",
     description:
-      "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`, `pipeline`: always 0, its steps' jobs count under their kinds)",
+      "The job kind (`vocal_separation`, `stem_split`, `voice_conversion`, `tts`, `voice_blend`, `audio_analysis`, `vocal_repair`, `mastering`, `harmony`, `pipeline`: always 0, its steps' jobs count under their kinds)",
   }),
   seconds: Seconds("Seconds of audio its successful jobs processed"),
   jobs: Jobs("Its successful jobs"),

@@ -1,6 +1,7 @@
 import type { JSX } from "preact";
 import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
+import { harmony } from "./harmony.tsx";
 import { mastering } from "./mastering.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
@@ -28,6 +29,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   "audio-analyses": audioAnalysis,
   "vocal-repairs": vocalRepair,
   masterings: mastering,
+  harmonies: harmony,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

@@ -14,6 +14,7 @@ const KIND_LABELS: Record<UsageKind, string> = {
   audio_analysis: "Audio analyses",
   vocal_repair: "Vocal repairs",
   mastering: "Masterings",
+  harmony: "Harmonies",
   // a pipeline counts no seconds of its own: its steps' jobs count theirs under their kinds
   pipeline: "Pipelines",
 };

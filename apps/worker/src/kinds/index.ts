@@ -1,6 +1,7 @@
 import { JOB_KINDS, type JobKind } from "@mixdown/jobs";
 import { audioAnalysisKind } from "./audio-analysis/handler.ts";
 import type { WorkerKind } from "./context.ts";
+import { harmonyKind } from "./harmony/handler.ts";
 import { masteringKind } from "./mastering/handler.ts";
 import { modelInstallKind } from "./model-install/handler.ts";
 import { pipelineKind } from "./pipeline/handler.ts";
@@ -29,6 +30,7 @@ export const WORKER_KINDS: WorkerKinds = {
   "audio-analysis": audioAnalysisKind,
   "vocal-repair": vocalRepairKind,
   mastering: masteringKind,
+  harmony: harmonyKind,
   pipeline: pipelineKind,
   "voice-model-media": voiceModelMediaKind,
   "voice-model-build": voiceModelBuildKind,

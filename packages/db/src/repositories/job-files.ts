@@ -11,7 +11,15 @@ import type { OwnedStorage } from "./job-table.ts";
  */
 export interface JobFiles {
   /** The table, as SQL names it. */
-  table: "SeparationJob" | "VoiceConversionJob" | "TtsJob" | "AudioAnalysisJob" | "VocalRepairJob" | "MasteringJob" | "Pipeline";
+  table:
+    | "SeparationJob"
+    | "VoiceConversionJob"
+    | "TtsJob"
+    | "AudioAnalysisJob"
+    | "VocalRepairJob"
+    | "MasteringJob"
+    | "HarmonyJob"
+    | "Pipeline";
   /** Columns holding the keys of the uploads the job read (an input, a backing track): none for a kind without uploads. */
   inputColumns: readonly string[];
   /** Columns holding output keys (nulled when the outputs expire). */

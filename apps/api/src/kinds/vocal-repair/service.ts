@@ -6,6 +6,7 @@ import {
   readInstalledModels,
   resolveModelList,
   resolveVocalSplit,
+  type InstalledModel,
 } from "@mixdown/separation/installed-models";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
@@ -49,14 +50,20 @@ export async function checkRepairSteps(
     const split = resolveVocalSplit(settings.vocalSplit, models);
     if (split.reason) throw unprocessable(`dereverb cannot run on this server: ${split.reason}`);
   }
-  if (isolateVocal) {
-    const resolved = resolveModelList(models, settings.vocals, "vocal-separation");
-    if (resolved.problem)
-      throw unprocessable(
-        `isolateVocal cannot run on this server (SEPARATION_MODEL_VOCALS): ${modelListProblemMessage(resolved, "vocal-separation")}`,
-      );
-  }
+  if (isolateVocal) checkIsolateVocal(settings, models);
   return steps;
+}
+
+/**
+ * `isolateVocal` as the kinds that take it check it (a vocal repair, a harmony): the vocal
+ * separation's models (SEPARATION_MODEL_VOCALS) installed, else a 422 naming the problem.
+ */
+export function checkIsolateVocal(settings: { vocals: readonly string[] }, installed: readonly InstalledModel[]): void {
+  const resolved = resolveModelList(installed, settings.vocals, "vocal-separation");
+  if (resolved.problem)
+    throw unprocessable(
+      `isolateVocal cannot run on this server (SEPARATION_MODEL_VOCALS): ${modelListProblemMessage(resolved, "vocal-separation")}`,
+    );
 }
 
 export interface VocalRepairServiceDeps extends RepairModelSettings {

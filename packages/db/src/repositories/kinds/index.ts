@@ -2,6 +2,7 @@ import type { JobTableKind } from "@mixdown/jobs";
 import type { JobFiles } from "../job-files.ts";
 import type { JobTable, JobTableRows } from "../job-table.ts";
 import { audioAnalysisRows } from "./audio-analysis.ts";
+import { harmonyRows } from "./harmony.ts";
 import { masteringRows } from "./mastering.ts";
 import { pipelineRows } from "./pipeline.ts";
 import { separationRows } from "./separation.ts";
@@ -23,6 +24,7 @@ export const JOB_TABLE_ROWS = {
   "audio-analysis": audioAnalysisRows,
   "vocal-repair": vocalRepairRows,
   mastering: masteringRows,
+  harmony: harmonyRows,
   pipeline: pipelineRows,
 } satisfies JobTableRowsByKind;
 
@@ -96,6 +98,7 @@ export {
   type MasteringOutputs,
   type NewMasteringJob,
 } from "./mastering.ts";
+export { HarmonyJobRepository, harmonyRows, harmonyStorage, type HarmonyOutputs, type NewHarmonyJob } from "./harmony.ts";
 export {
   PipelineRepository,
   pipelineRows,

@@ -1,0 +1,157 @@
+import { join } from "node:path";
+import type { EncodeTarget } from "@mixdown/audio";
+import { harmonizeFile } from "@mixdown/harmony";
+import { isHarmonyDirection, isHarmonyInterval, JobFailure, jobOutputKeys, parseMusicalKey } from "@mixdown/jobs";
+import { RepairModelProblem } from "@mixdown/repair";
+import { readInstalledModels, type EnsembleAlgorithm } from "@mixdown/separation/installed-models";
+import { SeparationPlanError } from "@mixdown/separation/job-plan";
+import type { ObjectStorage } from "@mixdown/storage";
+import type { JobHandler } from "../../run-job.ts";
+import { checkInputLength } from "../../steps/input-length.ts";
+import type { WorkerKind } from "../context.ts";
+import { createSeparationPool, type SeparationPool } from "../separation/protocol.ts";
+import { createHarmonyPool, type HarmonyPool } from "./protocol.ts";
+
+export interface HarmonyJobDeps {
+  storage: ObjectStorage;
+  /** MAX_SEPARATION_SECONDS: a longer input fails the job (bad input). */
+  maxInputSeconds: number;
+  harmonyPool: HarmonyPool;
+  /** The separation threads `isolateVocal` runs on (made on the first job that needs them). */
+  separationPool: () => SeparationPool;
+  losslessFormat: "wav" | "flac";
+  lossyBitrateKbps: number;
+  modelsDir: string;
+  /** SEPARATION_MODEL_VOCALS and its ensemble (isolateVocal). */
+  models: { vocals: readonly string[]; vocalsEnsemble: EnsembleAlgorithm };
+}
+
+/** The files one output is written to: the lossless format and an mp3, by one encoder. */
+function targetsOf(deps: HarmonyJobDeps, workDir: string, name: string): { targets: EncodeTarget[]; files: string[] } {
+  const lossless = join(workDir, `${name}.${deps.losslessFormat}`);
+  const lossy = join(workDir, `${name}.mp3`);
+  return {
+    targets: [
+      deps.losslessFormat === "flac" ? { format: "flac", path: lossless, bitDepth: 24 } : { format: "wav", path: lossless },
+      { format: "mp3", path: lossy, bitrateKbps: deps.lossyBitrateKbps },
+    ],
+    files: [lossless, lossy],
+  };
+}
+
+/**
+ * Harmonises one uploaded vocal (`harmonizeFile`): download it, isolate its vocal when the input
+ * is a mix (separation threads), then the key, the notes and each note's shift on a harmony thread,
+ * and publish `harmony.<lossless>`, `harmony.mp3`, `mix.<lossless>` and `mix.mp3` under the row's own keys.
+ */
+export function harmonyHandler(deps: HarmonyJobDeps): JobHandler<"harmony"> {
+  return {
+    async run({ row, rowId, workDir, log, signal, reportProgress }) {
+      const { interval, direction } = row;
+      if (!isHarmonyInterval(interval) || !isHarmonyDirection(direction))
+        throw new JobFailure("permanent", `The job's interval (${interval}) or direction (${direction}) is unknown`);
+      const key = row.requestedKey === null ? null : parseMusicalKey(row.requestedKey);
+      if (row.requestedKey !== null && !key)
+        throw new JobFailure("permanent", `The job's key (${row.requestedKey}) is not a key`);
+      const inputPath = join(workDir, "input");
+      await deps.storage.downloadToFile(row.inputKey, inputPath);
+      signal.throwIfAborted();
+      const probe = await checkInputLength(
+        inputPath,
+        { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
+        "input",
+        signal,
+      );
+      if (!probe) throw new JobFailure("bad-input", "The uploaded file has no audio stream");
+      // read once per job: the models directory may have changed since start
+      const installed = row.isolateVocal ? (await readInstalledModels(deps.modelsDir)).models : [];
+      const harmony = targetsOf(deps, workDir, "harmony");
+      const mix = targetsOf(deps, workDir, "mix");
+      let result: Awaited<ReturnType<typeof harmonizeFile>>;
+      try {
+        result = await harmonizeFile({
+          inputPath,
+          probe,
+          key,
+          interval,
+          direction,
+          isolateVocal: row.isolateVocal,
+          workDir,
+          installed,
+          models: deps.models,
+          harmonyTargets: harmony.targets,
+          mixTargets: mix.targets,
+          runners: {
+            separate: (request, onProgress) => deps.separationPool().run(request, onProgress, signal),
+            harmonize: (request, onProgress) => deps.harmonyPool.run(request, onProgress, signal),
+          },
+          onProgress: reportProgress,
+          signal,
+        });
+      } catch (err) {
+        if (err instanceof SeparationPlanError) throw new JobFailure(err.failure, err.message);
+        if (err instanceof RepairModelProblem) throw new JobFailure("permanent", err.message);
+        throw err;
+      }
+      log.info({ key: result.key, keySource: result.keySource, notes: result.notes, models: result.models }, "harmony");
+      const keys = jobOutputKeys("harmony", rowId);
+      const [harmonyKey, lossyHarmonyKey, mixKey, lossyMixKey] = [
+        keys.file(`harmony.${deps.losslessFormat}`),
+        keys.file("harmony.mp3"),
+        keys.file(`mix.${deps.losslessFormat}`),
+        keys.file("mix.mp3"),
+      ];
+      const files = [...harmony.files, ...mix.files];
+      await Promise.all(
+        [harmonyKey, lossyHarmonyKey, mixKey, lossyMixKey].map((k, i) => deps.storage.putFile(k, files[i]!, { final: true })),
+      );
+      return {
+        harmonyKey,
+        lossyHarmonyKey,
+        mixKey,
+        lossyMixKey,
+        key: result.key,
+        keyConfidence: result.keyConfidence,
+        notes: result.notes,
+        models: result.models,
+      };
+    },
+    async discard({ rowId }) {
+      await deps.storage.deletePrefix(jobOutputKeys("harmony", rowId).prefix);
+    },
+  };
+}
+
+/** The harmony threads and, on the first job that isolates a vocal, separation threads of the kind's own. */
+export const harmonyKind: WorkerKind<"harmony"> = {
+  start({ config, storage, modelsDir, output, pooled, idle }) {
+    const concurrency = config.WORKER_CONCURRENCY_HARMONY;
+    const harmonyPool = pooled(createHarmonyPool(concurrency, idle("harmony")));
+    let separationPool: SeparationPool | undefined;
+    return harmonyHandler({
+      storage,
+      maxInputSeconds: config.MAX_SEPARATION_SECONDS,
+      harmonyPool,
+      separationPool: () =>
+        (separationPool ??= pooled(
+          createSeparationPool(
+            concurrency,
+            {
+              modelsDir,
+              executionProvider: config.ORT_EXECUTION_PROVIDER,
+              providerFallback: config.ORT_PROVIDER_FALLBACK,
+              intraOpThreads: config.ORT_INTRA_OP_THREADS,
+              interOpThreads: config.ORT_INTER_OP_THREADS,
+              // loaded by the first job that isolates: a harmony worker may never need them
+              preload: [],
+              ownThread: [],
+            },
+            { ...idle("harmony separation"), startUnloaded: true },
+          ),
+        )),
+      ...output,
+      modelsDir,
+      models: { vocals: config.SEPARATION_MODEL_VOCALS, vocalsEnsemble: config.SEPARATION_ENSEMBLE_VOCALS },
+    });
+  },
+};
