@@ -130,6 +130,8 @@ const jobKinds: Record<string, JobKind> = {
       };
     },
   },
+  // its upload follows a separation's rules; the key is found by the worker when none is given
+  Harmony: separation("harmonies"),
   VoiceConversion: {
     path: `${KITS}/voice-conversions`,
     created: 201,
@@ -209,7 +211,13 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
           ? { method: "POST", url: k.path, headers: { "content-type": "application/json" }, payload: "{modelId1:" }
           : { method: "POST", url: k.path, headers: { "content-type": "text/plain" }, payload: "not a form" },
     };
-    if (kind === "VocalSeparation" || kind === "StemSplit" || kind === "AudioAnalysis" || kind === "Pipeline") {
+    if (
+      kind === "VocalSeparation" ||
+      kind === "StemSplit" ||
+      kind === "AudioAnalysis" ||
+      kind === "Harmony" ||
+      kind === "Pipeline"
+    ) {
       out[createId][413] = () => ({ method: "POST", url: k.path, ...multipart({}, [file("inputFile", oversized())]) });
       // a pipeline's chain is checked before its upload: a preset makes it one
       const chain: Record<string, string> = kind === "Pipeline" ? { preset: "karaoke" } : {};
@@ -261,7 +269,7 @@ function drivers(): Record<string, Partial<Record<number, Driver>>> {
     out[`get${kind}`] = {
       200: async () => ({ method: "GET", url: `${k.path}/${(await made(await k.create(3), k.created)).id}` }),
     };
-    out[kind === "AudioAnalysis" ? "listAudioAnalyses" : `list${kind}s`] = {
+    out[kind === "AudioAnalysis" ? "listAudioAnalyses" : kind === "Harmony" ? "listHarmonies" : `list${kind}s`] = {
       200: () => ({ method: "GET", url: `${k.path}?order=desc&page=1&perPage=5` }),
       422: () => ({ method: "GET", url: `${k.path}?perPage=0` }),
     };

@@ -45,13 +45,17 @@ export class HarmonyInputProblem extends Error {
   override readonly name = "HarmonyInputProblem";
 }
 
-/** The notes of a vocal (a float WAV, any rate) and its pitch track: what the harmony and the eval follow. */
+/**
+ * The notes of a vocal (any file ffmpeg reads) and its pitch track, 10 ms frames: what the harmony
+ * follows. `range` narrows the tracker to where the notes are known to be (the eval measures a
+ * harmony this way, so that YIN's octave errors on a weak fundamental are not counted as misses).
+ */
 export async function sungNotes(
   path: string,
-  signal?: AbortSignal,
+  options: { signal?: AbortSignal; range?: { fMin: number; fMax: number } } = {},
 ): Promise<{ f0: Float32Array; notes: ReturnType<typeof segmentNotes> }> {
-  const mono = await decodeMono(path, { sampleRate: PITCH_RATE, ...(signal ? { signal } : {}) });
-  const f0 = trackPitch(mono, PITCH_RATE, { hop: PITCH_HOP, ...PITCH_RANGE });
+  const mono = await decodeMono(path, { sampleRate: PITCH_RATE, ...(options.signal ? { signal: options.signal } : {}) });
+  const f0 = trackPitch(mono, PITCH_RATE, { hop: PITCH_HOP, ...(options.range ?? PITCH_RANGE) });
   return { f0, notes: segmentNotes(f0) };
 }
 
@@ -85,7 +89,7 @@ export async function harmonizeVocal(
     keyConfidence = estimate.confidence;
   }
   report(0.05);
-  const { notes } = await sungNotes(request.vocalPath, signal);
+  const { notes } = await sungNotes(request.vocalPath, signal ? { signal } : {});
   if (notes.length === 0) throw new HarmonyInputProblem("No sung note was found in the vocal: the harmony follows pitched notes");
   const plan = planHarmony(notes, key, request.interval, request.direction);
   options.onNotes?.(plan);

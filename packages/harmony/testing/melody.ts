@@ -100,3 +100,10 @@ export function framesOfScore(
       out[t] = noteOf(note);
   return out;
 }
+
+const hz = (midi: number) => 440 * 2 ** ((midi - 69) / 12);
+
+/** The pitch range a harmony of `notes` (MIDI) is measured in: a fifth either side of them, below an octave's reach. */
+export function rangeAround(notes: number[]): { fMin: number; fMax: number } {
+  return { fMin: hz(Math.min(...notes) - 7), fMax: hz(Math.max(...notes) + 7) };
+}
