@@ -238,7 +238,7 @@ case "$command" in
     ;;
   *)
     setup
-    if [ "$command" = separate ] || [ "$command" = repair ]; then
+    if [ "$command" = separate ] || [ "$command" = repair ] || [ "$command" = harmony ]; then
       use_model_env
       # the one process that runs the models, with no pnpm (~40 MB) waiting above it
       exec node --import tsx apps/cli/src/main.ts "$command" "$@"

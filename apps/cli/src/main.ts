@@ -15,6 +15,8 @@ ${keysUsage}
 ${callersUsage}
 ./mixdown.sh separate …         separate a local audio file (see: ./mixdown.sh separate --help)
 ./mixdown.sh repair …           remove noise and reverb from a local vocal (see: ./mixdown.sh repair --help)
+./mixdown.sh harmony …          add a harmony a third or a sixth to a local vocal, in key
+                                (see: ./mixdown.sh harmony --help)
 ./mixdown.sh master …           master a local audio file to a reference track or a loudness
                                 target (see: ./mixdown.sh master --help)
 ${batchUsage}
@@ -46,6 +48,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return (await import("./commands/separate.ts")).separateCommand(rest);
     case "repair":
       return (await import("./commands/repair.ts")).repairCommand(rest);
+    case "harmony":
+      return (await import("./commands/harmony.ts")).harmonyCommand(rest);
     case "master":
       return (await import("./commands/master.ts")).masterCommand(rest);
     case "batch":
