@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,6 +15,7 @@ import {
   makeSong,
   probe,
   startDeployment,
+  startWebhookReceiver,
   waitForEnd,
   type Deployment,
 } from "../testing/harness.ts";
@@ -42,30 +42,19 @@ async function sungLead(name: string, keyText: string, count: number): Promise<{
 
 describe("harmonies through the API and the worker", () => {
   let d: Deployment;
-  let server: Server;
-  const hooks: Array<{ event: string; body: { id: number; type: string; status: string } }> = [];
-  let hookUrl: string;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   before(async () => {
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        hooks.push({ event: String(req.headers["mixdown-event"]), body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
-        res.writeHead(200).end("ok");
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    hookUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/harmony`;
+    receiver = await startWebhookReceiver("/hooks/harmony");
     d = await startDeployment({ WORKER_QUEUES: "harmony,webhook-delivery", WEBHOOK_RETRY_DELAY_MS: "200" });
   });
   after(async () => {
     await d?.stop();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await receiver?.close();
   });
 
   it("a third above in A minor: the harmony lands on the key's notes, the mix and mp3s are the lead's length; idempotent; usage; webhook", async () => {
     const { path, score } = await sungLead("lead.wav", "A minor", 10);
-    const fields = { key: "A minor", interval: "third", direction: "above", webhookUrl: hookUrl };
+    const fields = { key: "A minor", interval: "third", direction: "above", webhookUrl: receiver.url };
     const first = await createHarmony(d, path, fields, "harmony-once");
     assert.equal(first.status, 200, await first.clone().text());
     const created = (await first.json()) as { id: number };
@@ -98,9 +87,7 @@ describe("harmonies through the API and the worker", () => {
 
     const usage = await d.prisma.usageRecord.findFirst({ where: { jobKind: "harmony", rowId: created.id } });
     assert.ok(usage && Math.abs(usage.seconds - inProbe.duration) < 0.05);
-    const deadline = Date.now() + 30_000;
-    while (!hooks.some((h) => h.body.id === created.id) && Date.now() < deadline) await sleep(100);
-    const hook = hooks.find((h) => h.body.id === created.id);
+    const hook = await receiver.waitFor(created.id);
     assert.equal(hook?.event, "job.success");
     assert.equal(hook?.body.type, "harmony");
   });

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,6 +15,7 @@ import {
   probe,
   snrDb,
   startDeployment,
+  startWebhookReceiver,
   waitForEnd,
   type Deployment,
 } from "../testing/harness.ts";
@@ -34,25 +34,14 @@ async function createRepair(d: Deployment, path: string, fields: Record<string, 
 
 describe("vocal repairs through the API and the worker", () => {
   let d: Deployment;
-  let server: Server;
-  const hooks: Array<{ event: string; body: { id: number; type: string; status: string } }> = [];
-  let hookUrl: string;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   before(async () => {
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        hooks.push({ event: String(req.headers["mixdown-event"]), body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
-        res.writeHead(200).end("ok");
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    hookUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/repair`;
+    receiver = await startWebhookReceiver("/hooks/repair");
     d = await startDeployment({ WORKER_QUEUES: "vocal-repair,webhook-delivery", WEBHOOK_RETRY_DELAY_MS: "200" });
   });
   after(async () => {
     await d?.stop();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await receiver?.close();
   });
 
   it("denoise: a spoken take under white noise comes back closer to the clean take; the create is idempotent; usage counted", async () => {
@@ -106,7 +95,7 @@ describe("vocal repairs through the API and the worker", () => {
 
   it("a mix with isolateVocal, denoise and dereverb: the vocal isolated, both steps run, the models named; its webhook POSTed", async () => {
     const song = await makeSong("mix.wav", 4);
-    const res = await createRepair(d, song, { steps: "denoise,dereverb", isolateVocal: "true", webhookUrl: hookUrl });
+    const res = await createRepair(d, song, { steps: "denoise,dereverb", isolateVocal: "true", webhookUrl: receiver.url });
     assert.equal(res.status, 200, await res.clone().text());
     const created = (await res.json()) as { id: number; steps: string[] };
     assert.deepEqual(created.steps, ["dereverb", "denoise"], "in their fixed order");
@@ -118,9 +107,7 @@ describe("vocal repairs through the API and the worker", () => {
     const [inProbe, outProbe] = [await probe(song), await probe(output)];
     assert.equal(outProbe.sampleRate, inProbe.sampleRate);
     assert.equal(outProbe.samples, inProbe.samples);
-    const deadline = Date.now() + 30_000;
-    while (!hooks.some((h) => h.body.id === created.id) && Date.now() < deadline) await sleep(100);
-    const hook = hooks.find((h) => h.body.id === created.id);
+    const hook = await receiver.waitFor(created.id);
     assert.equal(hook?.event, "job.success");
     assert.equal(hook?.body.type, "repair");
   });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
@@ -303,4 +304,41 @@ export function logLines(child: ChildProcess): Array<Record<string, unknown>> {
     for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
   });
   return lines;
+}
+
+/** A webhook delivery as a receiver saw it: its `Mixdown-Event` header and its JSON body. */
+export interface ReceivedHook {
+  event: string;
+  body: { id: number; type: string; status: string };
+}
+
+/** A local webhook receiver that answers 200 and keeps what it was sent; `url` is where it listens. */
+export async function startWebhookReceiver(
+  path: string,
+): Promise<{
+  url: string;
+  hooks: ReceivedHook[];
+  waitFor(id: number, timeoutMs?: number): Promise<ReceivedHook | undefined>;
+  close(): Promise<void>;
+}> {
+  const hooks: ReceivedHook[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      hooks.push({ event: String(req.headers["mixdown-event"]), body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      res.writeHead(200).end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}${path}`,
+    hooks,
+    async waitFor(id, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!hooks.some((h) => h.body.id === id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      return hooks.find((h) => h.body.id === id);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -9,7 +9,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
 import { checkInputLength } from "../../steps/input-length.ts";
 import type { WorkerKind } from "../context.ts";
-import { createSeparationPool, type SeparationPool } from "../separation/protocol.ts";
+import { ownSeparationPool, type SeparationPool } from "../separation/protocol.ts";
 import { createHarmonyPool, type HarmonyPool } from "./protocol.ts";
 
 export interface HarmonyJobDeps {
@@ -124,31 +124,14 @@ export function harmonyHandler(deps: HarmonyJobDeps): JobHandler<"harmony"> {
 
 /** The harmony threads and, on the first job that isolates a vocal, separation threads of the kind's own. */
 export const harmonyKind: WorkerKind<"harmony"> = {
-  start({ config, storage, modelsDir, output, pooled, idle }) {
+  start(ctx) {
+    const { config, storage, modelsDir, output, pooled, idle } = ctx;
     const concurrency = config.WORKER_CONCURRENCY_HARMONY;
-    const harmonyPool = pooled(createHarmonyPool(concurrency, idle("harmony")));
-    let separationPool: SeparationPool | undefined;
     return harmonyHandler({
       storage,
       maxInputSeconds: config.MAX_SEPARATION_SECONDS,
-      harmonyPool,
-      separationPool: () =>
-        (separationPool ??= pooled(
-          createSeparationPool(
-            concurrency,
-            {
-              modelsDir,
-              executionProvider: config.ORT_EXECUTION_PROVIDER,
-              providerFallback: config.ORT_PROVIDER_FALLBACK,
-              intraOpThreads: config.ORT_INTRA_OP_THREADS,
-              interOpThreads: config.ORT_INTER_OP_THREADS,
-              // loaded by the first job that isolates: a harmony worker may never need them
-              preload: [],
-              ownThread: [],
-            },
-            { ...idle("harmony separation"), startUnloaded: true },
-          ),
-        )),
+      harmonyPool: pooled(createHarmonyPool(concurrency, idle("harmony"))),
+      separationPool: ownSeparationPool(ctx, concurrency, "harmony separation"),
       ...output,
       modelsDir,
       models: { vocals: config.SEPARATION_MODEL_VOCALS, vocalsEnsemble: config.SEPARATION_ENSEMBLE_VOCALS },

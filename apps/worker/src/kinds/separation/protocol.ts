@@ -9,6 +9,7 @@ import type {
 import type { SeparationRun } from "@mixdown/separation/job-plan";
 import { siblingModule } from "@mixdown/separation/sibling-module";
 import { TaskThreadPool, type PoolOptions } from "../../task-threads.ts";
+import type { WorkerKindContext } from "../context.ts";
 
 /** What a separation thread is started with (plain data: it crosses the thread boundary). */
 export interface SeparationThreadData {
@@ -49,4 +50,34 @@ export type SeparationPool = TaskThreadPool<SeparationRequest, SeparateFileResul
 
 export function createSeparationPool(size: number, data: SeparationThreadData, options?: PoolOptions): SeparationPool {
   return new TaskThreadPool("separation", siblingModule("./thread", import.meta.url), size, data, options);
+}
+
+/**
+ * Separation threads of a kind's own that load no model until one of its jobs runs one (a vocal
+ * repair's dereverb, an isolation of a mix's vocal), made on the first such job and registered with
+ * the worker; unloaded when idle (WORKER_MODEL_IDLE_SECONDS). A worker that also serves the
+ * separation kind may hold the models twice while both are busy.
+ */
+export function ownSeparationPool(
+  { config, modelsDir, pooled, idle }: Pick<WorkerKindContext, "config" | "modelsDir" | "pooled" | "idle">,
+  size: number,
+  name: string,
+): () => SeparationPool {
+  let pool: SeparationPool | undefined;
+  return () =>
+    (pool ??= pooled(
+      createSeparationPool(
+        size,
+        {
+          modelsDir,
+          executionProvider: config.ORT_EXECUTION_PROVIDER,
+          providerFallback: config.ORT_PROVIDER_FALLBACK,
+          intraOpThreads: config.ORT_INTRA_OP_THREADS,
+          interOpThreads: config.ORT_INTER_OP_THREADS,
+          preload: [],
+          ownThread: [],
+        },
+        { ...idle(name), startUnloaded: true },
+      ),
+    ));
 }

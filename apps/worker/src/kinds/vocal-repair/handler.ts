@@ -7,7 +7,7 @@ import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
 import { checkInputLength } from "../../steps/input-length.ts";
 import type { WorkerKind } from "../context.ts";
-import { createSeparationPool, type SeparationPool } from "../separation/protocol.ts";
+import { ownSeparationPool, type SeparationPool } from "../separation/protocol.ts";
 import { createDenoisePool, type DenoisePool } from "./protocol.ts";
 
 export interface VocalRepairJobDeps {
@@ -92,31 +92,14 @@ export function vocalRepairHandler(deps: VocalRepairJobDeps): JobHandler<"vocal-
 
 /** The denoise threads and, on the first job that isolates or dereverbs, separation threads of the kind's own. */
 export const vocalRepairKind: WorkerKind<"vocal-repair"> = {
-  start({ config, storage, modelsDir, output, pooled, idle }) {
+  start(ctx) {
+    const { config, storage, modelsDir, output, pooled, idle } = ctx;
     const concurrency = config.WORKER_CONCURRENCY_VOCAL_REPAIR;
-    const denoisePool = pooled(createDenoisePool(concurrency, idle("denoise")));
-    let separationPool: SeparationPool | undefined;
     return vocalRepairHandler({
       storage,
       maxInputSeconds: config.MAX_SEPARATION_SECONDS,
-      denoisePool,
-      separationPool: () =>
-        (separationPool ??= pooled(
-          createSeparationPool(
-            concurrency,
-            {
-              modelsDir,
-              executionProvider: config.ORT_EXECUTION_PROVIDER,
-              providerFallback: config.ORT_PROVIDER_FALLBACK,
-              intraOpThreads: config.ORT_INTRA_OP_THREADS,
-              interOpThreads: config.ORT_INTER_OP_THREADS,
-              // loaded by the first job that runs them: a repair worker may never isolate or dereverb
-              preload: [],
-              ownThread: [],
-            },
-            { ...idle("vocal repair separation"), startUnloaded: true },
-          ),
-        )),
+      denoisePool: pooled(createDenoisePool(concurrency, idle("denoise"))),
+      separationPool: ownSeparationPool(ctx, concurrency, "vocal repair separation"),
       ...output,
       modelsDir,
       models: {
