@@ -377,6 +377,21 @@ test(
       await page.locator('audio[data-title="before"]').waitFor({ state: "attached" });
       await page.locator('audio[data-title="after (master)"]').waitFor({ state: "attached" });
       await shot("mastering");
+      // Harmony: the mixture's vocal isolated, a third above it in C major; the lead, the lead with its harmony and the harmony play.
+      await page.goto(`${baseUrl}/#/new/harmonies`);
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.locator('input[name="key"]').fill("C major");
+      await page.locator('select[name="interval"]').selectOption("third");
+      await page.getByLabel("The file is a mix: isolate its vocal first").check();
+      await page.getByRole("button", { name: "Harmonise it" }).click();
+      await waitForHash(/#\/jobs\/harmonies\/\d+$/);
+      await watchJob();
+      await page
+        .getByText(/a third above in C major \(given\), the vocal isolated from the mix first; \d+ notes \(models: vocals\)\./)
+        .waitFor();
+      for (const title of ["before (lead)", "after (with harmony)", "harmony alone"])
+        await page.locator(`audio[data-title="${title}"]`).waitFor({ state: "attached" });
+      await shot("harmony");
 
       await page.getByRole("link", { name: "Voice models" }).click();
       await page.getByText("Dashboard blend").waitFor();
@@ -403,7 +418,8 @@ test(
       await page.getByRole("link", { name: /^Key, tempo and loudness #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Vocal repair #\d+$/ }).waitFor();
       await page.getByRole("link", { name: /^Mastering #\d+$/ }).waitFor();
-      assert.equal(await page.locator("table.jobs tbody tr").count(), 8);
+      await page.getByRole("link", { name: /^Harmony #\d+$/ }).waitFor();
+      assert.equal(await page.locator("table.jobs tbody tr").count(), 9);
       await shot("jobs");
 
       // Usage: this key's month per kind (each job once, its audio's seconds) against the quota set on it.
