@@ -313,9 +313,7 @@ export interface ReceivedHook {
 }
 
 /** A local webhook receiver that answers 200 and keeps what it was sent; `url` is where it listens. */
-export async function startWebhookReceiver(
-  path: string,
-): Promise<{
+export async function startWebhookReceiver(path: string): Promise<{
   url: string;
   hooks: ReceivedHook[];
   waitFor(id: number, timeoutMs?: number): Promise<ReceivedHook | undefined>;
