@@ -49,13 +49,12 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 /**
  * The job kinds, as the API's document has them: every path with a cancel route
  * (`/api/kits/v1/<kind>/{id}/cancel`) but `batches` (a batch is not a job kind: it names jobs of
- * the separation kinds) and `pipelines` (a chain of the other kinds' jobs: its dashboard view is
- * issue 56's later part). A kind the API gains is a kind here, and the dashboard's views
+ * the separation kinds). A kind the API gains is a kind here, and the dashboard's views
  * (kinds/index.ts) do not compile until it has one.
  */
 export type JobKind = Exclude<
   keyof paths extends infer P ? (P extends `/api/kits/v1/${infer K}/{id}/cancel` ? K : never) : never,
-  "batches" | "pipelines"
+  "batches"
 >;
 
 type JobPath = `/api/kits/v1/${JobKind}/{id}`;

@@ -1451,6 +1451,7 @@ export interface components {
             /** @description What the input is: a song or a vocal alone */
             input: "mix" | "vocal";
             inputFileName: string | null;
+            inputFileUrl: string | null;
             jobEndTime: string | null;
             /**
              * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`

@@ -353,7 +353,8 @@ export class RecordPresenter {
     };
   }
 
-  pipeline(row: PipelineWithSteps): PipelineRecord {
+  async pipeline(row: PipelineWithSteps): Promise<PipelineRecord> {
+    const input = row.inputsExpiredAt ? null : await this.url(row.inputKey);
     return {
       id: row.id,
       createdAt: formatTimestamp(row.createdAt),
@@ -364,6 +365,7 @@ export class RecordPresenter {
       preset: row.preset,
       input: row.inputType === "vocal" ? "vocal" : "mix",
       inputFileName: row.inputFileName,
+      inputFileUrl: input,
       steps: row.steps.map((s) => ({
         index: s.index,
         step: s.step,

@@ -535,6 +535,12 @@ export const PipelineRecord = Type.Object(
       description: "What the input is: a song or a vocal alone",
     }),
     inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    inputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the input as uploaded (to compare before and after with the last step's output); null once the retention sweep deleted the uploads (RETENTION_INPUT_MINUTES)",
+      }),
+    ),
     steps: Type.Array(Type.Ref("PipelineStep"), { description: "The chain, in order" }),
     progress: Type.Integer({
       minimum: 0,

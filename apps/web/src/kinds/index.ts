@@ -2,6 +2,7 @@ import type { JSX } from "preact";
 import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
 import { mastering } from "./mastering.tsx";
+import { pipeline } from "./pipeline.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
 import { vocalRepair } from "./vocal-repair.tsx";
@@ -13,6 +14,8 @@ export interface KindView<K extends JobKind> {
   label: string;
   Form: () => JSX.Element;
   Outputs: (props: { job: JobOf<K> }) => JSX.Element;
+  /** What the job page shows at every status, above the outputs (a pipeline's steps as they run). */
+  Detail?: (props: { job: JobOf<K> }) => JSX.Element;
 }
 
 /**
@@ -28,6 +31,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   "audio-analyses": audioAnalysis,
   "vocal-repairs": vocalRepair,
   masterings: mastering,
+  pipelines: pipeline,
 };
 
 /** Every job kind, in the order the dashboard offers them. */
