@@ -95,7 +95,7 @@ describe("POST /batches with links", () => {
   test("takes the links beside files (files first), and a job made from an upload has no inputUrl", async () => {
     const me = await h.newCaller();
     const form = linksForm("vocal-separation", ["https://media.example.com/b.flac"]);
-    form.append("files", new Blob([await audio("wav")]), "a.wav");
+    form.append("files", new Blob([new Uint8Array(await audio("wav"))]), "a.wav");
     const res = await postForm(me, form);
     assert.equal(res.statusCode, 200, res.body);
     const batch = res.json();
@@ -177,8 +177,8 @@ describe("POST /batches with links", () => {
       "https://a.example.com/2.wav",
       "https://a.example.com/3.wav",
     ]);
-    form.append("files", new Blob([await audio("wav")]), "a.wav");
-    form.append("files", new Blob([await audio("wav")]), "b.wav");
+    form.append("files", new Blob([new Uint8Array(await audio("wav"))]), "a.wav");
+    form.append("files", new Blob([new Uint8Array(await audio("wav"))]), "b.wav");
     const res = await postForm(me, form);
     assert.equal(res.statusCode, 413, res.body);
     assert.equal(res.json().message, "a batch takes at most 4 files and links together (MAX_BATCH_FILES)");

@@ -8,27 +8,9 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { after, before, describe, it } from "node:test";
 import { testFilesDir } from "@mixdown/devstack";
-import yauzl from "yauzl";
-import { getJson, makeAudio, startDeployment, waitUntil, type Deployment } from "../testing/harness.ts";
+import { getJson, makeAudio, startDeployment, waitUntil, zipNames, type Deployment } from "../testing/harness.ts";
 
 const MB = 1024 * 1024;
-
-/** The entries of a zip file: name -> bytes. */
-function zipEntries(path: string): Promise<Map<string, number>> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(path, { lazyEntries: true }, (error, zip) => {
-      if (error) return reject(error);
-      const sizes = new Map<string, number>();
-      zip.on("entry", (entry: yauzl.Entry) => {
-        sizes.set(entry.fileName, entry.uncompressedSize);
-        zip.readEntry();
-      });
-      zip.on("end", () => resolve(sizes));
-      zip.on("error", reject);
-      zip.readEntry();
-    });
-  });
-}
 
 /**
  * Batches of links against a local HTTP server this test starts on 127.0.0.2 (never the
@@ -46,7 +28,18 @@ describe("a batch of links", () => {
 
   before(async () => {
     const wav = await makeAudio("good.wav", ["-f", "lavfi", "-i", "sine=f=440:d=1.5", "-ac", "2", "-ar", "44100"]);
-    const mp3 = await makeAudio("take.mp3", ["-f", "lavfi", "-i", "sine=f=330:d=1.5", "-ac", "2", "-ar", "44100", "-b:a", "128k"]);
+    const mp3 = await makeAudio("take.mp3", [
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=f=330:d=1.5",
+      "-ac",
+      "2",
+      "-ar",
+      "44100",
+      "-b:a",
+      "128k",
+    ]);
     const slow = await makeAudio("slow.wav", ["-f", "lavfi", "-i", "sine=f=220:d=2", "-ac", "2", "-ar", "44100"]);
     files.set("/songs/good.wav", await readFile(wav));
     files.set("/songs/take.mp3", await readFile(mp3));
@@ -132,11 +125,13 @@ describe("a batch of links", () => {
     assert.equal(record.inputUrl, links[0]);
     assert.ok(record.vocalAudioFileUrl);
 
-    const res = await fetch(`${d.baseUrl}/api/kits/v1/batches/${batch.id}/zip`, { headers: { authorization: `Bearer ${d.key}` } });
+    const res = await fetch(`${d.baseUrl}/api/kits/v1/batches/${batch.id}/zip`, {
+      headers: { authorization: `Bearer ${d.key}` },
+    });
     assert.equal(res.status, 200);
     const dir = await testFilesDir("links-zip-");
     await pipeline(Readable.fromWeb(res.body as never), createWriteStream(join(dir, "batch.zip")));
-    const folders = new Set([...(await zipEntries(join(dir, "batch.zip"))).keys()].map((name) => name.split("/")[0]));
+    const folders = new Set((await zipNames(join(dir, "batch.zip"))).map((name) => name.split("/")[0]));
     assert.deepEqual([...folders].sort(), ["001-good", "002-take"]);
   });
 
@@ -145,7 +140,10 @@ describe("a batch of links", () => {
     const batch = await ended(created.id);
     assert.deepEqual(batch.counts, { running: 0, success: 1, error: 2, cancelled: 0 });
     const [notes, huge] = batch.jobs;
-    assert.match(notes.errorMessage, /^inputUrl: the file at .*notes\.wav is not wav, webm, mp3 or flac audio \(decided from its content/);
+    assert.match(
+      notes.errorMessage,
+      /^inputUrl: the file at .*notes\.wav is not wav, webm, mp3 or flac audio \(decided from its content/,
+    );
     assert.match(huge.errorMessage, /^inputUrl: .*huge\.wav/);
     assert.match(huge.errorMessage, /2097152|2 MB|larger|too large/i);
     // a failed download stores nothing under the job's key

@@ -140,7 +140,8 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
       : { inputs: [], notAudio: [] };
   for (const skipped of notAudio) io.stderr.write(`skipped ${skipped.label}: ${skipped.what}\n`);
   const links = values.urls === undefined ? [] : linksOfList(await readLinks(values.urls, io));
-  if (values.urls !== undefined && links.length === 0) throw new UsageError(`no link in ${values.urls === "-" ? "stdin" : values.urls}`);
+  if (values.urls !== undefined && links.length === 0)
+    throw new UsageError(`no link in ${values.urls === "-" ? "stdin" : values.urls}`);
   const files: BatchInput[] = [...inputs.map((input) => ({ file: input.path })), ...links.map((url) => ({ url }))];
   if (files.length === 0) throw new UsageError("no audio file among the files and folders named");
   const fields: Record<string, string> = { kind };
