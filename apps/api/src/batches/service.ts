@@ -9,7 +9,7 @@ import type { CheckedInput, LinkedInput, SeparationOptions, SeparationService } 
 import type { UsageQuota } from "../usage/quota.ts";
 import { checkDownloadLink } from "../uploads/download-link.ts";
 import type { ReceivedFile } from "../uploads/receive-form.ts";
-import type { WebhookAddressPolicy } from "@mixdown/webhooks";
+import { MAX_WEBHOOK_URL_LENGTH, type WebhookAddressPolicy } from "@mixdown/webhooks";
 
 export interface BatchServiceDeps {
   batches: BatchRepository;
@@ -89,7 +89,8 @@ export class BatchService {
         const url = checkDownloadLink("urls", link, this.deps.linkPolicy)!;
         accepted.push({ url, fileName: fileNameOfLink(url) });
       } catch (error) {
-        refused(error, link);
+        // as sent, but no longer than any link is taken (a refused one may be any length)
+        refused(error, link.slice(0, MAX_WEBHOOK_URL_LENGTH + 1));
       }
     }
     if (accepted.length === 0) {
