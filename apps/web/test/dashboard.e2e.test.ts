@@ -45,6 +45,8 @@ const served = await mirror({
   ...mirrorFiles,
   "/voices/singer.onnx": await readFile(fixture("rvc-pth/rvc-v2-48k.onnx")),
   "/voices/singer.index": await readFile(fixture("rvc-index/ivf-flat-768.index")),
+  // a song a batch of links names (the link test below)
+  "/songs/linked%20take.wav": await readFile(path.join(repoRoot, "fixtures/real-files/wav-extensible-s24-48k-stereo.wav")),
 });
 /** A copy of the repository's models: the operator's install adds one. */
 let modelsDir: string;
@@ -686,6 +688,31 @@ test(
       assert.match(await page.locator(`tr[data-key="${id}"]`).innerText(), /dashboard operator/);
       await shot("usage-operator");
 
+      assert.deepEqual(problems, []);
+    }),
+);
+
+test(
+  "links typed in a separation form make one batch the server downloads: the job of a link that is not there fails alone",
+  { timeout: 600_000 },
+  () =>
+    explain(async () => {
+      await signIn("dashboard batch of links");
+      await page.goto(`${baseUrl}/#/new/vocal-separations`);
+      await page.getByText("Links to audio files").click();
+      await page
+        .getByLabel("Links, one per line")
+        .fill(`${served.base}/songs/linked%20take.wav\n\n${served.base}/songs/not-there.wav\n`);
+      await page.getByRole("button", { name: "Start a batch of 2" }).click();
+      await waitForHash(/#\/batches\/\d+$/);
+      const batchId = Number(new URL(page.url()).hash.split("/").pop());
+      await page.getByRole("heading", { name: `Batch ${batchId}: vocal separation of 2 files` }).waitFor();
+      await page.getByText("2 of 2 ended: 1 succeeded, 1 failed").waitFor({ timeout: 300_000 });
+      await page.getByRole("cell", { name: "linked take.wav" }).waitFor();
+      await page.getByText(/inputUrl: .*not-there\.wav.*404/).waitFor();
+      await page.getByRole("button", { name: "Download zip" }).waitFor();
+      await shot("batch-links");
+      assert.ok(served.seen.some((s) => s.path === "/songs/linked%20take.wav"));
       assert.deepEqual(problems, []);
     }),
 );

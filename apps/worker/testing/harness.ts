@@ -9,6 +9,7 @@ import { probeWavHeader } from "@mixdown/audio";
 import { loadConfig } from "@mixdown/config";
 import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
 import type { Job, Queue } from "bullmq";
+import yauzl from "yauzl";
 import { startTestStack, stopChild, testFilesDir, type TestStack } from "@mixdown/devstack";
 import { modelProcessEnv } from "@mixdown/separation/allocator";
 
@@ -303,4 +304,17 @@ export function logLines(child: ChildProcess): Array<Record<string, unknown>> {
     for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
   });
   return lines;
+}
+
+/** The names of a zip file's entries, sorted. */
+export function zipNames(path: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(path, { lazyEntries: false, autoClose: true }, (error, zip) => {
+      if (error) return reject(error);
+      const names: string[] = [];
+      zip.on("entry", (entry: yauzl.Entry) => names.push(entry.fileName));
+      zip.on("end", () => resolve(names.sort()));
+      zip.on("error", reject);
+    });
+  });
 }

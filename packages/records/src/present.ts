@@ -184,6 +184,8 @@ export class RecordPresenter {
       ...(row.analyze ? { analysis: (row.analysis as SeparationAnalysis | null) ?? null } : {}),
       // likewise output control: only a job created with an option says what it wrote
       ...(row.outputOptions !== null ? { output: (row.output as SeparationJobRecord["output"]) ?? null } : {}),
+      // and a job made from a link says which
+      ...(row.inputUrl !== null ? { inputUrl: row.inputUrl } : {}),
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),
