@@ -23,6 +23,7 @@ const RECORD_KEYS = [
   "id",
   "input",
   "inputFileName",
+  "inputFileUrl",
   "jobEndTime",
   "jobStartTime",
   "preset",
@@ -127,6 +128,7 @@ describe("pipelines", () => {
     assert.equal(record.status, "running");
     assert.equal(record.preset, null);
     assert.equal(record.input, "mix");
+    assert.match(record.inputFileUrl, /^http/);
     assert.match(record.createdAt, TIMESTAMP);
     assert.deepEqual(
       record.steps.map((s: { index: number; step: string; status: string; jobId: null; jobKind: string }) => [
@@ -161,6 +163,11 @@ describe("pipelines", () => {
     const fetched = await get(record.id);
     assert.equal(fetched.statusCode, 200);
     assert.deepEqual(fetched.json(), record);
+    // the upload, signed: what the dashboard plays as "before"
+    const download = await fetch(record.inputFileUrl);
+    assert.equal(download.status, 200);
+    const stored = Buffer.concat(await (await h.app.ctx.storage.getStream(row!.inputKey)).toArray());
+    assert.deepEqual(Buffer.from(await download.arrayBuffer()), stored);
   });
 
   test("a preset with its voiceModelId makes the preset's steps; the record names the preset", async () => {

@@ -215,6 +215,40 @@ describe("monthly quota per key", () => {
     assert.equal((await usageOf(caller.auth)).quota?.runningSeconds, 60);
   });
 
+  test("running analyses, repairs and masterings hold their seconds; a running pipeline holds its input's once per step it has not run yet", async () => {
+    const caller = await newQuotaKey(10);
+    const create = async (kind: string, seconds: number, fields: Record<string, string>, file = "inputFile") => {
+      const { payload, headers } = multipart(fields, [
+        { name: file, filename: "song.wav", content: await audio("wav", seconds) },
+      ]);
+      const res = await h.app.inject({
+        method: "POST",
+        url: `/api/kits/v1/${kind}`,
+        payload,
+        headers: { ...headers, ...caller.auth },
+      });
+      assert.ok(res.statusCode === 200 || res.statusCode === 201, res.body);
+      return res.json<{ id: number }>().id;
+    };
+    await create("audio-analyses", 10, {});
+    await create("vocal-repairs", 20, { steps: "denoise" });
+    await create("masterings", 30, { targetLufs: "-14" }, "targetFile");
+    assert.equal((await usageOf(caller.auth)).quota?.runningSeconds, 60);
+    // separate, repair, master: three jobs of 5 s each to come, none made yet
+    const pipeline = await create("pipelines", 5, {
+      steps: JSON.stringify([{ step: "separate" }, { step: "repair", steps: "denoise" }]),
+    });
+    assert.equal((await usageOf(caller.auth)).quota?.runningSeconds, 70);
+    // its first step's job made (as the worker makes it): the step holds its seconds in its own table, not twice
+    const first = await create("vocal-separations", 5, {});
+    assert.equal((await usageOf(caller.auth)).quota?.runningSeconds, 75);
+    await h.prisma.pipelineStep.update({
+      where: { pipelineId_index: { pipelineId: pipeline, index: 0 } },
+      data: { jobId: first },
+    });
+    assert.equal((await usageOf(caller.auth)).quota?.runningSeconds, 70);
+  });
+
   test("a failed job gives its seconds back; a text to speech holds an estimate from its text", async () => {
     const caller = await newQuotaKey(1);
     const model = (await h.createModel({ title: "Quota voice", ownerId: caller.callerId })).id;

@@ -49,13 +49,12 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 /**
  * The job kinds, as the API's document has them: every path with a cancel route
  * (`/api/kits/v1/<kind>/{id}/cancel`) but `batches` (a batch is not a job kind: it names jobs of
- * the separation kinds) and `pipelines` (a chain of the other kinds' jobs: its dashboard view is
- * issue 56's later part). A kind the API gains is a kind here, and the dashboard's views
+ * the separation kinds). A kind the API gains is a kind here, and the dashboard's views
  * (kinds/index.ts) do not compile until it has one.
  */
 export type JobKind = Exclude<
   keyof paths extends infer P ? (P extends `/api/kits/v1/${infer K}/{id}/cancel` ? K : never) : never,
-  "batches" | "pipelines"
+  "batches"
 >;
 
 type JobPath = `/api/kits/v1/${JobKind}/{id}`;
@@ -224,15 +223,21 @@ export const BATCH_KINDS = { "vocal-separations": "vocal-separation", "stem-spli
 export const jobKindOfBatch = (batch: Batch): "vocal-separations" | "stem-splits" =>
   batch.kind === "stem-split" ? "stem-splits" : "vocal-separations";
 
-/** One batch of `kind`: a job per file, with the options every job takes. */
+/** One batch of `kind`: a job per file and per link (the server downloads those), with the options every job takes. */
 export async function createBatch(
   kind: Batch["kind"],
   files: File[],
   /** The kind's own create fields but the file (model, ensemble, webhookUrl, output options...). */
   options: Record<string, string | number | undefined>,
+  urls: string[] = [],
 ): Promise<Batch> {
-  // The form repeats its `files` part; the document's type names one.
-  const body = { kind, ...options, files } as never;
+  // The form repeats its `files` part and its `urls` field; the document's type names one part.
+  const body = {
+    kind,
+    ...options,
+    files: files.length > 0 ? files : undefined,
+    urls: urls.length > 0 ? urls : undefined,
+  } as never;
   return unwrap(kits.POST("/api/kits/v1/batches", { body, bodySerializer: formData }));
 }
 

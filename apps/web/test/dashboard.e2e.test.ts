@@ -45,6 +45,8 @@ const served = await mirror({
   ...mirrorFiles,
   "/voices/singer.onnx": await readFile(fixture("rvc-pth/rvc-v2-48k.onnx")),
   "/voices/singer.index": await readFile(fixture("rvc-index/ivf-flat-768.index")),
+  // a song a batch of links names (the link test below)
+  "/songs/linked%20take.wav": await readFile(path.join(repoRoot, "fixtures/real-files/wav-extensible-s24-48k-stereo.wav")),
 });
 /** A copy of the repository's models: the operator's install adds one. */
 let modelsDir: string;
@@ -531,6 +533,56 @@ test(
 );
 
 test(
+  "a browser runs a pipeline of its own steps (separate, then repair the vocal), watches each step's job, and plays the input against the result and each step's outputs",
+  { timeout: 600_000 },
+  () =>
+    explain(async () => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const { key } = await signIn("dashboard pipeline");
+      await page.goto(`${baseUrl}/#/new/pipelines`);
+      // The presets come from GET /pipeline-presets, each with its chain.
+      await page
+        .getByText(/separate → convert → recombine/)
+        .first()
+        .waitFor();
+      await page.locator('input[name="inputFile"]').setInputFiles(song);
+      await page.getByLabel("my own steps").check();
+      // The form starts with separate, then repair (denoise): the chain a vocal cleanup runs.
+      assert.equal(await page.locator('select[name="step-0"]').inputValue(), "separate");
+      assert.equal(await page.locator('select[name="step-1"]').inputValue(), "repair");
+      await page.getByRole("button", { name: "Run the pipeline" }).click();
+      await waitForHash(/#\/jobs\/pipelines\/\d+$/);
+      const id = Number(new URL(page.url()).hash.split("/").pop());
+      await watchJob();
+      const steps = page.getByRole("list", { name: "Steps" });
+      await steps.getByRole("link", { name: /^Vocal separation #\d+$/ }).waitFor();
+      await steps.getByRole("link", { name: /^Vocal repair #\d+$/ }).waitFor();
+      assert.deepEqual(await steps.locator(".status").allInnerTexts(), ["success", "success"]);
+      // Before and after: the upload and the last step's repaired vocal; then each step's own outputs.
+      await page.locator('audio[data-title="before"]').waitFor({ state: "attached" });
+      await page.locator('audio[data-title="after (repaired vocal)"]').waitFor({ state: "attached" });
+      await page.getByText(/^Step 2: repair \(Vocal repair #\d+\)$/).click();
+      await page.locator('audio[data-title="repaired vocal"]').waitFor({ state: "attached" });
+      await shot("pipeline");
+      // What the page showed is what the API says.
+      const record = (await fetch(`${baseUrl}/api/kits/v1/pipelines/${id}`, { headers: { authorization: `Bearer ${key}` } }).then(
+        (r) => r.json(),
+      )) as { status: string; steps: Array<{ step: string; status: string; options: Record<string, unknown> }> };
+      assert.equal(record.status, "success");
+      assert.deepEqual(
+        record.steps.map((s) => [s.step, s.status, s.options]),
+        [
+          ["separate", "success", { models: [], ensemble: null }],
+          ["repair", "success", { steps: ["denoise"] }],
+        ],
+      );
+      await page.getByRole("link", { name: "Jobs", exact: true }).click();
+      await page.getByRole("link", { name: `Pipeline #${id}` }).waitFor();
+      assert.deepEqual(problems, []);
+    }),
+);
+
+test(
   "an operator imports a voice model from its link with its index link, installs a catalogue model from the Models page watching its progress, separates with an ensemble of it and another model, and sees every caller's usage",
   { timeout: 900_000 },
   () =>
@@ -652,6 +704,31 @@ test(
       assert.match(await page.locator(`tr[data-key="${id}"]`).innerText(), /dashboard operator/);
       await shot("usage-operator");
 
+      assert.deepEqual(problems, []);
+    }),
+);
+
+test(
+  "links typed in a separation form make one batch the server downloads: the job of a link that is not there fails alone",
+  { timeout: 600_000 },
+  () =>
+    explain(async () => {
+      await signIn("dashboard batch of links");
+      await page.goto(`${baseUrl}/#/new/vocal-separations`);
+      await page.getByText("Links to audio files").click();
+      await page
+        .getByLabel("Links, one per line")
+        .fill(`${served.base}/songs/linked%20take.wav\n\n${served.base}/songs/not-there.wav\n`);
+      await page.getByRole("button", { name: "Start a batch of 2" }).click();
+      await waitForHash(/#\/batches\/\d+$/);
+      const batchId = Number(new URL(page.url()).hash.split("/").pop());
+      await page.getByRole("heading", { name: `Batch ${batchId}: vocal separation of 2 files` }).waitFor();
+      await page.getByText("2 of 2 ended: 1 succeeded, 1 failed").waitFor({ timeout: 300_000 });
+      await page.getByRole("cell", { name: "linked take.wav" }).waitFor();
+      await page.getByText(/inputUrl: .*not-there\.wav.*404/).waitFor();
+      await page.getByRole("button", { name: "Download zip" }).waitFor();
+      await shot("batch-links");
+      assert.ok(served.seen.some((s) => s.path === "/songs/linked%20take.wav"));
       assert.deepEqual(problems, []);
     }),
 );

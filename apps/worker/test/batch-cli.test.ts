@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { freePort, testFilesDir } from "@mixdown/devstack";
-import yauzl from "yauzl";
-import { getJson, makeAudio, startDeployment, type Deployment } from "../testing/harness.ts";
+import { getJson, makeAudio, startDeployment, zipNames, type Deployment } from "../testing/harness.ts";
 
 // `./mixdown.sh batch` as a user runs it (the CLI's own entry point, in a process of its own)
 // against a running API and worker.
@@ -23,12 +24,13 @@ interface Run {
   stderr: string;
 }
 
-function cli(args: string[], options: { interruptWhen?: RegExp } = {}): Promise<Run> {
+function cli(args: string[], options: { interruptWhen?: RegExp; stdin?: string } = {}): Promise<Run> {
   const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps/cli/src/main.ts"), "batch", ...args], {
     cwd: repoRoot,
     env: { ...process.env, MIXDOWN_SERVER: d.baseUrl, MIXDOWN_API_KEY: d.key },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  child.stdin.end(options.stdin ?? "");
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b));
@@ -40,18 +42,6 @@ function cli(args: string[], options: { interruptWhen?: RegExp } = {}): Promise<
     }
   });
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
-
-function zipNames(path: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(path, { lazyEntries: false, autoClose: true }, (error, zip) => {
-      if (error) return reject(error);
-      const names: string[] = [];
-      zip.on("entry", (entry: yauzl.Entry) => names.push(entry.fileName));
-      zip.on("end", () => resolve(names.sort()));
-      zip.on("error", reject);
-    });
-  });
 }
 
 test("batch sends a folder's audio files as batches, follows them, downloads each zip; run again it follows the same batches; Ctrl-C leaves the jobs running", async () => {
@@ -110,6 +100,33 @@ test("batch sends a folder's audio files as batches, follows them, downloads eac
   assert.equal(third.code, 1);
   assert.equal((await stat(join(out, `batch-${ids[0]}.zip`))).mtimeMs, before.mtimeMs);
   assert.equal((await readFile(join(out, `batch-${ids[0]}.zip`))).length, before.size);
+});
+
+test("batch --urls - sends the links read from stdin as one batch the server downloads, and says which link failed", async () => {
+  const take = await readFile(
+    await makeAudio("linked.wav", ["-f", "lavfi", "-i", "sine=f=330:d=0.6", "-ac", "2", "-ar", "44100"]),
+  );
+  const server = createServer((req, res) => {
+    if (req.url === "/missing.wav") return res.writeHead(404).end();
+    res.writeHead(200, { "content-length": take.length }).end(take);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const out = await testFilesDir("batch-cli-urls-");
+    const list = `# songs to split\n${base}/one.wav\n\n${base}/two.wav\n${base}/missing.wav\n`;
+    const run = await cli(["--urls", "-", "--out", out, "--poll-ms", "200"], { stdin: list });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /sending 0 file\(s\) and 3 link\(s\)/);
+    assert.match(run.stderr, /missing\.wav: error: inputUrl: .*404/);
+    assert.match(run.stdout, /^batch \d+: 2 succeeded, 1 failed, 0 cancelled, 0 rejected; /m);
+    const zip = (await readdir(out)).find((f) => f.endsWith(".zip"))!;
+    const folders = new Set((await zipNames(join(out, zip))).map((n) => n.split("/")[0]));
+    assert.deepEqual([...folders].sort(), ["001-one", "002-two"]);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });
 
 test("batch with a wrong key or no server says so and exits non-zero", async () => {

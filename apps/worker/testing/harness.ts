@@ -10,6 +10,7 @@ import { probeWavHeader } from "@mixdown/audio";
 import { loadConfig } from "@mixdown/config";
 import { ApiKeyRepository, createPrismaClient, type PrismaClient } from "@mixdown/db";
 import type { Job, Queue } from "bullmq";
+import yauzl from "yauzl";
 import { startTestStack, stopChild, testFilesDir, type TestStack } from "@mixdown/devstack";
 import { modelProcessEnv } from "@mixdown/separation/allocator";
 
@@ -339,4 +340,17 @@ export async function startWebhookReceiver(path: string): Promise<{
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The names of a zip file's entries, sorted. */
+export function zipNames(path: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(path, { lazyEntries: false, autoClose: true }, (error, zip) => {
+      if (error) return reject(error);
+      const names: string[] = [];
+      zip.on("entry", (entry: yauzl.Entry) => names.push(entry.fileName));
+      zip.on("end", () => resolve(names.sort()));
+      zip.on("error", reject);
+    });
+  });
 }

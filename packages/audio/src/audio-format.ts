@@ -3,6 +3,14 @@ import { open } from "node:fs/promises";
 /** The audio containers an upload may be: what the API accepts and the CLI's `separate` picks from a folder. */
 export type AudioFormat = "wav" | "mp3" | "flac" | "webm";
 
+/** The media type each format is stored and served as. */
+export const AUDIO_CONTENT_TYPES: Record<AudioFormat, string> = {
+  wav: "audio/wav",
+  mp3: "audio/mpeg",
+  flac: "audio/flac",
+  webm: "audio/webm",
+};
+
 /** What the first bytes say; `id3` is an ID3v2 tag, which may front mp3 (usually) or flac. */
 export type SniffResult = AudioFormat | "id3" | "matroska" | null;
 

@@ -20,5 +20,12 @@ export {
   type StereoEncoderOptions,
 } from "./encode-pcm.ts";
 export { AudioDecodeError, AudioEncodeError } from "./errors.ts";
-export { sniffAudioFile, sniffAudioFormat, SNIFF_BYTES, type AudioFormat, type SniffResult } from "./audio-format.ts";
+export {
+  AUDIO_CONTENT_TYPES,
+  sniffAudioFile,
+  sniffAudioFormat,
+  SNIFF_BYTES,
+  type AudioFormat,
+  type SniffResult,
+} from "./audio-format.ts";
 export { runTool, type ToolRun } from "./run-tool.ts";

@@ -47,6 +47,9 @@ export function formData(body: unknown): FormData {
     if (value instanceof Blob) appendFile(name, value);
     else if (Array.isArray(value) && value.length > 0 && value.every((v) => v instanceof Blob))
       for (const file of value) appendFile(name, file);
+    // a list of text values (a batch's `urls`): one field each, as the form takes them
+    else if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string"))
+      for (const text of value) form.append(name, text);
     else form.append(name, typeof value === "object" ? JSON.stringify(value) : String(value));
   }
   return form;

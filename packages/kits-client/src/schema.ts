@@ -103,8 +103,8 @@ export interface paths {
         get: operations["listBatches"];
         put?: never;
         /**
-         * Create a batch: one job per file
-         * @description Mixdown. Multipart form with a `kind` (`vocal-separation` or `stem-split`), the kind's own options (`model`, `ensemble`, `analyze`, `webhookUrl`: the same fields, rules and 422s as its own create, applied to every job) and one file part `files` per input (or one `zip` part holding them). Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in `rejected` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past 50 MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
+         * Create a batch: one job per file or link
+         * @description Mixdown. Multipart form with a `kind` (`vocal-separation` or `stem-split`), the kind's own options (`model`, `ensemble`, `analyze`, `webhookUrl`: the same fields, rules and 422s as its own create, applied to every job) and one file part `files` per input (or one `zip` part holding them), or instead or beside them one `urls` field per link to an audio file (a batch of links alone may also come as a urlencoded form or a JSON object `{"kind": ..., "urls": [...], ...options}`). Creates an ordinary job of the kind per file and per link (files first), listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in `rejected` with the reason its own create would have given, as is a link refused by the rules of a voice model's `modelUrl`; when nothing is accepted the answer is 422 and nothing is stored. A link's job downloads its input first (its record's `inputUrl` names the link): a link that cannot be downloaded or is not audio fails that job alone, and counts in the batch's `counts` as any failed job. 413 past MAX_BATCH_FILES files and links or MAX_BATCH_BYTES in all (or a file past 50 MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. Text parts may also be sent as file parts (as Python requests' `files=` and curl's `-F name=@file` do): up to 4 KB of UTF-8 text each, read as the field's value.
          */
         post: operations["createBatch"];
         delete?: never;
@@ -1390,7 +1390,7 @@ export interface components {
             kind: "vocal-separation" | "stem-split";
             /** @description The mean of the jobs' progress, an ended job counting 100 */
             progress: number;
-            /** @description The files the create refused (not audio, too long): they have no job */
+            /** @description The files the create refused (not audio, too long) and the links it refused (not http(s), an address the service does not download from): they have no job */
             rejected: {
                 fileName: string | null;
                 /** @description Why the file made no job: the words its own create's 4xx would have had */
@@ -1583,6 +1583,7 @@ export interface components {
             /** @description What the input is: a song or a vocal alone */
             input: "mix" | "vocal";
             inputFileName: string | null;
+            inputFileUrl: string | null;
             jobEndTime: string | null;
             /**
              * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
@@ -1639,6 +1640,8 @@ export interface components {
             ensemble: string | null;
             errorMessage: string | null;
             id: number;
+            /** @description Mixdown, only on a job made from a link (a batch's `urls`; absent otherwise): the link its input was downloaded from, by the worker, before the separation ran */
+            inputUrl?: string;
             jobEndTime: string | null;
             /**
              * @description UTC timestamp, `YYYY-MM-DD HH:MM:SS.ffffff +00:00`
@@ -2574,6 +2577,98 @@ export interface operations {
         };
         requestBody: {
             content: {
+                "application/json": {
+                    /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
+                    analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
+                    /**
+                     * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                     * @enum {string}
+                     */
+                    ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                    /** @description One part per file, all under this name: at most 500 (MAX_BATCH_FILES) and 2048 MB together (MAX_BATCH_BYTES). Or send `zip` instead */
+                    files?: Blob[];
+                    /**
+                     * @description The kind of every job of the batch: `vocal-separation` or `stem-split`
+                     * @enum {string}
+                     */
+                    kind: "vocal-separation" | "stem-split";
+                    /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                    model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
+                    /** @description Links to audio files, instead of or beside `files` / `zip`: one `urls` field per link (a field may also hold several, one per line; a JSON body's `urls` is an array). Each is checked as a voice model's `modelUrl` is (absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS; a refused one is listed in `rejected`) and becomes one job, whose input the worker downloads before it runs (at most 50 MB, MAX_SEPARATION_UPLOAD_BYTES; every redirect and the address connected to checked again). A link that cannot be downloaded, is too big or too long, or is not audio fails its own job, with the reason as its `errorMessage`. Files and links count together towards MAX_BATCH_FILES */
+                    urls?: string[];
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits
+                     */
+                    zip?: Blob;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
+                    analyze?: boolean;
+                    /** @description Mixdown: FLAC's compression level, 0 (fastest) to 12 (smallest), as ffmpeg's flac encoder takes it; default 5. FLAC only (422 with WAV); the samples are the same at every level */
+                    compressionLevel?: number;
+                    /**
+                     * @description How an ensemble (a `model` naming two or more models) combines them: avg_wave (sample-wise mean, the default), median_wave, min_mag / max_mag (per STFT bin, the member with the smallest / largest magnitude), avg_mag (per bin, the complex mean), uvr_max_spec / uvr_min_spec (UVR's Max Spec / Min Spec). Refused (422) with a single model
+                     * @enum {string}
+                     */
+                    ensemble?: "avg_wave" | "median_wave" | "min_mag" | "max_mag" | "avg_mag" | "uvr_max_spec" | "uvr_min_spec";
+                    /** @description One part per file, all under this name: at most 500 (MAX_BATCH_FILES) and 2048 MB together (MAX_BATCH_BYTES). Or send `zip` instead */
+                    files?: Blob[];
+                    /**
+                     * @description The kind of every job of the batch: `vocal-separation` or `stem-split`
+                     * @enum {string}
+                     */
+                    kind: "vocal-separation" | "stem-split";
+                    /** @description An installed separation model's name (`GET /separation-models`), or several, comma-separated (`vocals,stems`), run as an ensemble whose outputs are combined stem by stem (a stem split publishes the stems they have in common); default: the server's setting for the kind (SEPARATION_MODEL_VOCALS / SEPARATION_MODEL_STEMS) */
+                    model?: string;
+                    /**
+                     * @description Mixdown: the lossless files' format, `wav` or `flac`; default the server's LOSSLESS_FORMAT (wav). The lossy mp3 files are unchanged
+                     * @enum {string}
+                     */
+                    outputFormat?: "wav" | "flac";
+                    /**
+                     * @description Mixdown: the lossless files' samples: `s16` (16-bit), `s24` (24-bit) or `f32` (32-bit float, WAV only: 422 with FLAC); default f32 for WAV, s24 for FLAC
+                     * @enum {string}
+                     */
+                    sampleFormat?: "s16" | "s24" | "f32";
+                    /** @description Mixdown: the lossless files' sample rate in Hz, one of 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176400, 192000 (resampled with soxr); default the input's rate. The mp3 files keep the input's rate */
+                    sampleRate?: number;
+                    /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
+                    stems?: string;
+                    /** @description Links to audio files, instead of or beside `files` / `zip`: one `urls` field per link (a field may also hold several, one per line; a JSON body's `urls` is an array). Each is checked as a voice model's `modelUrl` is (absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS; a refused one is listed in `rejected`) and becomes one job, whose input the worker downloads before it runs (at most 50 MB, MAX_SEPARATION_UPLOAD_BYTES; every redirect and the address connected to checked again). A link that cannot be downloaded, is too big or too long, or is not audio fails its own job, with the reason as its `errorMessage`. Files and links count together towards MAX_BATCH_FILES */
+                    urls?: string[];
+                    /**
+                     * Format: uri
+                     * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.
+                     */
+                    webhookUrl?: string;
+                    /**
+                     * Format: binary
+                     * @description Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits
+                     */
+                    zip?: Blob;
+                };
                 "multipart/form-data": {
                     /** @description Mixdown: `true` analyses the input and each stem once the separation is done (key, tempo and beats, loudness, duration: see `POST /audio-analyses`), in the record's `analysis`; default false, and the record then has no `analysis` key */
                     analyze?: boolean;
@@ -2607,6 +2702,8 @@ export interface operations {
                     sampleRate?: number;
                     /** @description Mixdown: the stems to keep, comma-separated, by the names the record's `stemFileUrls` give them (`vocals,backing`; a vocal separation's are vocals, harmony, reverb and backing, a stem split's its model's stems: `GET /separation-models`); default all. With `stems`, the vocal URLs come only with `vocals` and the backing URL only with `backing`. A vocal separation keeping none of vocals, harmony and reverb skips the vocal split; other stems not kept are computed (the networks output every stem in one pass) but not stored. 422 names unknown stems and the valid ones */
                     stems?: string;
+                    /** @description Links to audio files, instead of or beside `files` / `zip`: one `urls` field per link (a field may also hold several, one per line; a JSON body's `urls` is an array). Each is checked as a voice model's `modelUrl` is (absolute http(s), no credentials, at most 2048 characters, not a literal address in WEBHOOK_DENIED_NETWORKS; a refused one is listed in `rejected`) and becomes one job, whose input the worker downloads before it runs (at most 50 MB, MAX_SEPARATION_UPLOAD_BYTES; every redirect and the address connected to checked again). A link that cannot be downloaded, is too big or too long, or is not audio fails its own job, with the reason as its `errorMessage`. Files and links count together towards MAX_BATCH_FILES */
+                    urls?: string[];
                     /**
                      * Format: uri
                      * @description Optional absolute http(s) URL (no credentials, at most 2048 characters). When the job ends (success, error or cancelled) the service POSTs its record, as GET answers it, as JSON to this URL with `Mixdown-Event: job.<status>`, `Mixdown-Delivery: <id>` (the same on retries) and `Mixdown-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the secret being the API key's webhook secret (`mixdown keys webhook-secret`). A 2xx answer delivers it; no answer, a 5xx or a 429 is retried (8 tries over about 10 minutes); other answers are final.

@@ -194,6 +194,8 @@ export class RecordPresenter {
       ...(row.analyze ? { analysis: (row.analysis as SeparationAnalysis | null) ?? null } : {}),
       // likewise output control: only a job created with an option says what it wrote
       ...(row.outputOptions !== null ? { output: (row.output as SeparationJobRecord["output"]) ?? null } : {}),
+      // and a job made from a link says which
+      ...(row.inputUrl !== null ? { inputUrl: row.inputUrl } : {}),
       progress: row.progress,
       errorMessage: row.errorMessage,
       ...this.outputRetention(row),
@@ -402,7 +404,8 @@ export class RecordPresenter {
     };
   }
 
-  pipeline(row: PipelineWithSteps): PipelineRecord {
+  async pipeline(row: PipelineWithSteps): Promise<PipelineRecord> {
+    const input = row.inputsExpiredAt ? null : await this.url(row.inputKey);
     return {
       id: row.id,
       createdAt: formatTimestamp(row.createdAt),
@@ -413,6 +416,7 @@ export class RecordPresenter {
       preset: row.preset,
       input: row.inputType === "vocal" ? "vocal" : "mix",
       inputFileName: row.inputFileName,
+      inputFileUrl: input,
       steps: row.steps.map((s) => ({
         index: s.index,
         step: s.step,

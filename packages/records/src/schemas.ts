@@ -162,6 +162,12 @@ export const SeparationJobRecord = Type.Object(
         ),
       ),
     ),
+    inputUrl: Type.Optional(
+      Type.String({
+        description:
+          "Mixdown, only on a job made from a link (a batch's `urls`; absent otherwise): the link its input was downloaded from, by the worker, before the separation ran",
+      }),
+    ),
     ...jobExtras,
     ...outputRetention,
   },
@@ -539,7 +545,10 @@ export const BatchRecord = Type.Object(
       Type.Object({
         id: Type.Integer({ description: "The job's id, of the batch's kind" }),
         fileName: Nullable(
-          Type.String({ description: "The file's name as sent; the zip's folder of its outputs is named after it" }),
+          Type.String({
+            description:
+              "The file's name as sent (for a link, the last part of its path); the zip's folder of its outputs is named after it",
+          }),
         ),
         status: JobStatus,
         progress: Type.Integer({ minimum: 0, maximum: 100 }),
@@ -549,10 +558,13 @@ export const BatchRecord = Type.Object(
     ),
     rejected: Type.Array(
       Type.Object({
-        fileName: Nullable(Type.String()),
+        fileName: Nullable(Type.String({ description: "The file's name as sent; for a link, the link as sent" })),
         reason: Type.String({ description: "Why the file made no job: the words its own create's 4xx would have had" }),
       }),
-      { description: "The files the create refused (not audio, too long): they have no job" },
+      {
+        description:
+          "The files the create refused (not audio, too long) and the links it refused (not http(s), an address the service does not download from): they have no job",
+      },
     ),
     zipUrl: Nullable(
       Type.String({
@@ -607,6 +619,12 @@ export const PipelineRecord = Type.Object(
       description: "What the input is: a song or a vocal alone",
     }),
     inputFileName: Nullable(Type.String({ description: "The uploaded file's name, as sent (at most 255 characters)" })),
+    inputFileUrl: Nullable(
+      Type.String({
+        description:
+          "Signed download URL of the input as uploaded (to compare before and after with the last step's output); null once the retention sweep deleted the uploads (RETENTION_INPUT_MINUTES)",
+      }),
+    ),
     steps: Type.Array(Type.Ref("PipelineStep"), { description: "The chain, in order" }),
     progress: Type.Integer({
       minimum: 0,

@@ -137,6 +137,7 @@ function separationRow(fields: Partial<SeparationJob> = {}): SeparationJob {
     inputKey: "uploads/vocal-separation/0b6a4e3e-5a55-4c53-9d0e-3f1f0b8c9a10.mp3",
     inputFormat: "mp3",
     inputFileName: "song.mp3",
+    inputUrl: null,
     vocalKey: "outputs/vocal-separation/41/vocals.wav",
     lossyVocalKey: "outputs/vocal-separation/41/vocals.mp3",
     backingKey: null,
@@ -302,6 +303,14 @@ test("a separation has `output` only when created with an output option: null un
   const done = await presenter.separationJob(separationRow({ outputOptions, output }));
   assertDocumented(SeparationJobRecord, done);
   assert.deepEqual(done.output, output);
+});
+
+test("a separation made from a batch's link says which as `inputUrl`; one made from an upload has no such key", async () => {
+  assert.equal("inputUrl" in (await presenter.separationJob(separationRow())), false, "a Kits client's record is unchanged");
+  const link = "https://media.example.com/songs/take.mp3";
+  const linked = await presenter.separationJob(separationRow({ inputUrl: link, batchId: 5 }));
+  assertDocumented(SeparationJobRecord, linked);
+  assert.equal(linked.inputUrl, link);
 });
 
 test("a separation's stored model list is the record's `model` as Kits clients read it: comma-joined, null for the setting's", async () => {

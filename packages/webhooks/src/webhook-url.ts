@@ -26,6 +26,21 @@ export function urlLengthProblem(field: string): string {
   return `${field} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
 }
 
+/** What the rules for a link the service downloads (a voice model's `modelUrl`, a batch's `urls`) say when they refuse one. */
+export const DOWNLOAD_LINK_RULES = {
+  credentials: "a link that needs a password cannot be imported",
+  denied: "this service does not download from",
+};
+
+/**
+ * Why `value` cannot be a link the service downloads, or null when it can: outboundUrlProblem's
+ * rules in DOWNLOAD_LINK_RULES' words. The API checks each link with it at create, and the worker
+ * each address its download requests (redirects too).
+ */
+export function downloadLinkProblem(field: string, value: string, policy: WebhookAddressPolicy): string | null {
+  return outboundUrlProblem(field, value, policy, DOWNLOAD_LINK_RULES);
+}
+
 export function outboundUrlProblem(
   field: string,
   value: string,

@@ -6,7 +6,8 @@ import { SEPARATION_KINDS, type SeparationKind } from "@mixdown/jobs";
 import { listOf } from "@mixdown/records";
 import { Type } from "typebox";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
-import { conflict, unprocessable } from "../http/errors.ts";
+import { conflict, payloadTooLarge, unprocessable } from "../http/errors.ts";
+import { acceptUrlencodedForms } from "../http/plain-form.ts";
 import { FilePart, FormSchema } from "../http/form-schema.ts";
 import { documentOnly, TEXT_PARTS_AS_FILES } from "../http/multipart-route.ts";
 import { paginationMeta } from "../http/pagination.ts";
@@ -20,14 +21,17 @@ import {
   NoContent,
   pageOf,
 } from "../http/schemas.ts";
-import { multipartCreate } from "../idempotency/create-request.ts";
+import { jsonCreate, multipartCreate, type CreateRoute } from "../idempotency/create-request.ts";
 import type { CallerDeletions } from "../jobs/caller-deletions.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import { jobOrigin } from "../jobs/job-origin.ts";
 import { separationForm } from "../kinds/separation/routes.ts";
 import type { SeparationService } from "../kinds/separation/service.ts";
 import type { UsageQuota } from "../usage/quota.ts";
-import type { RecordPresenter } from "@mixdown/records";
+import type { BatchRecord, RecordPresenter } from "@mixdown/records";
+import { MAX_WEBHOOK_URL_LENGTH } from "@mixdown/webhooks";
+import type { FastifyRequest } from "fastify";
+import type { ReceivedFile } from "../uploads/receive-form.ts";
 import { BatchService } from "./service.ts";
 import { batchZipEntries, streamBatchZip } from "./zip.ts";
 import { unpackZipInput } from "./zip-input.ts";
@@ -52,6 +56,27 @@ function batchFields(maxMb: number) {
 
 const ZipBytes = Type.Unsafe<Readable>({ type: "string", format: "binary" });
 
+/** Room for MAX_BATCH_FILES links of the longest kind, and the other fields, in a urlencoded body. */
+const LINKS_BODY_BYTES = (maxLinks: number) => 64 * 1024 + maxLinks * (MAX_WEBHOOK_URL_LENGTH + 16);
+
+/** A field's links: one per line, blank lines skipped. */
+function linesOf(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+}
+
+/** The links of a urlencoded body (`urls` lines) or a JSON body (`urls`: an array of strings, or one string). */
+function linksOfBody(body: unknown): string[] {
+  const urls = typeof body === "object" && body !== null ? (body as Record<string, unknown>).urls : undefined;
+  if (urls === undefined || urls === null) return [];
+  if (typeof urls === "string") return linesOf(urls);
+  if (!Array.isArray(urls) || urls.some((u) => typeof u !== "string"))
+    throw unprocessable("urls must be an array of links (strings)");
+  return urls.flatMap((u: string) => linesOf(u));
+}
+
 /** `/batches`: create (multipart, many files), list, fetch, cancel, delete, and the zip of every output. */
 export const batchRoutes: FastifyPluginAsyncTypebox<{
   ctx: AppContext;
@@ -64,6 +89,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
     batches: new BatchRepository(ctx.prisma),
     separations,
     maxJobsInFlight: config.MAX_CALLER_JOBS_IN_FLIGHT,
+    linkPolicy: ctx.webhookPolicy,
   });
   const maxMb = Math.round(config.MAX_SEPARATION_UPLOAD_BYTES / 1024 / 1024);
   const fields = batchFields(maxMb);
@@ -84,11 +110,34 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
         "Instead of `files`: one zip holding the files (folders, `__MACOSX/` and hidden files skipped), held unpacked to the same limits",
       ),
     ),
+    urls: Type.Optional(
+      Type.Array(Type.String({ format: "uri", maxLength: MAX_WEBHOOK_URL_LENGTH }), {
+        maxItems: config.MAX_BATCH_FILES,
+        description: `Links to audio files, instead of or beside \`files\` / \`zip\`: one \`urls\` field per link (a field may also hold several, one per line; a JSON body's \`urls\` is an array). Each is checked as a voice model's \`modelUrl\` is (absolute http(s), no credentials, at most ${MAX_WEBHOOK_URL_LENGTH} characters, not a literal address in WEBHOOK_DENIED_NETWORKS; a refused one is listed in \`rejected\`) and becomes one job, whose input the worker downloads before it runs (at most ${maxMb} MB, MAX_SEPARATION_UPLOAD_BYTES; every redirect and the address connected to checked again). A link that cannot be downloaded, is too big or too long, or is not audio fails its own job, with the reason as its \`errorMessage\`. Files and links count together towards MAX_BATCH_FILES`,
+      }),
+    ),
   });
   const limits = {
     maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES,
     maxFiles: config.MAX_BATCH_FILES,
     maxTotalBytes: config.MAX_BATCH_BYTES,
+  };
+  // A batch of links alone has text fields only: a urlencoded form or a JSON object may carry it.
+  acceptUrlencodedForms(app, LINKS_BODY_BYTES(config.MAX_BATCH_FILES), ["urls"]);
+
+  /** The create itself, once the form is read: the files (unpacked from a zip) and the links. */
+  const create = async (request: FastifyRequest, fields: Map<string, string>, files: ReceivedFile[], links: string[]) => {
+    if (files.length + links.length > config.MAX_BATCH_FILES)
+      throw payloadTooLarge(`a batch takes at most ${config.MAX_BATCH_FILES} files and links together (MAX_BATCH_FILES)`);
+    const { kind, ...options } = form.read({ fields });
+    const origin = jobOrigin(request, fields.get("webhookUrl"), ctx.webhookPolicy);
+    return service.create(origin, kind as SeparationKind, options, files, links);
+  };
+  const route: CreateRoute<BatchRecord> = {
+    resource: "batch",
+    jobKind: "batch",
+    status: 200,
+    current: (callerId, id) => service.get(callerId, id),
   };
 
   app.post(
@@ -97,38 +146,43 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags: TAGS,
         operationId: "createBatch",
-        summary: "Create a batch: one job per file",
-        description: `Mixdown. Multipart form with a \`kind\` (\`vocal-separation\` or \`stem-split\`), the kind's own options (\`model\`, \`ensemble\`, \`analyze\`, \`webhookUrl\`: the same fields, rules and 422s as its own create, applied to every job) and one file part \`files\` per input (or one \`zip\` part holding them). Creates an ordinary job of the kind per file, listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in \`rejected\` with the reason its own create would have given; when no file is audio the answer is 422 and nothing is stored. 413 past MAX_BATCH_FILES files or MAX_BATCH_BYTES in all (or a file past ${maxMb} MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. ${TEXT_PARTS_AS_FILES}`,
+        summary: "Create a batch: one job per file or link",
+        description: `Mixdown. Multipart form with a \`kind\` (\`vocal-separation\` or \`stem-split\`), the kind's own options (\`model\`, \`ensemble\`, \`analyze\`, \`webhookUrl\`: the same fields, rules and 422s as its own create, applied to every job) and one file part \`files\` per input (or one \`zip\` part holding them), or instead or beside them one \`urls\` field per link to an audio file (a batch of links alone may also come as a urlencoded form or a JSON object \`{"kind": ..., "urls": [...], ...options}\`). Creates an ordinary job of the kind per file and per link (files first), listed, fetched, cancelled, deleted and webhooked as any, and answers the batch. A file that is not audio (or too long) makes no job: it is listed in \`rejected\` with the reason its own create would have given, as is a link refused by the rules of a voice model's \`modelUrl\`; when nothing is accepted the answer is 422 and nothing is stored. A link's job downloads its input first (its record's \`inputUrl\` names the link): a link that cannot be downloaded or is not audio fails that job alone, and counts in the batch's \`counts\` as any failed job. 413 past MAX_BATCH_FILES files and links or MAX_BATCH_BYTES in all (or a file past ${maxMb} MB); 429 when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the key's monthly quota. The batch's jobs wait their turn with other callers' jobs: another key's job is not held up behind a big batch. ${TEXT_PARTS_AS_FILES}`,
         security: bearerSecurity,
-        consumes: ["multipart/form-data"],
+        consumes: ["multipart/form-data", "application/x-www-form-urlencoded", "application/json"],
         headers: CreateHeaders,
         body,
         response: { 200: createdRecord("Batch"), ...errorResponses(400, 401, 409, 413, 422, 429) },
       },
       validatorCompiler: documentOnly,
     },
-    (request, reply) =>
-      multipartCreate(
+    (request, reply) => {
+      if (!request.isMultipart()) {
+        const body = request.body;
+        const fields = form.fieldsOf(body);
+        return jsonCreate(ctx, request, reply, route, () => create(request, fields, [], linksOfBody(body)));
+      }
+      return multipartCreate(
         ctx,
         request,
         reply,
         {
           files: { zip: { maxBytes: config.MAX_BATCH_BYTES } },
-          textFields: form.textFields,
+          textFields: [...form.textFields, "urls"],
           many: { field: "files", ...limits, settings: { maxFiles: "MAX_BATCH_FILES", maxTotalBytes: "MAX_BATCH_BYTES" } },
+          repeated: { names: ["urls"], max: config.MAX_BATCH_FILES },
         },
-        { resource: "batch", jobKind: "batch", status: 200, current: (callerId, id) => service.get(callerId, id) },
+        route,
         async (received) => {
-          const { kind, ...options } = form.read(received);
-          const origin = jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy);
           const zip = received.files.get("zip");
           if (zip && received.fileList.length > 0) {
             throw unprocessable("send a batch's files either as `files` parts or as one `zip`, not both");
           }
           const files = zip ? await unpackZipInput(zip, dirname(zip.path), limits) : received.fileList;
-          return service.create(origin, kind as SeparationKind, options, files);
+          return create(request, received.fields, files, linesOf(received.fields.get("urls")));
         },
-      ),
+      );
+    },
   );
 
   app.get(

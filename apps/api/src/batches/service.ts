@@ -5,9 +5,11 @@ import { ApiError, conflict, notFound, unprocessable } from "../http/errors.ts";
 import type { CallerDeletions } from "../jobs/caller-deletions.ts";
 import type { JobCancels } from "../jobs/job-cancels.ts";
 import type { JobOrigin } from "../jobs/job-origin.ts";
-import type { CheckedInput, SeparationOptions, SeparationService } from "../kinds/separation/service.ts";
+import type { CheckedInput, LinkedInput, SeparationOptions, SeparationService } from "../kinds/separation/service.ts";
 import type { UsageQuota } from "../usage/quota.ts";
+import { checkDownloadLink } from "../uploads/download-link.ts";
 import type { ReceivedFile } from "../uploads/receive-form.ts";
+import { MAX_WEBHOOK_URL_LENGTH, type WebhookAddressPolicy } from "@mixdown/webhooks";
 
 export interface BatchServiceDeps {
   batches: BatchRepository;
@@ -19,6 +21,21 @@ export interface BatchServiceDeps {
   quota: UsageQuota;
   /** MAX_CALLER_JOBS_IN_FLIGHT */
   maxJobsInFlight: number;
+  /** WEBHOOK_DENIED_NETWORKS: the addresses a batch's link may not lead to (checked as a voice model's `modelUrl`). */
+  linkPolicy: WebhookAddressPolicy;
+}
+
+/** A link's file name: the last part of its path, decoded (its host when the path names none). */
+function fileNameOfLink(url: string): string {
+  const { pathname, hostname } = new URL(url);
+  const last = pathname.split("/").filter(Boolean).at(-1) ?? "";
+  let name = last;
+  try {
+    name = decodeURIComponent(last);
+  } catch {
+    // a malformed escape: the name as written
+  }
+  return (name || hostname).slice(0, 255);
 }
 
 /**
@@ -32,32 +49,53 @@ export class BatchService {
 
   /**
    * Plans the options once (a wrong one is the whole create's 422), checks each file as its own
-   * create would (a file that is not audio is `rejected`, with the 4xx's words), then writes the
-   * batch and a job per accepted file in one transaction. Nothing is stored when no file is audio,
+   * create would (a file that is not audio is `rejected`, with the 4xx's words) and each link as a
+   * `modelUrl` is (a refused one is `rejected` likewise; a link's file is the worker's to download
+   * and judge, failing its own job), then writes the batch and a job per accepted file and link
+   * (files first) in one transaction. Nothing is stored when nothing is accepted,
    * when the caller would have more than MAX_CALLER_JOBS_IN_FLIGHT running jobs, or over the quota.
    */
-  async create(origin: JobOrigin, kind: SeparationKind, options: SeparationOptions, files: ReceivedFile[]): Promise<BatchRecord> {
-    if (files.length === 0) {
+  async create(
+    origin: JobOrigin,
+    kind: SeparationKind,
+    options: SeparationOptions,
+    files: ReceivedFile[],
+    links: string[] = [],
+  ): Promise<BatchRecord> {
+    if (files.length === 0 && links.length === 0) {
       throw unprocessable(
-        "files is required: one file part `files` per audio file of the batch (or one `zip` part holding them)",
+        "files is required: one file part `files` per audio file of the batch (or one `zip` part holding them), or one `urls` field per link",
       );
     }
     const dbKind = SEPARATION_KINDS[kind].dbKind;
     const { separations, batches, quota } = this.deps;
     const plan = await separations.plan(dbKind, options);
-    const accepted: CheckedInput[] = [];
+    const accepted: Array<CheckedInput | LinkedInput> = [];
     const rejected: RejectedFile[] = [];
+    const refused = (error: unknown, fileName: string | null) => {
+      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+      rejected.push({ fileName, reason: error.message });
+    };
     for (const file of files) {
       try {
         accepted.push({ file, ...(await separations.checkInput(file)) });
       } catch (error) {
-        if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-        rejected.push({ fileName: file.filename?.slice(0, 255) ?? null, reason: error.message });
+        refused(error, file.filename?.slice(0, 255) ?? null);
+      }
+    }
+    // A link is checked as a voice model's `modelUrl` is; whether it is audio is the worker's to find.
+    for (const link of links) {
+      try {
+        const url = checkDownloadLink("urls", link, this.deps.linkPolicy)!;
+        accepted.push({ url, fileName: fileNameOfLink(url) });
+      } catch (error) {
+        // as sent, but no longer than any link is taken (a refused one may be any length)
+        refused(error, link.slice(0, MAX_WEBHOOK_URL_LENGTH + 1));
       }
     }
     if (accepted.length === 0) {
       throw unprocessable(
-        `no file of the batch is audio a ${SEPARATION_KINDS[kind].noun} takes: ${rejected.map((r) => `${r.fileName ?? "(unnamed)"}: ${r.reason}`).join("; ")}`,
+        `no ${links.length > 0 ? "file or link" : "file"} of the batch is audio a ${SEPARATION_KINDS[kind].noun} takes: ${rejected.map((r) => `${r.fileName ?? "(unnamed)"}: ${r.reason}`).join("; ")}`,
       );
     }
     const running = await batches.runningJobs(origin.callerId);
@@ -70,7 +108,7 @@ export class BatchService {
     }
     await quota.check(
       origin.apiKeyId,
-      accepted.reduce((sum, i) => sum + i.seconds, 0),
+      accepted.reduce((sum, i) => sum + ("url" in i ? 0 : i.seconds), 0),
     );
     // The caller's batch jobs still running go first: each caller's n-th waiting batch job has
     // priority n, so callers take turns (docs/ARCHITECTURE.md, Batches).

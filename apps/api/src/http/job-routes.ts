@@ -1,12 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { PageRequest } from "@mixdown/db";
+import type { IdempotentResource, PageRequest } from "@mixdown/db";
 import { listOf } from "@mixdown/records";
-import { Type } from "typebox";
+import { Type, type TSchema } from "typebox";
 import type { RecordKind } from "@mixdown/jobs";
 import { API_PREFIX, type AppContext } from "../app-context.ts";
 import { jobEventsRoute, streamOptions } from "../events/routes.ts";
+import { multipartCreate } from "../idempotency/create-request.ts";
+import { jobOrigin, type JobOrigin } from "../jobs/job-origin.ts";
+import type { FormSpec, ReceivedForm } from "../uploads/receive-form.ts";
+import { documentOnly } from "./multipart-route.ts";
 import { paginationMeta } from "./pagination.ts";
-import { bearerSecurity, cancelRouteSchema, errorResponses, IdParams, ListQuery, NoContent, pageOf } from "./schemas.ts";
+import {
+  bearerSecurity,
+  cancelRouteSchema,
+  CreateHeaders,
+  createdRecord,
+  errorResponses,
+  IdParams,
+  ListQuery,
+  NoContent,
+  pageOf,
+} from "./schemas.ts";
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 
@@ -130,5 +144,61 @@ export function jobReadRoutes(
       await reads.delete(request.auth.caller.id, request.params.id);
       return reply.code(204).send();
     },
+  );
+}
+
+/**
+ * A job kind's create from a multipart form: `POST /<path>` with the file parts `files` and the
+ * text fields of `form` (its schema is the document's body), run through the caller's
+ * Idempotency-Key, answering the created record with `status` (200 for the kinds the hosted
+ * service answers so, 201 for the rest). `kind` names the record kind for the key and the metrics.
+ */
+export function multipartJobCreateRoute<F, R extends { id: number }>(
+  app: App,
+  ctx: AppContext,
+  route: {
+    path: string;
+    tags: string[];
+    operationId: string;
+    summary: string;
+    description: string;
+    form: { body: TSchema; textFields: string[]; read(received: ReceivedForm): F };
+    files: FormSpec["files"];
+    record: string;
+    status: 200 | 201;
+    kind: IdempotentResource["kind"];
+    service: { get(callerId: number, id: number): Promise<R>; create(origin: JobOrigin, form: F): Promise<R> };
+  },
+): void {
+  const { form, service } = route;
+  app.post(
+    `/${route.path}`,
+    {
+      schema: {
+        tags: route.tags,
+        operationId: route.operationId,
+        summary: route.summary,
+        description: route.description,
+        security: bearerSecurity,
+        consumes: ["multipart/form-data"],
+        headers: CreateHeaders,
+        body: form.body,
+        response: {
+          ...(route.status === 201 ? { 201: createdRecord(route.record) } : { 200: Type.Ref(route.record) }),
+          ...errorResponses(400, 401, 409, 413, 415, 422, 429),
+        },
+      },
+      validatorCompiler: documentOnly,
+    },
+    (request, reply) =>
+      multipartCreate(
+        ctx,
+        request,
+        reply,
+        { files: route.files, textFields: form.textFields },
+        { resource: route.kind, jobKind: route.kind, status: route.status, current: (callerId, id) => service.get(callerId, id) },
+        (received) =>
+          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
+      ),
   );
 }

@@ -4,12 +4,16 @@ import { badRequest, unprocessable } from "./errors.ts";
 /**
  * Lets the plugin's routes read `application/x-www-form-urlencoded` bodies (what `curl -d`, an
  * HTML form and Python requests' `data={...}` send) as an object of their fields, the first value
- * of each name kept, up to `bodyLimit` bytes. A create whose fields are all text accepts them.
+ * of each name kept (every one, a line each, of a name in `repeated`), up to `bodyLimit` bytes. A create whose fields are all text accepts them.
  */
-export function acceptUrlencodedForms(app: FastifyInstance, bodyLimit: number): void {
+export function acceptUrlencodedForms(app: FastifyInstance, bodyLimit: number, repeated: readonly string[] = []): void {
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit }, (_request, body, done) => {
     const fields: Record<string, string> = {};
-    for (const [name, value] of new URLSearchParams(body as string)) if (!(name in fields)) fields[name] = value;
+    for (const [name, value] of new URLSearchParams(body as string)) {
+      // a `repeated` name (a batch's `urls`) keeps every value, one per line, as a multipart form does
+      if (!(name in fields)) fields[name] = value;
+      else if (repeated.includes(name)) fields[name] += `\n${value}`;
+    }
     done(null, fields);
   });
 }

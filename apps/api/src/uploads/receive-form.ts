@@ -45,6 +45,11 @@ export interface FormSpec {
   /** Largest text field sent as a file part (default FIELD_FILE_MAX_BYTES): a TTS text is longer than an id. */
   textFileMaxBytes?: number;
   /**
+   * Text fields that may be sent many times (a batch's `urls`, one part per link): every value is
+   * kept, in order, one per line, where another field keeps its first. At most `max` parts.
+   */
+  repeated?: { names: readonly string[]; max: number };
+  /**
    * A file field that may be sent many times (a batch's `files`): each part within `maxBytes`, at
    * most `maxFiles` of them and `maxTotalBytes` together; past a limit the upload stops with 413
    * naming the setting (`settings`) and every byte received so far is deleted.
@@ -131,21 +136,29 @@ async function readParts(
     limits: {
       fileSize: maxFile,
       files: Object.keys(spec.files).length + textFields.size + 4 + manyParts,
-      fields: 32,
+      fields: 32 + (spec.repeated?.max ?? 0),
       fieldSize: FIELD_MAX_BYTES,
-      parts: 48 + manyParts,
+      parts: 48 + manyParts + (spec.repeated?.max ?? 0),
     },
   });
   let manyBytes = 0;
+  const repeated = new Set(spec.repeated?.names ?? []);
+  const keepField = (name: string, value: string) => {
+    const first = fields.get(name);
+    if (first === undefined) fields.set(name, value);
+    else if (repeated.has(name)) fields.set(name, `${first}\n${value}`);
+  };
   for await (const part of parts) {
     if (part.type === "field") {
       if (part.valueTruncated) throw payloadTooLarge(`${part.fieldname} is longer than ${FIELD_MAX_BYTES / 1024} KB`);
-      if (!fields.has(part.fieldname)) fields.set(part.fieldname, String(part.value));
+      keepField(part.fieldname, String(part.value));
       continue;
     }
     if (textFields.has(part.fieldname)) {
-      const text = await readFilePartAsText(part.fieldname, part.file, spec.textFileMaxBytes ?? FIELD_FILE_MAX_BYTES);
-      if (!fields.has(part.fieldname)) fields.set(part.fieldname, text);
+      keepField(
+        part.fieldname,
+        await readFilePartAsText(part.fieldname, part.file, spec.textFileMaxBytes ?? FIELD_FILE_MAX_BYTES),
+      );
       continue;
     }
     if (many && part.fieldname === many.field) {

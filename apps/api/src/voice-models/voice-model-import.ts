@@ -4,9 +4,8 @@ import type { VoiceModelImportRepository } from "@mixdown/db";
 import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
 import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } from "@mixdown/voice/feature-index";
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
-import { downloadUrlOf } from "@mixdown/voice/model-source";
 import { describeRvcCheckpoint, type RvcCheckpointInfo } from "@mixdown/voice/rvc-checkpoint";
-import { outboundUrlProblem, type WebhookAddressPolicy } from "@mixdown/webhooks";
+import type { WebhookAddressPolicy } from "@mixdown/webhooks";
 import { readTorchFile, TorchFileError } from "@mixdown/python/torch-file";
 import type { FastifyBaseLogger } from "fastify";
 import { unprocessable } from "../http/errors.ts";
@@ -15,6 +14,7 @@ import type { VoiceModelRecord } from "@mixdown/records";
 import type { JobSubmitter } from "../jobs/job-submitter.ts";
 import { StoredUploads } from "../jobs/stored-upload.ts";
 import { checkAudioUpload } from "../uploads/audio-check.ts";
+import { checkDownloadLink } from "../uploads/download-link.ts";
 import { checkImageUpload } from "../uploads/image-check.ts";
 import type { ReceivedFile } from "../uploads/receive-form.ts";
 import type { VoiceModelImportForm } from "./routes.ts";
@@ -112,8 +112,8 @@ export class VoiceModelImportService {
   async import(callerId: number, form: VoiceModelImportForm): Promise<VoiceModelRecord> {
     const metadata = parseModelMetadata(form.metadata);
     const { modelFile, referenceFile: reference, indexFile, image: imageFile } = form;
-    const modelUrl = this.#link("modelUrl", form.modelUrl);
-    const indexUrl = this.#link("indexUrl", form.indexUrl);
+    const modelUrl = checkDownloadLink("modelUrl", form.modelUrl, this.deps.policy);
+    const indexUrl = checkDownloadLink("indexUrl", form.indexUrl, this.deps.policy);
     if ([modelFile, modelUrl, reference].filter(Boolean).length !== 1)
       throw unprocessable(
         "send exactly one of modelFile (an RVC .pth or ONNX voice model), modelUrl (a link to one: .pth, .onnx, or a .zip holding a .pth and its .index) or referenceFile (a recording to build a native voice from)",
@@ -311,24 +311,6 @@ export class VoiceModelImportService {
       this.deps.imports.markBuildEnqueued(row.id),
     );
     return this.deps.presenter.voiceModel(pending);
-  }
-
-  /**
-   * A link field (`modelUrl`, `indexUrl`), checked by the rules of every address the service
-   * requests itself (absolute http(s), no credentials, at most 2048 characters, not a literal
-   * address in WEBHOOK_DENIED_NETWORKS; host names are checked by the worker's download on the
-   * address it connects to); a Hugging Face page link (`/blob/`) becomes its download link.
-   */
-  #link(field: "modelUrl" | "indexUrl", value: string | undefined): string | undefined {
-    const raw = value?.trim();
-    if (!raw) return undefined;
-    const url = downloadUrlOf(raw);
-    const problem = outboundUrlProblem(field, url, this.deps.policy, {
-      credentials: "a link that needs a password cannot be imported",
-      denied: "this service does not download from",
-    });
-    if (problem) throw unprocessable(problem);
-    return url;
   }
 
   /** A failed import leaves nothing: its stored files and its row go. */

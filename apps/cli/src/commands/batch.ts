@@ -3,6 +3,7 @@ import { createWriteStream, openAsBlob } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
 import { Readable } from "node:stream";
+import { text } from "node:stream/consumers";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
@@ -15,13 +16,14 @@ type Batch = components["schemas"]["Batch"];
 type BatchKind = Batch["kind"];
 const KINDS: BatchKind[] = ["vocal-separation", "stem-split"];
 
-const USAGE = `usage: mixdown batch <file|dir>... --server URL --key KEY [options]
+const USAGE = `usage: mixdown batch [<file|dir>...] [--urls FILE] --server URL --key KEY [options]
 
 Sends every file named, and the audio files of every folder named (searched
 recursively; wav, mp3, flac or webm by their content, as the server decides an
-upload's format), to a Mixdown server as batches (POST /api/kits/v1/batches),
-follows them with a progress bar each, and downloads each batch's zip of
-outputs (a folder per input file) into --out once its jobs have ended.
+upload's format), and every link listed in --urls, to a Mixdown server as
+batches (POST /api/kits/v1/batches), follows them with a progress bar each, and
+downloads each batch's zip of outputs (a folder per input) into --out once its
+jobs have ended. The server downloads each link itself, before its job runs.
 
   --server URL        the server, e.g. http://127.0.0.1:8080 (or MIXDOWN_SERVER)
   --key KEY           an API key (or MIXDOWN_API_KEY)
@@ -30,7 +32,9 @@ outputs (a folder per input file) into --out once its jobs have ended.
   --ensemble ALG      how an ensemble combines its models
   --analyze           analyse the input and each stem (key, tempo, loudness)
   --out DIR           where the zips go (default: the current folder)
-  --per-batch N       files per batch (default 50)
+  --urls FILE         links to audio files, one per line (- reads them from stdin;
+                      blank lines and lines starting with # are skipped)
+  --per-batch N       files and links per batch (default 50)
 
 Run again, the same command follows the batches it made instead of making new
 ones (their ids are kept in DIR/.mixdown-batches/; a batch whose zip is in DIR
@@ -40,14 +44,31 @@ no job or a job did not succeed.`;
 export interface BatchIo {
   stderr: { write(text: string): unknown; isTTY?: boolean };
   stdout: { write(text: string): unknown };
+  /** Where `--urls -` reads its links. */
+  stdin?: NodeJS.ReadableStream;
 }
 
-/** A group of files and what identifies its create: the same files and options, the same key. */
-async function idempotencyKey(server: string, fields: Record<string, string>, files: string[]): Promise<string> {
+/** The links of a `--urls` list: one per line, blank lines and `#` comments skipped. */
+export function linksOfList(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#"));
+}
+
+/** A batch's input: a local file, or a link the server downloads. */
+type BatchInput = { file: string } | { url: string };
+
+/** A group of inputs and what identifies its create: the same files, links and options, the same key. */
+async function idempotencyKey(server: string, fields: Record<string, string>, inputs: BatchInput[]): Promise<string> {
   const hash = createHash("sha256").update(JSON.stringify([server, fields]));
-  for (const file of files) {
-    const info = await stat(file);
-    hash.update(`\0${file}\0${info.size}\0${info.mtimeMs}`);
+  for (const input of inputs) {
+    if ("url" in input) {
+      hash.update(`\0url\0${input.url}`);
+      continue;
+    }
+    const info = await stat(input.file);
+    hash.update(`\0${input.file}\0${info.size}\0${info.mtimeMs}`);
   }
   return `mixdown-batch-${hash.digest("hex").slice(0, 40)}`;
 }
@@ -84,6 +105,7 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
       ensemble: { type: "string" },
       analyze: { type: "boolean", default: false },
       out: { type: "string", default: "." },
+      urls: { type: "string" },
       "per-batch": { type: "string", default: "50" },
       "poll-ms": { type: "string", default: "1000" },
       help: { type: "boolean", short: "h" },
@@ -98,7 +120,8 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
   if (!server) throw new UsageError(`--server URL is required (or MIXDOWN_SERVER)\n\n${USAGE}`);
   if (!apiKey) throw new UsageError(`--key KEY is required (or MIXDOWN_API_KEY)\n\n${USAGE}`);
   const bearerKey: string = apiKey;
-  if (positionals.length === 0) throw new UsageError(`name at least one file or folder\n\n${USAGE}`);
+  if (positionals.length === 0 && values.urls === undefined)
+    throw new UsageError(`name at least one file or folder, or --urls FILE\n\n${USAGE}`);
   const kind = values.kind as BatchKind;
   if (!KINDS.includes(kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, got "${values.kind}"`);
   const perBatch = Number(values["per-batch"]);
@@ -109,11 +132,17 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
   const stateDir = join(out, ".mixdown-batches");
 
   // The files as `separate` takes them: a folder's audio decided by content, as an upload's is.
-  const { inputs, notAudio } = await collectInputs(positionals, out).catch((error: unknown) => {
-    throw error instanceof InputProblem ? new UsageError(error.message) : error;
-  });
+  const { inputs, notAudio } =
+    positionals.length > 0
+      ? await collectInputs(positionals, out).catch((error: unknown) => {
+          throw error instanceof InputProblem ? new UsageError(error.message) : error;
+        })
+      : { inputs: [], notAudio: [] };
   for (const skipped of notAudio) io.stderr.write(`skipped ${skipped.label}: ${skipped.what}\n`);
-  const files = inputs.map((input) => input.path);
+  const links = values.urls === undefined ? [] : linksOfList(await readLinks(values.urls, io));
+  if (values.urls !== undefined && links.length === 0)
+    throw new UsageError(`no link in ${values.urls === "-" ? "stdin" : values.urls}`);
+  const files: BatchInput[] = [...inputs.map((input) => ({ file: input.path })), ...links.map((url) => ({ url }))];
   if (files.length === 0) throw new UsageError("no audio file among the files and folders named");
   const fields: Record<string, string> = { kind };
   if (values.model) fields.model = values.model;
@@ -122,7 +151,7 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
 
   const kits = createKitsClient({ baseUrl: server, apiKey });
   await mkdir(stateDir, { recursive: true });
-  const groups: string[][] = [];
+  const groups: BatchInput[][] = [];
   for (let i = 0; i < files.length; i += perBatch) groups.push(files.slice(i, i + perBatch));
 
   // Ctrl-C stops sending and following (after the create in flight, whose id is kept), never the
@@ -156,8 +185,14 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
         }
         if (response.status !== 404) throw new ServerError(`GET /batches/${known}: ${response.status}`);
       }
-      io.stderr.write(`sending ${group.length} file(s)...\n`);
-      const body: Record<string, unknown> = { ...fields, files: await Promise.all(group.map((f) => fileOf(f))) };
+      const groupFiles = group.flatMap((input) => ("file" in input ? [input.file] : []));
+      const groupLinks = group.flatMap((input) => ("url" in input ? [input.url] : []));
+      io.stderr.write(`sending ${groupFiles.length} file(s) and ${groupLinks.length} link(s)...\n`);
+      const body: Record<string, unknown> = {
+        ...fields,
+        files: await Promise.all(groupFiles.map((f) => fileOf(f))),
+        urls: groupLinks,
+      };
       const { data, error, response } = await kits.POST("/api/kits/v1/batches", {
         // The form's file parts are repeated `files` parts; openapi-fetch's typing knows one.
         body: body as never,
@@ -165,7 +200,10 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
         headers: { "idempotency-key": key },
       });
       if (!data) throw new ServerError(`POST /batches: ${response.status} ${error?.message ?? ""}`);
-      await writeFile(statePath, JSON.stringify({ id: data.id, server, files: group.map((f) => relative(out, f)) }));
+      await writeFile(
+        statePath,
+        JSON.stringify({ id: data.id, server, files: groupFiles.map((f) => relative(out, f)), urls: groupLinks }),
+      );
       for (const r of data.rejected) io.stderr.write(`batch ${data.id}: ${r.fileName ?? "a file"} made no job: ${r.reason}\n`);
       io.stderr.write(`batch ${data.id}: ${data.total} job(s)\n`);
       batches.push(data);
@@ -242,6 +280,14 @@ async function runBatch(argv: string[], env: Record<string, string | undefined>,
 }
 
 const fileOf = async (path: string) => new File([await openAsBlob(path)], basename(path));
+
+/** The text of a `--urls` list: a file, or stdin for `-`. */
+async function readLinks(path: string, io: BatchIo): Promise<string> {
+  if (path === "-") return text(io.stdin ?? process.stdin);
+  return readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`--urls ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
+  });
+}
 
 const zipPath = (out: string, batch: Batch) => join(out, `batch-${batch.id}.zip`);
 

@@ -3,6 +3,7 @@ import type { JobKind, JobOf } from "../api.ts";
 import { audioAnalysis } from "./audio-analysis.tsx";
 import { harmony } from "./harmony.tsx";
 import { mastering } from "./mastering.tsx";
+import { pipeline } from "./pipeline.tsx";
 import { stemSplit, vocalSeparation } from "./separation.tsx";
 import { tts } from "./tts.tsx";
 import { vocalRepair } from "./vocal-repair.tsx";
@@ -14,6 +15,8 @@ export interface KindView<K extends JobKind> {
   label: string;
   Form: () => JSX.Element;
   Outputs: (props: { job: JobOf<K> }) => JSX.Element;
+  /** What the job page shows at every status, above the outputs (a pipeline's steps as they run). */
+  Detail?: (props: { job: JobOf<K> }) => JSX.Element;
 }
 
 /**
@@ -30,6 +33,7 @@ export const KINDS: { [K in JobKind]: KindView<K> } = {
   "vocal-repairs": vocalRepair,
   masterings: mastering,
   harmonies: harmony,
+  pipelines: pipeline,
 };
 
 /** Every job kind, in the order the dashboard offers them. */

@@ -63,6 +63,13 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
   const [file, setFile] = useState<File | null>(null);
   /** Several files: one batch of this kind, a job each. */
   const [files, setFiles] = useState<File[]>([]);
+  /** Links to audio files, one per line: each a job of the batch, downloaded by the server. */
+  const [links, setLinks] = useState("");
+  const linkList = links
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const batchSize = (files.length > 1 ? files.length : file ? 1 : 0) + linkList.length;
   const [models, setModels] = useState<SeparationModel[]>([]);
   /** The models chosen, in the order they were ticked: none = the server's default, two or more = an ensemble. */
   const [chosen, setChosen] = useState<string[]>([]);
@@ -76,7 +83,7 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
   const serving = models.filter((m) => (kind === "stem-splits" ? m.serves.stemSplit : m.serves.vocalSeparation));
   const path = `/api/kits/v1/${kind}` as const;
   const submit = run(async () => {
-    if (!file) throw new Error("Choose an audio file first.");
+    if (!file && linkList.length === 0) throw new Error("Choose an audio file, or give links, first.");
     const options = {
       model: chosen.length > 0 ? chosen.join(",") : undefined,
       ensemble: chosen.length > 1 ? ensemble : undefined,
@@ -87,12 +94,12 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
       sampleRate: output.sampleRate ? Number(output.sampleRate) : undefined,
       stems: output.stems.trim() || undefined,
     };
-    if (files.length > 1) {
-      const batch = await createBatch(BATCH_KINDS[kind], files, options);
+    if (files.length > 1 || linkList.length > 0) {
+      const batch = await createBatch(BATCH_KINDS[kind], files.length > 1 ? files : file ? [file] : [], options, linkList);
       navigate(`#/batches/${batch.id}`);
       return;
     }
-    const job = await unwrap(kits.POST(path, { body: { inputFile: file, ...options }, bodySerializer: formData }));
+    const job = await unwrap(kits.POST(path, { body: { inputFile: file!, ...options }, bodySerializer: formData }));
     navigate(`#/jobs/${kind}/${job.id}`);
   });
   return (
@@ -102,13 +109,30 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
         name="inputFile"
         accept={AUDIO_ACCEPT}
         docPath={path}
-        required
+        required={linkList.length === 0}
         file={file}
         onFile={setFile}
         multiple
         files={files}
         onFiles={setFiles}
       />
+      <details class="batch-links" open={linkList.length > 0}>
+        <summary>Links to audio files</summary>
+        <label>
+          Links, one per line
+          <textarea
+            name="urls"
+            rows={4}
+            placeholder="https://example.com/song.mp3"
+            value={links}
+            onInput={(e) => setLinks(e.currentTarget.value)}
+          />
+        </label>
+        <p class="hint">
+          Each link is one job of a batch (with any files chosen above): the server downloads it (http or https, an audio file it
+          would take as an upload) before the job runs. A link it cannot download, or that is not audio, fails its own job.
+        </p>
+      </details>
       <fieldset class="models">
         <legend>Models</legend>
         <p class="hint">
@@ -158,7 +182,11 @@ function SeparationForm({ kind }: { kind: "vocal-separations" | "stem-splits" })
       <WebhookField value={webhookUrl} onChange={setWebhookUrl} />
       <Failure error={error} />
       <button type="submit" disabled={busy}>
-        {busy ? "Uploading…" : files.length > 1 ? `Start a batch of ${files.length}` : `Start ${LABELS[kind].toLowerCase()}`}
+        {busy
+          ? "Uploading…"
+          : files.length > 1 || linkList.length > 0
+            ? `Start a batch of ${batchSize}`
+            : `Start ${LABELS[kind].toLowerCase()}`}
       </button>
     </form>
   );

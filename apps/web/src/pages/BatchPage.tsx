@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Batch, JobStatusEvent } from "@mixdown/kits-client";
 import { cancelBatch, deleteBatch, downloadBatchZip, fetchBatch, followEvents, jobKindOfBatch, listBatches } from "../api.ts";
 import { navigate } from "../main.tsx";
-import { StatusBadge } from "./JobPage.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 
 const PER_PAGE = 20;
 const KIND_LABELS: Record<Batch["kind"], string> = { "vocal-separation": "Vocal separation", "stem-split": "Stem split" };

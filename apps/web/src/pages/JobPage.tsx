@@ -1,26 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
 import type { JobStatusEvent } from "@mixdown/kits-client";
 import { cancelJob, deleteJob, fetchJob, followEvents, jobOfKind, withStatus, type AnyJob, type JobKind } from "../api.ts";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 import { KINDS, type KindView } from "../kinds/index.ts";
-
-/** A job's (or a batch's) status, with its progress while it runs. */
-export function StatusBadge({ job }: { job: Pick<AnyJob["job"], "status" | "progress"> }) {
-  return (
-    <span class={`status ${job.status}`}>
-      {job.status === "running" ? (
-        <>
-          running{" "}
-          <progress max={100} value={job.progress} aria-label="Progress">
-            {job.progress}%
-          </progress>{" "}
-          <span class="percent">{job.progress}%</span>
-        </>
-      ) : (
-        job.status
-      )}
-    </span>
-  );
-}
 
 /** One job: its status while it runs, then a player per output. */
 export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
@@ -120,6 +102,7 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
           {job.errorMessage && <p class="error">{job.errorMessage}</p>}
         </div>
       )}
+      {current && <Detail current={current} />}
       {current && current.job.status === "success" && <Outputs current={current} />}
     </section>
   );
@@ -129,4 +112,10 @@ export function JobPage({ kind, id }: { kind: JobKind; id: number }) {
 function Outputs({ current }: { current: AnyJob }) {
   const { Outputs: View } = KINDS[current.kind] as KindView<JobKind>;
   return <View job={current.job} />;
+}
+
+/** What a kind shows at every status (a pipeline's steps), when it has such a view. */
+function Detail({ current }: { current: AnyJob }) {
+  const { Detail: View } = KINDS[current.kind] as KindView<JobKind>;
+  return View ? <View job={current.job} /> : null;
 }

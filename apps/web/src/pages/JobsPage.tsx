@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { JobStatusEvent } from "@mixdown/kits-client";
 import { cancelJob, followEvents, listJobs, withStatus, type AnyJob, type JobPage as Page } from "../api.ts";
 import { JOB_KINDS, KINDS } from "../kinds/index.ts";
-import { StatusBadge } from "./JobPage.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 
 const PER_PAGE = 10;
 

@@ -1,5 +1,6 @@
 import { RECORD_KINDS, type RecordKind } from "@mixdown/jobs";
-import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import { Prisma, type PrismaClient } from "../generated/prisma/client.ts";
+import { jobFileTables } from "./kinds/index.ts";
 
 /** A calendar month in UTC: `label` is `YYYY-MM`, usage in it ended at `from` or later and before `to`. */
 export interface UsageMonth {
@@ -201,16 +202,26 @@ async function quotaState(db: Db, apiKeyId: number, minutes: number, month: Usag
 
 /**
  * The seconds `apiKeyId`'s running jobs hold: they count against the quota from their create, so
- * that jobs not yet ended cannot take it over (a blend holds none).
+ * that jobs not yet ended cannot take it over (a blend holds none). Every job table whose rows
+ * count their `audioSeconds` holds its running rows' seconds; a running pipeline holds its
+ * input's seconds once for each step whose job it has not made yet (a made one is a running row
+ * of its kind, counted there; a recombine is its convert's job).
  */
 async function runningSeconds(db: Db, apiKeyId: number): Promise<number> {
+  const holding = jobFileTables()
+    .map(({ files }) => files.table)
+    .filter((table) => table !== "Pipeline")
+    .map(
+      (table) =>
+        Prisma.sql`SELECT "audioSeconds" FROM ${Prisma.raw(`"${table}"`)} WHERE "apiKeyId" = ${apiKeyId} AND "status" = 'running'`,
+    );
   const [row] = await db.$queryRaw<Array<{ seconds: number }>>`
     SELECT COALESCE(SUM("audioSeconds"), 0)::float8 AS seconds FROM (
-      SELECT "audioSeconds" FROM "SeparationJob" WHERE "apiKeyId" = ${apiKeyId} AND "status" = 'running'
+      ${Prisma.join(holding, " UNION ALL ")}
       UNION ALL
-      SELECT "audioSeconds" FROM "VoiceConversionJob" WHERE "apiKeyId" = ${apiKeyId} AND "status" = 'running'
-      UNION ALL
-      SELECT "audioSeconds" FROM "TtsJob" WHERE "apiKeyId" = ${apiKeyId} AND "status" = 'running'
+      SELECT p."audioSeconds" * (
+        SELECT COUNT(*) FROM "PipelineStep" s WHERE s."pipelineId" = p."id" AND s."jobId" IS NULL AND s."step" <> 'recombine'
+      ) AS "audioSeconds" FROM "Pipeline" p WHERE p."apiKeyId" = ${apiKeyId} AND p."status" = 'running'
     ) AS running`;
   return Number(row?.seconds ?? 0);
 }

@@ -3,11 +3,8 @@ import { AudioAnalysisJobRepository } from "@mixdown/db";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
-import { documentOnly } from "../../http/multipart-route.ts";
-import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
-import { multipartCreate } from "../../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { jobReadRoutes, multipartJobCreateRoute } from "../../http/job-routes.ts";
+import { WebhookUrlField } from "../../jobs/job-origin.ts";
 import type { ApiKind } from "../context.ts";
 import { AudioAnalysisService } from "./service.ts";
 
@@ -32,38 +29,19 @@ const audioAnalysisRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service:
   const form = new FormSchema(audioAnalysisForm(maxMb), {
     inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
   });
-  app.post(
-    "/audio-analyses",
-    {
-      schema: {
-        tags,
-        operationId: "createAudioAnalysis",
-        summary: "Create an audio analysis job and queue it",
-        description: `Mixdown: finds the key and scale, tempo and beat positions (Essentia's KeyExtractor and RhythmExtractor2013), integrated loudness, loudness range and true peak (EBU R128 / ITU-R BS.1770-4, ffmpeg's ebur128 filter) and duration of a file. Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; optional text field \`webhookUrl\`. The record's \`analysis\` holds the result once the job succeeded.`,
-        security: bearerSecurity,
-        consumes: ["multipart/form-data"],
-        headers: CreateHeaders,
-        body: form.body,
-        response: { 200: Type.Ref("AudioAnalysisJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
-      },
-      validatorCompiler: documentOnly,
-    },
-    (request, reply) =>
-      multipartCreate(
-        ctx,
-        request,
-        reply,
-        { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: form.textFields },
-        {
-          resource: "audio_analysis",
-          jobKind: "audio_analysis",
-          status: 200,
-          current: (callerId, id) => service.get(callerId, id),
-        },
-        (received) =>
-          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
-      ),
-  );
+  multipartJobCreateRoute(app, ctx, {
+    path: "audio-analyses",
+    tags,
+    operationId: "createAudioAnalysis",
+    summary: "Create an audio analysis job and queue it",
+    description: `Mixdown: finds the key and scale, tempo and beat positions (Essentia's KeyExtractor and RhythmExtractor2013), integrated loudness, loudness range and true peak (EBU R128 / ITU-R BS.1770-4, ffmpeg's ebur128 filter) and duration of a file. Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; optional text field \`webhookUrl\`. The record's \`analysis\` holds the result once the job succeeded.`,
+    form,
+    files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } },
+    record: "AudioAnalysisJob",
+    status: 200,
+    kind: "audio_analysis",
+    service,
+  });
 
   jobReadRoutes(
     app,

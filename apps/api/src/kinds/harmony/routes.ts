@@ -5,11 +5,8 @@ import { HARMONY_DIRECTIONS, HARMONY_INTERVALS } from "@mixdown/jobs";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
-import { documentOnly } from "../../http/multipart-route.ts";
-import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
-import { multipartCreate } from "../../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { jobReadRoutes, multipartJobCreateRoute } from "../../http/job-routes.ts";
+import { WebhookUrlField } from "../../jobs/job-origin.ts";
 import type { ApiKind } from "../context.ts";
 import { HarmonyService } from "./service.ts";
 
@@ -59,38 +56,19 @@ const harmonyRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Harmo
   const form = new FormSchema(harmonyForm(maxMb), {
     inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
   });
-  app.post(
-    "/harmonies",
-    {
-      schema: {
-        tags,
-        operationId: "createHarmony",
-        summary: "Create a harmony job and queue it",
-        description: `Mixdown: a harmony voice for a lead vocal, a third or a sixth \`above\` or \`below\` it in a key, note by note: the vocal's pitch track (YIN) cut into notes, each note's diatonic target on the key's scale, each note shifted by its own amount with its formants preserved (ffmpeg's rubberband). Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; text fields \`key\` (default: found by the worker), \`interval\`, \`direction\`, \`isolateVocal\`, \`webhookUrl\`. A key that is not a tonic and major or minor, or an unknown interval or direction, is a 422 naming the field; \`isolateVocal\` is refused (422) when the server has no vocal separation model. The record has the harmony alone (\`harmonyFileUrl\`, \`lossyHarmonyFileUrl\`) and the upload with the harmony under it (\`mixFileUrl\`, \`lossyMixFileUrl\`), at the input's rate, lossless (LOSSLESS_FORMAT) and mp3.`,
-        security: bearerSecurity,
-        consumes: ["multipart/form-data"],
-        headers: CreateHeaders,
-        body: form.body,
-        response: { 200: Type.Ref("HarmonyJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
-      },
-      validatorCompiler: documentOnly,
-    },
-    (request, reply) =>
-      multipartCreate(
-        ctx,
-        request,
-        reply,
-        { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: form.textFields },
-        {
-          resource: "harmony",
-          jobKind: "harmony",
-          status: 200,
-          current: (callerId, id) => service.get(callerId, id),
-        },
-        (received) =>
-          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
-      ),
-  );
+  multipartJobCreateRoute(app, ctx, {
+    path: "harmonies",
+    tags,
+    operationId: "createHarmony",
+    summary: "Create a harmony job and queue it",
+    description: `Mixdown: a harmony voice for a lead vocal, a third or a sixth \`above\` or \`below\` it in a key, note by note: the vocal's pitch track (YIN) cut into notes, each note's diatonic target on the key's scale, each note shifted by its own amount with its formants preserved (ffmpeg's rubberband). Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; text fields \`key\` (default: found by the worker), \`interval\`, \`direction\`, \`isolateVocal\`, \`webhookUrl\`. A key that is not a tonic and major or minor, or an unknown interval or direction, is a 422 naming the field; \`isolateVocal\` is refused (422) when the server has no vocal separation model. The record has the harmony alone (\`harmonyFileUrl\`, \`lossyHarmonyFileUrl\`) and the upload with the harmony under it (\`mixFileUrl\`, \`lossyMixFileUrl\`), at the input's rate, lossless (LOSSLESS_FORMAT) and mp3.`,
+    form,
+    files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } },
+    record: "HarmonyJob",
+    status: 200,
+    kind: "harmony",
+    service,
+  });
 
   jobReadRoutes(
     app,

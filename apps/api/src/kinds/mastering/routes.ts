@@ -4,11 +4,9 @@ import { LOUDNESS_TARGET_DEFAULTS, LOUDNESS_TARGET_RANGES, MATCHERING_DEFAULTS }
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
-import { documentOnly, TEXT_PARTS_AS_FILES } from "../../http/multipart-route.ts";
-import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
-import { multipartCreate } from "../../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { TEXT_PARTS_AS_FILES } from "../../http/multipart-route.ts";
+import { jobReadRoutes, multipartJobCreateRoute } from "../../http/job-routes.ts";
+import { WebhookUrlField } from "../../jobs/job-origin.ts";
 import type { ApiKind } from "../context.ts";
 import { MasteringService } from "./service.ts";
 
@@ -57,33 +55,19 @@ const masteringRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Mas
     targetFile: { required: () => "targetFile is required (a wav, webm, mp3 or flac file part)" },
   });
   const matcheringMinutes = MATCHERING_DEFAULTS.maxLength / 60;
-  app.post(
-    "/masterings",
-    {
-      schema: {
-        tags,
-        operationId: "createMastering",
-        summary: "Create a mastering job and queue it",
-        description: `Mixdown: masters \`targetFile\` in one of two modes. **Reference** (\`referenceFile\` given): Matchering's algorithm with its defaults (the target matched to the reference's RMS, frequency response, peak amplitude and stereo width, then its brickwall limiter), the output 44.1 kHz stereo; both tracks at most ${matcheringMinutes} minutes. **Loudness** (\`targetLufs\` and/or \`truePeakDb\` given, default ${LOUDNESS_TARGET_DEFAULTS.integratedLufs} LUFS and ${LOUDNESS_TARGET_DEFAULTS.truePeakDb} dBTP): ffmpeg's two-pass \`loudnorm\`, one linear gain where the true peak allows (else loudnorm's dynamic mode; \`processor\` says which), at the target's own rate and channels. A reference and a loudness target together, or neither, is a 422. Multipart form; files wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long; optional text field \`webhookUrl\`. ${TEXT_PARTS_AS_FILES} The record has the master as 24-bit and 16-bit WAV and mp3, and the target's and the master's loudness (integrated, range, true peak).`,
-        security: bearerSecurity,
-        consumes: ["multipart/form-data"],
-        headers: CreateHeaders,
-        body: form.body,
-        response: { 201: createdRecord("MasteringJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
-      },
-      validatorCompiler: documentOnly,
-    },
-    (request, reply) =>
-      multipartCreate(
-        ctx,
-        request,
-        reply,
-        { files: { targetFile: { maxBytes }, referenceFile: { maxBytes } }, textFields: form.textFields },
-        { resource: "mastering", jobKind: "mastering", status: 201, current: (callerId, id) => service.get(callerId, id) },
-        (received) =>
-          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
-      ),
-  );
+  multipartJobCreateRoute(app, ctx, {
+    path: "masterings",
+    tags,
+    operationId: "createMastering",
+    summary: "Create a mastering job and queue it",
+    description: `Mixdown: masters \`targetFile\` in one of two modes. **Reference** (\`referenceFile\` given): Matchering's algorithm with its defaults (the target matched to the reference's RMS, frequency response, peak amplitude and stereo width, then its brickwall limiter), the output 44.1 kHz stereo; both tracks at most ${matcheringMinutes} minutes. **Loudness** (\`targetLufs\` and/or \`truePeakDb\` given, default ${LOUDNESS_TARGET_DEFAULTS.integratedLufs} LUFS and ${LOUDNESS_TARGET_DEFAULTS.truePeakDb} dBTP): ffmpeg's two-pass \`loudnorm\`, one linear gain where the true peak allows (else loudnorm's dynamic mode; \`processor\` says which), at the target's own rate and channels. A reference and a loudness target together, or neither, is a 422. Multipart form; files wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long; optional text field \`webhookUrl\`. ${TEXT_PARTS_AS_FILES} The record has the master as 24-bit and 16-bit WAV and mp3, and the target's and the master's loudness (integrated, range, true peak).`,
+    form,
+    files: { targetFile: { maxBytes }, referenceFile: { maxBytes } },
+    record: "MasteringJob",
+    status: 201,
+    kind: "mastering",
+    service,
+  });
 
   jobReadRoutes(
     app,

@@ -5,11 +5,9 @@ import { PIPELINE_PRESET_NAMES, PIPELINE_STEP_NAMES } from "@mixdown/jobs";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
-import { documentOnly } from "../../http/multipart-route.ts";
-import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
-import { multipartCreate } from "../../idempotency/create-request.ts";
-import { jobOrigin, VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { jobReadRoutes, multipartJobCreateRoute } from "../../http/job-routes.ts";
+import { bearerSecurity, errorResponses } from "../../http/schemas.ts";
+import { VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
 import type { ApiKind } from "../context.ts";
 import { installedSeparationModels } from "../separation/routes.ts";
 import { describeStepOptions, PipelineService } from "./service.ts";
@@ -92,33 +90,19 @@ const pipelineRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: Pipe
     async () => ({ data: service.presets() }),
   );
 
-  app.post(
-    "/pipelines",
-    {
-      schema: {
-        tags,
-        operationId: "createPipeline",
-        summary: "Create a pipeline: steps chained on one input, each run as an ordinary job",
-        description: `Mixdown: multipart form with one file part \`inputFile\` and either \`steps\` (a JSON array) or \`preset\`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): ${describeStepOptions()}. The chain is typed: a \`repair\` or a \`convert\` takes a vocal, so it follows a \`separate\` (or another vocal step) or comes first with \`input=vocal\`; a \`master\` takes a mix: the input (\`input=mix\`) or a \`recombine\`'s. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at \`GET /<jobKind>/<jobId>\` of the step); \`progress\` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its \`errorMessage\` naming the step. The webhook is sent when the pipeline ends. \`DELETE /pipelines/{id}\` deletes the jobs its steps ran as too, with their files.`,
-        security: bearerSecurity,
-        consumes: ["multipart/form-data"],
-        headers: CreateHeaders,
-        body: form.body,
-        response: { 201: createdRecord("Pipeline"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
-      },
-      validatorCompiler: documentOnly,
-    },
-    (request, reply) =>
-      multipartCreate(
-        ctx,
-        request,
-        reply,
-        { files: { inputFile: { maxBytes } }, textFields: form.textFields },
-        { resource: "pipeline", jobKind: "pipeline", status: 201, current: (callerId, id) => service.get(callerId, id) },
-        (received) =>
-          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
-      ),
-  );
+  multipartJobCreateRoute(app, ctx, {
+    path: "pipelines",
+    tags,
+    operationId: "createPipeline",
+    summary: "Create a pipeline: steps chained on one input, each run as an ordinary job",
+    description: `Mixdown: multipart form with one file part \`inputFile\` and either \`steps\` (a JSON array) or \`preset\`. Steps and their options, each checked as the kind's own create checks them (a 422 names the step's index): ${describeStepOptions()}. The chain is typed: a \`repair\` or a \`convert\` takes a vocal, so it follows a \`separate\` (or another vocal step) or comes first with \`input=vocal\`; a \`master\` takes a mix: the input (\`input=mix\`) or a \`recombine\`'s. Each step runs as an ordinary job (its record, with its outputs' signed URLs, at \`GET /<jobKind>/<jobId>\` of the step); \`progress\` is the whole chain's; a cancel stops the running step and runs no later one; a failed step fails the pipeline, its \`errorMessage\` naming the step. The webhook is sent when the pipeline ends. \`DELETE /pipelines/{id}\` deletes the jobs its steps ran as too, with their files.`,
+    form,
+    files: { inputFile: { maxBytes } },
+    record: "Pipeline",
+    status: 201,
+    kind: "pipeline",
+    service,
+  });
 
   jobReadRoutes(
     app,

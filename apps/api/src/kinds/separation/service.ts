@@ -11,7 +11,7 @@ import {
   type SeparationDbKind,
 } from "@mixdown/jobs";
 import { unprocessable } from "../../http/errors.ts";
-import type { ObjectStorage } from "@mixdown/storage";
+import { uploadKey, type ObjectStorage } from "@mixdown/storage";
 import type { FastifyBaseLogger } from "fastify";
 import { CallerJobs } from "../../jobs/caller-jobs.ts";
 import type { CallerDeletions } from "../../jobs/caller-deletions.ts";
@@ -45,6 +45,22 @@ export interface SeparationPlan {
 /** An upload that passed `checkInput`. */
 export interface CheckedInput extends CheckedAudio {
   file: ReceivedFile;
+}
+
+/**
+ * A link that passed the create's check (a batch's `urls`): nothing is stored at create; the job's
+ * upload key is chosen here and the worker downloads the link into it before the job runs.
+ */
+export interface LinkedInput {
+  url: string;
+  /** The last part of the link's path: the job's file name, as an upload's is. */
+  fileName: string | null;
+}
+
+/** The key's extension for a link's input: the link's own when it names a format a separation takes. */
+function linkExtension(url: string): string {
+  const ext = new URL(url).pathname.split(".").at(-1)?.toLowerCase() ?? "";
+  return (SEPARATION_FORMATS as readonly string[]).includes(ext) ? ext : "audio";
 }
 
 const NOUN = (kind: SeparationDbKind) => SEPARATION_KINDS[separationKindOf(kind)].noun;
@@ -124,23 +140,28 @@ export class SeparationService {
   }
 
   /**
-   * Stores checked uploads, writes one row each in one transaction under the key's quota and
-   * queues them; with `batch`, the batch's row is written first in the same transaction, its id
+   * Stores checked uploads (a link's input is the worker's to download and store, under the key
+   * chosen here), writes one row each in one transaction under the key's quota and queues them; with `batch`, the batch's row is written first in the same transaction, its id
    * goes on every row and each job is queued with its priority. A failure before the commit
    * deletes what was stored and leaves no row.
    */
   async createJobs(
     { callerId, apiKeyId, webhookUrl }: JobOrigin,
     plan: SeparationPlan,
-    inputs: CheckedInput[],
+    inputs: Array<CheckedInput | LinkedInput>,
     batch?: { create(db: Prisma.TransactionClient): Promise<number>; priority(index: number): number },
   ): Promise<SeparationJob[]> {
     const { kind, models, ensemble, options, outputOptions } = plan;
     const uploads = new StoredUploads(this.deps.storage, this.deps.log);
     const inputKeys: string[] = [];
     for (const input of inputs)
-      inputKeys.push(await uploads.commit(() => uploads.store(separationKindOf(kind), input.file, input.format)));
-    const seconds = inputs.reduce((sum, i) => sum + i.seconds, 0);
+      inputKeys.push(
+        "url" in input
+          ? uploadKey(separationKindOf(kind), linkExtension(input.url))
+          : await uploads.commit(() => uploads.store(separationKindOf(kind), input.file, input.format)),
+      );
+    // a link's length is known once the worker has it: it counts in the key's usage then
+    const seconds = inputs.reduce((sum, i) => sum + ("url" in i ? 0 : i.seconds), 0);
     const rows = await uploads.commit(() =>
       this.deps.quota.admit(apiKeyId, seconds, async (db) => {
         const batchId = batch ? await batch.create(db) : null;
@@ -154,13 +175,14 @@ export class SeparationService {
                 webhookUrl,
                 kind,
                 inputKey: inputKeys[i]!,
-                inputFormat: input.format,
-                inputFileName: input.file.filename?.slice(0, 255) ?? null,
+                ...("url" in input
+                  ? { inputFormat: linkExtension(input.url), inputFileName: input.fileName, inputUrl: input.url }
+                  : { inputFormat: input.format, inputFileName: input.file.filename?.slice(0, 255) ?? null }),
                 models,
                 ensemble,
                 analyze: options.analyze ?? false,
                 ...(outputOptions ? { outputOptions: { ...outputOptions } } : {}),
-                audioSeconds: input.seconds,
+                audioSeconds: "url" in input ? null : input.seconds,
                 batchId,
               },
               db,

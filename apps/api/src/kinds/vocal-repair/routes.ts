@@ -5,11 +5,8 @@ import { VOCAL_REPAIR_STEPS } from "@mixdown/jobs";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
-import { documentOnly } from "../../http/multipart-route.ts";
-import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, errorResponses } from "../../http/schemas.ts";
-import { multipartCreate } from "../../idempotency/create-request.ts";
-import { jobOrigin, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { jobReadRoutes, multipartJobCreateRoute } from "../../http/job-routes.ts";
+import { WebhookUrlField } from "../../jobs/job-origin.ts";
 import type { ApiKind } from "../context.ts";
 import { VocalRepairService } from "./service.ts";
 
@@ -49,38 +46,19 @@ const vocalRepairRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; service: V
     inputFile: { required: () => "inputFile is required (a wav, webm, mp3 or flac file part)" },
     ...VOCAL_REPAIR_FIELD_MESSAGES,
   });
-  app.post(
-    "/vocal-repairs",
-    {
-      schema: {
-        tags,
-        operationId: "createVocalRepair",
-        summary: "Create a vocal repair job and queue it",
-        description: `Mixdown: removes noise (\`denoise\`, RNNoise) and room reverb (\`dereverb\`, the vocal split's reverb stem) from a vocal, or from the vocal of a mix (\`isolateVocal=true\`). Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; text fields \`steps\` (required), \`isolateVocal\`, \`webhookUrl\`. An unknown or missing step is a 422 naming it; \`dereverb\` and \`isolateVocal\` are refused (422) when the server has no model for them. The repaired vocal keeps the input's rate and channels (\`outputFileUrl\`: the lossless format, \`lossyOutputFileUrl\`: mp3).`,
-        security: bearerSecurity,
-        consumes: ["multipart/form-data"],
-        headers: CreateHeaders,
-        body: form.body,
-        response: { 200: Type.Ref("VocalRepairJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
-      },
-      validatorCompiler: documentOnly,
-    },
-    (request, reply) =>
-      multipartCreate(
-        ctx,
-        request,
-        reply,
-        { files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } }, textFields: form.textFields },
-        {
-          resource: "vocal_repair",
-          jobKind: "vocal_repair",
-          status: 200,
-          current: (callerId, id) => service.get(callerId, id),
-        },
-        (received) =>
-          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
-      ),
-  );
+  multipartJobCreateRoute(app, ctx, {
+    path: "vocal-repairs",
+    tags,
+    operationId: "createVocalRepair",
+    summary: "Create a vocal repair job and queue it",
+    description: `Mixdown: removes noise (\`denoise\`, RNNoise) and room reverb (\`dereverb\`, the vocal split's reverb stem) from a vocal, or from the vocal of a mix (\`isolateVocal=true\`). Multipart form with one file part \`inputFile\`: wav, webm, mp3 or flac (decided from the bytes), at most ${maxMb} MB (MAX_SEPARATION_UPLOAD_BYTES) and MAX_SEPARATION_SECONDS long, as a separation's; text fields \`steps\` (required), \`isolateVocal\`, \`webhookUrl\`. An unknown or missing step is a 422 naming it; \`dereverb\` and \`isolateVocal\` are refused (422) when the server has no model for them. The repaired vocal keeps the input's rate and channels (\`outputFileUrl\`: the lossless format, \`lossyOutputFileUrl\`: mp3).`,
+    form,
+    files: { inputFile: { maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES } },
+    record: "VocalRepairJob",
+    status: 200,
+    kind: "vocal_repair",
+    service,
+  });
 
   jobReadRoutes(
     app,

@@ -2,12 +2,10 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type, type Static } from "typebox";
 import type { AppContext } from "../../app-context.ts";
 import { FilePart, FormSchema } from "../../http/form-schema.ts";
-import { documentOnly, TEXT_PARTS_AS_FILES } from "../../http/multipart-route.ts";
-import { jobReadRoutes } from "../../http/job-routes.ts";
-import { bearerSecurity, CreateHeaders, createdRecord, errorResponses } from "../../http/schemas.ts";
-import { multipartCreate } from "../../idempotency/create-request.ts";
+import { TEXT_PARTS_AS_FILES } from "../../http/multipart-route.ts";
+import { jobReadRoutes, multipartJobCreateRoute } from "../../http/job-routes.ts";
 import { CONVERSION_CONTROLS } from "@mixdown/voice/conversion-params";
-import { jobOrigin, VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
+import { VoiceModelIdField, WebhookUrlField } from "../../jobs/job-origin.ts";
 import { VoiceConversionJobRepository } from "@mixdown/db";
 import type { ApiKind } from "../context.ts";
 import { documentedEffectName, POST_EFFECTS, PRE_EFFECTS } from "./effects.ts";
@@ -76,38 +74,19 @@ const voiceConversionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; servic
     soundFile: { required: () => "soundFile is required (a wav, mp3 or flac file part)" },
   });
 
-  app.post(
-    "/voice-conversions",
-    {
-      schema: {
-        tags,
-        operationId: "createVoiceConversion",
-        summary: "Create a voice conversion (inference) job and queue it",
-        description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\` or, as the hosted documentation spells effects, \`{"NoiseGate":{"threshold_db":-40}}\` (either spelling is accepted; one effect given in both is refused). Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
-        security: bearerSecurity,
-        consumes: ["multipart/form-data"],
-        headers: CreateHeaders,
-        body: form.body,
-        response: { 201: createdRecord("VoiceConversionJob"), ...errorResponses(400, 401, 409, 413, 415, 422, 429) },
-      },
-      validatorCompiler: documentOnly,
-    },
-    (request, reply) =>
-      multipartCreate(
-        ctx,
-        request,
-        reply,
-        { files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } }, textFields: form.textFields },
-        {
-          resource: "voice_conversion",
-          jobKind: "voice_conversion",
-          status: 201,
-          current: (callerId, id) => service.get(callerId, id),
-        },
-        (received) =>
-          service.create(jobOrigin(request, received.fields.get("webhookUrl"), ctx.webhookPolicy), form.read(received)),
-      ),
-  );
+  multipartJobCreateRoute(app, ctx, {
+    path: "voice-conversions",
+    tags,
+    operationId: "createVoiceConversion",
+    summary: "Create a voice conversion (inference) job and queue it",
+    description: `Multipart form. \`soundFile\`: wav, mp3 or flac (no webm), at most ${maxMb} MB, decided from the bytes. \`pre\` and \`post\` are JSON objects sent as strings, keyed by effect, e.g. \`{"noiseGate":{"threshold_db":-40}}\` or, as the hosted documentation spells effects, \`{"NoiseGate":{"threshold_db":-40}}\` (either spelling is accepted; one effect given in both is refused). Pre effects: ${describeEffects(PRE_EFFECTS)}. Post effects: ${describeEffects(POST_EFFECTS)}. Omitted parameters take their defaults. ${TEXT_PARTS_AS_FILES}`,
+    form,
+    files: { soundFile: { maxBytes }, backingSoundFile: { maxBytes } },
+    record: "VoiceConversionJob",
+    status: 201,
+    kind: "voice_conversion",
+    service,
+  });
 
   jobReadRoutes(
     app,

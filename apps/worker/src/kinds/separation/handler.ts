@@ -1,8 +1,11 @@
 import { checkFreeSpace } from "../../steps/free-space.ts";
 import { checkInputLength, probeSeconds } from "../../steps/input-length.ts";
+import { downloadLink, type LinkDownloads } from "../../steps/download-link.ts";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import type { SeparationOutputs, StoredStem } from "@mixdown/db";
+import { AUDIO_CONTENT_TYPES, sniffAudioFile, type AudioFormat } from "@mixdown/audio";
+import { WebhookAddressPolicy } from "@mixdown/webhooks";
+import { SeparationJobRepository, type SeparationJob, type SeparationOutputs, type StoredStem } from "@mixdown/db";
 import { JobFailure, type LosslessFormat, type OutputOptions, type WrittenOutput } from "@mixdown/jobs";
 import type { OutputSpec, SeparateFileResult, SeparationManifest } from "@mixdown/separation";
 import { writeRemainder } from "@mixdown/separation/vocal-split";
@@ -46,6 +49,46 @@ export interface SeparationJobDeps {
   modelsDir: string;
   /** The analysis threads, for jobs created with `analyze=true` (made on the first such job). */
   analysisPool: () => AudioAnalysisPool;
+  /**
+   * Jobs made from a link (a batch's `urls`): the addresses it may lead to (WEBHOOK_DENIED_NETWORKS),
+   * the most it may download (MAX_SEPARATION_UPLOAD_BYTES, an upload's limit), and the row told
+   * what the input is once downloaded.
+   */
+  links: LinkDownloads & {
+    maxBytes: number;
+    recordInput(id: number, input: { inputFormat: AudioFormat; audioSeconds: number }): Promise<void>;
+  };
+}
+
+/** The formats a separation takes (the API's SEPARATION_FORMATS), as a link's file is judged by its bytes. */
+const LINK_FORMATS: readonly AudioFormat[] = ["wav", "webm", "mp3", "flac"];
+
+/**
+ * The input of a job made from a link, at `inputPath`: downloaded once (downloadLink: the address
+ * policy on every request, MAX_SEPARATION_UPLOAD_BYTES), judged by its bytes, and stored under the
+ * row's own upload key, so that a retry (the worker killed later) takes it from there rather than
+ * downloading again, and everything after (retention, deletion) treats it as an upload. A file
+ * that is none of the formats a separation takes fails the job (bad input), naming the link.
+ */
+async function linkedInput(
+  deps: SeparationJobDeps,
+  row: Pick<SeparationJob, "inputKey"> & { inputUrl: string },
+  { log, signal }: Pick<JobContext<"separation">, "log" | "signal">,
+  inputPath: string,
+): Promise<AudioFormat> {
+  const stored = await deps.storage.exists(row.inputKey);
+  if (stored) await deps.storage.downloadToFile(row.inputKey, inputPath);
+  else await downloadLink(deps.links, "inputUrl", row.inputUrl, inputPath, deps.links.maxBytes, log, signal);
+  const sniffed = await sniffAudioFile(inputPath);
+  // an ID3 tag fronts mp3 (and, rarely, FLAC): the probe after this says whether it decodes
+  const format = sniffed === "id3" ? "mp3" : sniffed;
+  if (format === null || format === "matroska" || !LINK_FORMATS.includes(format))
+    throw new JobFailure(
+      "bad-input",
+      `inputUrl: the file at ${row.inputUrl} is not ${LINK_FORMATS.slice(0, -1).join(", ")} or ${LINK_FORMATS.at(-1)} audio (decided from its content, not its name)`,
+    );
+  if (!stored) await deps.storage.putFile(row.inputKey, inputPath, { contentType: AUDIO_CONTENT_TYPES[format] });
+  return format;
 }
 
 /** The share of a job's progress its separation takes when the input and stems are analysed after it. */
@@ -265,7 +308,9 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
       const job = { ...context, reportProgress };
       const { kind } = payload;
       const inputPath = join(workDir, "input");
-      await deps.storage.downloadToFile(row.inputKey, inputPath);
+      const { inputUrl } = row;
+      const linkFormat = inputUrl ? await linkedInput(deps, { inputKey: row.inputKey, inputUrl }, context, inputPath) : null;
+      if (!inputUrl) await deps.storage.downloadToFile(row.inputKey, inputPath);
       signal.throwIfAborted();
       const inputProbe = await checkInputLength(
         inputPath,
@@ -273,6 +318,14 @@ export function separationHandler(deps: SeparationJobDeps): JobHandler<"separati
         "input",
         signal,
       );
+      if (inputUrl && linkFormat) {
+        // what an upload's create finds (its length is what the job counts in its key's usage)
+        const seconds = probeSeconds(inputProbe);
+        if (!seconds)
+          throw new JobFailure("bad-input", `inputUrl: the file at ${inputUrl} does not decode as ${linkFormat} audio`);
+        const inputFormat = inputProbe?.format === "flac" ? "flac" : linkFormat;
+        await deps.links.recordInput(rowId, { inputFormat, audioSeconds: seconds });
+      }
       // output control, resolved at create; null: the job is written as every Kits job is
       const asked = row.outputOptions as OutputOptions | null;
       const outputs: OutputSpec[] = [
@@ -432,7 +485,8 @@ export function splitHasOwnThread(setting: Config["SEPARATION_VOCAL_SPLIT_THREAD
 
 /** Checks the settings' models, loads them on the separation threads and says where they run. */
 export const separationKind: WorkerKind<"separation"> = {
-  async start({ config, logger, metrics, storage, modelsDir, output, pooled, idle, audioAnalysisPool }) {
+  async start({ config, logger, metrics, prisma, storage, modelsDir, output, pooled, idle, audioAnalysisPool }) {
+    const separations = new SeparationJobRepository(prisma);
     const { preload, vocalSplit, vocalSplitOff } = await checkSeparationSettings(config, modelsDir);
     if (vocalSplitOff)
       logger.warn({ reason: vocalSplitOff }, "vocal separations publish vocals and backing only (no vocal split)");
@@ -470,6 +524,11 @@ export const separationKind: WorkerKind<"separation"> = {
       ensembles: { vocalSeparation: config.SEPARATION_ENSEMBLE_VOCALS, stemSplit: config.SEPARATION_ENSEMBLE_STEMS },
       modelsDir,
       analysisPool: audioAnalysisPool,
+      links: {
+        policy: new WebhookAddressPolicy(config.WEBHOOK_DENIED_NETWORKS),
+        maxBytes: config.MAX_SEPARATION_UPLOAD_BYTES,
+        recordInput: (id, input) => separations.recordDownloadedInput(id, input),
+      },
     });
   },
 };

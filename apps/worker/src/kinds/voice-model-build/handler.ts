@@ -1,6 +1,5 @@
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { downloadFile, DownloadError } from "@mixdown/downloads";
 import { JobFailure } from "@mixdown/jobs";
 import type { JobQueues } from "@mixdown/queue";
 import { voiceModelKeys, type ObjectStorage } from "@mixdown/storage";
@@ -9,7 +8,8 @@ import { FeatureIndexError, inspectFeatureIndexFile, type FeatureIndexInfo } fro
 import { inspectVoiceModelFile, rvcVersionOf, VoiceModelFileError } from "@mixdown/voice/model-file";
 import { ModelSourceError, unpackVoiceModel } from "@mixdown/voice/model-source";
 import { convertRvcCheckpoint, describeRvcCheckpoint } from "@mixdown/voice/rvc-checkpoint";
-import { guardedLookup, outboundUrlProblem, WebhookAddressPolicy } from "@mixdown/webhooks";
+import { WebhookAddressPolicy } from "@mixdown/webhooks";
+import { downloadLink, type LinkDownloads } from "../../steps/download-link.ts";
 import type { BuiltVoiceModel, VoiceModel } from "@mixdown/db";
 import type { JobHandler } from "../../run-job.ts";
 import type { VoiceBuildPool } from "./protocol.ts";
@@ -25,14 +25,11 @@ export interface VoiceModelBuildJobDeps {
   /** To queue the new model's demo and cover once it is ready. */
   queues: Pick<JobQueues, "enqueue">;
   /** Imports from a link: the addresses they may reach (WEBHOOK_DENIED_NETWORKS) and an upload's limits. */
-  links: {
-    policy: WebhookAddressPolicy;
+  links: LinkDownloads & {
     /** MAX_VOICE_MODEL_UPLOAD_BYTES: the download, and the model unpacked from a zip. */
     maxModelBytes: number;
     /** MAX_VOICE_MODEL_INDEX_BYTES: an `indexUrl`'s download, and the index unpacked from a zip. */
     maxIndexBytes: number;
-    /** Tries of one download within an attempt (downloadFile's default when absent). */
-    attempts?: number;
   };
 }
 
@@ -94,54 +91,6 @@ async function convertStoredCheckpoint(
   return { fileKey, details };
 }
 
-const LINK_RULES = {
-  credentials: "a link that needs a password cannot be imported",
-  denied: "this service does not download from",
-};
-
-/**
- * Downloads a link of an import into `target` with an upload's limit, under the address policy:
- * every URL requested (redirects too) is checked as the API checks `modelUrl`, and every host
- * name resolved by the policy's own lookup, so the address checked is the one connected to.
- * A network failure is `transient` (retried); anything else (404, too large, refused) `bad-input`.
- */
-async function download(
-  deps: VoiceModelBuildJobDeps,
-  field: "modelUrl" | "indexUrl",
-  url: string,
-  target: string,
-  maxBytes: number,
-  log: Log,
-  signal: AbortSignal,
-): Promise<string> {
-  const { policy } = deps.links;
-  const problem = outboundUrlProblem(field, url, policy, LINK_RULES);
-  if (problem) throw new JobFailure("bad-input", problem);
-  const started = performance.now();
-  try {
-    const file = await downloadFile({
-      url,
-      target,
-      maxBytes,
-      signal,
-      ...(deps.links.attempts ? { attempts: deps.links.attempts } : {}),
-      ...(policy.restricted ? { lookup: guardedLookup(policy, (message) => new DownloadError(message, "refused")) } : {}),
-      checkUrl: (next) => {
-        const refused = outboundUrlProblem(field, next.href, policy, LINK_RULES);
-        if (refused)
-          throw new DownloadError(next.href === url ? refused : `${url} redirects to ${next.href}: ${refused}`, "refused");
-      },
-      log: (line) => log.info({ field }, line),
-    });
-    log.info({ field, bytes: file.sizeBytes, ms: Math.round(performance.now() - started) }, "downloaded");
-    return file.path;
-  } catch (err) {
-    if (err instanceof DownloadError)
-      throw new JobFailure(err.reason === "network" ? "transient" : "bad-input", `${field}: ${err.message}`);
-    throw err;
-  }
-}
-
 async function startsWithZip(path: string): Promise<boolean> {
   const handle = await open(path, "r");
   try {
@@ -169,7 +118,15 @@ async function importFromLink(
 ): Promise<BuiltVoiceModel> {
   const { maxModelBytes, maxIndexBytes } = deps.links;
   const indexUrl = (model.metadata as { indexUrl?: unknown } | null)?.indexUrl;
-  const downloaded = await download(deps, "modelUrl", model.sourceUrl, join(workDir, "download"), maxModelBytes, log, signal);
+  const downloaded = await downloadLink(
+    deps.links,
+    "modelUrl",
+    model.sourceUrl,
+    join(workDir, "download"),
+    maxModelBytes,
+    log,
+    signal,
+  );
   let unpacked;
   try {
     unpacked = await unpackVoiceModel(downloaded, join(workDir, "unpacked"), { maxModelBytes, maxIndexBytes });
@@ -187,7 +144,7 @@ async function importFromLink(
   const indexField = typeof indexUrl === "string" ? "indexUrl" : `modelUrl (${fromZip?.index} in the zip)`;
   const indexPath =
     typeof indexUrl === "string"
-      ? await download(deps, "indexUrl", indexUrl, join(workDir, "index"), maxIndexBytes, log, signal)
+      ? await downloadLink(deps.links, "indexUrl", indexUrl, join(workDir, "index"), maxIndexBytes, log, signal)
       : unpacked.indexPath;
   let index: FeatureIndexInfo | undefined;
   if (indexPath) {

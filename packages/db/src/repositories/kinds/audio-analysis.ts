@@ -1,9 +1,6 @@
-import type { AudioAnalysisJob, Prisma, PrismaClient } from "../../generated/prisma/client.ts";
-import { jobOutputKeys } from "@mixdown/jobs";
-import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
-import { readPage, type Page, type PageRequest } from "../paging.ts";
-import { ownedStorage, type JobFiles } from "../job-files.ts";
+import type { AudioAnalysisJob, PrismaClient, Prisma } from "../../generated/prisma/client.ts";
+import type { OwnedStorage } from "../job-table.ts";
+import { OneUploadJobRepository, oneUploadRows, type OneUploadKind } from "./one-upload.ts";
 
 export interface NewAudioAnalysisJob {
   callerId: number;
@@ -23,81 +20,28 @@ export interface AudioAnalysisOutput {
   analyzer: string;
 }
 
+const KIND = {
+  kind: "audio-analysis",
+  model: "audioAnalysisJob",
+  table: "AudioAnalysisJob",
+  recordKind: "audio_analysis",
+  // what a row owns in storage: its upload (the analysis itself is in the row)
+  inputColumns: ["inputKey"],
+  outputColumns: [],
+} as const satisfies OneUploadKind<"audio-analysis">;
+
 /** Audio analysis rows as the API creates and reads them. */
-export class AudioAnalysisJobRepository {
-  constructor(private readonly prisma: PrismaClient) {}
-
-  /** Writes the row (with `db`: inside that transaction, as a quota's admission does). */
-  create(input: NewAudioAnalysisJob, db: Prisma.TransactionClient = this.prisma): Promise<AudioAnalysisJob> {
-    return db.audioAnalysisJob.create({ data: { ...input, status: "running" } });
-  }
-
-  async findForCaller(callerId: number, id: number): Promise<AudioAnalysisJob | null> {
-    const row = await this.prisma.audioAnalysisJob.findUnique({ where: { id } });
-    return row?.callerId === callerId ? row : null;
-  }
-
-  listForCaller(callerId: number, page: PageRequest): Promise<Page<AudioAnalysisJob>> {
-    return readPage<AudioAnalysisJob>(poolOf(this.prisma), "AudioAnalysisJob", [{ column: "callerId", value: callerId }], page);
-  }
-
-  async markEnqueued(id: number): Promise<void> {
-    await this.prisma.audioAnalysisJob.updateMany({ where: { id, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
-  }
-
-  count(where: { callerId?: number } = {}): Promise<number> {
-    return this.prisma.audioAnalysisJob.count({ where });
+export class AudioAnalysisJobRepository extends OneUploadJobRepository<AudioAnalysisJob, NewAudioAnalysisJob> {
+  constructor(prisma: PrismaClient) {
+    super(prisma, KIND);
   }
 }
 
-const TABLE = { kind: "audio-analysis", model: "audioAnalysisJob" } as const;
-
-/** What an analysis row owns in storage: its upload (the analysis itself is in the row). */
-const FILES: JobFiles = {
-  table: "AudioAnalysisJob",
-  inputColumns: ["inputKey"],
-  outputColumns: [],
-  outputListColumns: [],
-  kindColumns: [],
-  recordKind: () => "audio_analysis",
-  outputPrefix: (row) => jobOutputKeys("audio-analysis", row.id).prefix,
-};
+const { rows, storage } = oneUploadRows<"audio-analysis", AudioAnalysisJob, AudioAnalysisOutput>(KIND);
 
 export function audioAnalysisStorage(row: AudioAnalysisJob): OwnedStorage {
-  return ownedStorage(FILES, row);
+  return storage(row);
 }
 
 /** The `audio-analysis` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
-export const audioAnalysisRows: JobTableRows<"audio-analysis", AudioAnalysisJob, AudioAnalysisOutput, AudioAnalysisJob> = {
-  kind: "audio-analysis",
-  model: TABLE.model,
-  table: (prisma, options = {}) => ({
-    ...statusTable(prisma, TABLE, (r) => ({ queue: "audio-analysis", payload: { jobId: r.id } }), undefined, options),
-    findRunnable: (id) => prisma.audioAnalysisJob.findFirst({ where: { id, status: "running" } }),
-    callerOf: (row) => row.callerId,
-    complete: (id, output) =>
-      endInTransaction(prisma, options, async (tx) => {
-        const row = await tx.audioAnalysisJob.findUnique({ where: { id }, select: { audioSeconds: true } });
-        if (!row) return null;
-        return endJobRow(
-          tx,
-          TABLE,
-          id,
-          { ...output, status: "success", progress: 100, errorMessage: null },
-          { kind: "audio_analysis", seconds: row.audioSeconds },
-        );
-      }),
-  }),
-  countByStatus: async (prisma) => {
-    const groups = await prisma.audioAnalysisJob.groupBy({ by: ["status"], _count: { _all: true } });
-    return groupByStatus(groups, "audio_analysis");
-  },
-  owned: async (prisma, id) => {
-    const row = await prisma.audioAnalysisJob.findUnique({ where: { id } });
-    return (
-      row && { callerId: row.callerId, status: row.status, recordKind: "audio_analysis", storage: audioAnalysisStorage(row) }
-    );
-  },
-  webhookRow: (prisma, id) => prisma.audioAnalysisJob.findUnique({ where: { id } }),
-  files: FILES,
-};
+export const audioAnalysisRows = rows;

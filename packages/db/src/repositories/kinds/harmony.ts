@@ -1,9 +1,6 @@
-import type { Prisma, PrismaClient, HarmonyJob } from "../../generated/prisma/client.ts";
-import { jobOutputKeys } from "@mixdown/jobs";
-import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
-import { readPage, type Page, type PageRequest } from "../paging.ts";
-import { ownedStorage, type JobFiles } from "../job-files.ts";
+import type { HarmonyJob, PrismaClient } from "../../generated/prisma/client.ts";
+import type { OwnedStorage } from "../job-table.ts";
+import { OneUploadJobRepository, oneUploadRows, type OneUploadKind } from "./one-upload.ts";
 
 export interface NewHarmonyJob {
   callerId: number;
@@ -35,79 +32,28 @@ export interface HarmonyOutputs {
   models: string[];
 }
 
+const KIND = {
+  kind: "harmony",
+  model: "harmonyJob",
+  table: "HarmonyJob",
+  recordKind: "harmony",
+  // what a row owns in storage: its upload and its outputs' folder
+  inputColumns: ["inputKey"],
+  outputColumns: ["harmonyKey", "lossyHarmonyKey", "mixKey", "lossyMixKey"],
+} as const satisfies OneUploadKind<"harmony">;
+
 /** Harmony rows as the API creates and reads them. */
-export class HarmonyJobRepository {
-  constructor(private readonly prisma: PrismaClient) {}
-
-  /** Writes the row (with `db`: inside that transaction, as a quota's admission does). */
-  create(input: NewHarmonyJob, db: Prisma.TransactionClient = this.prisma): Promise<HarmonyJob> {
-    return db.harmonyJob.create({ data: { ...input, status: "running" } });
-  }
-
-  async findForCaller(callerId: number, id: number): Promise<HarmonyJob | null> {
-    const row = await this.prisma.harmonyJob.findUnique({ where: { id } });
-    return row?.callerId === callerId ? row : null;
-  }
-
-  listForCaller(callerId: number, page: PageRequest): Promise<Page<HarmonyJob>> {
-    return readPage<HarmonyJob>(poolOf(this.prisma), "HarmonyJob", [{ column: "callerId", value: callerId }], page);
-  }
-
-  async markEnqueued(id: number): Promise<void> {
-    await this.prisma.harmonyJob.updateMany({ where: { id, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
-  }
-
-  count(where: { callerId?: number } = {}): Promise<number> {
-    return this.prisma.harmonyJob.count({ where });
+export class HarmonyJobRepository extends OneUploadJobRepository<HarmonyJob, NewHarmonyJob> {
+  constructor(prisma: PrismaClient) {
+    super(prisma, KIND);
   }
 }
 
-const TABLE = { kind: "harmony", model: "harmonyJob" } as const;
-
-/** What a harmony row owns in storage: its upload and its outputs' folder. */
-const FILES: JobFiles = {
-  table: "HarmonyJob",
-  inputColumns: ["inputKey"],
-  outputColumns: ["harmonyKey", "lossyHarmonyKey", "mixKey", "lossyMixKey"],
-  outputListColumns: [],
-  kindColumns: [],
-  recordKind: () => "harmony",
-  outputPrefix: (row) => jobOutputKeys("harmony", row.id).prefix,
-};
+const { rows, storage } = oneUploadRows<"harmony", HarmonyJob, HarmonyOutputs>(KIND);
 
 export function harmonyStorage(row: HarmonyJob): OwnedStorage {
-  return ownedStorage(FILES, row);
+  return storage(row);
 }
 
 /** The `harmony` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
-export const harmonyRows: JobTableRows<"harmony", HarmonyJob, HarmonyOutputs, HarmonyJob> = {
-  kind: "harmony",
-  model: TABLE.model,
-  table: (prisma, options = {}) => ({
-    ...statusTable(prisma, TABLE, (r) => ({ queue: "harmony", payload: { jobId: r.id } }), undefined, options),
-    findRunnable: (id) => prisma.harmonyJob.findFirst({ where: { id, status: "running" } }),
-    callerOf: (row) => row.callerId,
-    complete: (id, outputs) =>
-      endInTransaction(prisma, options, async (tx) => {
-        const row = await tx.harmonyJob.findUnique({ where: { id }, select: { audioSeconds: true } });
-        if (!row) return null;
-        return endJobRow(
-          tx,
-          TABLE,
-          id,
-          { ...outputs, status: "success", progress: 100, errorMessage: null },
-          { kind: "harmony", seconds: row.audioSeconds },
-        );
-      }),
-  }),
-  countByStatus: async (prisma) => {
-    const groups = await prisma.harmonyJob.groupBy({ by: ["status"], _count: { _all: true } });
-    return groupByStatus(groups, "harmony");
-  },
-  owned: async (prisma, id) => {
-    const row = await prisma.harmonyJob.findUnique({ where: { id } });
-    return row && { callerId: row.callerId, status: row.status, recordKind: "harmony", storage: harmonyStorage(row) };
-  },
-  webhookRow: (prisma, id) => prisma.harmonyJob.findUnique({ where: { id } }),
-  files: FILES,
-};
+export const harmonyRows = rows;

@@ -1,9 +1,6 @@
-import type { MasteringJob, Prisma, PrismaClient } from "../../generated/prisma/client.ts";
-import { jobOutputKeys } from "@mixdown/jobs";
-import { poolOf } from "../../client.ts";
-import { endInTransaction, endJobRow, groupByStatus, statusTable, type JobTableRows, type OwnedStorage } from "../job-table.ts";
-import { readPage, type Page, type PageRequest } from "../paging.ts";
-import { ownedStorage, type JobFiles } from "../job-files.ts";
+import type { MasteringJob, PrismaClient, Prisma } from "../../generated/prisma/client.ts";
+import type { OwnedStorage } from "../job-table.ts";
+import { OneUploadJobRepository, oneUploadRows, type OneUploadKind } from "./one-upload.ts";
 
 /** A mastering to write: the target upload and either a reference upload or a loudness target. */
 export type NewMasteringJob = {
@@ -31,79 +28,28 @@ export interface MasteringOutputs {
   processor: string;
 }
 
+const KIND = {
+  kind: "mastering",
+  model: "masteringJob",
+  table: "MasteringJob",
+  recordKind: "mastering",
+  // what a row owns in storage: its uploads (target, reference) and its outputs' folder
+  inputColumns: ["inputKey", "referenceKey"],
+  outputColumns: ["outputKey", "output16BitKey", "lossyOutputKey"],
+} as const satisfies OneUploadKind<"mastering">;
+
 /** Mastering rows as the API creates and reads them. */
-export class MasteringJobRepository {
-  constructor(private readonly prisma: PrismaClient) {}
-
-  /** Writes the row (with `db`: inside that transaction, as a quota's admission does). */
-  create(input: NewMasteringJob, db: Prisma.TransactionClient = this.prisma): Promise<MasteringJob> {
-    return db.masteringJob.create({ data: { ...input, status: "running" } });
-  }
-
-  async findForCaller(callerId: number, id: number): Promise<MasteringJob | null> {
-    const row = await this.prisma.masteringJob.findUnique({ where: { id } });
-    return row?.callerId === callerId ? row : null;
-  }
-
-  listForCaller(callerId: number, page: PageRequest): Promise<Page<MasteringJob>> {
-    return readPage<MasteringJob>(poolOf(this.prisma), "MasteringJob", [{ column: "callerId", value: callerId }], page);
-  }
-
-  async markEnqueued(id: number): Promise<void> {
-    await this.prisma.masteringJob.updateMany({ where: { id, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
-  }
-
-  count(where: { callerId?: number } = {}): Promise<number> {
-    return this.prisma.masteringJob.count({ where });
+export class MasteringJobRepository extends OneUploadJobRepository<MasteringJob, NewMasteringJob> {
+  constructor(prisma: PrismaClient) {
+    super(prisma, KIND);
   }
 }
 
-const TABLE = { kind: "mastering", model: "masteringJob" } as const;
-
-/** What a mastering row owns in storage: its uploads (target, reference) and its outputs' folder. */
-const FILES: JobFiles = {
-  table: "MasteringJob",
-  inputColumns: ["inputKey", "referenceKey"],
-  outputColumns: ["outputKey", "output16BitKey", "lossyOutputKey"],
-  outputListColumns: [],
-  kindColumns: [],
-  recordKind: () => "mastering",
-  outputPrefix: (row) => jobOutputKeys("mastering", row.id).prefix,
-};
+const { rows, storage } = oneUploadRows<"mastering", MasteringJob, MasteringOutputs>(KIND);
 
 export function masteringStorage(row: MasteringJob): OwnedStorage {
-  return ownedStorage(FILES, row);
+  return storage(row);
 }
 
 /** The `mastering` kind's rows: what the worker, the reconciler, /metrics and webhooks read and write. */
-export const masteringRows: JobTableRows<"mastering", MasteringJob, MasteringOutputs, MasteringJob> = {
-  kind: "mastering",
-  model: TABLE.model,
-  table: (prisma, options = {}) => ({
-    ...statusTable(prisma, TABLE, (r) => ({ queue: "mastering", payload: { jobId: r.id } }), undefined, options),
-    findRunnable: (id) => prisma.masteringJob.findFirst({ where: { id, status: "running" } }),
-    callerOf: (row) => row.callerId,
-    complete: (id, outputs) =>
-      endInTransaction(prisma, options, async (tx) => {
-        const row = await tx.masteringJob.findUnique({ where: { id }, select: { audioSeconds: true } });
-        if (!row) return null;
-        return endJobRow(
-          tx,
-          TABLE,
-          id,
-          { ...outputs, status: "success", progress: 100, errorMessage: null },
-          { kind: "mastering", seconds: row.audioSeconds },
-        );
-      }),
-  }),
-  countByStatus: async (prisma) => {
-    const groups = await prisma.masteringJob.groupBy({ by: ["status"], _count: { _all: true } });
-    return groupByStatus(groups, "mastering");
-  },
-  owned: async (prisma, id) => {
-    const row = await prisma.masteringJob.findUnique({ where: { id } });
-    return row && { callerId: row.callerId, status: row.status, recordKind: "mastering", storage: masteringStorage(row) };
-  },
-  webhookRow: (prisma, id) => prisma.masteringJob.findUnique({ where: { id } }),
-  files: FILES,
-};
+export const masteringRows = rows;

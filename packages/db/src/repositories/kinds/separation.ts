@@ -34,6 +34,8 @@ export interface NewSeparationJob {
   inputKey: string;
   inputFormat: string;
   inputFileName?: string | null;
+  /** A batch's link: the worker downloads it into `inputKey` before the job runs (null: an upload). */
+  inputUrl?: string | null;
   /** The models the caller chose, in order (several: an ensemble); empty or absent: the worker's setting for the kind. */
   models?: string[];
   /** The ensemble's algorithm when `models` names several. */
@@ -80,6 +82,14 @@ export class SeparationJobRepository {
       { column: "kind", value: kind, cast: "SeparationKind" },
     ];
     return readPage<SeparationJob>(poolOf(this.prisma), "SeparationJob", filter, page);
+  }
+
+  /**
+   * A job made from a link, once the worker has its input: what it is (its format from its bytes,
+   * its length, what the job counts in its key's usage). A retry writes the same again.
+   */
+  async recordDownloadedInput(id: number, input: { inputFormat: string; audioSeconds: number }): Promise<void> {
+    await this.prisma.separationJob.updateMany({ where: { id, status: "running" }, data: input });
   }
 
   async markEnqueued(id: number): Promise<void> {
