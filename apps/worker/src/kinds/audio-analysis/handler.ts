@@ -1,8 +1,7 @@
 import { join } from "node:path";
-import { JobFailure } from "@mixdown/jobs";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
-import { checkInputLength } from "../../steps/input-length.ts";
+import { fetchCheckedInput, separationInput } from "../../steps/input-length.ts";
 import type { WorkerKind } from "../context.ts";
 import type { AudioAnalysisPool } from "./protocol.ts";
 
@@ -18,14 +17,13 @@ export function audioAnalysisHandler(deps: AudioAnalysisJobDeps): JobHandler<"au
   return {
     async run({ row, workDir, log, reportProgress, signal }) {
       const inputPath = join(workDir, "input");
-      await deps.storage.downloadToFile(row.inputKey, inputPath);
-      const inputProbe = await checkInputLength(
+      const inputProbe = await fetchCheckedInput(
+        deps.storage,
+        row.inputKey,
         inputPath,
-        { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
-        "input",
+        separationInput(deps.maxInputSeconds),
         signal,
       );
-      if (!inputProbe) throw new JobFailure("bad-input", "The uploaded file has no audio stream");
       const { analysis, analyzer } = await deps.pool.run({ inputPath, inputProbe }, reportProgress, signal);
       log.info({ seconds: analysis.durationSeconds, key: analysis.key, bpm: analysis.tempo?.bpm }, "analysed");
       return { analysis: JSON.parse(JSON.stringify(analysis)), analyzer };

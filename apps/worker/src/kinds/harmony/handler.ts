@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import type { EncodeTarget } from "@mixdown/audio";
 import { harmonizeFile } from "@mixdown/harmony";
 import { isHarmonyDirection, isHarmonyInterval, JobFailure, jobOutputKeys, parseMusicalKey } from "@mixdown/jobs";
 import { RepairModelProblem } from "@mixdown/repair";
@@ -7,7 +6,8 @@ import { readInstalledModels, type EnsembleAlgorithm } from "@mixdown/separation
 import { SeparationPlanError } from "@mixdown/separation/job-plan";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
-import { checkInputLength } from "../../steps/input-length.ts";
+import { fetchCheckedInput, separationInput } from "../../steps/input-length.ts";
+import { losslessAndMp3 } from "../../steps/output-targets.ts";
 import type { WorkerKind } from "../context.ts";
 import { ownSeparationPool, type SeparationPool } from "../separation/protocol.ts";
 import { createHarmonyPool, type HarmonyPool } from "./protocol.ts";
@@ -26,19 +26,6 @@ export interface HarmonyJobDeps {
   models: { vocals: readonly string[]; vocalsEnsemble: EnsembleAlgorithm };
 }
 
-/** The files one output is written to: the lossless format and an mp3, by one encoder. */
-function targetsOf(deps: HarmonyJobDeps, workDir: string, name: string): { targets: EncodeTarget[]; files: string[] } {
-  const lossless = join(workDir, `${name}.${deps.losslessFormat}`);
-  const lossy = join(workDir, `${name}.mp3`);
-  return {
-    targets: [
-      deps.losslessFormat === "flac" ? { format: "flac", path: lossless, bitDepth: 24 } : { format: "wav", path: lossless },
-      { format: "mp3", path: lossy, bitrateKbps: deps.lossyBitrateKbps },
-    ],
-    files: [lossless, lossy],
-  };
-}
-
 /**
  * Harmonises one uploaded vocal (`harmonizeFile`): download it, isolate its vocal when the input
  * is a mix (separation threads), then the key, the notes and each note's shift on a harmony thread,
@@ -54,19 +41,11 @@ export function harmonyHandler(deps: HarmonyJobDeps): JobHandler<"harmony"> {
       if (row.requestedKey !== null && !key)
         throw new JobFailure("permanent", `The job's key (${row.requestedKey}) is not a key`);
       const inputPath = join(workDir, "input");
-      await deps.storage.downloadToFile(row.inputKey, inputPath);
-      signal.throwIfAborted();
-      const probe = await checkInputLength(
-        inputPath,
-        { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
-        "input",
-        signal,
-      );
-      if (!probe) throw new JobFailure("bad-input", "The uploaded file has no audio stream");
+      const probe = await fetchCheckedInput(deps.storage, row.inputKey, inputPath, separationInput(deps.maxInputSeconds), signal);
       // read once per job: the models directory may have changed since start
       const installed = row.isolateVocal ? (await readInstalledModels(deps.modelsDir)).models : [];
-      const harmony = targetsOf(deps, workDir, "harmony");
-      const mix = targetsOf(deps, workDir, "mix");
+      const harmony = losslessAndMp3(workDir, "harmony", deps);
+      const mix = losslessAndMp3(workDir, "mix", deps);
       let result: Awaited<ReturnType<typeof harmonizeFile>>;
       try {
         result = await harmonizeFile({

@@ -1,10 +1,9 @@
 import { join } from "node:path";
 import { measureLoudness } from "@mixdown/analysis/loudness";
-import { JobFailure } from "@mixdown/jobs";
 import { LOUDNESS_TARGET_DEFAULTS } from "@mixdown/mastering/config";
 import { jobOutputKeys, type ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
-import { checkInputLength } from "../../steps/input-length.ts";
+import { fetchCheckedInput } from "../../steps/input-length.ts";
 import type { WorkerKind } from "../context.ts";
 import { createMasteringPool, type MasteringPool } from "./protocol.ts";
 
@@ -29,15 +28,12 @@ export function masteringHandler(deps: MasteringJobDeps): JobHandler<"mastering"
     async run({ kind, row, rowId, workDir, log, reportProgress, signal }) {
       const limit = { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" };
       const targetPath = join(workDir, "target");
-      await deps.storage.downloadToFile(row.inputKey, targetPath);
-      const probe = await checkInputLength(targetPath, limit, "targetFile", signal);
-      if (!probe) throw new JobFailure("bad-input", "targetFile has no audio stream");
+      const named = (field: string) => ({ limit, what: field, named: field });
+      const probe = await fetchCheckedInput(deps.storage, row.inputKey, targetPath, named("targetFile"), signal);
       let referencePath: string | undefined;
       if (row.referenceKey) {
         referencePath = join(workDir, "reference");
-        await deps.storage.downloadToFile(row.referenceKey, referencePath);
-        if (!(await checkInputLength(referencePath, limit, "referenceFile", signal)))
-          throw new JobFailure("bad-input", "referenceFile has no audio stream");
+        await fetchCheckedInput(deps.storage, row.referenceKey, referencePath, named("referenceFile"), signal);
       }
       const loudnessBefore = await measureLoudness(targetPath, signal);
       reportProgress(MEASURE_SHARE);

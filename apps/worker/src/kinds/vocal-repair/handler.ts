@@ -5,7 +5,8 @@ import { readInstalledModels, type EnsembleAlgorithm } from "@mixdown/separation
 import { SeparationPlanError } from "@mixdown/separation/job-plan";
 import type { ObjectStorage } from "@mixdown/storage";
 import type { JobHandler } from "../../run-job.ts";
-import { checkInputLength } from "../../steps/input-length.ts";
+import { fetchCheckedInput, separationInput } from "../../steps/input-length.ts";
+import { losslessAndMp3 } from "../../steps/output-targets.ts";
 import type { WorkerKind } from "../context.ts";
 import { ownSeparationPool, type SeparationPool } from "../separation/protocol.ts";
 import { createDenoisePool, type DenoisePool } from "./protocol.ts";
@@ -35,19 +36,11 @@ export function vocalRepairHandler(deps: VocalRepairJobDeps): JobHandler<"vocal-
       const steps = row.steps.filter(isVocalRepairStep);
       if (steps.length === 0) throw new JobFailure("permanent", `The job names no repair step (${row.steps.join(", ")})`);
       const inputPath = join(workDir, "input");
-      await deps.storage.downloadToFile(row.inputKey, inputPath);
-      signal.throwIfAborted();
-      const probe = await checkInputLength(
-        inputPath,
-        { seconds: deps.maxInputSeconds, setting: "MAX_SEPARATION_SECONDS" },
-        "input",
-        signal,
-      );
-      if (!probe) throw new JobFailure("bad-input", "The uploaded file has no audio stream");
+      const probe = await fetchCheckedInput(deps.storage, row.inputKey, inputPath, separationInput(deps.maxInputSeconds), signal);
       // read once per job: the models directory may have changed since start
       const installed = row.isolateVocal || steps.includes("dereverb") ? (await readInstalledModels(deps.modelsDir)).models : [];
-      const lossless = join(workDir, `output.${deps.losslessFormat}`);
-      const lossy = join(workDir, "output.mp3");
+      const output = losslessAndMp3(workDir, "output", deps);
+      const [lossless, lossy] = output.files;
       let models: string[];
       try {
         ({ models } = await repairVocalFile({
@@ -58,10 +51,7 @@ export function vocalRepairHandler(deps: VocalRepairJobDeps): JobHandler<"vocal-
           workDir,
           installed,
           models: deps.models,
-          targets: [
-            deps.losslessFormat === "flac" ? { format: "flac", path: lossless, bitDepth: 24 } : { format: "wav", path: lossless },
-            { format: "mp3", path: lossy, bitrateKbps: deps.lossyBitrateKbps },
-          ],
+          targets: output.targets,
           runners: {
             separate: (request, onProgress) => deps.separationPool().run(request, onProgress, signal),
             denoise: (request, onProgress) => deps.denoisePool.run(request, onProgress, signal),
